@@ -1,0 +1,206 @@
+package acp
+
+import (
+	"context"
+	"io"
+	"sync"
+
+	"github.com/acpterm/acpterm/internal/jsonrpc2"
+)
+
+// AgentConn is the agent's side of a connection: it serves the agent methods
+// with an Agent and calls the client's methods.
+type AgentConn struct {
+	conn
+	agent Agent
+
+	mu         sync.Mutex
+	clientCaps *ClientCapabilities // from the last initialize request
+}
+
+// NewAgentConn serves agent on a connection to a client: r carries what the
+// client writes (the agent's stdin) and w what it reads (the agent's stdout).
+// It starts serving at once; Close ends the connection.
+func NewAgentConn(agent Agent, r io.Reader, w io.Writer, opts *ConnOptions) *AgentConn {
+	a := &AgentConn{agent: agent}
+	a.conn = newConn(r, w, a.handle, opts)
+	return a
+}
+
+// Close ends the connection and joins its goroutines. It is idempotent.
+func (a *AgentConn) Close() error { return a.rpc.Close() }
+
+// ClientCapabilities returns the capabilities the client advertised in
+// initialize, or an empty value before initialize.
+func (a *AgentConn) ClientCapabilities() ClientCapabilities {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.clientCaps == nil {
+		return ClientCapabilities{}
+	}
+	return *a.clientCaps
+}
+
+func (a *AgentConn) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	switch req.Method {
+	case MethodInitialize:
+		return serve(ctx, req, a.initialize)
+	case MethodSessionNew:
+		return serve(ctx, req, a.agent.NewSession)
+	case MethodSessionPrompt:
+		return serve(ctx, req, a.agent.Prompt)
+	case MethodSessionCancel:
+		return notify(ctx, req, a.agent.Cancel)
+	}
+	switch req.Method {
+	case MethodAuthenticate:
+		if h, ok := a.agent.(Authenticator); ok {
+			return serve(ctx, req, h.Authenticate)
+		}
+	case MethodLogout:
+		if h, ok := a.agent.(LogoutHandler); ok {
+			return serve(ctx, req, h.Logout)
+		}
+	case MethodSessionLoad:
+		if h, ok := a.agent.(SessionLoader); ok {
+			return serve(ctx, req, h.LoadSession)
+		}
+	case MethodSessionResume:
+		if h, ok := a.agent.(SessionResumer); ok {
+			return serve(ctx, req, h.ResumeSession)
+		}
+	case MethodSessionList:
+		if h, ok := a.agent.(SessionLister); ok {
+			return serve(ctx, req, h.ListSessions)
+		}
+	case MethodSessionClose:
+		if h, ok := a.agent.(SessionCloser); ok {
+			return serve(ctx, req, h.CloseSession)
+		}
+	case MethodSessionDelete:
+		if h, ok := a.agent.(SessionDeleter); ok {
+			return serve(ctx, req, h.DeleteSession)
+		}
+	case MethodSessionSetMode:
+		if h, ok := a.agent.(ModeSetter); ok {
+			return serve(ctx, req, h.SetSessionMode)
+		}
+	case MethodSessionSetConfigOption:
+		if h, ok := a.agent.(ConfigOptionSetter); ok {
+			return serve(ctx, req, h.SetSessionConfigOption)
+		}
+	default:
+		return serveExt(ctx, a.agent, req)
+	}
+	return nil, unsupported(req.Method)
+}
+
+// initialize records the client's capabilities, runs the Agent's Initialize
+// and fills in the capabilities implied by the optional interfaces.
+func (a *AgentConn) initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error) {
+	caps := ClientCapabilities{}
+	if req.ClientCapabilities != nil {
+		caps = *req.ClientCapabilities
+	}
+	a.mu.Lock()
+	a.clientCaps = &caps
+	a.mu.Unlock()
+
+	resp, err := a.agent.Initialize(ctx, req)
+	if err != nil || resp == nil {
+		return resp, err
+	}
+	if resp.ProtocolVersion == 0 {
+		resp.ProtocolVersion = ProtocolVersion1
+	}
+	ac := AgentCapabilities{}
+	if resp.AgentCapabilities != nil {
+		ac = *resp.AgentCapabilities
+	}
+	if _, ok := a.agent.(SessionLoader); ok {
+		ac.LoadSession = true
+	}
+	sc := SessionCapabilities{}
+	if ac.SessionCapabilities != nil {
+		sc = *ac.SessionCapabilities
+	}
+	if _, ok := a.agent.(SessionLister); ok && sc.List == nil {
+		sc.List = &SessionListCapabilities{}
+	}
+	if _, ok := a.agent.(SessionResumer); ok && sc.Resume == nil {
+		sc.Resume = &SessionResumeCapabilities{}
+	}
+	if _, ok := a.agent.(SessionCloser); ok && sc.Close == nil {
+		sc.Close = &SessionCloseCapabilities{}
+	}
+	if _, ok := a.agent.(SessionDeleter); ok && sc.Delete == nil {
+		sc.Delete = &SessionDeleteCapabilities{}
+	}
+	if sc.List != nil || sc.Resume != nil || sc.Close != nil || sc.Delete != nil || sc.AdditionalDirectories != nil || sc.Meta != nil {
+		ac.SessionCapabilities = &sc
+	}
+	if _, ok := a.agent.(LogoutHandler); ok {
+		auth := AgentAuthCapabilities{}
+		if ac.Auth != nil {
+			auth = *ac.Auth
+		}
+		if auth.Logout == nil {
+			auth.Logout = &LogoutCapabilities{}
+		}
+		ac.Auth = &auth
+	}
+	resp.AgentCapabilities = &ac
+	return resp, nil
+}
+
+// SessionUpdate sends a session/update notification.
+func (a *AgentConn) SessionUpdate(ctx context.Context, n *SessionNotification) error {
+	return a.rpc.Notify(ctx, MethodSessionUpdate, n)
+}
+
+// RequestPermission sends session/request_permission.
+func (a *AgentConn) RequestPermission(ctx context.Context, req *RequestPermissionRequest) (*RequestPermissionResponse, error) {
+	return call[RequestPermissionResponse](ctx, &a.conn, MethodSessionRequestPermission, req)
+}
+
+// ReadTextFile sends fs/read_text_file.
+func (a *AgentConn) ReadTextFile(ctx context.Context, req *ReadTextFileRequest) (*ReadTextFileResponse, error) {
+	return call[ReadTextFileResponse](ctx, &a.conn, MethodFSReadTextFile, req)
+}
+
+// WriteTextFile sends fs/write_text_file.
+func (a *AgentConn) WriteTextFile(ctx context.Context, req *WriteTextFileRequest) (*WriteTextFileResponse, error) {
+	return call[WriteTextFileResponse](ctx, &a.conn, MethodFSWriteTextFile, req)
+}
+
+// CreateElicitation sends elicitation/create.
+func (a *AgentConn) CreateElicitation(ctx context.Context, req *CreateElicitationRequest) (*CreateElicitationResponse, error) {
+	return call[CreateElicitationResponse](ctx, &a.conn, MethodElicitationCreate, req)
+}
+
+// CompleteElicitation sends the elicitation/complete notification.
+func (a *AgentConn) CompleteElicitation(ctx context.Context, n *CompleteElicitationNotification) error {
+	return a.rpc.Notify(ctx, MethodElicitationComplete, n)
+}
+
+// TerminalOutput sends terminal/output. TerminalHandle.Output is the usual way.
+func (a *AgentConn) TerminalOutput(ctx context.Context, req *TerminalOutputRequest) (*TerminalOutputResponse, error) {
+	return call[TerminalOutputResponse](ctx, &a.conn, MethodTerminalOutput, req)
+}
+
+// WaitForTerminalExit sends terminal/wait_for_exit. If ctx ends first, the
+// request is cancelled with $/cancel_request and ctx's error is returned; the
+// command keeps running.
+func (a *AgentConn) WaitForTerminalExit(ctx context.Context, req *WaitForTerminalExitRequest) (*WaitForTerminalExitResponse, error) {
+	return call[WaitForTerminalExitResponse](ctx, &a.conn, MethodTerminalWaitForExit, req)
+}
+
+// KillTerminal sends terminal/kill.
+func (a *AgentConn) KillTerminal(ctx context.Context, req *KillTerminalRequest) (*KillTerminalResponse, error) {
+	return call[KillTerminalResponse](ctx, &a.conn, MethodTerminalKill, req)
+}
+
+// ReleaseTerminal sends terminal/release.
+func (a *AgentConn) ReleaseTerminal(ctx context.Context, req *ReleaseTerminalRequest) (*ReleaseTerminalResponse, error) {
+	return call[ReleaseTerminalResponse](ctx, &a.conn, MethodTerminalRelease, req)
+}

@@ -1,0 +1,160 @@
+package acp
+
+import (
+	"context"
+	"io"
+
+	"github.com/acpterm/acpterm/internal/jsonrpc2"
+)
+
+// ClientConn is the client's side of a connection: it calls the agent's
+// methods and serves the client methods with a Client.
+type ClientConn struct {
+	conn
+	client Client
+	proc   *agentProcess // set by StartAgent
+}
+
+// NewClientConn serves client on a connection to an agent: r carries what the
+// agent writes (its stdout) and w what it reads (its stdin). It starts
+// serving at once; Close ends the connection.
+func NewClientConn(client Client, r io.Reader, w io.Writer, opts *ConnOptions) *ClientConn {
+	c := &ClientConn{client: client}
+	c.conn = newConn(r, w, c.handle, opts)
+	return c
+}
+
+func (c *ClientConn) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	switch req.Method {
+	case MethodSessionUpdate:
+		return notify(ctx, req, c.client.SessionUpdate)
+	case MethodSessionRequestPermission:
+		return serve(ctx, req, c.client.RequestPermission)
+	}
+	if t, ok := c.client.(TerminalHandler); ok {
+		switch req.Method {
+		case MethodTerminalCreate:
+			return serve(ctx, req, t.CreateTerminal)
+		case MethodTerminalOutput:
+			return serve(ctx, req, t.TerminalOutput)
+		case MethodTerminalWaitForExit:
+			return serve(ctx, req, t.WaitForTerminalExit)
+		case MethodTerminalKill:
+			return serve(ctx, req, t.KillTerminal)
+		case MethodTerminalRelease:
+			return serve(ctx, req, t.ReleaseTerminal)
+		}
+	}
+	if f, ok := c.client.(FileReader); ok && req.Method == MethodFSReadTextFile {
+		return serve(ctx, req, f.ReadTextFile)
+	}
+	if f, ok := c.client.(FileWriter); ok && req.Method == MethodFSWriteTextFile {
+		return serve(ctx, req, f.WriteTextFile)
+	}
+	if e, ok := c.client.(Elicitor); ok {
+		switch req.Method {
+		case MethodElicitationCreate:
+			return serve(ctx, req, e.CreateElicitation)
+		case MethodElicitationComplete:
+			return notify(ctx, req, e.CompleteElicitation)
+		}
+	}
+	return serveExt(ctx, c.client, req)
+}
+
+// Initialize sends initialize. The request's client capabilities are filled
+// in from the interfaces the Client implements (terminal, fs read and write);
+// a nil request sends protocol version 1 with those capabilities.
+func (c *ClientConn) Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error) {
+	r := InitializeRequest{ProtocolVersion: ProtocolVersion1}
+	if req != nil {
+		r = *req
+	}
+	caps := ClientCapabilities{}
+	if r.ClientCapabilities != nil {
+		caps = *r.ClientCapabilities
+	}
+	_, caps.Terminal = c.client.(TerminalHandler)
+	fs := FileSystemCapabilities{}
+	if caps.FS != nil {
+		fs = *caps.FS
+	}
+	_, fs.ReadTextFile = c.client.(FileReader)
+	_, fs.WriteTextFile = c.client.(FileWriter)
+	caps.FS = &fs
+	r.ClientCapabilities = &caps
+	return call[InitializeResponse](ctx, &c.conn, MethodInitialize, &r)
+}
+
+// Authenticate sends authenticate.
+func (c *ClientConn) Authenticate(ctx context.Context, req *AuthenticateRequest) (*AuthenticateResponse, error) {
+	return call[AuthenticateResponse](ctx, &c.conn, MethodAuthenticate, req)
+}
+
+// Logout sends logout.
+func (c *ClientConn) Logout(ctx context.Context, req *LogoutRequest) (*LogoutResponse, error) {
+	return call[LogoutResponse](ctx, &c.conn, MethodLogout, req)
+}
+
+// NewSession sends session/new.
+func (c *ClientConn) NewSession(ctx context.Context, req *NewSessionRequest) (*NewSessionResponse, error) {
+	return call[NewSessionResponse](ctx, &c.conn, MethodSessionNew, req)
+}
+
+// LoadSession sends session/load. The agent replays the session's history as
+// session/update notifications, all handled before this returns.
+func (c *ClientConn) LoadSession(ctx context.Context, req *LoadSessionRequest) (*LoadSessionResponse, error) {
+	return call[LoadSessionResponse](ctx, &c.conn, MethodSessionLoad, req)
+}
+
+// ResumeSession sends session/resume.
+func (c *ClientConn) ResumeSession(ctx context.Context, req *ResumeSessionRequest) (*ResumeSessionResponse, error) {
+	return call[ResumeSessionResponse](ctx, &c.conn, MethodSessionResume, req)
+}
+
+// ListSessions sends session/list.
+func (c *ClientConn) ListSessions(ctx context.Context, req *ListSessionsRequest) (*ListSessionsResponse, error) {
+	return call[ListSessionsResponse](ctx, &c.conn, MethodSessionList, req)
+}
+
+// CloseSession sends session/close.
+func (c *ClientConn) CloseSession(ctx context.Context, req *CloseSessionRequest) (*CloseSessionResponse, error) {
+	return call[CloseSessionResponse](ctx, &c.conn, MethodSessionClose, req)
+}
+
+// DeleteSession sends session/delete.
+func (c *ClientConn) DeleteSession(ctx context.Context, req *DeleteSessionRequest) (*DeleteSessionResponse, error) {
+	return call[DeleteSessionResponse](ctx, &c.conn, MethodSessionDelete, req)
+}
+
+// SetSessionMode sends session/set_mode.
+func (c *ClientConn) SetSessionMode(ctx context.Context, req *SetSessionModeRequest) (*SetSessionModeResponse, error) {
+	return call[SetSessionModeResponse](ctx, &c.conn, MethodSessionSetMode, req)
+}
+
+// SetSessionConfigOption sends session/set_config_option.
+func (c *ClientConn) SetSessionConfigOption(ctx context.Context, req *SetSessionConfigOptionRequest) (*SetSessionConfigOptionResponse, error) {
+	return call[SetSessionConfigOptionResponse](ctx, &c.conn, MethodSessionSetConfigOption, req)
+}
+
+// Prompt sends session/prompt and returns when the turn ends. Every
+// session/update the agent sent before its answer has been handled by then.
+func (c *ClientConn) Prompt(ctx context.Context, req *PromptRequest) (*PromptResponse, error) {
+	return call[PromptResponse](ctx, &c.conn, MethodSessionPrompt, req)
+}
+
+// Cancel sends the session/cancel notification. The pending Prompt then ends
+// with StopReasonCancelled.
+func (c *ClientConn) Cancel(ctx context.Context, n *CancelNotification) error {
+	return c.rpc.Notify(ctx, MethodSessionCancel, n)
+}
+
+// Close ends the connection and joins its goroutines. For a connection made
+// by StartAgent it also shuts the agent process down: close its stdin, wait,
+// SIGTERM, wait, SIGKILL, each step bounded. Close is idempotent.
+func (c *ClientConn) Close() error {
+	if c.proc != nil {
+		return c.proc.shutdown(c.rpc)
+	}
+	return c.rpc.Close()
+}

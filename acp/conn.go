@@ -1,0 +1,167 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	"github.com/acpterm/acpterm/internal/jsonrpc2"
+)
+
+// ProtocolVersion1 is the ACP protocol version this package speaks.
+const ProtocolVersion1 ProtocolVersion = 1
+
+// ConnOptions configures a connection. A nil *ConnOptions means defaults.
+type ConnOptions struct {
+	// MaxMessageSize bounds one incoming message (one line) in bytes.
+	// Zero means 64 MiB. A longer line is discarded and answered with an
+	// error; the connection goes on.
+	MaxMessageSize int
+	// Logf receives problems that have no caller to report to: a malformed
+	// line, a failing notification handler. Nil discards them.
+	Logf func(format string, args ...any)
+}
+
+func (o *ConnOptions) rpcOptions() *jsonrpc2.Options {
+	ro := &jsonrpc2.Options{ToWireError: toRPCError}
+	if o != nil {
+		ro.MaxMessageSize = o.MaxMessageSize
+		ro.Logf = o.Logf
+	}
+	return ro
+}
+
+func (o *ConnOptions) logf(format string, args ...any) {
+	if o != nil && o.Logf != nil {
+		o.Logf(format, args...)
+	}
+}
+
+// conn is what both sides share: the engine and the generic call helpers.
+type conn struct {
+	rpc  *jsonrpc2.Conn
+	opts *ConnOptions
+}
+
+func newConn(r io.Reader, w io.Writer, h jsonrpc2.HandlerFunc, opts *ConnOptions) conn {
+	safe := func(ctx context.Context, req *jsonrpc2.Request) (res any, err error) {
+		// A bug in one handler must not take the whole connection (and
+		// with it the client or agent process) down: it becomes an
+		// internal error for that request, and the stack goes to the log.
+		defer func() {
+			if p := recover(); p != nil {
+				opts.logf("acp: handler for %s panicked: %v\n%s", req.Method, p, debug.Stack())
+				res, err = nil, fmt.Errorf("%w: handler for %s panicked: %v", ErrInternal, req.Method, p)
+			}
+		}()
+		return h(ctx, req)
+	}
+	return conn{rpc: jsonrpc2.NewConn(r, w, jsonrpc2.HandlerFunc(safe), opts.rpcOptions()), opts: opts}
+}
+
+// Done is closed when the connection has ended.
+func (c *conn) Done() <-chan struct{} { return c.rpc.Done() }
+
+// Wait blocks until the connection has ended and every goroutine it started
+// has returned. It returns the error that ended reading, nil for a clean end.
+func (c *conn) Wait() error { return c.rpc.Wait() }
+
+// ExtMethod calls an extension method; its name must start with "_".
+func (c *conn) ExtMethod(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	if !strings.HasPrefix(method, "_") {
+		return nil, fmt.Errorf("acp: extension method %q must start with \"_\"", method)
+	}
+	var raw json.RawMessage
+	if err := c.rpc.Call(ctx, method, params, &raw); err != nil {
+		return nil, fromRPCError(err)
+	}
+	return raw, nil
+}
+
+// ExtNotification sends an extension notification; its name must start with "_".
+func (c *conn) ExtNotification(ctx context.Context, method string, params any) error {
+	if !strings.HasPrefix(method, "_") {
+		return fmt.Errorf("acp: extension notification %q must start with \"_\"", method)
+	}
+	return c.rpc.Notify(ctx, method, params)
+}
+
+// call sends one typed request and decodes its typed result. An empty or
+// null result decodes to the zero response.
+func call[Resp any](ctx context.Context, c *conn, method string, params any) (*Resp, error) {
+	resp := new(Resp)
+	if err := c.rpc.Call(ctx, method, params, resp); err != nil {
+		return nil, fromRPCError(err)
+	}
+	return resp, nil
+}
+
+// decodeParams decodes a request's params; absent or null params decode to
+// the zero value. A decode failure is an invalid-params error.
+func decodeParams(raw json.RawMessage, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidParams, err)
+	}
+	return nil
+}
+
+// serve decodes params, runs a typed handler and substitutes an empty
+// response for a nil one, so the peer always receives an object.
+func serve[Req, Resp any](ctx context.Context, req *jsonrpc2.Request, f func(context.Context, *Req) (*Resp, error)) (any, error) {
+	p := new(Req)
+	if err := decodeParams(req.Params, p); err != nil {
+		return nil, err
+	}
+	resp, err := f(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		resp = new(Resp)
+	}
+	return resp, nil
+}
+
+// notify decodes a notification's params and runs its handler.
+func notify[Req any](ctx context.Context, req *jsonrpc2.Request, f func(context.Context, *Req) error) (any, error) {
+	p := new(Req)
+	if err := decodeParams(req.Params, p); err != nil {
+		return nil, err
+	}
+	return nil, f(ctx, p)
+}
+
+// serveExt routes an extension method or notification, or reports that the
+// method is unknown. Unknown notifications are not errors.
+func serveExt(ctx context.Context, h any, req *jsonrpc2.Request) (any, error) {
+	ext, ok := h.(ExtHandler)
+	if ok && strings.HasPrefix(req.Method, "_") {
+		if !req.IsCall() {
+			return nil, ext.ExtNotification(ctx, req.Method, req.Params)
+		}
+		res, err := ext.ExtMethod(ctx, req.Method, req.Params)
+		if err != nil {
+			return nil, err
+		}
+		if res == nil {
+			res = json.RawMessage("{}")
+		}
+		return res, nil
+	}
+	if !req.IsCall() {
+		return nil, nil
+	}
+	return nil, fmt.Errorf("%w: %s", ErrMethodNotFound, req.Method)
+}
+
+// unsupported reports a known method whose optional interface the handler
+// does not implement.
+func unsupported(method string) error {
+	return fmt.Errorf("%w: %s is not supported by this peer", ErrMethodNotFound, method)
+}

@@ -1,0 +1,119 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/acpterm/acpterm/internal/jsonrpc2"
+)
+
+// Error is an ACP (JSON-RPC) error object. Handlers return it, usually wrapped
+// with %w, to choose the code the peer sees; calls return it when the peer
+// answered with an error.
+//
+// Two *Error values match under errors.Is when their codes are equal, so
+// errors.Is(err, acp.ErrInvalidParams) holds for an invalid-params error
+// received from a peer as well as for one made here.
+type Error struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Error codes defined by JSON-RPC 2.0 and ACP.
+const (
+	CodeParseError       int64 = -32700
+	CodeInvalidRequest   int64 = -32600
+	CodeMethodNotFound   int64 = -32601
+	CodeInvalidParams    int64 = -32602
+	CodeInternalError    int64 = -32603
+	CodeRequestCancelled int64 = -32800
+	CodeAuthRequired     int64 = -32000
+	CodeResourceNotFound int64 = -32002
+)
+
+// Sentinel errors, one per standard code. Wrap them to keep their code:
+//
+//	return nil, fmt.Errorf("%w: terminal %q", acp.ErrInvalidParams, id)
+var (
+	ErrInvalidParams    = &Error{Code: CodeInvalidParams, Message: "invalid params"}
+	ErrInternal         = &Error{Code: CodeInternalError, Message: "internal error"}
+	ErrMethodNotFound   = &Error{Code: CodeMethodNotFound, Message: "method not found"}
+	ErrResourceNotFound = &Error{Code: CodeResourceNotFound, Message: "resource not found"}
+	ErrAuthRequired     = &Error{Code: CodeAuthRequired, Message: "authentication required"}
+	ErrRequestCancelled = &Error{Code: CodeRequestCancelled, Message: "request cancelled"}
+	ErrInvalidRequest   = &Error{Code: CodeInvalidRequest, Message: "invalid request"}
+)
+
+// ErrConnClosed is returned (wrapped) by calls on a connection that has ended:
+// the peer closed its end, exited, or Close was called.
+var ErrConnClosed = jsonrpc2.ErrClosed
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("acp error %d", e.Code)
+	}
+	return e.Message
+}
+
+// Is reports whether target is an *Error with the same code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// ErrorCode is the wire code that err maps to when a handler returns it.
+func ErrorCode(err error) int64 { return WireError(err).Code }
+
+// WireError maps any error to the error object sent to the peer:
+//   - a wrapped *Error keeps its code and data, and the message is the whole
+//     chain's text (so the context added while wrapping reaches the peer);
+//   - context.Canceled (a cancelled request) is -32800;
+//   - a JSON decoding failure (malformed params) is -32602;
+//   - anything else is -32603 with the error's text.
+//
+// A nil error maps to nil.
+func WireError(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return &Error{Code: e.Code, Message: err.Error(), Data: e.Data}
+	}
+	var re *jsonrpc2.Error
+	if errors.As(err, &re) {
+		msg := err.Error()
+		if err == error(re) {
+			msg = re.Message
+		}
+		return &Error{Code: re.Code, Message: msg, Data: re.Data}
+	}
+	if errors.Is(err, context.Canceled) {
+		return &Error{Code: CodeRequestCancelled, Message: err.Error()}
+	}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &se) || errors.As(err, &te) {
+		return &Error{Code: CodeInvalidParams, Message: err.Error()}
+	}
+	return &Error{Code: CodeInternalError, Message: err.Error()}
+}
+
+// toRPCError adapts WireError to the engine's error type.
+func toRPCError(err error) *jsonrpc2.Error {
+	e := WireError(err)
+	return &jsonrpc2.Error{Code: e.Code, Message: e.Message, Data: e.Data}
+}
+
+// fromRPCError turns an error response received from the peer into an *Error;
+// other errors (closed connection, cancelled context) pass through.
+func fromRPCError(err error) error {
+	var re *jsonrpc2.Error
+	if errors.As(err, &re) {
+		return &Error{Code: re.Code, Message: re.Message, Data: re.Data}
+	}
+	return err
+}

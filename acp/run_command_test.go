@@ -1,0 +1,244 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// scriptedTerminals is a TerminalHandler whose commands are scripts:
+// "exit0" and "exit3" end at once, "hang" runs until killed.
+type scriptedTerminals struct {
+	minimalClient
+	mu       sync.Mutex
+	terms    map[TerminalID]*scriptedTerm
+	calls    []string
+	updates  []SessionUpdate
+	waiting  chan struct{} // receives when a wait_for_exit starts
+	released chan TerminalID
+	updated  chan struct{} // receives after each session/update
+}
+
+type scriptedTerm struct {
+	done chan struct{}
+	code *uint32
+	sig  *string
+}
+
+func newScripted() *scriptedTerminals {
+	return &scriptedTerminals{terms: map[TerminalID]*scriptedTerm{}, waiting: make(chan struct{}, 8), released: make(chan TerminalID, 8), updated: make(chan struct{}, 8)}
+}
+
+func (s *scriptedTerminals) note(call string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, call)
+}
+
+func (s *scriptedTerminals) SessionUpdate(_ context.Context, n *SessionNotification) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.updates = append(s.updates, n.Update)
+	s.updated <- struct{}{}
+	return nil
+}
+
+func (s *scriptedTerminals) CreateTerminal(_ context.Context, req *CreateTerminalRequest) (*CreateTerminalResponse, error) {
+	s.note("create")
+	t := &scriptedTerm{done: make(chan struct{})}
+	switch req.Command {
+	case "exit0":
+		t.code = Ptr(uint32(0))
+		close(t.done)
+	case "exit3":
+		t.code = Ptr(uint32(3))
+		close(t.done)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := TerminalID("t" + string(rune('0'+len(s.terms))))
+	s.terms[id] = t
+	return &CreateTerminalResponse{TerminalID: id}, nil
+}
+
+func (s *scriptedTerminals) term(id TerminalID) (*scriptedTerm, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.terms[id]
+	if !ok {
+		return nil, ErrInvalidParams
+	}
+	return t, nil
+}
+
+func (s *scriptedTerminals) TerminalOutput(_ context.Context, req *TerminalOutputRequest) (*TerminalOutputResponse, error) {
+	s.note("output")
+	t, err := s.term(req.TerminalID)
+	if err != nil {
+		return nil, err
+	}
+	resp := &TerminalOutputResponse{Output: "out\n"}
+	select {
+	case <-t.done:
+		resp.ExitStatus = &TerminalExitStatus{ExitCode: t.code, Signal: t.sig}
+	default:
+	}
+	return resp, nil
+}
+
+func (s *scriptedTerminals) WaitForTerminalExit(ctx context.Context, req *WaitForTerminalExitRequest) (*WaitForTerminalExitResponse, error) {
+	s.note("wait")
+	t, err := s.term(req.TerminalID)
+	if err != nil {
+		return nil, err
+	}
+	s.waiting <- struct{}{}
+	select {
+	case <-t.done:
+		return &WaitForTerminalExitResponse{ExitCode: t.code, Signal: t.sig}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *scriptedTerminals) KillTerminal(_ context.Context, req *KillTerminalRequest) (*KillTerminalResponse, error) {
+	s.note("kill")
+	t, err := s.term(req.TerminalID)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-t.done:
+	default:
+		t.sig = Ptr("SIGTERM")
+		close(t.done)
+	}
+	return nil, nil
+}
+
+func (s *scriptedTerminals) ReleaseTerminal(_ context.Context, req *ReleaseTerminalRequest) (*ReleaseTerminalResponse, error) {
+	s.note("release")
+	s.released <- req.TerminalID
+	return nil, nil
+}
+
+func (s *scriptedTerminals) snapshot() ([]string, []SessionUpdate) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.calls...), append([]SessionUpdate(nil), s.updates...)
+}
+
+func initialized(t *testing.T, client Client) *AgentConn {
+	t.Helper()
+	cc, ac := pair(t, minimalAgent{}, client)
+	if _, err := cc.Initialize(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return ac
+}
+
+func TestRunCommand(t *testing.T) {
+	for _, tc := range []struct {
+		command    string
+		timeout    time.Duration
+		wantStatus ToolCallStatus
+		wantCalls  string
+		wantRaw    string
+	}{
+		{"exit0", 0, ToolCallStatusCompleted, "create wait output release", `{"exitCode":0,"signal":null,"truncated":false}`},
+		{"exit3", 0, ToolCallStatusFailed, "create wait output release", `{"exitCode":3,"signal":null,"truncated":false}`},
+		{"hang", time.Millisecond, ToolCallStatusFailed, "create wait kill wait output release", `{"exitCode":null,"signal":"SIGTERM","truncated":false,"timedOut":true}`},
+	} {
+		t.Run(tc.command, func(t *testing.T) {
+			client := newScripted()
+			ac := initialized(t, client)
+			res, err := ac.RunCommand(context.Background(), &CreateTerminalRequest{SessionID: "s1", Command: tc.command},
+				&CommandOptions{ToolCallID: "call_1", Timeout: tc.timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Output != "out\n" || res.TimedOut != (tc.timeout > 0) || res.ToolCallID != "call_1" {
+				t.Errorf("result = %+v", res)
+			}
+			<-client.updated
+			<-client.updated
+			calls, updates := client.snapshot()
+			if got := joinWords(calls); got != tc.wantCalls {
+				t.Errorf("calls = %q, want %q", got, tc.wantCalls)
+			}
+			if len(updates) != 2 {
+				t.Fatalf("got %d updates, want 2", len(updates))
+			}
+			call, ok := updates[0].(*ToolCall)
+			if !ok || call.Kind != ToolKindExecute || call.Status != ToolCallStatusInProgress || call.Title != tc.command ||
+				len(call.Content) != 1 || call.Content[0].(*Terminal).TerminalID != res.TerminalID {
+				t.Errorf("announcement = %#v", updates[0])
+			}
+			upd, ok := updates[1].(*ToolCallUpdate)
+			if !ok || upd.Status == nil || *upd.Status != tc.wantStatus || len(upd.Content) != 1 {
+				t.Fatalf("final update = %#v", updates[1])
+			}
+			if !jsonEqual(upd.RawOutput, []byte(tc.wantRaw)) {
+				t.Errorf("rawOutput = %s, want %s", upd.RawOutput, tc.wantRaw)
+			}
+		})
+	}
+}
+
+func TestRunCommandCancelled(t *testing.T) {
+	client := newScripted()
+	ac := initialized(t, client)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-client.waiting
+		cancel()
+	}()
+	res, err := ac.RunCommand(ctx, &CreateTerminalRequest{SessionID: "s1", Command: "hang"}, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if res == nil || res.Signal == nil || *res.Signal != "SIGTERM" || res.TimedOut {
+		t.Fatalf("result = %+v", res)
+	}
+	if id := <-client.released; id != res.TerminalID {
+		t.Fatalf("released %q, want %q", id, res.TerminalID)
+	}
+	calls, _ := client.snapshot()
+	if got := joinWords(calls); got != "create wait kill wait output release" {
+		t.Errorf("calls = %q", got)
+	}
+}
+
+func TestRunCommandWithoutCapability(t *testing.T) {
+	ac := initialized(t, minimalClient{})
+	_, err := ac.RunCommand(context.Background(), &CreateTerminalRequest{SessionID: "s1", Command: "true"}, nil)
+	if !errors.Is(err, ErrNoTerminalCapability) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func joinWords(ws []string) string {
+	out := ""
+	for i, w := range ws {
+		if i > 0 {
+			out += " "
+		}
+		out += w
+	}
+	return out
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}

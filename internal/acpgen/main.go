@@ -1,0 +1,37 @@
+// Command acpgen generates acp/types_gen.go, the Go types of the Agent Client Protocol, from the
+// pinned JSON Schema. It is run by `go generate ./acp/...`:
+//
+//	go run ../internal/acpgen -schema ../schema/v1/schema.json -out types_gen.go
+//
+// The model (model.go) decides what Go declaration each $def becomes; names.go holds the naming
+// rules and the few names the schema leaves open; emit.go writes the code, and support.go.in is the
+// hand-written part of the output that the generated code calls.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+)
+
+func main() {
+	schemaPath := flag.String("schema", "schema/v1/schema.json", "the JSON Schema to read")
+	out := flag.String("out", "acp/types_gen.go", "the Go file to write")
+	flag.Parse()
+	if err := run(*schemaPath, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "acpgen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(schemaPath, out string) error {
+	data, err := os.ReadFile(schemaPath)
+	if err != nil {
+		return err
+	}
+	src, err := generate(data)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, src, 0o644)
+}

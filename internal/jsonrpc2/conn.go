@@ -1,0 +1,312 @@
+package jsonrpc2
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sync"
+	"sync/atomic"
+)
+
+// ErrClosed is returned (possibly wrapped) by calls on a connection that has ended.
+var ErrClosed = errors.New("jsonrpc2: connection closed")
+
+// Request is an incoming call or notification.
+type Request struct {
+	ID     ID // zero for a notification
+	Method string
+	Params json.RawMessage // nil when absent
+}
+
+// IsCall reports whether the request expects a response.
+func (r *Request) IsCall() bool { return r.ID.IsValid() }
+
+// Handler serves incoming requests.
+type Handler interface {
+	// Handle serves one incoming request or notification. For a notification the result is ignored.
+	Handle(ctx context.Context, req *Request) (result any, err error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, req *Request) (any, error)
+
+func (f HandlerFunc) Handle(ctx context.Context, req *Request) (any, error) { return f(ctx, req) }
+
+// Options configure a Conn; a nil *Options means all defaults.
+type Options struct {
+	// MaxMessageSize is the most bytes one incoming line may hold; 0 means DefaultMaxMessageSize.
+	MaxMessageSize int
+	// ToWireError turns a handler's error into the error object sent back. Nil, or a nil return,
+	// means: a wrapped *Error is sent as is, anything else is -32603 with err.Error() as message.
+	// Either way a call cancelled by $/cancel_request whose handler returns context.Canceled is
+	// answered -32800 without consulting it.
+	ToWireError func(error) *Error
+	// Logf reports problems that have no caller to return them to; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Conn is one JSON-RPC connection. Its methods are safe for concurrent use.
+//
+// When input ends, every handler's ctx is cancelled and replies are no longer sent. The
+// notifications and responses that arrived before the end are still handled and delivered, in
+// order; Calls left without a response then fail with ErrClosed.
+//
+// A notification handler that makes a Call must pass its own ctx (or one derived from it): the
+// response to that Call arrived after the notification being handled, and is otherwise held
+// back until that handler returns, which it never would.
+type Conn struct {
+	r        io.Reader
+	w        io.Writer
+	h        Handler
+	maxSize  int
+	toWire   func(error) *Error
+	logfFunc func(format string, args ...any)
+
+	ctx       context.Context // parent of every handler ctx; cancelled at end of input or Close
+	cancel    context.CancelFunc
+	notifyCtx context.Context // ctx of notification handlers, marked so their Calls skip the queue
+
+	nextID  atomic.Int64
+	closing atomic.Bool // Close was called
+
+	mu       sync.Mutex
+	stopped  bool // input ended or Close was called: no new Calls, no more replies
+	pending  map[int64]*pendingCall
+	inflight map[string]*inflightCall
+
+	wmu  sync.Mutex
+	werr error // sticky: after a failed write the stream may hold half a message
+
+	// The ordered queue: notifications, and responses that must wait for the notifications
+	// before them. busy: the worker is handling an item.
+	qmu   sync.Mutex
+	queue []queued
+	busy  bool
+	kick  chan struct{}
+
+	wg        sync.WaitGroup // reader, worker and call handlers
+	done      chan struct{}  // closed when the reader returns
+	readErr   error
+	closeOnce sync.Once
+	closeErr  error
+}
+
+type pendingCall struct {
+	ch     chan response // buffered: exactly one response is ever sent
+	direct bool          // made from a notification handler: deliver without waiting
+}
+
+type response struct {
+	result json.RawMessage
+	err    error
+}
+
+type inflightCall struct {
+	cancel    context.CancelFunc
+	cancelled bool // by the peer's $/cancel_request
+}
+
+type queued struct {
+	note   *Request  // a notification to handle
+	resp   *response // or a response to deliver to call respID
+	respID int64
+	eof    bool // or the end of input
+}
+
+type notifyCtxKey struct{}
+
+// NewConn starts serving the connection: it reads from r, writes to w, and hands incoming
+// requests to h (nil answers every call with -32601). Close it to release its goroutines.
+func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
+	if opts == nil {
+		opts = &Options{}
+	}
+	c := &Conn{
+		r:        r,
+		w:        w,
+		h:        h,
+		maxSize:  opts.MaxMessageSize,
+		toWire:   opts.ToWireError,
+		logfFunc: opts.Logf,
+		pending:  make(map[int64]*pendingCall),
+		inflight: make(map[string]*inflightCall),
+		kick:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
+	if c.maxSize <= 0 {
+		c.maxSize = DefaultMaxMessageSize
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.notifyCtx = context.WithValue(c.ctx, notifyCtxKey{}, c)
+	c.wg.Add(2)
+	go c.read()
+	go c.work()
+	return c
+}
+
+// Call sends a request and waits for its response. result is a pointer to decode the result into,
+// or nil. An error response is returned as *Error. When ctx is done first, Call sends
+// $/cancel_request for the id and returns ctx.Err(); a response arriving later is dropped. Once
+// input has ended or Close was called, or after a failed write, it returns an error wrapping
+// ErrClosed.
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	n := c.nextID.Add(1)
+	buf, err := encode(wireRequest{JSONRPC: "2.0", ID: Int64ID(n), Method: method, Params: params})
+	if err != nil {
+		return fmt.Errorf("jsonrpc2: encoding %s params: %w", method, err)
+	}
+	p := &pendingCall{ch: make(chan response, 1), direct: ctx.Value(notifyCtxKey{}) == c}
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		putBuf(buf)
+		return ErrClosed
+	}
+	c.pending[n] = p
+	c.mu.Unlock()
+	if err := c.write(buf); err != nil {
+		c.forget(n)
+		return err
+	}
+	select {
+	case r := <-p.ch:
+		if r.err != nil {
+			return r.err
+		}
+		if result != nil {
+			if err := json.Unmarshal(r.result, result); err != nil {
+				return fmt.Errorf("jsonrpc2: decoding %s result: %w", method, err)
+			}
+		}
+		return nil
+	case <-ctx.Done():
+		if c.forget(n) {
+			c.sendCancel(n)
+		}
+		return ctx.Err()
+	}
+}
+
+// Notify sends a notification. Once input has ended or Close was called, or after a failed write,
+// it returns an error wrapping ErrClosed.
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if c.isStopped() {
+		return ErrClosed
+	}
+	buf, err := encode(wireRequest{JSONRPC: "2.0", Method: method, Params: params})
+	if err != nil {
+		return fmt.Errorf("jsonrpc2: encoding %s params: %w", method, err)
+	}
+	return c.write(buf)
+}
+
+// Close ends the connection: it closes r and w when they are io.Closers, cancels the contexts of
+// handlers in flight, fails pending Calls with ErrClosed, and returns once every goroutine the Conn
+// started has returned. So a handler that ignores its ctx delays Close, and a handler must not
+// call Close itself. If r is not an io.Closer, or closing it does not interrupt a blocked Read (a
+// blocking file descriptor such as a terminal), Close also waits for that Read to return.
+// Close is idempotent; every call returns the result of the first.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closing.Store(true)
+		c.mu.Lock()
+		c.stopped = true
+		c.mu.Unlock()
+		c.cancel()
+		c.failPending()
+		var errs []error
+		if rc, ok := c.r.(io.Closer); ok {
+			errs = append(errs, rc.Close())
+		}
+		if wc, ok := c.w.(io.Closer); ok && !sameValue(c.r, c.w) {
+			errs = append(errs, wc.Close())
+		}
+		c.wg.Wait()
+		c.closeErr = errors.Join(errs...)
+	})
+	return c.closeErr
+}
+
+// Done is closed when the reader has stopped: end of input, a read error, or Close.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Wait waits for the reader to stop and for every goroutine the Conn started to return, and
+// returns the error that ended reading: nil for end of input or Close.
+func (c *Conn) Wait() error {
+	<-c.done
+	c.wg.Wait()
+	return c.readErr
+}
+
+func (c *Conn) logf(format string, args ...any) {
+	if c.logfFunc != nil {
+		c.logfFunc(format, args...)
+	}
+}
+
+func (c *Conn) isStopped() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopped
+}
+
+func (c *Conn) replyResult(id ID, result any) {
+	buf, err := encode(wireResult{JSONRPC: "2.0", ID: id, Result: result})
+	if err != nil {
+		c.logf("jsonrpc2: encoding the result for call %s: %v", id, err)
+		c.replyError(id, &Error{Code: CodeInternalError, Message: "encoding the result: " + err.Error()})
+		return
+	}
+	c.write(buf)
+}
+
+func (c *Conn) replyError(id ID, e *Error) {
+	buf, err := encode(wireError{JSONRPC: "2.0", ID: id, Error: e})
+	if err != nil {
+		// Only Data can fail to encode; send the rest.
+		c.logf("jsonrpc2: encoding the error for call %s: %v", id, err)
+		buf, err = encode(wireError{JSONRPC: "2.0", ID: id, Error: &Error{Code: e.Code, Message: e.Message}})
+		if err != nil {
+			return
+		}
+	}
+	c.write(buf)
+}
+
+// write sends one encoded message and recycles buf. Writes are serialized, one message each.
+func (c *Conn) write(buf *bytes.Buffer) error {
+	defer putBuf(buf)
+	if c.closing.Load() {
+		return ErrClosed
+	}
+	c.wmu.Lock()
+	err := c.werr
+	var failed error
+	if err == nil {
+		if _, failed = c.w.Write(buf.Bytes()); failed != nil {
+			c.werr = fmt.Errorf("%w: write: %w", ErrClosed, failed)
+			err = c.werr
+		}
+	}
+	c.wmu.Unlock()
+	if failed != nil && !c.closing.Load() {
+		c.logf("jsonrpc2: write failed; sending nothing more: %v", failed)
+	}
+	return err
+}
+
+// sameValue reports whether r and w are one object, so Close closes it once.
+func sameValue(a, b any) bool {
+	t := reflect.TypeOf(a)
+	return t != nil && t == reflect.TypeOf(b) && t.Comparable() && a == b
+}

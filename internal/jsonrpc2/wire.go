@@ -1,0 +1,194 @@
+package jsonrpc2
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Error is a JSON-RPC error object as it travels on the wire.
+type Error struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("jsonrpc2: %s (code %d)", e.Message, e.Code)
+}
+
+// Error codes defined by JSON-RPC 2.0, and ACP's request-cancelled code.
+const (
+	CodeParseError       = -32700
+	CodeInvalidRequest   = -32600
+	CodeMethodNotFound   = -32601
+	CodeInvalidParams    = -32602
+	CodeInternalError    = -32603
+	CodeRequestCancelled = -32800
+)
+
+// methodCancelRequest is the notification that cancels a call in flight; the reader handles it.
+const methodCancelRequest = "$/cancel_request"
+
+// Outgoing envelopes. Params and Result stay `any` so a value is marshalled once, straight into
+// the message, instead of into a RawMessage that the encoder would scan again.
+type (
+	wireRequest struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      ID     `json:"id,omitzero"`
+		Method  string `json:"method"`
+		Params  any    `json:"params,omitempty"`
+	}
+	wireResult struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      ID     `json:"id"`
+		Result  any    `json:"result"`
+	}
+	wireError struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      ID     `json:"id"`
+		Error   *Error `json:"error"`
+	}
+)
+
+// wireIn is any incoming message. Error stays raw so that a malformed error object still
+// reaches its caller instead of leaving it waiting.
+type wireIn struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type msgKind int
+
+const (
+	kindInvalid      msgKind = iota // reply with err (id null when the id was unreadable)
+	kindIgnored                     // log note, no reply: never answer something that is a response
+	kindCall                        // method and id
+	kindNotification                // method, no id (or id null)
+	kindResponse                    // result or error, and an id
+)
+
+// decoded is one incoming line, classified.
+type decoded struct {
+	kind   msgKind
+	id     ID
+	method string
+	params json.RawMessage // nil when absent or null
+	result json.RawMessage // kindResponse without error
+	err    *Error          // kindResponse: the peer's error; kindInvalid: the reply to send
+	note   string          // kindIgnored: why
+}
+
+func invalid(id ID, format string, args ...any) decoded {
+	return decoded{kind: kindInvalid, id: id, err: &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}}
+}
+
+func parseError(err error) decoded {
+	return decoded{kind: kindInvalid, err: &Error{Code: CodeParseError, Message: "parse error: " + err.Error()}}
+}
+
+// decodeMessage classifies one line. It never fails: every outcome is a kind.
+func decodeMessage(line []byte) decoded {
+	b := bytes.TrimLeft(line, " \t\r\n")
+	if len(b) == 0 || b[0] != '{' {
+		if !json.Valid(b) {
+			// Unmarshal stops at its validity check, so this only produces the error text.
+			return parseError(json.Unmarshal(b, new(json.RawMessage)))
+		}
+		if b[0] == '[' {
+			return invalid(ID{}, "invalid request: batches are not supported")
+		}
+		return invalid(ID{}, "invalid request: not a JSON object")
+	}
+
+	var w wireIn
+	err := json.Unmarshal(b, &w)
+	var typeErr *json.UnmarshalTypeError
+	if err != nil && !errors.As(err, &typeErr) {
+		return parseError(err)
+	}
+	// Unmarshal goes on past a type error, so the other fields (the id among them) are filled in.
+	methodBad := typeErr != nil && typeErr.Field == "method"
+	id, idOK := parseID(w.ID)
+	replyID := id
+	if !idOK {
+		replyID = ID{}
+	}
+	hasResult := w.Result != nil
+	hasError := w.Error != nil && string(w.Error) != "null"
+	isResponse := w.Method == "" && !methodBad && (hasResult || hasError)
+
+	if w.JSONRPC != "2.0" {
+		if isResponse {
+			return decoded{kind: kindIgnored, note: fmt.Sprintf("response %s without \"jsonrpc\":\"2.0\"", w.ID)}
+		}
+		return invalid(replyID, `invalid request: "jsonrpc" must be "2.0"`)
+	}
+	if methodBad {
+		return invalid(replyID, `invalid request: "method" must be a string`)
+	}
+	if w.Method != "" {
+		if !idOK {
+			return invalid(ID{}, `invalid request: "id" must be a string, a number or null`)
+		}
+		params := w.Params
+		if string(params) == "null" {
+			params = nil
+		}
+		kind := kindNotification
+		if id.IsValid() {
+			kind = kindCall
+		}
+		return decoded{kind: kind, id: id, method: w.Method, params: params}
+	}
+	if !isResponse {
+		return invalid(replyID, `invalid request: no "method", "result" or "error"`)
+	}
+	if !idOK || !id.IsValid() {
+		// Typically the peer's reply to a line it could not parse.
+		return decoded{kind: kindIgnored, note: fmt.Sprintf("response without a usable id: result=%.200s error=%.200s", w.Result, w.Error)}
+	}
+	if hasError {
+		return decoded{kind: kindResponse, id: id, err: decodeErrorObject(w.Error)}
+	}
+	return decoded{kind: kindResponse, id: id, result: w.Result}
+}
+
+func decodeErrorObject(raw json.RawMessage) *Error {
+	var e Error
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return &Error{Code: CodeInternalError, Message: "malformed error object in response", Data: raw}
+	}
+	return &e
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuf keeps one large message from pinning its buffer in the pool.
+const maxPooledBuf = 1 << 20
+
+// encode marshals one message as compact JSON plus "\n". HTML escaping is off: the peer is a
+// program, and \u003c only makes lines longer.
+func encode(v any) (*bytes.Buffer, error) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		putBuf(buf)
+		return nil, err
+	}
+	return buf, nil
+}
+
+func putBuf(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledBuf {
+		bufPool.Put(buf)
+	}
+}
