@@ -1,0 +1,298 @@
+// Package shellagent is acpterm's built-in ACP agent. It has no model behind
+// it: each non-empty line of a prompt is a shell command, run in order
+// through the client's terminals (one tool call per command, with the
+// terminal embedded so the user watches it live), and the turn ends with an
+// agent message that sums up how each command exited.
+//
+// Commands are sent as an explicit argv, "sh" "-c" LINE, rather than as a
+// bare shell line, so that clients which exec commands directly run them the
+// same way as clients which use a shell.
+package shellagent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+)
+
+// Options configures the agent. A nil *Options means defaults.
+type Options struct {
+	// Timeout bounds each command; on expiry the command is killed and
+	// counts as failed. Zero means no timeout.
+	Timeout time.Duration
+	// OutputLimit is the outputByteLimit asked of the client for each
+	// command. Zero leaves it to the client's default.
+	OutputLimit uint64
+	// KeepGoing runs every line even after a command failed; by default the
+	// turn stops at the first failure.
+	KeepGoing bool
+	// Name and Version identify the agent in initialize.
+	Name, Version string
+}
+
+// Serve runs the agent over r and w (the agent's stdin and stdout) until the
+// client closes its end or ctx ends.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
+	a := New(opts)
+	conn := acp.NewAgentConn(a, r, w, nil)
+	a.SetConn(conn)
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+	}
+	conn.Close()
+	return conn.Wait()
+}
+
+// Agent implements acp.Agent. Make it with New and connect it with SetConn
+// before serving.
+type Agent struct {
+	opts Options
+	conn *acp.AgentConn
+
+	mu       sync.Mutex
+	sessions map[acp.SessionID]*session
+}
+
+type session struct {
+	cwd    string
+	cancel context.CancelFunc // of the running turn, nil when idle
+}
+
+// New returns an agent; opts may be nil.
+func New(opts *Options) *Agent {
+	a := &Agent{sessions: map[acp.SessionID]*session{}}
+	if opts != nil {
+		a.opts = *opts
+	}
+	if a.opts.Name == "" {
+		a.opts.Name = "acpterm-agent"
+	}
+	if a.opts.Version == "" {
+		a.opts.Version = "dev"
+	}
+	return a
+}
+
+// SetConn gives the agent the connection it calls the client on.
+func (a *Agent) SetConn(c *acp.AgentConn) { a.conn = c }
+
+// Initialize accepts protocol version 1.
+func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+	return &acp.InitializeResponse{
+		ProtocolVersion:   acp.ProtocolVersion1,
+		AgentCapabilities: &acp.AgentCapabilities{},
+		AgentInfo:         &acp.Implementation{Name: a.opts.Name, Title: acp.Ptr("acpterm shell agent"), Version: a.opts.Version},
+	}, nil
+}
+
+// NewSession opens a session in an absolute cwd.
+func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	if !strings.HasPrefix(req.Cwd, "/") && !isWindowsAbs(req.Cwd) {
+		return nil, fmt.Errorf("%w: cwd %q is not an absolute path", acp.ErrInvalidParams, req.Cwd)
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	id := acp.SessionID("sess_" + hex.EncodeToString(b[:]))
+	a.mu.Lock()
+	a.sessions[id] = &session{cwd: req.Cwd}
+	a.mu.Unlock()
+	return &acp.NewSessionResponse{SessionID: id}, nil
+}
+
+func isWindowsAbs(p string) bool {
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
+}
+
+// Cancel stops the session's running turn: the running command is killed
+// and the prompt ends with stopReason cancelled.
+func (a *Agent) Cancel(ctx context.Context, n *acp.CancelNotification) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.sessions[n.SessionID]; ok && s.cancel != nil {
+		s.cancel()
+	}
+	return nil
+}
+
+// Prompt runs the prompt's lines as commands.
+func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a.mu.Lock()
+	s, ok := a.sessions[req.SessionID]
+	switch {
+	case !ok:
+		a.mu.Unlock()
+		return nil, fmt.Errorf("%w: unknown session %q", acp.ErrInvalidParams, req.SessionID)
+	case s.cancel != nil:
+		a.mu.Unlock()
+		return nil, fmt.Errorf("%w: session %q is already running a prompt", acp.ErrInvalidParams, req.SessionID)
+	}
+	s.cancel = cancel
+	cwd := s.cwd
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		s.cancel = nil
+		a.mu.Unlock()
+	}()
+
+	if !a.conn.ClientCapabilities().Terminal {
+		err := a.say(ctx, req.SessionID, "This client does not support terminals (clientCapabilities.terminal is false), so acpterm's shell agent cannot run commands here.")
+		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, err
+	}
+
+	lines := commandLines(req.Prompt)
+	if len(lines) == 0 {
+		err := a.say(ctx, req.SessionID, "Nothing to run: send one shell command per line.")
+		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, err
+	}
+	var results []outcome
+	for _, line := range lines {
+		o := a.run(ctx, req.SessionID, cwd, line)
+		results = append(results, o)
+		if o.cancelled {
+			break
+		}
+		if !o.ok() && !a.opts.KeepGoing {
+			break
+		}
+	}
+	stop := acp.StopReasonEndTurn
+	if ctx.Err() != nil {
+		stop = acp.StopReasonCancelled
+	}
+	// The summary goes out even after a cancel: the protocol lets an agent
+	// send updates until it answers the prompt.
+	summaryCtx, cancelSummary := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancelSummary()
+	if err := a.say(summaryCtx, req.SessionID, summary(results, len(lines))); err != nil {
+		return nil, err
+	}
+	return &acp.PromptResponse{StopReason: stop}, nil
+}
+
+// run runs one line and reports how it ended.
+func (a *Agent) run(ctx context.Context, sid acp.SessionID, cwd, line string) outcome {
+	o := outcome{line: line}
+	req := &acp.CreateTerminalRequest{SessionID: sid, Command: "sh", Args: []string{"-c", line}, Cwd: &cwd}
+	if a.opts.OutputLimit > 0 {
+		req.OutputByteLimit = acp.Ptr(a.opts.OutputLimit)
+	}
+	res, err := a.conn.RunCommand(ctx, req, &acp.CommandOptions{Title: line, Timeout: a.opts.Timeout})
+	if res != nil {
+		o.exitCode, o.signal, o.timedOut, o.truncated = res.ExitCode, res.Signal, res.TimedOut, res.Truncated
+	}
+	switch {
+	case ctx.Err() != nil:
+		o.cancelled = true
+	case err != nil && res == nil:
+		o.startErr = err
+	case err != nil:
+		o.startErr = fmt.Errorf("while running: %w", err)
+	}
+	return o
+}
+
+func (a *Agent) say(ctx context.Context, sid acp.SessionID, text string) error {
+	return a.conn.SessionUpdate(ctx, &acp.SessionNotification{
+		SessionID: sid,
+		Update:    &acp.AgentMessageChunk{Content: &acp.TextContent{Text: text}},
+	})
+}
+
+// commandLines returns the non-empty lines of the prompt's text blocks.
+func commandLines(prompt []acp.ContentBlock) []string {
+	var lines []string
+	for _, block := range prompt {
+		text, ok := block.(*acp.TextContent)
+		if !ok {
+			continue
+		}
+		for _, line := range strings.Split(text.Text, "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				lines = append(lines, line)
+			}
+		}
+	}
+	return lines
+}
+
+// outcome is how one command ended.
+type outcome struct {
+	line      string
+	exitCode  *uint32
+	signal    *string
+	timedOut  bool
+	truncated bool
+	cancelled bool
+	startErr  error
+}
+
+func (o outcome) ok() bool {
+	return o.startErr == nil && !o.cancelled && !o.timedOut && o.signal == nil && o.exitCode != nil && *o.exitCode == 0
+}
+
+func (o outcome) describe() string {
+	var parts []string
+	switch {
+	case o.startErr != nil:
+		return "could not run: " + errorText(o.startErr)
+	case o.exitCode != nil:
+		parts = append(parts, fmt.Sprintf("exit %d", *o.exitCode))
+	}
+	if o.signal != nil {
+		parts = append(parts, "killed by "+*o.signal)
+	}
+	if o.timedOut {
+		parts = append(parts, "timed out")
+	}
+	if o.cancelled {
+		parts = append(parts, "cancelled")
+	}
+	if o.truncated {
+		parts = append(parts, "output truncated")
+	}
+	if len(parts) == 0 {
+		return "no exit status"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func errorText(err error) string {
+	var e *acp.Error
+	if errors.As(err, &e) {
+		return fmt.Sprintf("%s (code %d)", err.Error(), e.Code)
+	}
+	return err.Error()
+}
+
+// summary is the closing agent message: one line per command that ran, and
+// a note about those that did not.
+func summary(results []outcome, total int) string {
+	var b strings.Builder
+	failed := 0
+	for _, o := range results {
+		mark := "ok  "
+		if !o.ok() {
+			mark = "FAIL"
+			failed++
+		}
+		fmt.Fprintf(&b, "%s %s: %s\n", mark, o.line, o.describe())
+	}
+	fmt.Fprintf(&b, "%d of %d commands ran, %d failed", len(results), total, failed)
+	if skipped := total - len(results); skipped > 0 {
+		fmt.Fprintf(&b, ", %d not run", skipped)
+	}
+	b.WriteString(".")
+	return b.String()
+}

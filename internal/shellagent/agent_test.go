@@ -1,0 +1,181 @@
+package shellagent
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/terminal"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// termClient serves terminals with the real runtime and records updates.
+type termClient struct {
+	*terminal.Manager
+	recorder
+}
+
+// recorder is a client without terminals that records updates.
+type recorder struct {
+	mu      sync.Mutex
+	updates []acp.SessionUpdate
+	calls   chan *acp.ToolCall // announced tool calls
+}
+
+func (c *recorder) SessionUpdate(_ context.Context, n *acp.SessionNotification) error {
+	c.mu.Lock()
+	c.updates = append(c.updates, n.Update)
+	c.mu.Unlock()
+	if call, ok := n.Update.(*acp.ToolCall); ok && c.calls != nil {
+		c.calls <- call
+	}
+	return nil
+}
+
+func (c *recorder) RequestPermission(context.Context, *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
+	return &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}, nil
+}
+
+// connect serves a shell agent to client over in-memory pipes and opens a
+// session in a temporary directory.
+func connect(t *testing.T, client acp.Client, opts *Options) (*acp.ClientConn, acp.SessionID) {
+	t.Helper()
+	toAgentR, toAgentW := io.Pipe()
+	toClientR, toClientW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, toAgentR, toClientW, opts) }()
+	cc := acp.NewClientConn(client, toClientR, toAgentW, nil)
+	t.Cleanup(func() {
+		cc.Close()
+		cancel()
+		<-served
+	})
+	if _, err := cc.Initialize(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := cc.NewSession(ctx, &acp.NewSessionRequest{Cwd: t.TempDir(), MCPServers: []acp.MCPServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cc, sess.SessionID
+}
+
+func newTermClient(t *testing.T) *termClient {
+	m := terminal.NewManager(&terminal.Options{KillGrace: 500 * time.Millisecond})
+	t.Cleanup(func() { m.Close() })
+	return &termClient{Manager: m, recorder: recorder{calls: make(chan *acp.ToolCall, 16)}}
+}
+
+func prompt(t *testing.T, cc *acp.ClientConn, sid acp.SessionID, text string) acp.StopReason {
+	t.Helper()
+	resp, err := cc.Prompt(context.Background(), &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{&acp.TextContent{Text: text}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StopReason
+}
+
+// finalMessage is the text of the last agent message, and the statuses of
+// the tool calls in order of their final updates.
+func (c *recorder) transcript() (message string, statuses []string, titles []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, u := range c.updates {
+		switch u := u.(type) {
+		case *acp.AgentMessageChunk:
+			message = u.Content.(*acp.TextContent).Text
+		case *acp.ToolCall:
+			titles = append(titles, u.Title)
+		case *acp.ToolCallUpdate:
+			statuses = append(statuses, string(*u.Status))
+		}
+	}
+	return message, statuses, titles
+}
+
+func TestStopsAtFirstFailure(t *testing.T) {
+	client := newTermClient(t)
+	cc, sid := connect(t, client, nil)
+	if stop := prompt(t, cc, sid, "echo hi\n\n  exit 3  \necho never"); stop != acp.StopReasonEndTurn {
+		t.Fatalf("stop reason %q", stop)
+	}
+	msg, statuses, titles := client.transcript()
+	if strings.Join(titles, "|") != "echo hi|exit 3" || strings.Join(statuses, " ") != "completed failed" {
+		t.Errorf("titles %q statuses %q", titles, statuses)
+	}
+	for _, want := range []string{"ok   echo hi: exit 0", "FAIL exit 3: exit 3", "2 of 3 commands ran, 1 failed, 1 not run."} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("summary %q lacks %q", msg, want)
+		}
+	}
+}
+
+func TestKeepGoingAndTimeout(t *testing.T) {
+	client := newTermClient(t)
+	cc, sid := connect(t, client, &Options{KeepGoing: true, Timeout: 300 * time.Millisecond, OutputLimit: 8})
+	prompt(t, cc, sid, "false\nsleep 30\necho 0123456789abcdef\npwd")
+	msg, statuses, _ := client.transcript()
+	if strings.Join(statuses, " ") != "failed failed completed completed" {
+		t.Errorf("statuses %q", statuses)
+	}
+	for _, want := range []string{"FAIL false: exit 1", "FAIL sleep 30: killed by SIGTERM, timed out", "output truncated", "4 of 4 commands ran, 2 failed."} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("summary %q lacks %q", msg, want)
+		}
+	}
+}
+
+func TestCancelKillsTheRunningCommand(t *testing.T) {
+	client := newTermClient(t)
+	cc, sid := connect(t, client, nil)
+	go func() {
+		<-client.calls
+		cc.Cancel(context.Background(), &acp.CancelNotification{SessionID: sid})
+	}()
+	start := time.Now()
+	if stop := prompt(t, cc, sid, "sleep 30\necho never"); stop != acp.StopReasonCancelled {
+		t.Fatalf("stop reason %q", stop)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("cancel took %v", d)
+	}
+	if live := client.Terminals(string(sid)); len(live) != 0 {
+		t.Errorf("terminals left after cancel: %v", live)
+	}
+	msg, _, titles := client.transcript()
+	if len(titles) != 1 || !strings.Contains(msg, "cancelled") {
+		t.Errorf("titles %q, summary %q", titles, msg)
+	}
+}
+
+func TestClientWithoutTerminals(t *testing.T) {
+	client := &recorder{}
+	cc, sid := connect(t, client, nil)
+	if stop := prompt(t, cc, sid, "echo hi"); stop != acp.StopReasonEndTurn {
+		t.Fatalf("stop reason %q", stop)
+	}
+	msg, _, titles := client.transcript()
+	if len(titles) != 0 || !strings.Contains(msg, "does not support terminals") {
+		t.Errorf("titles %q, message %q", titles, msg)
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	client := newTermClient(t)
+	cc, _ := connect(t, client, nil)
+	ctx := context.Background()
+	if _, err := cc.NewSession(ctx, &acp.NewSessionRequest{Cwd: "relative/dir"}); acp.ErrorCode(err) != acp.CodeInvalidParams {
+		t.Errorf("relative cwd: %v", err)
+	}
+	_, err := cc.Prompt(ctx, &acp.PromptRequest{SessionID: "nope", Prompt: []acp.ContentBlock{&acp.TextContent{Text: "true"}}})
+	if acp.ErrorCode(err) != acp.CodeInvalidParams {
+		t.Errorf("unknown session: %v", err)
+	}
+}

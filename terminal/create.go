@@ -1,0 +1,294 @@
+package terminal
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Create starts a terminal (terminal/create) and returns once the command
+// has started. ctx bounds the request (including Policy.Decide), not the
+// command, which runs until it exits or is killed or released.
+func (m *Manager) Create(ctx context.Context, req Request) (Info, error) {
+	pl, err := m.resolve(req)
+	if err != nil {
+		return Info{}, err
+	}
+	if err := m.reserve(req.SessionID); err != nil {
+		return Info{}, err
+	}
+	t, err := m.create(ctx, pl)
+	m.unreserve(req.SessionID, err != nil)
+	if err != nil {
+		return Info{}, err
+	}
+	return t.info, nil
+}
+
+// plan is a validated request: what would run, where, and with what
+// environment (the marker aside).
+type plan struct {
+	info Info
+	path string // executable
+	env  []string
+}
+
+// resolve validates req and works out what would run, and where.
+func (m *Manager) resolve(req Request) (plan, error) {
+	if req.SessionID == "" {
+		return plan{}, invalidf("sessionId is empty")
+	}
+	if req.Command == "" {
+		return plan{}, invalidf("command is empty")
+	}
+	if err := validateEnv(req.Env); err != nil {
+		return plan{}, err
+	}
+	cwd, err := m.resolveCwd(req.SessionID, req.Cwd)
+	if err != nil {
+		return plan{}, err
+	}
+	limit := m.cfg.ceiling
+	if req.OutputByteLimit != nil && *req.OutputByteLimit < limit {
+		limit = *req.OutputByteLimit
+	}
+	info := Info{
+		SessionID:       req.SessionID,
+		Command:         req.Command,
+		Args:            append([]string(nil), req.Args...),
+		Env:             append([]EnvVar(nil), req.Env...),
+		Cwd:             cwd,
+		Shell:           len(req.Args) == 0,
+		OutputByteLimit: limit,
+	}
+	if info.Shell {
+		info.Argv = shellCommand(m.cfg.shell, req.Command)
+	} else {
+		info.Argv = append([]string{req.Command}, req.Args...)
+	}
+	base := m.cfg.env
+	if !m.cfg.envSet {
+		base = os.Environ()
+	}
+	pl := plan{info: info, env: buildEnv(base, info.Env)}
+	// Look the executable up now, so that Policy.Decide sees it and a
+	// missing one fails before anybody is asked.
+	pl.path = info.Argv[0]
+	if !info.Shell || !filepath.IsAbs(pl.path) {
+		p, err := lookPath(pl.path, info.Cwd, pl.env)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return plan{}, invalidErr(err, "command %q not found", pl.path)
+			}
+			return plan{}, invalidErr(err, "command %q: %v", pl.path, err)
+		}
+		pl.path = p
+	}
+	if !info.Shell {
+		pl.info.Argv[0] = pl.path
+	}
+	return pl, nil
+}
+
+func (m *Manager) resolveCwd(sessionID, cwd string) (string, error) {
+	if cwd != "" {
+		if !filepath.IsAbs(cwd) {
+			return "", invalidf("cwd %q is not an absolute path", cwd)
+		}
+	} else {
+		m.mu.Lock()
+		if s := m.sessions[sessionID]; s != nil {
+			cwd = s.cwd
+		}
+		m.mu.Unlock()
+		if cwd == "" {
+			cwd = m.cfg.defaultCwd
+		}
+		if cwd == "" {
+			return "", invalidf("no cwd given and session %q has no default cwd", sessionID)
+		}
+	}
+	cwd = filepath.Clean(cwd)
+	fi, err := os.Stat(cwd)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", invalidErr(err, "cwd %q does not exist", cwd)
+		}
+		return "", invalidErr(err, "cwd %q: %v", cwd, err)
+	}
+	if !fi.IsDir() {
+		return "", invalidf("cwd %q is not a directory", cwd)
+	}
+	if len(m.cfg.roots) == 0 {
+		return cwd, nil
+	}
+	real, err := filepath.EvalSymlinks(cwd)
+	if err != nil {
+		return "", invalidErr(err, "cwd %q: %v", cwd, err)
+	}
+	for _, root := range m.cfg.roots {
+		r, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			continue
+		}
+		if within(real, r) {
+			return real, nil
+		}
+	}
+	return "", deniedf("cwd %q is outside the workspace", cwd)
+}
+
+// within reports whether path is root or below it; both are clean.
+func within(path, root string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// reserve counts a create in progress against the session's limit.
+func (m *Manager) reserve(sessionID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errClosed()
+	}
+	s := m.sessionLocked(sessionID)
+	if limit := m.cfg.maxPerSess; limit > 0 && s.live >= limit {
+		return deniedf("session %q already has %d live terminals, the limit; release some first", sessionID, limit)
+	}
+	s.live++
+	m.creating++
+	return nil
+}
+
+// unreserve ends a create; a failed one gives its slot back.
+func (m *Manager) unreserve(sessionID string, failed bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.creating--
+	m.idle.Broadcast()
+	if s := m.sessions[sessionID]; s != nil && failed {
+		s.live--
+		m.gcSessionLocked(sessionID, s)
+	}
+}
+
+// create asks the policy, starts the command and registers the terminal.
+func (m *Manager) create(ctx context.Context, pl plan) (*term, error) {
+	info := pl.info
+	if m.cfg.decide != nil {
+		di := info
+		di.Args = slices.Clone(info.Args)
+		di.Env = slices.Clone(info.Env)
+		di.Argv = slices.Clone(info.Argv)
+		d := m.cfg.decide(ctx, di)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !d.Allow {
+			reason := d.Reason
+			if reason == "" {
+				reason = "denied by policy"
+			}
+			return nil, deniedf("%s", reason)
+		}
+	}
+	m.mu.Lock()
+	s := m.sessionLocked(info.SessionID)
+	for info.TerminalID == "" || s.terms[info.TerminalID] != nil {
+		info.TerminalID = newTerminalID()
+	}
+	m.mu.Unlock()
+	marker := info.TerminalID + "." + m.nonce
+	env := append(pl.env, MarkerEnv+"="+marker)
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, internalErr(err, "creating output pipe: %v", err)
+	}
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		pr.Close()
+		pw.Close()
+		return nil, internalErr(err, "opening %s: %v", os.DevNull, err)
+	}
+	// argv[0] of an exec'd command stays as the agent wrote it.
+	argv := append([]string{info.Argv[0]}, info.Argv[1:]...)
+	if !info.Shell {
+		argv[0] = info.Command
+	}
+	p, err := m.iso.start(&spawnSpec{
+		id:     info.TerminalID,
+		marker: marker,
+		path:   pl.path,
+		argv:   argv,
+		shell:  info.Shell,
+		env:    env,
+		dir:    info.Cwd,
+		stdin:  devNull,
+		stdout: pw,
+	})
+	devNull.Close()
+	pw.Close() // the child has its copy; EOF comes when the last holder exits
+	if err != nil {
+		pr.Close()
+		return nil, startErr(info, err)
+	}
+	info.PID = p.pid()
+	info.Started = time.Now()
+	limit := info.OutputByteLimit
+	if limit > math.MaxInt {
+		limit = math.MaxInt
+	}
+	t := &term{
+		m:          m,
+		info:       info,
+		key:        termKey(info.SessionID, info.TerminalID),
+		proc:       p,
+		pr:         pr,
+		out:        newTail(int(limit)),
+		exited:     make(chan struct{}),
+		readerDone: make(chan struct{}),
+		done:       make(chan struct{}),
+	}
+
+	// Register and announce under the terminal's lock, so that a
+	// Subscribe to it sees Created exactly once: replayed or published.
+	t.mu.Lock()
+	m.mu.Lock()
+	closed := m.closed
+	if !closed {
+		m.sessionLocked(info.SessionID).terms[info.TerminalID] = t
+	} else {
+		m.releasing[t.key] = t // Close waits for it
+	}
+	m.mu.Unlock()
+	if !closed {
+		ci := t.info
+		t.publishLocked(Event{Kind: EventCreated, Info: &ci})
+	}
+	t.mu.Unlock()
+	t.run()
+	if closed {
+		m.teardown([]*term{t}, false)
+		return nil, errClosed()
+	}
+	return t, nil
+}
+
+func startErr(info Info, err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		switch errno {
+		case syscall.ENOENT, syscall.EACCES, syscall.ENOEXEC, syscall.ENOTDIR,
+			syscall.EISDIR, syscall.ETXTBSY, syscall.EPERM, syscall.ELOOP, syscall.E2BIG:
+			return invalidErr(err, "starting %q: %v", info.Argv[0], err)
+		}
+	}
+	return internalErr(err, "starting %q: %v", info.Argv[0], err)
+}

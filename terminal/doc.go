@@ -1,0 +1,152 @@
+// Package terminal is the client-side runtime of ACP terminals: it runs
+// the commands an agent asks for with terminal/create and serves
+// terminal/output, terminal/wait_for_exit, terminal/kill and
+// terminal/release for them.
+//
+// A [Manager] implements acp.TerminalHandler, so a client that embeds one
+// advertises clientCapabilities.terminal and serves the five methods:
+//
+//	m := terminal.NewManager(&terminal.Options{
+//		Policy: &terminal.Policy{
+//			Decide: func(ctx context.Context, info terminal.Info) terminal.Decision {
+//				if askUser(ctx, info.Argv, info.Cwd) {
+//					return terminal.Allow()
+//				}
+//				return terminal.Deny("the user said no")
+//			},
+//			Timeout: 10 * time.Minute,
+//			Roots:   []string{workspace},
+//		},
+//	})
+//	defer m.Close() // kills and releases everything
+//	m.SetSessionCwd(sessionID, workspace)
+//	conn, err := acp.StartAgent(ctx, cmd, myClient{Manager: m, …}, nil)
+//	…
+//	m.ReleaseSession(sessionID) // when the session ends
+//
+// The same operations exist as plain Go methods (Create, Output, Wait,
+// Kill, Release), keyed by session and terminal ID, for hosts that do not
+// speak ACP or want to run commands themselves:
+//
+//	info, err := m.Create(ctx, terminal.Request{SessionID: "s", Command: "go test ./..."})
+//	st, err := m.Wait(ctx, "s", info.TerminalID)
+//	out, err := m.Output(ctx, "s", info.TerminalID)
+//	fmt.Print(out.Text, st)
+//	err = m.Release(ctx, "s", info.TerminalID)
+//
+// # What runs, and how
+//
+// With no args, command is a shell line run as SHELL -c LINE, where SHELL
+// is Options.Shell or DefaultShell ($SHELL when it is a POSIX shell, else
+// /bin/sh). With args, command is executed directly with exactly those
+// arguments; it is looked up in the PATH of the command's own environment,
+// and a missing executable fails the create. Each command gets stdin from
+// /dev/null, the host environment (Options.Env, default os.Environ) with
+// PAGER=cat, GIT_PAGER=cat and GIT_TERMINAL_PROMPT=0 on top, then the
+// request's env, then MarkerEnv (ACPTERM_TERMINAL), which a request cannot
+// override. The cwd must be absolute; an absent cwd means the session's
+// (SetSessionCwd), else Options.DefaultCwd, else the create fails. With
+// Policy.Roots the cwd's real path must lie inside a root.
+//
+// # Output
+//
+// The command's stdout and stderr are the write end of one pipe, so they
+// arrive merged and in order, and the manager reads the other end itself.
+// It keeps the newest OutputByteLimit bytes (clamped to
+// Policy.OutputCeiling, 16 MiB by default, which is also the limit when the
+// request has none) in a ring buffer that grows on demand up to the limit:
+// memory is O(limit) whatever the volume. When bytes were dropped the text
+// starts at the next UTF-8 character start, and truncated stays true.
+// A limit of 0 keeps nothing (truncated turns true at the first byte).
+// Invalid UTF-8 becomes U+FFFD, one per maximal invalid subpart, as Rust's
+// from_utf8_lossy and the WHATWG decoder do ("\xe2\x82" is one U+FFFD,
+// "\xff\xfe" two). While the command runs, an incomplete character at the
+// end is held back until its remaining bytes arrive.
+//
+// # Exit, wait and kill
+//
+// Wait returns when the command's process exits, not when the pipe closes:
+// after the exit the manager keeps reading only until EOF or until
+// Options.DrainTimeout (100 ms) has passed and the pipe is empty, so
+// `sleep 60 & echo started` completes at once; output that background
+// processes write later is not captured. Exit statuses carry an exit code,
+// or a POSIX signal name ("SIGTERM", "SIGKILL") and no exit code.
+//
+// Kill sends SIGTERM to the command's process group (and cgroup), waits up
+// to Options.KillGrace (2 s) for the command to exit, then sends SIGKILL to
+// all of them. Release kills a running command the same way, waits for it,
+// kills whatever is left of its descendants and frees the terminal.
+// Policy.Timeout kills a command the same way when it runs too long; the
+// agent sees the signal, the host sees ExitStatus.TimedOut.
+//
+// # No orphans
+//
+// Every command leads its own process group. That reaches ordinary
+// children but not descendants that call setsid or double-fork, so on
+// Linux the manager also tracks each terminal's processes one of two ways
+// (Options.Isolation, reported by Manager.Isolation):
+//
+//   - IsolationCgroup, chosen when possible: the manager makes a cgroup v2
+//     directory under its own cgroup (or Options.CgroupParent), named
+//     acpterm-PID-RANDOM, and one child per terminal; the command is
+//     started inside it (clone3 with CLONE_INTO_CGROUP), so no fork can
+//     escape, and release writes cgroup.kill and removes the directory.
+//     Directories left by a crashed host are cleaned up by the next
+//     manager. It needs a writable cgroup v2 tree (root, or a delegated
+//     subtree such as a systemd user service) and Linux 5.14.
+//   - IsolationProcScan, the fallback: release scans /proc/*/environ for
+//     the terminal's marker variable and kills every match (through a
+//     pidfd, so a reused PID is never hit), repeating until a scan finds
+//     nobody. A descendant that both leaves the process group and clears
+//     its environment (env -i) escapes it.
+//
+// The command's own process is not reaped until release: the zombie keeps
+// its PID, and so the process group ID, from being reused, which makes
+// signalling the group after the command exited safe. The manager does not
+// use PR_SET_CHILD_SUBREAPER: it is process-wide and would leave the host
+// to reap every orphan of every descendant, which a library cannot do
+// without stealing exit statuses from the host's own os/exec children.
+//
+// Other Unix systems use the process group only (IsolationGroup), and the
+// command is reaped at exit. On Windows the package builds but is minimal:
+// shell lines run with %ComSpec% /d /s /c, kill is TerminateProcess on the
+// command alone (no grace period, descendants survive, exit code 1), exit
+// statuses have no signal, and a descendant holding the output pipe can
+// delay release.
+//
+// # Limits and policy
+//
+// Policy bounds the live (created, not released) terminals per session
+// (64), the output ceiling (16 MiB) and, optionally, the run time of each
+// command; Policy.Decide sees every create, resolved, before it starts.
+//
+// # Errors
+//
+// Errors wrap an *Error carrying the JSON-RPC code the methods of
+// acp.TerminalHandler send, and one of the kinds ErrNotFound, ErrInvalid,
+// ErrDenied, ErrClosed for errors.Is:
+//
+//   - -32602 (CodeInvalidParams): a malformed request (relative or missing
+//     cwd, bad env name, missing executable) and any unknown, released or
+//     other session's terminal. Those three cases get one identical
+//     message, `terminal "ID" not found`, so nothing reveals whether
+//     another session has a terminal of that ID.
+//   - -32003 (CodeDenied): Policy.Decide refused (its reason is in the
+//     message), the session has too many live terminals, or the cwd is
+//     outside Policy.Roots.
+//   - -32603 (CodeInternalError): the host failed, or the manager is closed.
+//   - A request cancelled by $/cancel_request returns context.Canceled,
+//     which the connection sends as -32800; a cancelled wait leaves the
+//     command running.
+//
+// # Watching terminals
+//
+// Subscribe delivers Created, Output (raw bytes, in order), Exited and
+// Released events, for all sessions, one session, or one terminal (the
+// latter replays what happened before it subscribed). A subscriber never
+// slows a command down: each has a bounded queue (Options.SubscriberBuffer),
+// and output that does not fit is dropped and counted in the next event's
+// Dropped field. After release the final output stays available to the
+// host through Snapshot, within Options.RetainBytes, but no longer through
+// the protocol.
+package terminal

@@ -1,0 +1,310 @@
+package terminal
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// EventKind says what happened to a terminal.
+type EventKind uint8
+
+const (
+	// EventCreated: the command started. Event.Info describes it.
+	EventCreated EventKind = iota + 1
+	// EventOutput: the command wrote Event.Data (stdout and stderr, raw
+	// bytes, in order).
+	EventOutput
+	// EventExited: the command's process exited and its output was
+	// drained. Event.Status says how.
+	EventExited
+	// EventReleased: the terminal was released; its ID is gone from the
+	// protocol, Snapshot still shows its final state for a while. Last
+	// event of a terminal.
+	EventReleased
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventCreated:
+		return "created"
+	case EventOutput:
+		return "output"
+	case EventExited:
+		return "exited"
+	case EventReleased:
+		return "released"
+	}
+	return "unknown"
+}
+
+// Event is one thing that happened to a terminal. A terminal's events
+// arrive in order: Created, Output…, Exited, Released.
+type Event struct {
+	Kind       EventKind
+	SessionID  string
+	TerminalID string
+	// Info is set on EventCreated.
+	Info *Info
+	// Data is set on EventOutput. It is shared between subscribers: do not
+	// modify it.
+	Data []byte
+	// Dropped counts the output bytes of this terminal that this
+	// subscriber did not get just before this event, because it fell
+	// behind (or, for the first event of a terminal subscription, because
+	// they were written before it subscribed and are no longer retained).
+	// Snapshot has the current tail when a UI needs to resynchronise.
+	Dropped uint64
+	// Status is set on EventExited and EventReleased.
+	Status *ExitStatus
+}
+
+// ErrSubscriptionClosed is returned by Subscription.Next once the
+// subscription was closed (by Close, by the manager's Close, or after the
+// Released event of a single-terminal subscription) and its queue is empty.
+var ErrSubscriptionClosed = errors.New("terminal: subscription closed")
+
+// ErrSubscriberOverflow is returned by Subscription.Next when the
+// subscriber fell so far behind that even non-output events had to be
+// dropped; the subscription is closed.
+var ErrSubscriberOverflow = errors.New("terminal: subscriber fell too far behind")
+
+// maxQueuedControl bounds the non-output events queued for one subscriber
+// (three per terminal at most, so it takes thousands of unread terminals).
+const maxQueuedControl = 1 << 16
+
+// Subscription receives terminal events. Delivery never blocks the
+// terminals: events queue per subscriber, output up to
+// Options.SubscriberBuffer bytes, and output that does not fit is dropped
+// and counted in the next event of the same terminal (Event.Dropped).
+type Subscription struct {
+	m          *Manager
+	sessionID  string // "" for all sessions
+	terminalID string // "" for all terminals of the session(s)
+	t          *term  // the terminal, for a single-terminal subscription
+	limit      int
+
+	mu       sync.Mutex
+	q        []Event
+	head     int
+	qBytes   int
+	nControl int
+	gaps     map[string]uint64 // terminal key -> output bytes dropped
+	closed   bool
+	err      error
+	wake     chan struct{}
+}
+
+func newSubscription(m *Manager, sessionID, terminalID string) *Subscription {
+	return &Subscription{
+		m:          m,
+		sessionID:  sessionID,
+		terminalID: terminalID,
+		limit:      m.cfg.subBuffer,
+		gaps:       map[string]uint64{},
+		wake:       make(chan struct{}, 1),
+		err:        ErrSubscriptionClosed,
+	}
+}
+
+// deliver queues ev for the subscriber without ever blocking on it.
+func (s *Subscription) deliver(ev Event, key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if ev.Kind == EventOutput {
+		if s.qBytes+len(ev.Data) > s.limit {
+			s.gaps[key] += uint64(len(ev.Data))
+			return
+		}
+	} else if s.nControl >= maxQueuedControl {
+		s.closed, s.err = true, ErrSubscriberOverflow
+		s.q, s.head, s.qBytes, s.nControl = nil, 0, 0, 0
+		s.signal()
+		return
+	}
+	if g := s.gaps[key]; g > 0 {
+		ev.Dropped += g
+		delete(s.gaps, key)
+	}
+	if ev.Kind == EventOutput {
+		s.qBytes += len(ev.Data)
+	} else {
+		s.nControl++
+	}
+	if s.head > 0 && s.head >= len(s.q)/2 {
+		// Reclaim the consumed front so that a reader that is always a
+		// little behind does not make the queue grow.
+		n := copy(s.q, s.q[s.head:])
+		clear(s.q[n:])
+		s.q, s.head = s.q[:n], 0
+	}
+	s.q = append(s.q, ev)
+	if ev.Kind == EventReleased && s.t != nil {
+		// A single-terminal subscription ends with its terminal.
+		s.closed = true
+	}
+	s.signal()
+}
+
+func (s *Subscription) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Next returns the next event, waiting for one until ctx is done. After
+// the subscription is closed it returns the events still queued, then
+// ErrSubscriptionClosed (or ErrSubscriberOverflow).
+func (s *Subscription) Next(ctx context.Context) (Event, error) {
+	for {
+		s.mu.Lock()
+		if s.head < len(s.q) {
+			ev := s.q[s.head]
+			s.q[s.head] = Event{}
+			s.head++
+			if ev.Kind == EventOutput {
+				s.qBytes -= len(ev.Data)
+			} else {
+				s.nControl--
+			}
+			s.mu.Unlock()
+			return ev, nil
+		}
+		if s.closed {
+			err := s.err
+			s.mu.Unlock()
+			return Event{}, err
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.wake:
+		case <-ctx.Done():
+			return Event{}, ctx.Err()
+		}
+	}
+}
+
+// Close ends the subscription; queued events are discarded. Idempotent.
+func (s *Subscription) Close() {
+	s.m.unsubscribe(s)
+	s.mu.Lock()
+	s.closed = true
+	s.q, s.head, s.qBytes, s.nControl = nil, 0, 0, 0
+	s.mu.Unlock()
+	s.signal()
+}
+
+// end closes the subscription after its queued events (manager Close).
+func (s *Subscription) end() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.signal()
+}
+
+// Subscribe returns a subscription to terminal events:
+//   - Subscribe("", "") covers every terminal of every session;
+//   - Subscribe(sid, "") covers the terminals of one session;
+//   - Subscribe(sid, tid) covers one live terminal and starts with a replay
+//     of what happened so far (Created, the retained output, Exited if it
+//     has), so subscribing right after Create misses nothing; it ends after
+//     the terminal's Released event.
+//
+// The first two see events from the moment they subscribe: subscribe
+// before serving requests to see every terminal from its creation.
+func (m *Manager) Subscribe(sessionID, terminalID string) (*Subscription, error) {
+	if terminalID == "" {
+		return m.subscribeWide(sessionID)
+	}
+	t, err := m.lookup(sessionID, terminalID)
+	if err != nil {
+		return nil, err
+	}
+	s := newSubscription(m, sessionID, terminalID)
+	s.t = t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.released {
+		return nil, notFound(terminalID)
+	}
+	ci := t.info
+	s.deliver(Event{Kind: EventCreated, SessionID: sessionID, TerminalID: terminalID, Info: &ci}, t.key)
+	if n := t.out.Len(); n > 0 || t.out.Truncated() {
+		data := t.out.Bytes()
+		if len(data) > s.limit {
+			data = data[len(data)-s.limit:]
+		}
+		s.deliver(Event{Kind: EventOutput, SessionID: sessionID, TerminalID: terminalID,
+			Data: data, Dropped: t.out.Total() - uint64(len(data))}, t.key)
+	}
+	if t.isDone() {
+		st := *t.status
+		s.deliver(Event{Kind: EventExited, SessionID: sessionID, TerminalID: terminalID, Status: &st}, t.key)
+	}
+	t.subs = append(t.subs, s)
+	return s, nil
+}
+
+func (m *Manager) subscribeWide(sessionID string) (*Subscription, error) {
+	s := newSubscription(m, sessionID, "")
+	m.subMu.Lock()
+	defer m.subMu.Unlock()
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil, errClosed()
+	}
+	old := m.wideSubs()
+	subs := make([]*Subscription, 0, len(old)+1)
+	subs = append(append(subs, old...), s)
+	m.subs.Store(&subs)
+	return s, nil
+}
+
+func (m *Manager) wideSubs() []*Subscription {
+	if p := m.subs.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (m *Manager) hasSubscribers(t *term) bool {
+	if len(t.subs) > 0 {
+		return true
+	}
+	for _, s := range m.wideSubs() {
+		if s.sessionID == "" || s.sessionID == t.info.SessionID {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Manager) unsubscribe(s *Subscription) {
+	if t := s.t; t != nil {
+		t.mu.Lock()
+		for i, x := range t.subs {
+			if x == s {
+				t.subs = append(t.subs[:i:i], t.subs[i+1:]...)
+				break
+			}
+		}
+		t.mu.Unlock()
+		return
+	}
+	m.subMu.Lock()
+	defer m.subMu.Unlock()
+	old := m.wideSubs()
+	subs := make([]*Subscription, 0, len(old))
+	for _, x := range old {
+		if x != s {
+			subs = append(subs, x)
+		}
+	}
+	m.subs.Store(&subs)
+}

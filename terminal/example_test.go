@@ -1,0 +1,68 @@
+//go:build unix
+
+package terminal_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/acpterm/acpterm/terminal"
+)
+
+func Example() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	m := terminal.NewManager(&terminal.Options{DefaultCwd: dir})
+	defer m.Close()
+	ctx := context.Background()
+
+	info, err := m.Create(ctx, terminal.Request{SessionID: "s", Command: "echo hello; echo oops >&2; exit 3"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	st, _ := m.Wait(ctx, "s", info.TerminalID)
+	out, _ := m.Output(ctx, "s", info.TerminalID)
+	fmt.Printf("%q, %v\n", out.Text, st)
+	_ = m.Release(ctx, "s", info.TerminalID)
+
+	_, err = m.Output(ctx, "s", info.TerminalID)
+	fmt.Println(terminal.ErrorCode(err), err == nil)
+	// Output:
+	// "hello\noops\n", exit code 3
+	// -32602 false
+}
+
+func ExampleManager_Subscribe() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	m := terminal.NewManager(&terminal.Options{DefaultCwd: dir})
+	defer m.Close()
+	ctx := context.Background()
+
+	sub, _ := m.Subscribe("", "") // every terminal, from now on
+	defer sub.Close()
+	info, _ := m.Create(ctx, terminal.Request{SessionID: "s", Command: "printf", Args: []string{"%s\n", "a b"}})
+	_, _ = m.Wait(ctx, "s", info.TerminalID)
+	_ = m.Release(ctx, "s", info.TerminalID)
+	for {
+		ev, _ := sub.Next(ctx)
+		switch ev.Kind {
+		case terminal.EventCreated:
+			fmt.Printf("created: %s %q\n", ev.Info.Command, ev.Info.Args)
+		case terminal.EventOutput:
+			fmt.Printf("output: %q\n", ev.Data)
+		case terminal.EventExited:
+			fmt.Println("exited:", ev.Status)
+		case terminal.EventReleased:
+			fmt.Println("released")
+			return
+		}
+	}
+	// Output:
+	// created: printf ["%s\n" "a b"]
+	// output: "a b\n"
+	// exited: exit code 0
+	// released
+}

@@ -1,0 +1,173 @@
+//go:build linux
+
+package terminal
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// The peak-RSS benchmark re-executes the test binary as a capture
+	// helper (see rss_test.go).
+	if n := os.Getenv(rssHelperEnv); n != "" {
+		os.Exit(rssHelper(n))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// testCtx bounds a test's blocking calls so that a bug fails the test
+// instead of hanging the run.
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func newTestManager(t testing.TB, opts *Options) *Manager {
+	t.Helper()
+	if opts == nil {
+		opts = &Options{}
+	}
+	if opts.DefaultCwd == "" {
+		opts.DefaultCwd = t.TempDir()
+	}
+	m := NewManager(opts)
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+func mustCreate(t testing.TB, m *Manager, req Request) Info {
+	t.Helper()
+	if req.SessionID == "" {
+		req.SessionID = "sess_test"
+	}
+	info, err := m.Create(testCtx(t), req)
+	if err != nil {
+		t.Fatalf("Create(%q %q): %v", req.Command, req.Args, err)
+	}
+	return info
+}
+
+func mustWait(t testing.TB, m *Manager, info Info) ExitStatus {
+	t.Helper()
+	st, err := m.Wait(testCtx(t), info.SessionID, info.TerminalID)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	return st
+}
+
+func mustOutput(t testing.TB, m *Manager, info Info) Output {
+	t.Helper()
+	out, err := m.Output(testCtx(t), info.SessionID, info.TerminalID)
+	if err != nil {
+		t.Fatalf("Output: %v", err)
+	}
+	return out
+}
+
+func mustRelease(t testing.TB, m *Manager, info Info) {
+	t.Helper()
+	if err := m.Release(testCtx(t), info.SessionID, info.TerminalID); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+}
+
+// runTerminal does create, wait, output, release.
+func runTerminal(t testing.TB, m *Manager, req Request) (Output, ExitStatus) {
+	t.Helper()
+	info := mustCreate(t, m, req)
+	st := mustWait(t, m, info)
+	out := mustOutput(t, m, info)
+	mustRelease(t, m, info)
+	return out, st
+}
+
+func code(n uint32) *uint32 { return &n }
+
+func statusEq(a, b ExitStatus) bool {
+	return a.Signal == b.Signal && a.TimedOut == b.TimedOut &&
+		(a.ExitCode == nil) == (b.ExitCode == nil) &&
+		(a.ExitCode == nil || *a.ExitCode == *b.ExitCode)
+}
+
+func wantStatus(t testing.TB, got, want ExitStatus) {
+	t.Helper()
+	if !statusEq(got, want) {
+		t.Errorf("exit status = %v, want %v", got, want)
+	}
+}
+
+// alive reports whether pid is a live process. A zombie counts as dead:
+// PID 1 does not reap orphans on every machine this runs on.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return false
+	}
+	return s[i+2] != 'Z' && s[i+2] != 'X'
+}
+
+// waitDead polls /proc until pid is dead; polling with a deadline is how
+// one observes an external process.
+func waitDead(t testing.TB, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d still alive", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// parsePIDs reads the whitespace-separated PIDs a command printed.
+func parsePIDs(t testing.TB, s string) []int {
+	t.Helper()
+	var pids []int
+	for _, f := range strings.Fields(s) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("not a pid: %q in %q", f, s)
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+func wantCode(t testing.TB, err error, kind error, code int64) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want %v (%d)", kind, code)
+	}
+	if !errors.Is(err, kind) || ErrorCode(err) != code {
+		t.Fatalf("error %q (code %d), want %v (%d)", err, ErrorCode(err), kind, code)
+	}
+}
+
+// nextOutput skips events until an output event arrives.
+func nextOutput(t testing.TB, sub *Subscription) Event {
+	t.Helper()
+	for {
+		ev, err := sub.Next(testCtx(t))
+		if err != nil {
+			t.Fatalf("waiting for output: %v", err)
+		}
+		if ev.Kind == EventOutput {
+			return ev
+		}
+	}
+}

@@ -1,0 +1,319 @@
+package terminal
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+)
+
+// Manager runs terminals for ACP sessions. It is safe for concurrent use;
+// every method may be called from any goroutine, and a long Wait never
+// blocks the others.
+type Manager struct {
+	cfg   config
+	iso   *isolator
+	nonce string // makes markers unique to this manager
+
+	// mu guards the fields below. It may be taken while holding a
+	// terminal's mutex, never the other way round.
+	mu        sync.Mutex
+	sessions  map[string]*session
+	releasing map[string]*term // removed from their session, not yet retained
+	closed    bool
+	creating  int        // creates between reserve and registration
+	idle      *sync.Cond // on mu: creating or releasing went down
+	retained  map[string]*retainedSnap
+	retOrder  []string // keys of retained, oldest first
+	retBytes  int64
+
+	subMu sync.Mutex // serializes changes to subs
+	subs  atomic.Pointer[[]*Subscription]
+
+	waiting func() // test hook: a Wait is about to block
+
+	closeOnce sync.Once
+}
+
+type session struct {
+	cwd   string
+	terms map[string]*term
+	live  int // terminals created and not released, plus creates in progress
+}
+
+// NewManager returns a Manager configured by opts (nil means defaults).
+// With IsolationAuto it creates a cgroup when it can; call Close to kill
+// every terminal and remove it.
+func NewManager(opts *Options) *Manager {
+	cfg := newConfig(opts)
+	m := &Manager{
+		cfg:       cfg,
+		iso:       newIsolator(&cfg),
+		nonce:     randomHex(4),
+		sessions:  map[string]*session{},
+		releasing: map[string]*term{},
+		retained:  map[string]*retainedSnap{},
+	}
+	m.idle = sync.NewCond(&m.mu)
+	return m
+}
+
+// Isolation reports the no-orphans mechanism in use for new terminals.
+func (m *Manager) Isolation() Isolation { return m.iso.mode() }
+
+// SetSessionCwd sets the directory in which the session's terminals run
+// when a create has no cwd. dir must be absolute; "" forgets it.
+func (m *Manager) SetSessionCwd(sessionID, dir string) error {
+	if dir != "" && !filepath.IsAbs(dir) {
+		return invalidf("session cwd %q is not an absolute path", dir)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if dir == "" {
+		if s := m.sessions[sessionID]; s != nil {
+			s.cwd = ""
+			m.gcSessionLocked(sessionID, s)
+		}
+		return nil
+	}
+	m.sessionLocked(sessionID).cwd = filepath.Clean(dir)
+	return nil
+}
+
+func (m *Manager) sessionLocked(id string) *session {
+	s := m.sessions[id]
+	if s == nil {
+		s = &session{terms: map[string]*term{}}
+		m.sessions[id] = s
+	}
+	return s
+}
+
+func (m *Manager) gcSessionLocked(id string, s *session) {
+	if s.cwd == "" && s.live == 0 && len(s.terms) == 0 {
+		delete(m.sessions, id)
+	}
+}
+
+// lookup finds a live terminal. Unknown, released and other sessions'
+// terminals get the same error.
+func (m *Manager) lookup(sessionID, terminalID string) (*term, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s := m.sessions[sessionID]; s != nil {
+		if t := s.terms[terminalID]; t != nil {
+			return t, nil
+		}
+	}
+	return nil, notFound(terminalID)
+}
+
+// Output returns the terminal's output so far and, once it has exited, its
+// exit status (terminal/output).
+func (m *Manager) Output(ctx context.Context, sessionID, terminalID string) (Output, error) {
+	t, err := m.lookup(sessionID, terminalID)
+	if err != nil {
+		return Output{}, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.outputLocked(), nil
+}
+
+// Wait waits for the command's process to exit (terminal/wait_for_exit).
+// Any number of callers may wait; a cancelled ctx ends this wait only, with
+// ctx.Err(), and leaves the command running. Release resolves pending
+// waits with the final status.
+func (m *Manager) Wait(ctx context.Context, sessionID, terminalID string) (ExitStatus, error) {
+	t, err := m.lookup(sessionID, terminalID)
+	if err != nil {
+		return ExitStatus{}, err
+	}
+	if m.waiting != nil {
+		m.waiting()
+	}
+	select {
+	case <-t.done:
+		return *t.status, nil
+	case <-ctx.Done():
+		return ExitStatus{}, ctx.Err()
+	}
+}
+
+// Kill stops the command (terminal/kill): SIGTERM to its process group
+// (and cgroup), KillGrace, then SIGKILL to all of it. It returns when the
+// command has exited, or with ctx.Err() when ctx ends first (the kill goes
+// on). The terminal stays valid for Output and Wait. Killing a command
+// that has exited does nothing.
+func (m *Manager) Kill(ctx context.Context, sessionID, terminalID string) error {
+	t, err := m.lookup(sessionID, terminalID)
+	if err != nil {
+		return err
+	}
+	t.startKill(false)
+	select {
+	case <-t.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Release kills the command if it still runs, waits for it, kills what is
+// left of its descendants and frees the terminal (terminal/release). The
+// ID is invalid for every method afterwards; Snapshot still has the final
+// output for a while. The teardown is bounded (KillGrace plus a little) and
+// finishes even if ctx ends.
+func (m *Manager) Release(ctx context.Context, sessionID, terminalID string) error {
+	m.mu.Lock()
+	var t *term
+	if s := m.sessions[sessionID]; s != nil {
+		if t = s.terms[terminalID]; t != nil {
+			delete(s.terms, terminalID)
+			m.releasing[t.key] = t
+		}
+	}
+	m.mu.Unlock()
+	if t == nil {
+		return notFound(terminalID)
+	}
+	m.teardown([]*term{t}, true)
+	return nil
+}
+
+// ReleaseSession releases every terminal of the session, concurrently, and
+// forgets its cwd. Call it when the session ends.
+func (m *Manager) ReleaseSession(sessionID string) {
+	m.mu.Lock()
+	var ts []*term
+	if s := m.sessions[sessionID]; s != nil {
+		for id, t := range s.terms {
+			ts = append(ts, t)
+			delete(s.terms, id)
+			m.releasing[t.key] = t
+		}
+		s.cwd = ""
+		m.gcSessionLocked(sessionID, s)
+	}
+	m.mu.Unlock()
+	m.teardown(ts, true)
+}
+
+// Close releases every terminal of every session, ends all subscriptions
+// (after the events already queued) and removes the manager's cgroup.
+// Creates after Close fail with ErrClosed. Close is idempotent; calls after
+// the first wait for it to finish.
+func (m *Manager) Close() error {
+	m.closeOnce.Do(func() {
+		m.mu.Lock()
+		m.closed = true
+		var ts []*term
+		for _, s := range m.sessions {
+			for id, t := range s.terms {
+				ts = append(ts, t)
+				delete(s.terms, id)
+				m.releasing[t.key] = t
+			}
+		}
+		m.mu.Unlock()
+		m.teardown(ts, true)
+		// Wait for releases and creates that were under way, so that
+		// nothing uses the cgroup once it is gone.
+		m.mu.Lock()
+		for m.creating > 0 || len(m.releasing) > 0 {
+			m.idle.Wait()
+		}
+		m.mu.Unlock()
+		m.subMu.Lock()
+		subs := m.wideSubs()
+		m.subs.Store(nil)
+		m.subMu.Unlock()
+		for _, s := range subs {
+			s.end()
+		}
+		m.iso.close()
+	})
+	return nil
+}
+
+// teardown kills, sweeps and frees terminals already removed from their
+// session. The kills run concurrently, so n terminals take one grace
+// period, not n.
+func (m *Manager) teardown(ts []*term, registered bool) {
+	if len(ts) == 0 {
+		return
+	}
+	for _, t := range ts {
+		t.startKill(false)
+	}
+	procs := make([]*proc, len(ts))
+	for i, t := range ts {
+		<-t.done
+		procs[i] = t.proc
+	}
+	m.iso.sweep(procs)
+	var wg sync.WaitGroup
+	for _, t := range ts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.finish(t, registered)
+		}()
+	}
+	wg.Wait()
+}
+
+// finish joins the terminal's goroutines, frees its OS resources, keeps
+// its final state for Snapshot and announces the release.
+func (m *Manager) finish(t *term, registered bool) {
+	if t.timer != nil {
+		t.timer.Stop()
+	}
+	// The reader has stopped (done implies it) except on Windows, where
+	// closing is what ends a read that a descendant keeps open.
+	_ = t.pr.Close()
+	t.wg.Wait()
+	t.proc.release(m.cfg.logf)
+
+	t.mu.Lock()
+	snap := Snapshot{Info: t.info, Output: t.outputLocked(), Released: true}
+	t.released, t.final = true, &snap
+	if registered {
+		st := *t.status
+		t.publishLocked(Event{Kind: EventReleased, Status: &st})
+	}
+	t.subs = nil
+	t.out = newTail(0) // the snapshot has the text; free the buffer
+	t.mu.Unlock()
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.releasing, t.key)
+	m.idle.Broadcast()
+	m.retainLocked(t.key, snap)
+	if registered {
+		if s := m.sessions[t.info.SessionID]; s != nil {
+			s.live--
+			m.gcSessionLocked(t.info.SessionID, s)
+		}
+	}
+}
+
+// Terminals lists the live terminals of a session.
+func (m *Manager) Terminals(sessionID string) []Info {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Info
+	if s := m.sessions[sessionID]; s != nil {
+		for _, t := range s.terms {
+			out = append(out, t.info)
+		}
+	}
+	return out
+}
+
+// String describes the manager for logs.
+func (m *Manager) String() string {
+	return fmt.Sprintf("terminal.Manager(isolation=%s)", m.Isolation())
+}

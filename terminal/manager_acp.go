@@ -1,0 +1,126 @@
+package terminal
+
+import (
+	"context"
+	"errors"
+
+	"github.com/acpterm/acpterm/acp"
+)
+
+// The five terminal methods of acp.TerminalHandler. A Client that embeds a
+// *Manager advertises clientCapabilities.terminal and serves them:
+//
+//	type client struct{ *terminal.Manager; … }
+var _ acp.TerminalHandler = (*Manager)(nil)
+
+// CreateTerminal serves terminal/create. An empty cwd string is treated
+// like an absent one.
+func (m *Manager) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
+	r := Request{
+		SessionID:       string(req.SessionID),
+		Command:         req.Command,
+		Args:            req.Args,
+		OutputByteLimit: req.OutputByteLimit,
+	}
+	if req.Cwd != nil {
+		r.Cwd = *req.Cwd
+	}
+	if len(req.Env) > 0 {
+		r.Env = make([]EnvVar, len(req.Env))
+		for i, v := range req.Env {
+			r.Env[i] = EnvVar{Name: v.Name, Value: v.Value}
+		}
+	}
+	info, err := m.Create(ctx, r)
+	if err != nil {
+		return nil, wireErr(err)
+	}
+	return &acp.CreateTerminalResponse{TerminalID: acp.TerminalID(info.TerminalID)}, nil
+}
+
+// TerminalOutput serves terminal/output.
+func (m *Manager) TerminalOutput(ctx context.Context, req *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error) {
+	out, err := m.Output(ctx, string(req.SessionID), string(req.TerminalID))
+	if err != nil {
+		return nil, wireErr(err)
+	}
+	resp := &acp.TerminalOutputResponse{Output: out.Text, Truncated: out.Truncated}
+	if out.ExitStatus != nil {
+		code, sig := wireStatus(*out.ExitStatus)
+		resp.ExitStatus = &acp.TerminalExitStatus{ExitCode: code, Signal: sig}
+	}
+	return resp, nil
+}
+
+// WaitForTerminalExit serves terminal/wait_for_exit. A cancelled request
+// ($/cancel_request) returns context.Canceled, which the connection sends
+// as -32800; the command keeps running.
+func (m *Manager) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
+	st, err := m.Wait(ctx, string(req.SessionID), string(req.TerminalID))
+	if err != nil {
+		return nil, wireErr(err)
+	}
+	code, sig := wireStatus(st)
+	return &acp.WaitForTerminalExitResponse{ExitCode: code, Signal: sig}, nil
+}
+
+// KillTerminal serves terminal/kill.
+func (m *Manager) KillTerminal(ctx context.Context, req *acp.KillTerminalRequest) (*acp.KillTerminalResponse, error) {
+	if err := m.Kill(ctx, string(req.SessionID), string(req.TerminalID)); err != nil {
+		return nil, wireErr(err)
+	}
+	return &acp.KillTerminalResponse{}, nil
+}
+
+// ReleaseTerminal serves terminal/release.
+func (m *Manager) ReleaseTerminal(ctx context.Context, req *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
+	if err := m.Release(ctx, string(req.SessionID), string(req.TerminalID)); err != nil {
+		return nil, wireErr(err)
+	}
+	return &acp.ReleaseTerminalResponse{}, nil
+}
+
+// wireStatus is the protocol's form of a status: exitCode for an exit,
+// signal (and a null exitCode) for a signal. TimedOut has no field.
+func wireStatus(st ExitStatus) (code *uint32, signal *string) {
+	if st.ExitCode != nil {
+		c := *st.ExitCode
+		code = &c
+	}
+	if st.Signal != "" {
+		s := st.Signal
+		signal = &s
+	}
+	return code, signal
+}
+
+// acpDenied carries CodeDenied through acp.WireError.
+var acpDenied = &acp.Error{Code: CodeDenied, Message: "permission denied"}
+
+// acpError gives a terminal error the acp code it maps to. Its text is what
+// the agent reads, and errors.Is still sees the terminal error's kind.
+type acpError struct {
+	code *acp.Error
+	err  *Error
+	text string
+}
+
+func (e *acpError) Error() string   { return e.text }
+func (e *acpError) Unwrap() []error { return []error{e.code, e.err} }
+
+// wireErr converts the manager's errors for the acp connection; others
+// (context.Canceled from a cancelled request) pass through unchanged.
+func wireErr(err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	switch e.Code {
+	case CodeInvalidParams:
+		return &acpError{acp.ErrInvalidParams, e, acp.ErrInvalidParams.Message + ": " + e.Message}
+	case CodeDenied:
+		return &acpError{acpDenied, e, e.Message} // already "permission denied: …"
+	default:
+		return &acpError{acp.ErrInternal, e, acp.ErrInternal.Message + ": " + e.Message}
+	}
+}

@@ -1,0 +1,236 @@
+package terminal
+
+import (
+	"context"
+	"time"
+)
+
+// Defaults applied to zero fields of Options and Policy.
+const (
+	DefaultMaxTerminalsPerSession = 64
+	DefaultOutputCeiling          = 16 << 20
+	DefaultKillGrace              = 2 * time.Second
+	DefaultDrainTimeout           = 100 * time.Millisecond
+	DefaultSubscriberBuffer       = 1 << 20
+	DefaultRetainBytes            = 16 << 20
+)
+
+// Request is a terminal/create request in Go terms.
+type Request struct {
+	SessionID string
+	// Command is a shell line when Args is empty, else the program to exec.
+	Command string
+	Args    []string
+	// Env is applied on top of the host environment and the defaults.
+	Env []EnvVar
+	// Cwd must be absolute; "" means the session's cwd (SetSessionCwd) or
+	// Options.DefaultCwd.
+	Cwd string
+	// OutputByteLimit is how many bytes of output to keep; nil means the
+	// ceiling (Policy.OutputCeiling), and larger values are clamped to it.
+	OutputByteLimit *uint64
+}
+
+// EnvVar is one environment variable of a Request.
+type EnvVar struct {
+	Name  string
+	Value string
+}
+
+// Decision is Policy.Decide's answer.
+type Decision struct {
+	Allow bool
+	// Reason is put in the error a denied request gets (and is free text
+	// for an allowed one, e.g. "allowed by rule git *").
+	Reason string
+}
+
+// Allow is the Decision that lets a request run.
+func Allow() Decision { return Decision{Allow: true} }
+
+// Deny is the Decision that refuses a request with a reason the agent sees.
+func Deny(reason string) Decision { return Decision{Reason: reason} }
+
+// Policy holds the limits and the permission hook. A nil *Policy or zero
+// fields mean the defaults.
+type Policy struct {
+	// Decide is called for each terminal/create after the request was
+	// validated and resolved (so info.Cwd is absolute and info.Argv is what
+	// will run) and before anything starts. It may block, e.g. to ask the
+	// user; ctx is cancelled when the agent cancels the request, and Decide
+	// should then return promptly (its answer is ignored). nil allows all.
+	Decide func(ctx context.Context, info Info) Decision
+
+	// MaxTerminalsPerSession bounds the live terminals (created and not yet
+	// released) of one session. 0 means DefaultMaxTerminalsPerSession; a
+	// negative value means no limit.
+	MaxTerminalsPerSession int
+
+	// OutputCeiling caps every terminal's outputByteLimit; an absent limit
+	// means the ceiling. 0 means DefaultOutputCeiling.
+	OutputCeiling uint64
+
+	// Timeout, when positive, kills a terminal's command that has run that
+	// long (SIGTERM, KillGrace, SIGKILL, like terminal/kill). The agent sees
+	// the signal in the exit status; ExitStatus.TimedOut tells the host.
+	Timeout time.Duration
+
+	// Roots, when not empty, confines cwd: its real path (symlinks
+	// resolved) must be one of the roots or inside one, else create fails
+	// with CodeDenied. The command then runs in that real path.
+	Roots []string
+}
+
+// Isolation is how a manager makes sure no descendant of a terminal's
+// command outlives the terminal. See the package doc.
+type Isolation int
+
+const (
+	// IsolationAuto uses IsolationCgroup where a cgroup v2 hierarchy is
+	// writable, else IsolationProcScan on Linux and IsolationGroup elsewhere.
+	IsolationAuto Isolation = iota
+	// IsolationCgroup: one cgroup v2 per terminal, the command started
+	// inside it (clone3 CLONE_INTO_CGROUP), everything killed with
+	// cgroup.kill. Linux only.
+	IsolationCgroup
+	// IsolationProcScan: the process group, plus a marker environment
+	// variable looked up in /proc/*/environ to find descendants that left
+	// the group. Linux only.
+	IsolationProcScan
+	// IsolationGroup: the process group only.
+	IsolationGroup
+)
+
+func (i Isolation) String() string {
+	switch i {
+	case IsolationAuto:
+		return "auto"
+	case IsolationCgroup:
+		return "cgroup"
+	case IsolationProcScan:
+		return "procscan"
+	case IsolationGroup:
+		return "group"
+	}
+	return "unknown"
+}
+
+// Options configure a Manager. A nil *Options or zero fields mean the
+// defaults.
+type Options struct {
+	Policy *Policy
+
+	// Shell runs args-less commands as Shell -c LINE. "" means DefaultShell().
+	// A busybox binary is run as busybox sh -c LINE.
+	Shell string
+
+	// Env is the base environment of every command; nil means os.Environ()
+	// at the time of each create.
+	Env []string
+
+	// DefaultCwd is the cwd of a create that has none, in a session with no
+	// cwd set by SetSessionCwd. "" makes such a create fail (CodeInvalidParams).
+	DefaultCwd string
+
+	// KillGrace is how long kill waits after SIGTERM before SIGKILL.
+	// 0 means DefaultKillGrace.
+	KillGrace time.Duration
+
+	// DrainTimeout bounds how long output is still awaited once the
+	// command's process has exited, when a descendant keeps the pipe open;
+	// what is already in the pipe then is read regardless. 0 means
+	// DefaultDrainTimeout.
+	DrainTimeout time.Duration
+
+	// Isolation chooses the no-orphans mechanism; see Isolation.
+	Isolation Isolation
+
+	// CgroupParent is the cgroup v2 directory under which the manager makes
+	// its own (for IsolationAuto and IsolationCgroup). "" means the cgroup of
+	// the current process, found via /proc/self/cgroup and /proc/self/mountinfo.
+	CgroupParent string
+
+	// SubscriberBuffer bounds the output bytes queued for one subscriber;
+	// beyond it, output events are dropped and counted (Event.Dropped).
+	// 0 means DefaultSubscriberBuffer.
+	SubscriberBuffer int
+
+	// RetainBytes bounds the final output of released terminals kept for
+	// Snapshot; the newest released terminal is always kept. 0 means
+	// DefaultRetainBytes; negative keeps none.
+	RetainBytes int64
+
+	// Logf reports problems that have no caller to return them to (e.g. a
+	// cgroup that could not be removed). nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// config is Options with the defaults filled in.
+type config struct {
+	decide       func(context.Context, Info) Decision
+	maxPerSess   int
+	ceiling      uint64
+	timeout      time.Duration
+	roots        []string
+	shell        []string
+	env          []string
+	envSet       bool
+	defaultCwd   string
+	grace        time.Duration
+	drain        time.Duration
+	isolation    Isolation
+	cgroupParent string
+	subBuffer    int
+	retain       int64
+	logf         func(string, ...any)
+}
+
+func newConfig(o *Options) config {
+	if o == nil {
+		o = &Options{}
+	}
+	p := o.Policy
+	if p == nil {
+		p = &Policy{}
+	}
+	c := config{
+		decide:       p.Decide,
+		maxPerSess:   p.MaxTerminalsPerSession,
+		ceiling:      p.OutputCeiling,
+		timeout:      p.Timeout,
+		roots:        append([]string(nil), p.Roots...),
+		env:          append([]string(nil), o.Env...),
+		envSet:       o.Env != nil,
+		defaultCwd:   o.DefaultCwd,
+		grace:        o.KillGrace,
+		drain:        o.DrainTimeout,
+		isolation:    o.Isolation,
+		cgroupParent: o.CgroupParent,
+		subBuffer:    o.SubscriberBuffer,
+		retain:       o.RetainBytes,
+		logf:         o.Logf,
+	}
+	if c.maxPerSess == 0 {
+		c.maxPerSess = DefaultMaxTerminalsPerSession
+	}
+	if c.ceiling == 0 {
+		c.ceiling = DefaultOutputCeiling
+	}
+	if c.grace <= 0 {
+		c.grace = DefaultKillGrace
+	}
+	if c.drain <= 0 {
+		c.drain = DefaultDrainTimeout
+	}
+	if c.subBuffer <= 0 {
+		c.subBuffer = DefaultSubscriberBuffer
+	}
+	if c.retain == 0 {
+		c.retain = DefaultRetainBytes
+	}
+	if c.logf == nil {
+		c.logf = func(string, ...any) {}
+	}
+	c.shell = shellArgv(o.Shell)
+	return c
+}

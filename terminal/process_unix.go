@@ -1,0 +1,41 @@
+//go:build unix
+
+package terminal
+
+import (
+	"fmt"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// shellCommand is the argv that runs line with the given shell.
+func shellCommand(shell []string, line string) []string {
+	return append(append([]string(nil), shell...), "-c", line)
+}
+
+// signalGroup sends sig to the process group led by pid and to pid itself
+// (in case the leader moved to another group). Errors mean nobody was
+// left to signal.
+func signalGroup(pid int, sig syscall.Signal) {
+	_ = unix.Kill(-pid, sig)
+	_ = unix.Kill(pid, sig)
+}
+
+// signalName is the POSIX name of sig ("SIGKILL"), which is what agents
+// expect; Go's syscall.Signal.String gives "killed".
+func signalName(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return n
+	}
+	return fmt.Sprintf("SIG%d", int(sig))
+}
+
+// statusFromWait converts a reaped process's wait status.
+func statusFromWait(ws syscall.WaitStatus) ExitStatus {
+	if ws.Signaled() {
+		return ExitStatus{Signal: signalName(ws.Signal())}
+	}
+	code := uint32(ws.ExitStatus())
+	return ExitStatus{ExitCode: &code}
+}

@@ -1,0 +1,57 @@
+package terminal
+
+// retainedSnap is the final state of a released terminal, kept for
+// Snapshot.
+type retainedSnap struct {
+	snap Snapshot
+	size int64
+}
+
+// retainLocked keeps a released terminal's final state within RetainBytes,
+// dropping the oldest; the newest is always kept.
+func (m *Manager) retainLocked(key string, snap Snapshot) {
+	if m.cfg.retain < 0 {
+		return
+	}
+	size := int64(len(snap.Text) + len(snap.Command) + 256)
+	m.retained[key] = &retainedSnap{snap: snap, size: size}
+	m.retOrder = append(m.retOrder, key)
+	m.retBytes += size
+	for len(m.retOrder) > 1 && m.retBytes > m.cfg.retain {
+		old := m.retOrder[0]
+		m.retOrder = m.retOrder[1:]
+		if r := m.retained[old]; r != nil {
+			m.retBytes -= r.size
+			delete(m.retained, old)
+		}
+	}
+}
+
+// Snapshot returns a terminal's current state, or its final state if it
+// was released recently (within Options.RetainBytes). It is for the host's
+// UI; the protocol methods forget a terminal at release.
+func (m *Manager) Snapshot(sessionID, terminalID string) (Snapshot, error) {
+	key := termKey(sessionID, terminalID)
+	m.mu.Lock()
+	var t *term
+	if s := m.sessions[sessionID]; s != nil {
+		t = s.terms[terminalID]
+	}
+	if t == nil {
+		t = m.releasing[key]
+	}
+	r := m.retained[key]
+	m.mu.Unlock()
+	if r != nil {
+		return r.snap, nil
+	}
+	if t == nil {
+		return Snapshot{}, notFound(terminalID)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.final != nil {
+		return *t.final, nil
+	}
+	return Snapshot{Info: t.info, Output: t.outputLocked()}, nil
+}

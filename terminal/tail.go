@@ -1,0 +1,137 @@
+package terminal
+
+import (
+	"unicode/utf8"
+)
+
+// tail keeps the newest limit bytes written to it in a ring buffer. The
+// buffer grows on demand up to limit and never beyond, so memory is
+// O(limit) whatever the volume written, and an idle terminal with a large
+// limit costs nothing.
+//
+// tail is not safe for concurrent use; the terminal's mutex guards it.
+type tail struct {
+	limit int
+	buf   []byte // len(buf) is the current capacity, at most limit
+	start int    // index in buf of the oldest retained byte
+	n     int    // retained bytes
+	total uint64 // bytes ever written
+}
+
+func newTail(limit int) *tail { return &tail{limit: limit} }
+
+// minTailAlloc is the first allocation, so that short outputs do not pay
+// for a series of tiny reallocations.
+const minTailAlloc = 4 << 10
+
+// Write appends p, dropping the oldest bytes beyond the limit.
+func (t *tail) Write(p []byte) {
+	t.total += uint64(len(p))
+	if t.limit == 0 || len(p) == 0 {
+		return
+	}
+	if len(p) >= t.limit {
+		// Only the end of p survives; no need to keep anything older.
+		t.grow(t.limit)
+		copy(t.buf, p[len(p)-t.limit:])
+		t.start, t.n = 0, t.limit
+		return
+	}
+	if need := t.n + len(p); need > len(t.buf) && len(t.buf) < t.limit {
+		t.grow(need)
+	}
+	c := len(t.buf)
+	if over := t.n + len(p) - c; over > 0 {
+		t.start = (t.start + over) % c
+		t.n -= over
+	}
+	at := (t.start + t.n) % c
+	k := copy(t.buf[at:], p)
+	copy(t.buf, p[k:])
+	t.n += len(p)
+}
+
+// grow reallocates buf to hold at least need bytes (capped at limit),
+// keeping the retained bytes in order at its start.
+func (t *tail) grow(need int) {
+	if len(t.buf) >= need || len(t.buf) == t.limit {
+		return
+	}
+	size := max(need, 2*len(t.buf), minTailAlloc)
+	size = min(size, t.limit)
+	nb := make([]byte, size)
+	t.copyTo(nb)
+	t.buf, t.start = nb, 0
+}
+
+// copyTo copies the retained bytes, oldest first, into dst (len ≥ t.n).
+func (t *tail) copyTo(dst []byte) {
+	if t.n == 0 {
+		return
+	}
+	k := copy(dst[:t.n], t.buf[t.start:min(t.start+t.n, len(t.buf))])
+	copy(dst[k:t.n], t.buf)
+}
+
+// Bytes returns a copy of the retained bytes, oldest first.
+func (t *tail) Bytes() []byte {
+	b := make([]byte, t.n)
+	t.copyTo(b)
+	return b
+}
+
+// Len is the number of retained bytes.
+func (t *tail) Len() int { return t.n }
+
+// Total is the number of bytes ever written.
+func (t *tail) Total() uint64 { return t.total }
+
+// Truncated reports whether any written byte was dropped. It is sticky:
+// once bytes are dropped they stay dropped.
+func (t *tail) Truncated() bool { return t.total > uint64(t.n) }
+
+// Text renders the retained bytes as a valid UTF-8 string.
+//
+// When bytes were dropped, up to three leading continuation bytes are
+// skipped: they are the rest of a character whose start was cut off, and
+// the protocol wants the cut at a character boundary. While the command
+// runs (final false), an incomplete character at the very end is held back
+// because its remaining bytes may still be on their way; once final, it is
+// rendered as U+FFFD like any other invalid sequence (see sanitize).
+func (t *tail) Text(final bool) string {
+	b := t.Bytes()
+	if t.Truncated() {
+		b = skipContinuation(b)
+	}
+	if !final {
+		b = b[:len(b)-incompleteSuffix(b)]
+	}
+	return sanitize(b)
+}
+
+// skipContinuation drops up to utf8.UTFMax-1 leading continuation bytes.
+func skipContinuation(b []byte) []byte {
+	for i := 0; i < utf8.UTFMax-1 && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
+		b = b[1:]
+	}
+	return b
+}
+
+// incompleteSuffix is the length of a trailing prefix of a valid multi-byte
+// character (a lead byte and fewer continuation bytes than it announces),
+// or 0.
+func incompleteSuffix(b []byte) int {
+	for k := 1; k < utf8.UTFMax && k <= len(b); k++ {
+		c := b[len(b)-k]
+		if utf8.RuneStart(c) {
+			if c < utf8.RuneSelf {
+				return 0
+			}
+			if n := validPrefix(b[len(b)-k:]); n == k && n < seqLen(c) {
+				return k
+			}
+			return 0
+		}
+	}
+	return 0
+}

@@ -1,0 +1,293 @@
+package terminal
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// Info describes a terminal as it was created.
+type Info struct {
+	SessionID string
+	// TerminalID is "" when Info is passed to Policy.Decide: the terminal
+	// does not exist yet.
+	TerminalID string
+	// Command, Args and Env are the request's.
+	Command string
+	Args    []string
+	Env     []EnvVar
+	// Cwd is the directory the command runs in: absolute, and with
+	// symlinks resolved when Policy.Roots is set.
+	Cwd string
+	// Argv is what runs: the shell invocation of a shell line
+	// (e.g. ["/bin/bash", "-c", "make test"]) or the resolved executable
+	// path followed by Args.
+	Argv []string
+	// Shell reports that Command is run as a shell line (Args was empty).
+	Shell bool
+	// OutputByteLimit is the effective limit: the request's, clamped to the
+	// ceiling.
+	OutputByteLimit uint64
+	// PID of the command's process (0 in Policy.Decide).
+	PID     int
+	Started time.Time
+}
+
+// ExitStatus is how a command ended.
+type ExitStatus struct {
+	// ExitCode is the exit code of a command that exited; nil when a
+	// signal ended it.
+	ExitCode *uint32
+	// Signal is the POSIX name ("SIGTERM", "SIGKILL") of the signal that
+	// ended the command, "" when it exited.
+	Signal string
+	// TimedOut reports that Policy.Timeout expired and the manager killed
+	// the command. The protocol has no field for it: the agent sees the
+	// signal (or the exit code, if the command caught SIGTERM and exited).
+	TimedOut bool
+}
+
+func (s ExitStatus) String() string {
+	var str string
+	switch {
+	case s.Signal != "":
+		str = "signal " + s.Signal
+	case s.ExitCode != nil:
+		str = fmt.Sprintf("exit code %d", *s.ExitCode)
+	default:
+		str = "unknown exit status"
+	}
+	if s.TimedOut {
+		str += " (timed out)"
+	}
+	return str
+}
+
+// Output is what terminal/output returns.
+type Output struct {
+	// Text is the newest OutputByteLimit bytes of stdout and stderr, as
+	// valid UTF-8 (see the package doc).
+	Text string
+	// Truncated reports that older output was dropped; it stays true.
+	Truncated bool
+	// ExitStatus is nil while the command runs.
+	ExitStatus *ExitStatus
+}
+
+// Snapshot is a terminal's state for a host's UI. Unlike Output it is
+// also available for a while after release (Options.RetainBytes).
+type Snapshot struct {
+	Info
+	Output
+	Released bool
+}
+
+// term is one terminal: a started command, its output and its status.
+type term struct {
+	m    *Manager
+	info Info
+	key  string // session + "\x00" + terminal ID
+	proc *proc
+	pr   *os.File // read end of the command's stdout/stderr pipe
+
+	exited     chan struct{} // the command's process exited
+	readerDone chan struct{} // the reader stopped (EOF, drain deadline)
+	done       chan struct{} // status is set
+	status     *ExitStatus   // written once, before done is closed
+	timer      *time.Timer   // Policy.Timeout
+	wg         sync.WaitGroup
+
+	mu         sync.Mutex
+	out        *tail
+	killing    bool
+	timedOut   bool
+	released   bool
+	final      *Snapshot       // set at release
+	subs       []*Subscription // subscribed to this terminal only
+	cache      string
+	cacheTotal uint64
+	cacheFinal bool
+	cacheOK    bool
+}
+
+func termKey(sessionID, terminalID string) string { return sessionID + "\x00" + terminalID }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand crashes the program instead)
+	return hex.EncodeToString(b)
+}
+
+// newTerminalID makes a terminal ID: 64 random bits, so IDs are not
+// guessable and, for all practical purposes, never repeat.
+func newTerminalID() string { return "term_" + randomHex(8) }
+
+// run starts the terminal's goroutines: the output reader, the exit
+// waiter and, with a timeout, its timer.
+func (t *term) run() {
+	t.wg.Add(2)
+	if d := t.m.cfg.timeout; d > 0 {
+		t.timer = time.AfterFunc(d, func() { t.startKill(true) })
+	}
+	go t.readLoop()
+	go t.waitLoop()
+}
+
+// readLoop copies the pipe into the tail buffer and out to subscribers
+// until EOF or until waitLoop's drain deadline passes.
+func (t *term) readLoop() {
+	defer t.wg.Done()
+	defer close(t.readerDone)
+	// Start small (most commands print little) and grow while reads fill
+	// the buffer, up to what a pipe holds.
+	buf := make([]byte, 4<<10)
+	for {
+		n, err := t.pr.Read(buf)
+		if n > 0 {
+			t.write(buf[:n])
+			if n == len(buf) && len(buf) < maxReadBuf {
+				buf = make([]byte, 2*len(buf))
+			}
+		}
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// The deadline only means "stop waiting": what the command
+				// wrote before it exited is in the pipe, however late this
+				// goroutine got to run.
+				_ = t.pr.SetReadDeadline(time.Time{})
+				drainReady(t.pr, buf, maxFinalDrain, t.write)
+			}
+			return
+		}
+	}
+}
+
+const (
+	// maxReadBuf is Linux's default pipe buffer: a read never returns more.
+	// (Enlarging the pipe with F_SETPIPE_SZ measured no faster.)
+	maxReadBuf = 64 << 10
+	// maxFinalDrain bounds the last read of a pipe whose writers are still
+	// writing; it exceeds any pipe's buffer, which holds all the command
+	// wrote before exiting.
+	maxFinalDrain = 4 << 20
+)
+
+func (t *term) write(p []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.out.Write(p)
+	if t.m.hasSubscribers(t) {
+		t.publishLocked(Event{Kind: EventOutput, Data: append([]byte(nil), p...)})
+	}
+}
+
+// waitLoop waits for the command's process to exit, lets the reader drain
+// what is left in the pipe for a bounded time, and publishes the status.
+// Descendants that still hold the pipe do not delay the status beyond
+// DrainTimeout; their later output is not captured.
+func (t *term) waitLoop() {
+	defer t.wg.Done()
+	st, err := t.proc.wait()
+	if err != nil {
+		t.m.cfg.logf("terminal %s: waiting for pid %d: %v", t.info.TerminalID, t.info.PID, err)
+	}
+	close(t.exited)
+	if t.timer != nil {
+		t.timer.Stop()
+	}
+	drain := t.m.cfg.drain
+	if t.pr.SetReadDeadline(time.Now().Add(drain)) == nil {
+		<-t.readerDone
+	} else {
+		// No deadlines on this platform's pipes (Windows): stop waiting
+		// for the reader; it ends when the last writer closes the pipe.
+		tm := time.NewTimer(drain)
+		select {
+		case <-t.readerDone:
+		case <-tm.C:
+		}
+		tm.Stop()
+	}
+	t.mu.Lock()
+	st.TimedOut = t.timedOut
+	t.status = &st
+	close(t.done)
+	t.publishLocked(Event{Kind: EventExited, Status: &st})
+	t.mu.Unlock()
+}
+
+// startKill begins kill: SIGTERM, KillGrace, SIGKILL. It does nothing once
+// the command has exited or a kill is under way.
+func (t *term) startKill(timedOut bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.exited:
+		return
+	default:
+	}
+	if t.killing {
+		return
+	}
+	t.killing, t.timedOut = true, timedOut
+	// waitLoop holds the WaitGroup until after exited is closed, so this
+	// Add cannot race with a Wait that saw a zero counter.
+	t.wg.Add(1)
+	go t.killLoop()
+}
+
+func (t *term) killLoop() {
+	defer t.wg.Done()
+	t.proc.terminate()
+	tm := time.NewTimer(t.m.cfg.grace)
+	select {
+	case <-t.exited:
+	case <-tm.C:
+	}
+	tm.Stop()
+	// Also when the command exited within the grace period: whatever it
+	// left behind in its group or cgroup goes now.
+	t.proc.kill()
+}
+
+// outputLocked renders terminal/output. The text is cached until more
+// output arrives, so polling a large, idle buffer costs nothing.
+func (t *term) outputLocked() Output {
+	final := t.isDone()
+	if !t.cacheOK || t.cacheTotal != t.out.Total() || t.cacheFinal != final {
+		t.cache, t.cacheTotal, t.cacheFinal, t.cacheOK = t.out.Text(final), t.out.Total(), final, true
+	}
+	o := Output{Text: t.cache, Truncated: t.out.Truncated()}
+	if final {
+		st := *t.status
+		o.ExitStatus = &st
+	}
+	return o
+}
+
+func (t *term) isDone() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// publishLocked sends ev to the terminal's subscribers and to the
+// manager's subscriptions that cover its session.
+func (t *term) publishLocked(ev Event) {
+	ev.SessionID, ev.TerminalID = t.info.SessionID, t.info.TerminalID
+	for _, s := range t.subs {
+		s.deliver(ev, t.key)
+	}
+	for _, s := range t.m.wideSubs() {
+		if s.sessionID == "" || s.sessionID == t.info.SessionID {
+			s.deliver(ev, t.key)
+		}
+	}
+}
