@@ -20,10 +20,17 @@ type AgentConn struct {
 
 // NewAgentConn serves agent on a connection to a client: r carries what the
 // client writes (the agent's stdin) and w what it reads (the agent's stdout).
-// It starts serving at once; Close ends the connection.
+// If agent has a method SetConn(*AgentConn), it is called with the new
+// connection before any message is served, so that the agent can send
+// updates and call the client from its handlers. Serving starts at once;
+// Close ends the connection.
 func NewAgentConn(agent Agent, r io.Reader, w io.Writer, opts *ConnOptions) *AgentConn {
 	a := &AgentConn{agent: agent}
 	a.conn = newConn(r, w, a.handle, opts)
+	if s, ok := agent.(interface{ SetConn(*AgentConn) }); ok {
+		s.SetConn(a)
+	}
+	close(a.ready)
 	return a
 }
 

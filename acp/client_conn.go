@@ -16,11 +16,20 @@ type ClientConn struct {
 }
 
 // NewClientConn serves client on a connection to an agent: r carries what the
-// agent writes (its stdout) and w what it reads (its stdin). It starts
-// serving at once; Close ends the connection.
+// agent writes (its stdout) and w what it reads (its stdin). If client has a
+// method SetConn(*ClientConn), it is called with the new connection before
+// any message is served. Serving starts at once; Close ends the connection.
 func NewClientConn(client Client, r io.Reader, w io.Writer, opts *ConnOptions) *ClientConn {
-	c := &ClientConn{client: client}
+	return newClientConn(client, r, w, opts, nil)
+}
+
+func newClientConn(client Client, r io.Reader, w io.Writer, opts *ConnOptions, proc *agentProcess) *ClientConn {
+	c := &ClientConn{client: client, proc: proc}
 	c.conn = newConn(r, w, c.handle, opts)
+	if s, ok := client.(interface{ SetConn(*ClientConn) }); ok {
+		s.SetConn(c)
+	}
+	close(c.ready)
 	return c
 }
 

@@ -42,12 +42,18 @@ func (o *ConnOptions) logf(format string, args ...any) {
 
 // conn is what both sides share: the engine and the generic call helpers.
 type conn struct {
-	rpc  *jsonrpc2.Conn
-	opts *ConnOptions
+	rpc   *jsonrpc2.Conn
+	opts  *ConnOptions
+	ready chan struct{} // closed once the owning ClientConn or AgentConn is set up
 }
 
+// newConn starts the engine. Handlers wait until ready is closed, so the
+// owner can finish building itself (and hand itself to its handler) before
+// the first message is served.
 func newConn(r io.Reader, w io.Writer, h jsonrpc2.HandlerFunc, opts *ConnOptions) conn {
+	ready := make(chan struct{})
 	safe := func(ctx context.Context, req *jsonrpc2.Request) (res any, err error) {
+		<-ready
 		// A bug in one handler must not take the whole connection (and
 		// with it the client or agent process) down: it becomes an
 		// internal error for that request, and the stack goes to the log.
@@ -59,7 +65,7 @@ func newConn(r io.Reader, w io.Writer, h jsonrpc2.HandlerFunc, opts *ConnOptions
 		}()
 		return h(ctx, req)
 	}
-	return conn{rpc: jsonrpc2.NewConn(r, w, jsonrpc2.HandlerFunc(safe), opts.rpcOptions()), opts: opts}
+	return conn{rpc: jsonrpc2.NewConn(r, w, jsonrpc2.HandlerFunc(safe), opts.rpcOptions()), opts: opts, ready: ready}
 }
 
 // Done is closed when the connection has ended.

@@ -487,3 +487,33 @@ func TestHandlerPanicIsAnInternalError(t *testing.T) {
 		t.Fatalf("connection unusable after a handler panic: %v", err)
 	}
 }
+
+// connAgent needs its connection inside its handlers.
+type connAgent struct {
+	minimalAgent
+	conn *AgentConn
+}
+
+func (a *connAgent) SetConn(c *AgentConn) { a.conn = c }
+
+func (a *connAgent) Prompt(ctx context.Context, req *PromptRequest) (*PromptResponse, error) {
+	err := a.conn.SessionUpdate(ctx, &SessionNotification{SessionID: req.SessionID,
+		Update: &AgentMessageChunk{Content: &TextContent{Text: "from the handler"}}})
+	return &PromptResponse{StopReason: StopReasonEndTurn}, err
+}
+
+func TestSetConnBeforeServing(t *testing.T) {
+	agent := &connAgent{}
+	client := &fullClient{updates: make(chan *SessionNotification, 1)}
+	cc, ac := pair(t, agent, client)
+	if agent.conn != ac {
+		t.Fatal("NewAgentConn did not hand the agent its connection")
+	}
+	// The race detector checks that the handler sees SetConn's write.
+	if _, err := cc.Prompt(context.Background(), &PromptRequest{SessionID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-client.updates; n.Update.(*AgentMessageChunk).Content.(*TextContent).Text != "from the handler" {
+		t.Fatalf("update %#v", n.Update)
+	}
+}

@@ -55,9 +55,7 @@ func StartAgent(cmd *exec.Cmd, client Client, opts *ConnOptions) (*ClientConn, e
 	stdin, stdout := inW, outR
 	p := &agentProcess{cmd: cmd, stdin: stdin, exited: make(chan struct{})}
 	go p.wait()
-	c := NewClientConn(client, stdout, stdin, opts)
-	c.proc = p
-	return c, nil
+	return newClientConn(client, stdout, stdin, opts, p), nil
 }
 
 // agentProcess owns an agent subprocess and its one Wait call.

@@ -3,6 +3,7 @@ package terminal
 import (
 	"context"
 	"errors"
+	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/acp"
 )
@@ -44,7 +45,8 @@ func (m *Manager) TerminalOutput(ctx context.Context, req *acp.TerminalOutputReq
 	if err != nil {
 		return nil, wireErr(err)
 	}
-	resp := &acp.TerminalOutputResponse{Output: out.Text, Truncated: out.Truncated}
+	text, cut := fitEncoded(out.Text, m.cfg.maxEncoded)
+	resp := &acp.TerminalOutputResponse{Output: text, Truncated: out.Truncated || cut}
 	if out.ExitStatus != nil {
 		code, sig := wireStatus(*out.ExitStatus)
 		resp.ExitStatus = &acp.TerminalExitStatus{ExitCode: code, Signal: sig}
@@ -123,4 +125,38 @@ func wireErr(err error) error {
 	default:
 		return &acpError{acp.ErrInternal, e, acp.ErrInternal.Message + ": " + e.Message}
 	}
+}
+
+// fitEncoded returns the longest suffix of text, starting at a character,
+// whose JSON string encoding takes at most budget bytes, and whether it had
+// to cut. text is valid UTF-8.
+func fitEncoded(text string, budget int) (string, bool) {
+	if len(text)*6 <= budget { // no text can grow more than six times
+		return text, false
+	}
+	used := 0
+	for i := len(text); i > 0; {
+		r, size := utf8.DecodeLastRuneInString(text[:i])
+		used += encodedLen(r, size)
+		if used > budget {
+			return text[i:], true
+		}
+		i -= size
+	}
+	return text, false
+}
+
+// encodedLen is how many bytes encoding/json writes for the rune r of
+// size bytes inside a string, counting HTML escaping in, since it is on by
+// default.
+func encodedLen(r rune, size int) int {
+	switch {
+	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
+		return 2
+	case r < 0x20 || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
+		return 6
+	case r == utf8.RuneError && size == 1:
+		return 6 // written as \ufffd
+	}
+	return size
 }

@@ -4,10 +4,12 @@ package terminal
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/acp"
 )
@@ -139,5 +141,61 @@ func TestOverTheWire(t *testing.T) {
 	_, err = ac.TerminalOutput(ctx, &acp.TerminalOutputRequest{SessionID: "s", TerminalID: term.ID})
 	if acp.ErrorCode(err) != acp.CodeInvalidParams || !strings.Contains(err.Error(), string(term.ID)) {
 		t.Fatalf("output after release: %v", err)
+	}
+}
+
+func TestOutputFitsTheEncodedBound(t *testing.T) {
+	const budget = 64 << 10
+	m := newTestManager(t, &Options{MaxEncodedOutput: budget})
+	ctx := testCtx(t)
+	// 32 KiB of control bytes encode to about 192 KiB.
+	resp, err := m.CreateTerminal(ctx, &acp.CreateTerminalRequest{SessionID: "s", Command: "head -c 32768 /dev/zero | tr '\\0' '\\1'; echo end"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.WaitForTerminalExit(ctx, &acp.WaitForTerminalExitRequest{SessionID: "s", TerminalID: resp.TerminalID}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.TerminalOutput(ctx, &acp.TerminalOutputRequest{SessionID: "s", TerminalID: resp.TerminalID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := json.Marshal(out.Output)
+	if len(enc)-2 > budget || len(enc)-2 < budget-6 {
+		t.Errorf("encoded output is %d bytes, want just under %d", len(enc)-2, budget)
+	}
+	if !out.Truncated || !strings.HasSuffix(out.Output, "\x01end\n") {
+		t.Errorf("truncated=%v, output ends %q", out.Truncated, out.Output[max(0, len(out.Output)-8):])
+	}
+	// The Go API keeps the whole tail.
+	full, err := m.Output(ctx, "s", string(resp.TerminalID))
+	if err != nil || len(full.Text) != 32768+4 || full.Truncated {
+		t.Errorf("Output: %d bytes, truncated %v, err %v", len(full.Text), full.Truncated, err)
+	}
+}
+
+func TestFitEncoded(t *testing.T) {
+	for _, s := range []string{"", "plain", "a\x01b\"c\\d<e>f&g\u2028h\ti\nj€k🙂", strings.Repeat("\x00é", 100)} {
+		for budget := 0; budget <= 6*len(s)+1; budget++ {
+			got, cut := fitEncoded(s, budget)
+			enc, _ := json.Marshal(got)
+			if n := len(enc) - 2; n > budget {
+				t.Fatalf("fitEncoded(%q, %d) = %q encodes to %d bytes", s, budget, got, n)
+			}
+			if !strings.HasSuffix(s, got) || cut != (got != s) || !utf8.ValidString(got) {
+				t.Fatalf("fitEncoded(%q, %d) = %q, %v", s, budget, got, cut)
+			}
+			// One more character would not fit (for these strings the
+			// estimate is exact: no \b or \f).
+			if cut {
+				longer := s[len(s)-len(got)-1:]
+				for !utf8.RuneStart(longer[0]) {
+					longer = s[len(s)-len(longer)-1:]
+				}
+				if enc, _ := json.Marshal(longer); len(enc)-2 <= budget {
+					t.Fatalf("fitEncoded(%q, %d) cut %q needlessly", s, budget, longer)
+				}
+			}
+		}
 	}
 }

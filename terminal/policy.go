@@ -13,6 +13,7 @@ const (
 	DefaultDrainTimeout           = 100 * time.Millisecond
 	DefaultSubscriberBuffer       = 1 << 20
 	DefaultRetainBytes            = 16 << 20
+	DefaultMaxEncodedOutput       = 24 << 20
 )
 
 // Request is a terminal/create request in Go terms.
@@ -160,6 +161,15 @@ type Options struct {
 	// DefaultRetainBytes; negative keeps none.
 	RetainBytes int64
 
+	// MaxEncodedOutput bounds the JSON-encoded size of the output in a
+	// terminal/output answer. JSON escaping can make text up to six times
+	// larger (a control byte becomes \u00XX), and peers cap the size of a
+	// message (the TypeScript SDK at 32 MiB, acp connections at 64 MiB by
+	// default), so output that would encode larger is cut further at the
+	// front, at a character start, and reported truncated. 0 means
+	// DefaultMaxEncodedOutput; the Go API (Output, Snapshot) is not cut.
+	MaxEncodedOutput int
+
 	// Logf reports problems that have no caller to return them to (e.g. a
 	// cgroup that could not be removed). nil discards them.
 	Logf func(format string, args ...any)
@@ -182,6 +192,7 @@ type config struct {
 	cgroupParent string
 	subBuffer    int
 	retain       int64
+	maxEncoded   int
 	logf         func(string, ...any)
 }
 
@@ -208,6 +219,7 @@ func newConfig(o *Options) config {
 		cgroupParent: o.CgroupParent,
 		subBuffer:    o.SubscriberBuffer,
 		retain:       o.RetainBytes,
+		maxEncoded:   o.MaxEncodedOutput,
 		logf:         o.Logf,
 	}
 	if c.maxPerSess == 0 {
@@ -227,6 +239,9 @@ func newConfig(o *Options) config {
 	}
 	if c.retain == 0 {
 		c.retain = DefaultRetainBytes
+	}
+	if c.maxEncoded <= 0 {
+		c.maxEncoded = DefaultMaxEncodedOutput
 	}
 	if c.logf == nil {
 		c.logf = func(string, ...any) {}

@@ -41,9 +41,7 @@ type Options struct {
 // Serve runs the agent over r and w (the agent's stdin and stdout) until the
 // client closes its end or ctx ends.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
-	a := New(opts)
-	conn := acp.NewAgentConn(a, r, w, nil)
-	a.SetConn(conn)
+	conn := acp.NewAgentConn(New(opts), r, w, nil) // calls SetConn before serving
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():
@@ -52,8 +50,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
 	return conn.Wait()
 }
 
-// Agent implements acp.Agent. Make it with New and connect it with SetConn
-// before serving.
+// Agent implements acp.Agent. Make it with New and serve it with
+// acp.NewAgentConn, which hands it the connection through SetConn.
 type Agent struct {
 	opts Options
 	conn *acp.AgentConn
@@ -82,7 +80,8 @@ func New(opts *Options) *Agent {
 	return a
 }
 
-// SetConn gives the agent the connection it calls the client on.
+// SetConn gives the agent the connection it calls the client on;
+// acp.NewAgentConn calls it before serving the first message.
 func (a *Agent) SetConn(c *acp.AgentConn) { a.conn = c }
 
 // Initialize accepts protocol version 1.

@@ -1,0 +1,265 @@
+// Package probe is the engine of `acpterm probe`: an ACP agent that, when
+// prompted, checks how the connected client implements the terminal
+// methods (terminal/create, output, wait_for_exit, kill, release) and
+// reports each case.
+//
+// Point any ACP client at `acpterm probe` as if it were an agent and send
+// it any prompt. The probe announces each case as a tool call (kind
+// execute, title "probe: <title>", the case's terminals embedded), marks it
+// completed (pass, info) or failed (fail, skip) with the case's result as
+// rawOutput, and ends the turn with a table of results. With
+// Options.JSONReport it also writes a Report as JSON.
+//
+// Normative cases check what the ACP v1 specification asks of a client;
+// they pass or fail. Informational cases record what the client does where
+// the specification leaves a choice (signal name format, shell lines,
+// cancellation of a wait, ...); their result is always "info". Normative
+// cases send an explicit argv (sh -c SCRIPT), so that they mean the same
+// on clients that exec commands directly and on clients that use a shell.
+//
+// Each case is bounded by Options.CaseTimeout: a client that never answers
+// fails that case with "no answer within …", and the run goes on. Every
+// terminal a case creates is released at the end of the case. A
+// session/cancel stops the run: the remaining cases are skipped and the
+// prompt ends with stopReason cancelled. (A terminal/create still
+// unanswered when its case runs out of time is the one thing the probe
+// cannot clean up: it never learns the terminal's id.)
+//
+// Serve is all a command needs:
+//
+//	err := probe.Serve(ctx, os.Stdin, os.Stdout, &probe.Options{JSONReport: "report.json"})
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+)
+
+// DefaultCaseTimeout bounds a case when Options.CaseTimeout is zero.
+const DefaultCaseTimeout = 15 * time.Second
+
+// AgentName is the name the probe gives in initialize (agentInfo.name).
+const AgentName = "acpterm-probe"
+
+// Options configure the probe. A nil *Options means defaults.
+type Options struct {
+	// JSONReport is the path to write the Report of each run to, as JSON
+	// (`acpterm probe --json FILE`); "" writes none.
+	JSONReport string
+	// Cases restricts the run to these case ids, in the suite's order;
+	// nil or empty runs every case. Serve rejects unknown ids.
+	Cases []string
+	// CaseTimeout bounds each case; zero means DefaultCaseTimeout. Some
+	// cases take about 4 s on a conforming client (they wait for things
+	// that must not happen), so less than 5 s makes them fail.
+	CaseTimeout time.Duration
+	// Version is the agentInfo version; "" means "dev".
+	Version string
+}
+
+// Serve runs the probe agent over r and w (the agent's stdin and stdout)
+// until the client closes its end or ctx ends.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
+	a, err := newAgent(opts)
+	if err != nil {
+		return err
+	}
+	tap, tr, tw := tapConn(r, w)
+	a.tap = tap
+	conn := acp.NewAgentConn(a, tr, tw, nil) // calls SetConn before serving
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+	}
+	conn.Close()
+	return conn.Wait()
+}
+
+// SetConn receives the connection from acp.NewAgentConn before it serves.
+func (a *agent) SetConn(c *acp.AgentConn) { a.conn = c }
+
+// selectCases returns the suite's cases that ids names, in suite order.
+func selectCases(ids []string) ([]*probeCase, error) {
+	if len(ids) == 0 {
+		return suite, nil
+	}
+	known := map[string]bool{}
+	for _, c := range suite {
+		known[c.ID] = true
+	}
+	want := map[string]bool{}
+	var unknown []string
+	for _, id := range ids {
+		if !known[id] {
+			unknown = append(unknown, id)
+		}
+		want[id] = true
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("unknown case id(s) %s (acpterm probe --list shows them)", strings.Join(unknown, ", "))
+	}
+	var out []*probeCase
+	for _, c := range suite {
+		if want[c.ID] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// agent implements acp.Agent.
+type agent struct {
+	opts  Options
+	cases []*probeCase
+	conn  *acp.AgentConn // set by SetConn before any handler runs
+	tap   *wireTap
+
+	mu       sync.Mutex
+	client   ClientInfo
+	protocol int
+	sessions map[acp.SessionID]*session
+	runs     int // prompts so far, to keep tool call ids unique
+}
+
+type session struct {
+	cwd    string
+	cancel context.CancelFunc // of the running probe, nil when idle
+}
+
+func newAgent(opts *Options) (*agent, error) {
+	a := &agent{sessions: map[acp.SessionID]*session{}}
+	if opts != nil {
+		a.opts = *opts
+	}
+	if a.opts.CaseTimeout <= 0 {
+		a.opts.CaseTimeout = DefaultCaseTimeout
+	}
+	if a.opts.Version == "" {
+		a.opts.Version = "dev"
+	}
+	cases, err := selectCases(a.opts.Cases)
+	if err != nil {
+		return nil, err
+	}
+	a.cases = cases
+	return a, nil
+}
+
+// Initialize records who the client is and accepts protocol version 1.
+func (a *agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+	a.mu.Lock()
+	a.protocol = int(req.ProtocolVersion)
+	a.client = ClientInfo{}
+	if req.ClientInfo != nil {
+		a.client = ClientInfo{Name: req.ClientInfo.Name, Version: req.ClientInfo.Version}
+	}
+	a.mu.Unlock()
+	return &acp.InitializeResponse{
+		ProtocolVersion:   acp.ProtocolVersion1,
+		AgentCapabilities: &acp.AgentCapabilities{},
+		AgentInfo: &acp.Implementation{
+			Name:    AgentName,
+			Title:   acp.Ptr("acpterm terminal conformance probe"),
+			Version: a.opts.Version,
+		},
+	}, nil
+}
+
+// NewSession opens a session; its cwd is where the cases run their
+// commands.
+func (a *agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	if !isAbs(req.Cwd) {
+		return nil, fmt.Errorf("%w: cwd %q is not an absolute path", acp.ErrInvalidParams, req.Cwd)
+	}
+	id := acp.SessionID("sess_" + randomHex(8))
+	a.mu.Lock()
+	a.sessions[id] = &session{cwd: req.Cwd}
+	a.mu.Unlock()
+	return &acp.NewSessionResponse{SessionID: id}, nil
+}
+
+func isAbs(p string) bool {
+	return strings.HasPrefix(p, "/") || len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
+}
+
+// Cancel stops the session's run: the running case ends, the rest are
+// skipped, and the prompt answers with stopReason cancelled.
+func (a *agent) Cancel(ctx context.Context, n *acp.CancelNotification) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.sessions[n.SessionID]; ok && s.cancel != nil {
+		s.cancel()
+	}
+	return nil
+}
+
+// Prompt runs the suite, whatever the prompt says.
+func (a *agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a.mu.Lock()
+	s, ok := a.sessions[req.SessionID]
+	switch {
+	case !ok:
+		a.mu.Unlock()
+		return nil, fmt.Errorf("%w: unknown session %q", acp.ErrInvalidParams, req.SessionID)
+	case s.cancel != nil:
+		a.mu.Unlock()
+		return nil, fmt.Errorf("%w: session %q is already running the probe", acp.ErrInvalidParams, req.SessionID)
+	}
+	s.cancel = cancel
+	a.runs++
+	r := &runner{
+		a:       a,
+		sid:     req.SessionID,
+		cwd:     s.cwd,
+		run:     a.runs,
+		timeout: a.opts.CaseTimeout,
+		report:  &Report{Client: a.client, ProtocolVersion: a.protocol, Cases: []CaseResult{}},
+	}
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		s.cancel = nil
+		a.mu.Unlock()
+	}()
+
+	r.runAll(ctx)
+	rep := r.report
+	rep.Summarize()
+
+	// The closing message and the report go out even after a cancel: an
+	// agent may send updates until it answers the prompt.
+	fin, cancelFin := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancelFin()
+	text := rep.message()
+	if r.note != "" {
+		text = r.note + "\n\n" + text
+	}
+	if a.opts.JSONReport != "" {
+		if err := rep.writeFile(a.opts.JSONReport); err != nil {
+			text += fmt.Sprintf("\nCould not write the JSON report: %v\n", err)
+		} else {
+			text += fmt.Sprintf("\nJSON report written to %s\n", a.opts.JSONReport)
+		}
+	}
+	err := a.conn.SessionUpdate(fin, &acp.SessionNotification{
+		SessionID: req.SessionID,
+		Update:    &acp.AgentMessageChunk{Content: &acp.TextContent{Text: text}},
+	})
+	if errors.Is(err, acp.ErrConnClosed) {
+		return nil, err
+	}
+	stop := acp.StopReasonEndTurn
+	if ctx.Err() != nil {
+		stop = acp.StopReasonCancelled
+	}
+	return &acp.PromptResponse{StopReason: stop}, nil
+}
