@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -222,11 +221,20 @@ func rssHelper(arg string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	// VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss across
+	// exec, and Go execs from a vfork sharing the parent's memory, so
+	// ru_maxrss would report the benchmark process's own peak.
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Println(ru.Maxrss) // KiB on Linux
-	return 0
+	for _, line := range strings.Split(string(status), "\n") {
+		if kib, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			fmt.Println(strings.TrimSuffix(strings.TrimSpace(kib), " kB"))
+			return 0
+		}
+	}
+	fmt.Fprintln(os.Stderr, "no VmHWM in /proc/self/status")
+	return 1
 }
