@@ -1,19 +1,141 @@
-// Command acpterm runs ACP agents with full terminal support.
+// Command acpterm runs Agent Client Protocol (ACP) agents with full
+// terminal support: `acpterm run -- AGENT` drives any ACP agent headlessly
+// and shows its commands' output live, `acpterm agent` is a built-in agent
+// that runs shell commands through its client's terminals, and
+// `acpterm demo` shows both working together.
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"strings"
+
+	"github.com/acpterm/acpterm/internal/client"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "demo" {
-		fmt.Fprintln(stdout, "acpterm demo: not built yet (the CLI is still being written)")
-		return 0
+const mainUsage = `acpterm runs Agent Client Protocol (ACP) agents with full terminal support.
+
+Usage:
+  acpterm run [flags] -- AGENT [ARGS...]   run one prompt with any ACP agent
+  acpterm agent [flags]                    serve the built-in agent on stdin/stdout
+  acpterm demo [flags]                     run the built-in agent under acpterm run
+  acpterm probe                            check a client's terminals (not built yet)
+  acpterm version                          print the version
+  acpterm help [COMMAND]                   print help
+
+Exit status (run, demo):
+  0    the turn ended normally (stopReason end_turn)
+  1    acpterm itself failed
+  2    usage error: bad flags, no agent, no prompt
+  3    the agent failed: could not start, crashed or exited mid-turn, did not
+       answer initialize in time, or broke the protocol
+  4    the agent refused (stopReason refusal)
+  5    the agent hit a limit (stopReason max_tokens or max_turn_requests)
+  130  cancelled by Ctrl-C or SIGTERM (stopReason cancelled)
+
+Run "acpterm help COMMAND" for a command's flags.
+`
+
+// run is main without the process: it returns the exit status.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, mainUsage)
+		return client.ExitUsage
 	}
-	fmt.Fprintln(stderr, "usage: acpterm demo")
-	return 2
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return runCmd(ctx, rest, stdin, stdout, stderr)
+	case "agent":
+		return agentCmd(ctx, rest, stdin, stdout, stderr)
+	case "demo":
+		return demoCmd(ctx, rest, stdin, stdout, stderr)
+	case "probe":
+		fmt.Fprintln(stderr, "acpterm probe: not built yet")
+		return client.ExitFailure
+	case "version", "-version", "--version":
+		fmt.Fprintf(stdout, "acpterm %s %s %s/%s\n", client.Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return client.ExitOK
+	case "help", "-h", "-help", "--help":
+		return helpCmd(rest, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "acpterm: unknown command %q\n\n%s", cmd, mainUsage)
+	return client.ExitUsage
 }
+
+func helpCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, mainUsage)
+		return client.ExitOK
+	}
+	switch args[0] {
+	case "run":
+		newRunFlags(stdout).fs.Usage()
+	case "agent":
+		newAgentFlags(stdout).fs.Usage()
+	case "demo":
+		newDemoFlags(stdout).fs.Usage()
+	case "probe":
+		fmt.Fprintln(stdout, "acpterm probe: not built yet")
+	case "version":
+		fmt.Fprintln(stdout, "usage: acpterm version\n\nPrints acpterm's version, the Go version and the platform.")
+	case "help":
+		fmt.Fprint(stdout, mainUsage)
+	default:
+		fmt.Fprintf(stderr, "acpterm: unknown command %q\n\n%s", args[0], mainUsage)
+		return client.ExitUsage
+	}
+	return client.ExitOK
+}
+
+// parseFlags parses a subcommand's flags: -h prints its help (exit 0), an
+// error its message and help (exit 2). ok is false when the command is
+// over.
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		return client.ExitOK, false
+	}
+	return client.ExitUsage, false
+}
+
+// usageText writes a subcommand's help: head, then its flags.
+func usageText(fs *flag.FlagSet, head string) func() {
+	return func() {
+		w := fs.Output()
+		fmt.Fprint(w, head)
+		fmt.Fprintln(w, "\nFlags:")
+		fs.VisitAll(func(f *flag.Flag) {
+			if strings.HasPrefix(f.Usage, "-") {
+				return // an alias, listed with its long form
+			}
+			name, usage := flag.UnquoteUsage(f)
+			line := "  --" + f.Name
+			if alias := aliases[f.Name]; alias != "" {
+				line = "  -" + alias + ", --" + f.Name
+			}
+			if name != "" {
+				line += " " + name
+			}
+			fmt.Fprintln(w, line)
+			fmt.Fprintf(w, "        %s", strings.ReplaceAll(usage, "\n", "\n        "))
+			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "0s" {
+				fmt.Fprintf(w, " (default %s)", f.DefValue)
+			}
+			fmt.Fprintln(w)
+		})
+	}
+}
+
+// aliases maps a long flag to its one-letter alias.
+var aliases = map[string]string{"prompt": "p"}

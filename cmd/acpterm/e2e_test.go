@@ -1,0 +1,651 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// raceEnabled is set by race_test.go under -race.
+var raceEnabled bool
+
+// acptermBin is the binary under test, built once by TestMain.
+var acptermBin string
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeAgentEnv); mode != "" {
+		os.Exit(fakeAgent(mode))
+	}
+	dir, err := os.MkdirTemp("", "acpterm-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	acptermBin = filepath.Join(dir, "acpterm")
+	args := []string{"build", "-o", acptermBin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "building acpterm: %v\n", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	// Race-enabled binaries otherwise sleep a second before exiting.
+	os.Setenv("GORACE", "atexit_sleep_ms=0 halt_on_error=1")
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// result is one finished acpterm run.
+type result struct {
+	stdout, stderr string
+	code           int
+	elapsed        time.Duration
+}
+
+// opts tune an acpterm run.
+type opts struct {
+	env   []string
+	stdin string
+	dir   string
+}
+
+func testExe(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// acpterm runs the binary to the end (bounded, so that a hang fails).
+func acpterm(t *testing.T, o opts, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, acptermBin, args...)
+	cmd.Env = append(os.Environ(), o.env...)
+	cmd.Dir = o.dir
+	if cmd.Dir == "" {
+		cmd.Dir = t.TempDir()
+	}
+	cmd.Stdin = strings.NewReader(o.stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := result{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && ee.Exited():
+		r.code = ee.ExitCode()
+	default:
+		t.Fatalf("acpterm %q: %v\nstdout:\n%s\nstderr:\n%s", args, err, r.stdout, r.stderr)
+	}
+	checkNoRace(t, r.stderr)
+	return r
+}
+
+func checkNoRace(t *testing.T, stderr string) {
+	t.Helper()
+	if strings.Contains(stderr, "DATA RACE") {
+		t.Fatalf("the race detector fired:\n%s", stderr)
+	}
+}
+
+// event is one JSON event of --format json.
+type event map[string]any
+
+func (e event) str(k string) string { s, _ := e[k].(string); return s }
+
+func (e event) update() map[string]any { u, _ := e["update"].(map[string]any); return u }
+
+func parseEvents(t *testing.T, stdout string) []event {
+	t.Helper()
+	var evs []event
+	for _, line := range strings.Split(strings.TrimRight(stdout, "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		var ev event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.str("event") == "" {
+			t.Fatalf("stdout line is not a JSON event: %q (%v)", line, err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+func ofKind(evs []event, kind string) []event {
+	var out []event
+	for _, e := range evs {
+		if e.str("event") == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func mustContain(t *testing.T, what, s string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(s, w) {
+			t.Errorf("%s lacks %q", what, w)
+		}
+	}
+	if t.Failed() {
+		t.Fatalf("%s:\n%s", what, s)
+	}
+}
+
+func TestRunText(t *testing.T) {
+	t.Parallel()
+	r := acpterm(t, opts{}, "run", "--approve-all", "-p", "echo hello\nfalse\necho never", "--", acptermBin, "agent")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "stdout", r.stdout,
+		"✓ echo hello [execute]\n  │ hello\n  └ exit 0 · ",
+		"✗ false [execute]\n  └ exit 1 · ",
+		"2 of 3 commands ran, 1 failed, 1 not run.",
+	)
+	if strings.Contains(r.stdout, "\x1b") {
+		t.Fatalf("escape sequences without a TTY: %q", r.stdout)
+	}
+	if strings.Contains(r.stdout, "never") && !strings.Contains(r.stdout, "echo never") {
+		t.Fatal("the line after the failure ran")
+	}
+}
+
+func TestRunJSON(t *testing.T) {
+	t.Parallel()
+	r := acpterm(t, opts{}, "run", "--format", "json", "--approve-all", "-p", "echo hello; echo err >&2\nexit 4",
+		"--", acptermBin, "agent", "--keep-going")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	evs := parseEvents(t, r.stdout)
+	created := ofKind(evs, "terminal_created")
+	if len(created) != 2 {
+		t.Fatalf("%d terminal_created events:\n%s", len(created), r.stdout)
+	}
+	first := created[0]
+	if first.str("command") != "sh" || fmt.Sprint(first["args"]) != "[-c echo hello; echo err >&2]" || first.str("cwd") == "" || first["pid"] == nil {
+		t.Fatalf("terminal_created %v", first)
+	}
+	tid := first.str("terminalId")
+	var out strings.Builder
+	for _, e := range ofKind(evs, "terminal_output") {
+		if e.str("terminalId") == tid {
+			out.WriteString(e.str("data"))
+		}
+	}
+	if out.String() != "hello\nerr\n" {
+		t.Fatalf("terminal_output of %s: %q", tid, out.String())
+	}
+	exits := ofKind(evs, "terminal_exit")
+	if len(exits) != 2 || exits[0]["exitCode"] != 0.0 || exits[1]["exitCode"] != 4.0 || exits[0]["signal"] != nil || exits[0]["timedOut"] != false {
+		t.Fatalf("terminal_exit events %v", exits)
+	}
+	// The tool call embeds the terminal; its updates say how it went.
+	var embedded bool
+	statuses := map[string]string{}
+	for _, e := range ofKind(evs, "session_update") {
+		u := e.update()
+		switch u["sessionUpdate"] {
+		case "tool_call":
+			content, _ := u["content"].([]any)
+			for _, c := range content {
+				if m, _ := c.(map[string]any); m["type"] == "terminal" && m["terminalId"] == tid && u["kind"] == "execute" {
+					embedded = true
+				}
+			}
+		case "tool_call_update":
+			statuses[u["toolCallId"].(string)] = u["status"].(string)
+		}
+	}
+	if !embedded {
+		t.Fatalf("no tool_call embeds %s:\n%s", tid, r.stdout)
+	}
+	var got []string
+	for _, s := range statuses {
+		got = append(got, s)
+	}
+	if len(got) != 2 || !strings.Contains(strings.Join(got, " "), "completed") || !strings.Contains(strings.Join(got, " "), "failed") {
+		t.Fatalf("tool call statuses %v", statuses)
+	}
+	if perms := ofKind(evs, "permission"); len(perms) != 2 || perms[0].str("decision") != "allow_once" || perms[0].str("terminalCommand") == "" {
+		t.Fatalf("permission events %v", perms)
+	}
+	if last := evs[len(evs)-1]; last.str("event") != "stop" || last.str("stopReason") != "end_turn" {
+		t.Fatalf("last event %v", last)
+	}
+}
+
+func TestPromptFromStdin(t *testing.T) {
+	t.Parallel()
+	r := acpterm(t, opts{stdin: "echo from-stdin\n"}, "run", "--approve-all", "--", acptermBin, "agent")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	mustContain(t, "stdout", r.stdout, "  │ from-stdin\n")
+}
+
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	r := acpterm(t, opts{}, "demo")
+	if r.code != 0 {
+		t.Fatalf("demo exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "demo output", r.stdout,
+		"  │ hello from acpterm\n",
+		"  │ tick 1\n", "  │ tick 5\n",
+		"✗ echo failing >&2; exit 3 [execute]\n  │ failing\n  └ exit 3",
+		"lines above", "output truncated: the agent saw only the last 4 KiB",
+		"✗ sleep 30 [execute]\n  └ timed out, killed by SIGTERM",
+		"5 of 5 commands ran, 2 failed.",
+	)
+	if r.elapsed > 15*time.Second {
+		t.Errorf("the demo took %v", r.elapsed)
+	}
+}
+
+func TestPermissionFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		flags    []string
+		decision string
+		reason   string
+		ran      bool
+		noTTY    bool
+	}{
+		{"default without a TTY", nil, "reject_once", "no TTY to ask on", false, true},
+		{"deny-all", []string{"--deny-all"}, "reject_once", "--deny-all", false, false},
+		{"approve-all", []string{"--approve-all"}, "allow_once", "--approve-all", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			args := append(append([]string{"run", "--format", "json"}, tt.flags...), "-p", "echo ran", "--", acptermBin, "agent")
+			r := acpterm(t, opts{}, args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			evs := parseEvents(t, r.stdout)
+			perms := ofKind(evs, "permission")
+			if len(perms) != 1 || perms[0].str("decision") != tt.decision || perms[0].str("reason") != tt.reason || perms[0].str("terminalCommand") != "sh -c 'echo ran'" {
+				t.Fatalf("permission events %v", perms)
+			}
+			if ran := len(ofKind(evs, "terminal_created")) == 1; ran != tt.ran {
+				t.Fatalf("command ran: %v, want %v", ran, tt.ran)
+			}
+			if got := strings.Count(r.stderr, "no TTY to ask on"); (got == 1) != tt.noTTY || got > 1 {
+				t.Fatalf("stderr (%d no-TTY lines):\n%s", got, r.stderr)
+			}
+		})
+	}
+	t.Run("text", func(t *testing.T) {
+		t.Parallel()
+		r := acpterm(t, opts{}, "run", "-p", "echo ran", "--", acptermBin, "agent")
+		mustContain(t, "stdout", r.stdout, "✗ permission denied: run sh -c 'echo ran' (no TTY to ask on)")
+		mustContain(t, "stderr", r.stderr, `acpterm: denied the command "sh -c 'echo ran'": no TTY to ask on`)
+	})
+}
+
+func TestUsageAndHelp(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args   []string
+		stdin  string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{nil, "", 2, "", "Usage:"},
+		{[]string{"frobnicate"}, "", 2, "", `unknown command "frobnicate"`},
+		{[]string{"run", "-p", "hi"}, "", 2, "", "no agent given"},
+		{[]string{"run", "--", "agent"}, "", 2, "", "prompt is empty"},
+		{[]string{"run", "--approve-all", "--deny-all", "-p", "x", "--", "a"}, "", 2, "", "exclude each other"},
+		{[]string{"run", "--format", "xml", "-p", "x", "--", "a"}, "", 2, "", "--format must be text or json"},
+		{[]string{"run", "--output-limit", "lots", "-p", "x", "--", "a"}, "", 2, "", "invalid size"},
+		{[]string{"run", "--bogus"}, "", 2, "", "flag provided but not defined"},
+		{[]string{"run", "-h"}, "", 0, "", "--approve-all"},
+		{[]string{"agent", "extra"}, "", 2, "", "unexpected arguments"},
+		{[]string{"help"}, "", 0, "Exit status", ""},
+		{[]string{"help", "run"}, "", 0, "130 cancelled", ""},
+		{[]string{"help", "agent"}, "", 0, `"type": "custom"`, ""},
+		{[]string{"help", "demo"}, "", 0, "seq 1 200000", ""},
+		{[]string{"help", "nope"}, "", 2, "", "unknown command"},
+		{[]string{"version"}, "", 0, "acpterm ", ""},
+		{[]string{"probe"}, "", 1, "", "not built yet"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), tt.args, strings.NewReader(tt.stdin), &stdout, &stderr)
+		if code != tt.code || !strings.Contains(stdout.String(), tt.stdout) || !strings.Contains(stderr.String(), tt.stderr) {
+			t.Errorf("acpterm %q: exit %d (want %d)\nstdout %q (want %q)\nstderr %q (want %q)",
+				tt.args, code, tt.code, stdout.String(), tt.stdout, stderr.String(), tt.stderr)
+		}
+	}
+	// The exit codes in the help are the ones the program uses.
+	var help bytes.Buffer
+	run(context.Background(), []string{"help", "run"}, nil, &help, io.Discard)
+	mustContain(t, "run help", help.String(), "Exit status: 0 end_turn, 1 acpterm failed, 2 usage, 3 the agent failed", "4 refusal, 5 max_tokens")
+	help.Reset()
+	run(context.Background(), []string{"help", "agent"}, nil, &help, io.Discard)
+	mustContain(t, "agent help", help.String(), `"agent_servers"`, `"command": "acpterm"`, `"args": ["agent"]`)
+}
+
+// lineStream reads a child's output line by line as it comes.
+type lineStream struct {
+	lines chan string
+	mu    sync.Mutex
+	all   strings.Builder
+}
+
+func streamLines(r io.Reader) *lineStream {
+	s := &lineStream{lines: make(chan string, 1024)}
+	go func() {
+		defer close(s.lines)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			s.mu.Lock()
+			s.all.WriteString(sc.Text() + "\n")
+			s.mu.Unlock()
+			s.lines <- sc.Text()
+		}
+	}()
+	return s
+}
+
+// waitFor returns the first line containing sub.
+func (s *lineStream) waitFor(t *testing.T, sub string) string {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case l, ok := <-s.lines:
+			if !ok {
+				t.Fatalf("output ended without %q", sub)
+			}
+			if strings.Contains(l, sub) {
+				return l
+			}
+		case <-timeout:
+			t.Fatalf("no %q within 30s", sub)
+		}
+	}
+}
+
+// drain reads the rest and returns everything read.
+func (s *lineStream) drain() string {
+	for range s.lines {
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.all.String()
+}
+
+// started is a running acpterm with its output streamed.
+type started struct {
+	cmd            *exec.Cmd
+	stdout, stderr *lineStream
+	start          time.Time
+}
+
+func startAcpterm(t *testing.T, env []string, args ...string) *started {
+	t.Helper()
+	cmd := exec.Command(acptermBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = t.TempDir()
+	outR, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errR, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &started{cmd: cmd, stdout: streamLines(outR), stderr: streamLines(errR), start: time.Now()}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = s.wait()
+		}
+	})
+	return s
+}
+
+// wait drains the output and reaps the process; it returns the exit code.
+func (s *started) wait() int {
+	s.stdout.drain()
+	s.stderr.drain()
+	err := s.cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// pidOf returns the pid of a terminal_created JSON line.
+func pidOf(t *testing.T, line string) int {
+	t.Helper()
+	var ev struct{ PID int }
+	if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.PID <= 0 {
+		t.Fatalf("terminal_created without a pid: %q", line)
+	}
+	return ev.PID
+}
+
+// liveInGroup lists the processes of process group pgid that are not
+// zombies (PID 1 here does not reap orphans: a zombie is dead).
+func liveInGroup(pgid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var live []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...; comm may contain spaces.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 3 {
+			continue
+		}
+		if g, _ := strconv.Atoi(f[2]); g == pgid && f[0] != "Z" {
+			live = append(live, pid)
+		}
+	}
+	return live
+}
+
+// assertGone waits (bounded) until no live process is left in the
+// terminal's process group, which is its pid.
+func assertGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		live := liveInGroup(pid)
+		if len(live) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes %v of terminal group %d are still alive", live, pid)
+		}
+		time.Sleep(20 * time.Millisecond) // polling an external process, as allowed
+	}
+}
+
+func TestInterrupt(t *testing.T) {
+	t.Parallel()
+	s := startAcpterm(t, nil, "run", "--format", "json", "--approve-all", "-p", "sleep 30", "--", acptermBin, "agent")
+	pid := pidOf(t, s.stdout.waitFor(t, `"event":"terminal_created"`))
+	if len(liveInGroup(pid)) == 0 {
+		t.Fatalf("terminal %d is not running", pid)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	code := s.wait()
+	stdout, stderr := s.stdout.drain(), s.stderr.drain()
+	checkNoRace(t, stderr)
+	if code != 130 {
+		t.Fatalf("exit %d, want 130\n%s\n%s", code, stdout, stderr)
+	}
+	evs := parseEvents(t, stdout)
+	if last := evs[len(evs)-1]; last.str("event") != "stop" || last.str("stopReason") != "cancelled" {
+		t.Fatalf("last event %v", last)
+	}
+	mustContain(t, "stderr", stderr, "cancelling the turn")
+	assertGone(t, pid)
+	if d := time.Since(s.start); d > 20*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
+
+func TestSecondInterruptKills(t *testing.T) {
+	t.Parallel()
+	s := startAcpterm(t, []string{fakeAgentEnv + "=stubborn"}, "run", "--format", "json", "--approve-all", "-p", "hi", "--", testExe(t))
+	pid := pidOf(t, s.stdout.waitFor(t, `"event":"terminal_created"`))
+	s.stdout.waitFor(t, `"call_sleep"`)
+	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	s.stderr.waitFor(t, "cancelling the turn")
+	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	code := s.wait()
+	stdout, stderr := s.stdout.drain(), s.stderr.drain()
+	checkNoRace(t, stderr)
+	if code != 130 {
+		t.Fatalf("exit %d, want 130\n%s\n%s", code, stdout, stderr)
+	}
+	mustContain(t, "stderr", stderr, "killing the agent")
+	evs := parseEvents(t, stdout)
+	if last := evs[len(evs)-1]; last.str("event") != "stop" || last.str("stopReason") != "cancelled" {
+		t.Fatalf("last event %v", last)
+	}
+	assertGone(t, pid)
+}
+
+func TestAgentCrash(t *testing.T) {
+	t.Parallel()
+	s := startAcpterm(t, []string{fakeAgentEnv + "=crash"}, "run", "--format", "json", "--approve-all", "-p", "hi", "--", testExe(t))
+	pid := pidOf(t, s.stdout.waitFor(t, `"event":"terminal_created"`))
+	code := s.wait()
+	stdout, stderr := s.stdout.drain(), s.stderr.drain()
+	checkNoRace(t, stderr)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
+	}
+	mustContain(t, "stderr", stderr, "fake agent: crashing now", "acpterm: the agent exited during the turn (exit status 7)\n")
+	evs := parseEvents(t, stdout)
+	last := evs[len(evs)-1]
+	if last.str("event") != "error" || last["exitCode"] != 3.0 || !strings.Contains(last.str("message"), "exit status 7") {
+		t.Fatalf("last event %v", last)
+	}
+	if exits := ofKind(evs, "terminal_exit"); len(exits) != 1 || exits[0].str("signal") == "" {
+		t.Fatalf("the terminal was not killed: %v", exits)
+	}
+	assertGone(t, pid)
+	if d := time.Since(s.start); d > 15*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
+
+func TestMisbehavingAgents(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		mode string
+		want string
+	}{
+		{"garbage", "acpterm: protocol error: the agent wrote something other than ACP JSON-RPC to its stdout (parse error: invalid character 'H' looking for beginning of value)"},
+		{"exit", "acpterm: the agent exited before answering initialize (exit status 5)"},
+		{"silent", "acpterm: the agent did not answer initialize within 500ms (see --init-timeout)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			for _, format := range []string{"text", "json"} {
+				r := acpterm(t, opts{env: []string{fakeAgentEnv + "=" + tt.mode}},
+					"run", "--format", format, "--init-timeout", "500ms", "-p", "hi", "--", testExe(t))
+				if r.code != 3 {
+					t.Fatalf("%s: exit %d, want 3\n%s\n%s", format, r.code, r.stdout, r.stderr)
+				}
+				lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+				if last := lines[len(lines)-1]; last != tt.want {
+					t.Fatalf("%s: last stderr line\n  %q\nwant\n  %q", format, last, tt.want)
+				}
+				if strings.Count(r.stderr, "acpterm:") != 1 {
+					t.Fatalf("%s: more than one error line:\n%s", format, r.stderr)
+				}
+				if r.elapsed > 5*time.Second {
+					t.Fatalf("%s: took %v", format, r.elapsed)
+				}
+				switch format {
+				case "json":
+					evs := parseEvents(t, r.stdout)
+					if len(evs) != 1 || evs[0].str("event") != "error" || evs[0]["exitCode"] != 3.0 {
+						t.Fatalf("json events %v", evs)
+					}
+				case "text":
+					if r.stdout != "" {
+						t.Fatalf("stdout %q", r.stdout)
+					}
+				}
+			}
+		})
+	}
+	t.Run("no such agent", func(t *testing.T) {
+		t.Parallel()
+		r := acpterm(t, opts{}, "run", "-p", "hi", "--", "/nonexistent/agent")
+		if r.code != 3 || r.stderr != "acpterm: cannot start the agent /nonexistent/agent: no such file or directory\n" {
+			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+}

@@ -1,0 +1,201 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// ptyScreen collects what the program under test writes to its terminal.
+type ptyScreen struct {
+	mu   sync.Mutex
+	buf  strings.Builder
+	pos  int
+	wake chan struct{}
+}
+
+func (s *ptyScreen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	s.buf.Write(p)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (s *ptyScreen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+func (s *ptyScreen) expect(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		s.mu.Lock()
+		if i := strings.Index(s.buf.String()[s.pos:], want); i >= 0 {
+			s.pos += i + len(want)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.wake:
+		case <-deadline:
+			t.Fatalf("no %q on the terminal; it shows %q", want, s.String())
+		}
+	}
+}
+
+// runPTY runs acpterm with stdin, stdout and stderr on a pseudo-terminal
+// (its controlling terminal), lets interact type at it, and returns all
+// it wrote with the exit status.
+func runPTY(t *testing.T, env []string, interact func(*ptyScreen, *os.File), args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, acptermBin, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "NO_COLOR=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, append([]string{"TERM=xterm"}, env...)...)
+	cmd.Dir = t.TempDir()
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	screen := &ptyScreen{wake: make(chan struct{}, 1)}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := ptmx.Read(buf)
+			screen.Write(buf[:n])
+			if err != nil {
+				return // EIO once the last holder of the terminal is gone
+			}
+		}
+	}()
+	if interact != nil {
+		interact(screen, ptmx)
+	}
+	err = cmd.Wait()
+	<-copied
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	out := screen.String()
+	checkNoRace(t, out)
+	return out, code
+}
+
+var sgr = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+const ticks = "for i in 1 2 3; do echo tick $i; sleep 0.3; done"
+
+func TestTTYLive(t *testing.T) {
+	t.Parallel()
+	out, code := runPTY(t, nil, nil, "run", "--approve-all", "-p", ticks, "--", acptermBin, "agent")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%q", code, out)
+	}
+	final := strings.Index(out, "\x1b[32m✓\x1b[0m \x1b[1m"+ticks)
+	if final < 0 {
+		t.Fatalf("no coloured final block:\n%q", out)
+	}
+	live := out[:final]
+	// Before the final block: the running command, its elapsed time
+	// redrawn in place, and its output as it comes.
+	for _, re := range []string{
+		`\x1b\[[0-9]+A\r\x1b\[J`,         // the live region redrawn in place
+		`\d+\.\ds`,                       // elapsed time
+		`\x1b\[2m  │ \x1b\[0mtick 1\r\n`, // live output
+	} {
+		if !regexp.MustCompile(re).MatchString(live) {
+			t.Errorf("the live phase lacks %q", re)
+		}
+	}
+	if !strings.Contains(out[final:], "tick 3") {
+		t.Errorf("the final block lacks the output")
+	}
+	if t.Failed() {
+		t.Fatalf("terminal output:\n%q", out)
+	}
+}
+
+func TestTTYNoColor(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		env   []string
+		flags []string
+	}{
+		{"NO_COLOR", []string{"NO_COLOR=1"}, nil},
+		{"--no-color", nil, []string{"--no-color"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			args := append(append([]string{"run", "--approve-all"}, tt.flags...), "-p", "echo plain", "--", acptermBin, "agent")
+			out, code := runPTY(t, tt.env, nil, args...)
+			if code != 0 {
+				t.Fatalf("exit %d:\n%q", code, out)
+			}
+			if m := sgr.FindString(out); m != "" {
+				t.Fatalf("colour %q despite %s:\n%q", m, tt.name, out)
+			}
+			if !strings.Contains(out, "✓ echo plain [execute]\r\n  │ plain\r\n") {
+				t.Fatalf("output:\n%q", out)
+			}
+		})
+	}
+	// An empty NO_COLOR does not count (no-color.org).
+	out, _ := runPTY(t, []string{"NO_COLOR="}, nil, "run", "--approve-all", "-p", "echo x", "--", acptermBin, "agent")
+	if !sgr.MatchString(out) {
+		t.Fatalf("no colour with an empty NO_COLOR:\n%q", out)
+	}
+}
+
+// TestTTYAsk: without --approve-all, acpterm asks on the terminal.
+func TestTTYAsk(t *testing.T) {
+	t.Parallel()
+	out, code := runPTY(t, nil, func(s *ptyScreen, tty *os.File) {
+		s.expect(t, "the agent wants to run: sh -c 'echo first'")
+		s.expect(t, "allow? [y]es, [n]o, [a]lways")
+		tty.WriteString("y\r")
+		s.expect(t, "the agent wants to run: sh -c 'echo second'")
+		s.expect(t, "allow?")
+		tty.WriteString("n\r")
+	}, "run", "-p", "echo first\necho second", "--", acptermBin, "agent")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%q", code, out)
+	}
+	for _, want := range []string{"  │ \x1b[0mfirst", "permission denied: \x1b[0mrun sh -c 'echo second'"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("terminal lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Fatalf("terminal output:\n%q", out)
+	}
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/acpterm/acpterm/internal/client"
+	"github.com/acpterm/acpterm/terminal"
+)
+
+// maxPromptBytes bounds a prompt read from stdin.
+const maxPromptBytes = 16 << 20
+
+const runUsage = `usage: acpterm run [flags] -- AGENT [ARGS...]
+
+Runs one prompt with an ACP agent: starts AGENT (in its own process group,
+its stderr to ours), initializes it with terminal and fs support, opens a
+session in --cwd, sends the prompt and shows the turn. Commands the agent
+runs in acpterm's terminals are shown under their tool call; on a TTY their
+last lines are shown live. At the end the session's terminals are released
+and the agent is shut down.
+
+The prompt is --prompt TEXT, else stdin when it is not a terminal.
+
+Permissions (the agent's session/request_permission and each command it
+wants to run): --approve-all allows, --deny-all denies, otherwise acpterm
+asks y/n/a on the terminal ("a" allows everything for the rest of the run);
+without a terminal to ask on it denies and says so on stderr.
+
+fs/read_text_file and fs/write_text_file take absolute paths inside a
+--root (symlinks resolved); writes create missing files but not missing
+directories; one read returns at most 64 MiB.
+
+Ctrl-C (or SIGTERM) cancels the turn (session/cancel); a second one kills
+the agent and its commands. Either way the exit status is 130.
+
+Exit status: 0 end_turn, 1 acpterm failed, 2 usage, 3 the agent failed
+(start, crash, init timeout, protocol error), 4 refusal, 5 max_tokens or
+max_turn_requests, 130 cancelled.
+
+With --format json, stdout carries one JSON object per line (events
+session_update, terminal_created, terminal_output, terminal_exit,
+permission, then stop or error) and nothing else.
+`
+
+type runFlags struct {
+	fs           *flag.FlagSet
+	prompt       string
+	promptSet    bool
+	cwd          string
+	roots        []string
+	format       string
+	noColor      bool
+	approveAll   bool
+	denyAll      bool
+	outputLimit  uint64
+	maxTerminals int
+	killGrace    time.Duration
+	timeout      time.Duration
+	shell        string
+	initTimeout  time.Duration
+}
+
+func newRunFlags(out io.Writer) *runFlags {
+	f := &runFlags{
+		fs:           flag.NewFlagSet("acpterm run", flag.ContinueOnError),
+		format:       "text",
+		outputLimit:  terminal.DefaultOutputCeiling,
+		maxTerminals: terminal.DefaultMaxTerminalsPerSession,
+		killGrace:    terminal.DefaultKillGrace,
+		initTimeout:  client.DefaultInitTimeout,
+	}
+	fs := f.fs
+	fs.SetOutput(out)
+	fs.StringVar(&f.prompt, "prompt", "", "the prompt `TEXT` (default: read stdin when it is not a terminal)")
+	fs.StringVar(&f.prompt, "p", "", "-alias of --prompt")
+	f.addCommon(fs)
+	fs.StringVar(&f.cwd, "cwd", "", "the session's working `DIR` (default: the current directory)")
+	fs.Var(listFlag{&f.roots}, "root", "a workspace root `DIR` confining fs/* paths and terminal cwds;\nrepeatable (default: the --cwd)")
+	fs.BoolVar(&f.approveAll, "approve-all", false, "allow every permission request and command")
+	fs.BoolVar(&f.denyAll, "deny-all", false, "deny every permission request and command")
+	fs.Var(sizeFlag{&f.outputLimit}, "output-limit", "host ceiling on each terminal's output buffer, `SIZE` in bytes\nor with a unit: 64KiB, 16MiB (K/M/G are 1024-based, KB/MB/GB 1000-based)")
+	fs.IntVar(&f.maxTerminals, "max-terminals", f.maxTerminals, "at most `N` live terminals for the agent at once")
+	fs.DurationVar(&f.killGrace, "kill-grace", f.killGrace, "wait `DURATION` between SIGTERM and SIGKILL when a command is killed")
+	fs.DurationVar(&f.timeout, "timeout", 0, "kill any command that runs longer than this `DURATION` (default: none)")
+	fs.StringVar(&f.shell, "shell", "", "the shell `PATH` that runs commands sent as one line\n(default: $SHELL when it is a POSIX shell, else /bin/sh)")
+	fs.DurationVar(&f.initTimeout, "init-timeout", f.initTimeout, "give the agent `DURATION` to answer initialize and session/new")
+	fs.Usage = usageText(fs, runUsage)
+	return f
+}
+
+// addCommon adds the output flags that run and demo share.
+func (f *runFlags) addCommon(fs *flag.FlagSet) {
+	fs.StringVar(&f.format, "format", "text", "output `FORMAT`: text (for people) or json (one event per line)")
+	fs.BoolVar(&f.noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
+}
+
+// output is how stdout is written to: the format and, for text, the TTY
+// features.
+func (f *runFlags) output(stdout io.Writer) (client.Format, client.TextOptions, error) {
+	var format client.Format
+	switch f.format {
+	case "text":
+		format = client.FormatText
+	case "json":
+		format = client.FormatJSON
+	default:
+		return 0, client.TextOptions{}, fmt.Errorf("--format must be text or json, not %q", f.format)
+	}
+	var text client.TextOptions
+	if out, ok := stdout.(*os.File); ok && format == client.FormatText && client.IsTerminal(out) {
+		text.Live = true
+		text.Size = func() (int, int) { return client.TerminalSize(out) }
+		text.Color = client.ColorEnabled(true, f.noColor, os.Getenv)
+	}
+	return format, text, nil
+}
+
+func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f := newRunFlags(stderr)
+	if code, ok := parseFlags(f.fs, args); !ok {
+		return code
+	}
+	f.fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "prompt" || fl.Name == "p" {
+			f.promptSet = true
+		}
+	})
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "acpterm run: "+format+"\n(see acpterm help run)\n", a...)
+		return client.ExitUsage
+	}
+	agent := f.fs.Args()
+	if len(agent) == 0 {
+		return usage("no agent given: acpterm run [flags] -- AGENT [ARGS...]")
+	}
+	if f.approveAll && f.denyAll {
+		return usage("--approve-all and --deny-all exclude each other")
+	}
+	format, text, err := f.output(stdout)
+	if err != nil {
+		return usage("%v", err)
+	}
+	prompt := f.prompt
+	if !f.promptSet {
+		in, isFile := stdin.(*os.File)
+		if stdin == nil || (isFile && client.IsTerminal(in)) {
+			return usage("no prompt: pass --prompt TEXT or pipe it on stdin")
+		}
+		b, err := io.ReadAll(io.LimitReader(stdin, maxPromptBytes+1))
+		if err != nil {
+			return usage("reading the prompt from stdin: %v", err)
+		}
+		if len(b) > maxPromptBytes {
+			return usage("the prompt on stdin is larger than %d MiB", maxPromptBytes>>20)
+		}
+		prompt = string(b)
+	}
+	approval := client.ApprovalAsk
+	switch {
+	case f.approveAll:
+		approval = client.ApprovalAll
+	case f.denyAll:
+		approval = client.ApprovalNone
+	}
+	cfg := &client.Config{
+		Agent:        agent,
+		Cwd:          f.cwd,
+		Roots:        f.roots,
+		Prompt:       prompt,
+		Format:       format,
+		Approval:     approval,
+		Text:         text,
+		OutputLimit:  f.outputLimit,
+		MaxTerminals: f.maxTerminals,
+		KillGrace:    f.killGrace,
+		Timeout:      f.timeout,
+		Shell:        f.shell,
+		InitTimeout:  f.initTimeout,
+		Stdout:       stdout,
+		Stderr:       stderr,
+	}
+	if approval == client.ApprovalAsk {
+		closeTTY := askOnTTY(cfg, stdin, stderr)
+		defer closeTTY()
+	}
+	return runClient(ctx, cfg)
+}
+
+// askOnTTY finds where to ask permission questions: the controlling
+// terminal, when stdin or stderr is one (a prompt piped on stdin still
+// lets the user answer). It returns the function that closes it.
+func askOnTTY(cfg *client.Config, stdin io.Reader, stderr io.Writer) func() {
+	in, _ := stdin.(*os.File)
+	errf, _ := stderr.(*os.File)
+	stdinTTY := in != nil && client.IsTerminal(in)
+	if !stdinTTY && (errf == nil || !client.IsTerminal(errf)) {
+		return func() {}
+	}
+	if tty, err := client.OpenTTY(); err == nil {
+		cfg.TTYIn, cfg.TTYOut = tty, tty
+		return func() { tty.Close() }
+	}
+	if stdinTTY {
+		// A blocking stdin cannot be interrupted; hiding its Close keeps
+		// the prompter from waiting for a read that may never end.
+		cfg.TTYIn, cfg.TTYOut = struct{ io.Reader }{in}, stderr
+	}
+	return func() {}
+}
+
+// runClient runs the client with SIGINT and SIGTERM turned into cancels.
+func runClient(ctx context.Context, cfg *client.Config) int {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	cfg.Interrupts = sigs
+	return client.Run(ctx, cfg)
+}

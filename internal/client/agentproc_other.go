@@ -1,0 +1,24 @@
+//go:build !unix
+
+package client
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+)
+
+func ownProcessGroup(cmd *exec.Cmd) {}
+
+func killProcessGroup(pid int) {}
+
+func describeExit(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return fmt.Sprintf("exit status %d", ee.ExitCode())
+	}
+	return err.Error()
+}

@@ -1,0 +1,20 @@
+// Package client is acpterm's headless ACP client: it launches an agent,
+// runs one prompt turn with it and shows the turn, serving the agent's
+// terminal/*, fs/* and permission requests on the way.
+//
+// Run does the whole job from a Config:
+//
+//	code := client.Run(ctx, &client.Config{
+//		Agent:    []string{"my-agent", "--acp"},
+//		Prompt:   "run the tests",
+//		Approval: client.ApprovalAll,
+//		Stdout:   os.Stdout,
+//		Stderr:   os.Stderr,
+//	})
+//	os.Exit(code)
+//
+// The parts are usable on their own: Workspace serves fs/read_text_file
+// and fs/write_text_file confined to root directories; NewTextRenderer and
+// NewJSONRenderer show session updates and terminal events (from a
+// terminal.Manager subscription) for people and for programs.
+package client

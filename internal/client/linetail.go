@@ -1,0 +1,229 @@
+package client
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// maxPartialLine bounds the unfinished line kept for display; a longer
+// line is cut there (the screen could not show more of it anyway).
+const maxPartialLine = 8 << 10
+
+// lineTail keeps what a screen shows of a terminal's output: its last
+// lines (a ring of at most max), the line being written, and counts. It
+// never holds more than max+1 lines, whatever the command prints.
+type lineTail struct {
+	max     int
+	ring    []string
+	start   int // index of the oldest line in ring
+	partial []byte
+	cut     bool   // partial reached maxPartialLine; the rest of the line is ignored
+	lines   uint64 // complete lines seen
+	bytes   uint64 // output bytes seen, skipped ones included
+	skipped uint64 // bytes not seen (the subscriber fell behind)
+}
+
+func newLineTail(max int) *lineTail { return &lineTail{max: max} }
+
+// Write adds output.
+func (t *lineTail) Write(p []byte) {
+	t.bytes += uint64(len(p))
+	for len(p) > 0 {
+		i := indexByte(p, '\n')
+		if i < 0 {
+			t.addPartial(p)
+			return
+		}
+		t.addPartial(p[:i])
+		t.push(displayLine(t.partial))
+		t.partial, t.cut = t.partial[:0], false
+		p = p[i+1:]
+	}
+}
+
+// Skip records n bytes that were not seen. The line in progress cannot be
+// trusted any more, so it is ended as it is.
+func (t *lineTail) Skip(n uint64) {
+	if n == 0 {
+		return
+	}
+	t.bytes += n
+	t.skipped += n
+	if len(t.partial) > 0 {
+		t.push(displayLine(t.partial) + " …")
+		t.partial, t.cut = t.partial[:0], false
+	}
+}
+
+func (t *lineTail) addPartial(p []byte) {
+	if t.cut {
+		return
+	}
+	if room := maxPartialLine - len(t.partial); len(p) > room {
+		p, t.cut = p[:room], true
+	}
+	t.partial = append(t.partial, p...)
+}
+
+func (t *lineTail) push(line string) {
+	t.lines++
+	if t.max <= 0 {
+		return
+	}
+	if len(t.ring) < t.max {
+		t.ring = append(t.ring, line)
+		return
+	}
+	t.ring[t.start] = line
+	t.start = (t.start + 1) % t.max
+}
+
+// Total is the number of lines seen, counting an unfinished last line.
+func (t *lineTail) Total() uint64 {
+	if len(t.partial) > 0 {
+		return t.lines + 1
+	}
+	return t.lines
+}
+
+// Tail returns the last n lines (the unfinished one included) and how many
+// lines came before them.
+func (t *lineTail) Tail(n int) (lines []string, above uint64) {
+	all := make([]string, 0, len(t.ring)+1)
+	all = append(all, t.ring[t.start:]...)
+	all = append(all, t.ring[:t.start]...)
+	if len(t.partial) > 0 {
+		all = append(all, displayLine(t.partial))
+	}
+	n = max(n, 0)
+	if n < len(all) {
+		all = all[len(all)-n:]
+	}
+	return all, t.Total() - uint64(len(all))
+}
+
+func indexByte(p []byte, c byte) int {
+	for i, b := range p {
+		if b == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// displayLine turns a line of raw command output into text that cannot
+// disturb the screen: invalid UTF-8 becomes U+FFFD, escape sequences
+// (colours, cursor moves, titles) and other control characters go, a
+// carriage return keeps what was written after it (progress bars), and
+// tabs become spaces.
+func displayLine(b []byte) string {
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	if i := lastIndexByte(b, '\r'); i >= 0 {
+		b = b[i+1:]
+	}
+	var sb strings.Builder
+	col := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == 0x1b:
+			i += escapeLen(b[i:])
+			continue
+		case c == '\t':
+			n := 8 - col%8
+			sb.WriteString("        "[:n])
+			col += n
+			i++
+			continue
+		case c < 0x20 || c == 0x7f:
+			i++
+			continue
+		case c < utf8.RuneSelf:
+			sb.WriteByte(c)
+			col++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		i += size
+		if r >= 0x80 && r <= 0x9f { // C1 controls
+			continue
+		}
+		sb.WriteRune(r) // utf8.RuneError for invalid bytes
+		col++
+	}
+	return sb.String()
+}
+
+func lastIndexByte(p []byte, c byte) int {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// escapeLen is the length of the escape sequence at the start of b (which
+// starts with ESC): CSI up to its final byte, OSC/DCS/APC/PM/SOS up to BEL
+// or ST, else ESC and one more byte. An unfinished sequence runs to the end.
+func escapeLen(b []byte) int {
+	if len(b) < 2 {
+		return len(b)
+	}
+	switch b[1] {
+	case '[':
+		for i := 2; i < len(b); i++ {
+			if b[i] >= 0x40 && b[i] <= 0x7e {
+				return i + 1
+			}
+		}
+		return len(b)
+	case ']', 'P', '_', '^', 'X':
+		for i := 2; i < len(b); i++ {
+			if b[i] == 0x07 {
+				return i + 1
+			}
+			if b[i] == 0x1b && i+1 < len(b) && b[i+1] == '\\' {
+				return i + 2
+			}
+		}
+		return len(b)
+	}
+	return 2
+}
+
+// clip shortens s to at most width columns (counting runes), marking a cut
+// with an ellipsis.
+func clip(s string, width int) string {
+	if width <= 0 || utf8.RuneCountInString(s) <= width {
+		return s
+	}
+	if width == 1 {
+		return "…"
+	}
+	n := 0
+	for i := range s {
+		if n == width-1 {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
+// utf8Carry splits off an incomplete UTF-8 sequence at the end of p, which
+// the next chunk of the same stream will complete.
+func utf8Carry(p []byte) (whole, carry []byte) {
+	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(p[i]) {
+			if !utf8.FullRune(p[i:]) {
+				return p[:i], p[i:]
+			}
+			break
+		}
+	}
+	return p, nil
+}

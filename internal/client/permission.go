@@ -1,0 +1,280 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/terminal"
+)
+
+// Approval says who answers permission questions: the agent's
+// session/request_permission and the terminal runtime's decision on each
+// terminal/create.
+type Approval int
+
+const (
+	// ApprovalAsk asks y/n/a on the TTY; without one, it denies and says
+	// so on stderr.
+	ApprovalAsk Approval = iota
+	// ApprovalAll allows everything (--approve-all).
+	ApprovalAll
+	// ApprovalNone denies everything (--deny-all).
+	ApprovalNone
+)
+
+// answer is the decision on one question.
+type answer int
+
+const (
+	answerNo answer = iota
+	answerYes
+	answerAlways // yes, and to every later question of this run
+	answerCancelled
+)
+
+// chooseOption picks the option of a session/request_permission that
+// carries an answer: the matching kind, or the other one of the same sense
+// (allow_always for yes when there is no allow_once, …). ok is false when
+// the agent offered no option of that sense; the answer is then cancelled.
+func chooseOption(opts []acp.PermissionOption, a answer) (acp.PermissionOption, bool) {
+	var prefs []acp.PermissionOptionKind
+	switch a {
+	case answerYes:
+		prefs = []acp.PermissionOptionKind{acp.PermissionOptionKindAllowOnce, acp.PermissionOptionKindAllowAlways}
+	case answerAlways:
+		prefs = []acp.PermissionOptionKind{acp.PermissionOptionKindAllowAlways, acp.PermissionOptionKindAllowOnce}
+	case answerNo:
+		prefs = []acp.PermissionOptionKind{acp.PermissionOptionKindRejectOnce, acp.PermissionOptionKindRejectAlways}
+	}
+	for _, k := range prefs {
+		for _, o := range opts {
+			if o.Kind == k {
+				return o, true
+			}
+		}
+	}
+	return acp.PermissionOption{}, false
+}
+
+// approver answers permission questions according to an Approval, asking
+// through a prompter when it has one. After CancelAll every pending and
+// later question is answered "cancelled".
+type approver struct {
+	mode   Approval
+	prompt *prompter // nil: nobody to ask
+	report func(PermissionEvent)
+	warn   func(line string) // one line to stderr
+
+	mu        sync.Mutex
+	always    bool
+	cancelled bool
+	cancel    chan struct{}
+}
+
+func newApprover(mode Approval, p *prompter, report func(PermissionEvent), warn func(string)) *approver {
+	return &approver{mode: mode, prompt: p, report: report, warn: warn, cancel: make(chan struct{})}
+}
+
+// CancelAll answers every pending question "cancelled", and every later one.
+func (a *approver) CancelAll() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.cancelled {
+		a.cancelled = true
+		close(a.cancel)
+	}
+}
+
+// decide answers one question. what names the request in the stderr
+// message given when it is denied for want of a TTY.
+func (a *approver) decide(ctx context.Context, question, what string) (answer, string) {
+	a.mu.Lock()
+	cancelled, always := a.cancelled, a.always
+	a.mu.Unlock()
+	switch {
+	case cancelled:
+		return answerCancelled, "turn cancelled"
+	case a.mode == ApprovalAll:
+		return answerYes, "--approve-all"
+	case a.mode == ApprovalNone:
+		return answerNo, "--deny-all"
+	case always:
+		return answerAlways, "always allowed earlier in this run"
+	case a.prompt == nil:
+		a.warn(fmt.Sprintf("acpterm: denied %s: no TTY to ask on (use --approve-all to allow, --deny-all to silence this)", what))
+		return answerNo, "no TTY to ask on"
+	}
+	ans := a.prompt.ask(ctx, a.cancel, question)
+	if ans == answerAlways {
+		a.mu.Lock()
+		a.always = true
+		a.mu.Unlock()
+	}
+	return ans, ""
+}
+
+// RequestPermission answers session/request_permission.
+func (a *approver) RequestPermission(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
+	title := string(req.ToolCall.ToolCallID)
+	if req.ToolCall.Title != nil && *req.ToolCall.Title != "" {
+		title = *req.ToolCall.Title
+	}
+	kind := ""
+	if req.ToolCall.Kind != nil && *req.ToolCall.Kind != "" {
+		kind = " (" + string(*req.ToolCall.Kind) + ")"
+	}
+	q := fmt.Sprintf("acpterm: the agent asks permission for: %s%s\n  allow? [y]es, [n]o, [a]lways (everything, for the rest of this run): ", title, kind)
+	ans, reason := a.decide(ctx, q, fmt.Sprintf("the agent's request for permission (%s)", title))
+	ev := PermissionEvent{SessionID: req.SessionID, ToolCallID: req.ToolCall.ToolCallID, Title: title, Reason: reason}
+	resp := &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}
+	ev.Decision = "cancelled"
+	if ans != answerCancelled {
+		if opt, ok := chooseOption(req.Options, ans); ok {
+			resp.Outcome = &acp.SelectedPermissionOutcome{OptionID: opt.OptionID}
+			ev.Decision, ev.OptionID = string(opt.Kind), opt.OptionID
+		} else {
+			ev.Reason = "the agent offered no matching option"
+		}
+	}
+	a.report(ev)
+	return resp, nil
+}
+
+// DecideTerminal is the terminal runtime's Policy.Decide: whether the
+// agent may run this command.
+func (a *approver) DecideTerminal(ctx context.Context, info terminal.Info) terminal.Decision {
+	cmd := commandLine(&info)
+	q := fmt.Sprintf("acpterm: the agent wants to run: %s\n  in %s\n  allow? [y]es, [n]o, [a]lways (everything, for the rest of this run): ", cmd, info.Cwd)
+	ans, reason := a.decide(ctx, q, fmt.Sprintf("the command %q", cmd))
+	ev := PermissionEvent{SessionID: acp.SessionID(info.SessionID), Title: cmd, TerminalCommand: cmd, Reason: reason}
+	var d terminal.Decision
+	switch ans {
+	case answerYes:
+		ev.Decision, d = string(acp.PermissionOptionKindAllowOnce), terminal.Allow()
+	case answerAlways:
+		ev.Decision, d = string(acp.PermissionOptionKindAllowAlways), terminal.Allow()
+	case answerCancelled:
+		ev.Decision, d = "cancelled", terminal.Deny("the turn was cancelled")
+	default:
+		ev.Decision = string(acp.PermissionOptionKindRejectOnce)
+		switch reason {
+		case "":
+			d = terminal.Deny("the user refused")
+		case "no TTY to ask on":
+			d = terminal.Deny("acpterm had no TTY to ask the user on (it runs with --approve-all to allow commands)")
+		default:
+			d = terminal.Deny("refused by " + reason)
+		}
+	}
+	a.report(ev)
+	return d
+}
+
+// prompter asks questions on a terminal and reads one-line answers. One
+// question is asked at a time; others wait their turn.
+type prompter struct {
+	in      io.Reader
+	out     io.Writer
+	suspend func() func() // clears the renderer's live region meanwhile
+
+	sem       chan struct{}
+	startOnce sync.Once
+	lines     chan string
+	stop      chan struct{}
+	done      chan struct{} // the reader ended; nil if never started
+}
+
+// newPrompter asks on out and reads answers from in. Close closes in when
+// it is an io.Closer and waits for the reader; a reader that cannot be
+// closed (a blocking stdin) is left to end with the process.
+func newPrompter(in io.Reader, out io.Writer, suspend func() func()) *prompter {
+	if suspend == nil {
+		suspend = func() func() { return func() {} }
+	}
+	return &prompter{in: in, out: out, suspend: suspend, sem: make(chan struct{}, 1), stop: make(chan struct{})}
+}
+
+func (p *prompter) start() {
+	p.startOnce.Do(func() {
+		p.lines = make(chan string)
+		p.done = make(chan struct{})
+		go p.read()
+	})
+}
+
+func (p *prompter) read() {
+	defer close(p.done)
+	defer close(p.lines)
+	sc := bufio.NewScanner(p.in)
+	for sc.Scan() {
+		select {
+		case p.lines <- sc.Text():
+		case <-p.stop:
+			return
+		}
+	}
+}
+
+// Close stops reading answers.
+func (p *prompter) Close() {
+	p.startOnce.Do(func() {}) // no reader from now on
+	close(p.stop)
+	if c, ok := p.in.(io.Closer); ok {
+		_ = c.Close()
+		if p.done != nil {
+			<-p.done
+		}
+	}
+}
+
+// ask asks question until it gets y/yes, n/no (or nothing), a/always. It
+// gives up with answerCancelled when ctx ends or cancel is closed, and
+// answers no at the end of input.
+func (p *prompter) ask(ctx context.Context, cancel <-chan struct{}, question string) answer {
+	select {
+	case p.sem <- struct{}{}:
+	case <-ctx.Done():
+		return answerCancelled
+	case <-cancel:
+		return answerCancelled
+	}
+	defer func() { <-p.sem }()
+	p.start()
+	resume := p.suspend()
+	defer resume()
+	// A line typed before the question was asked is not its answer.
+	select {
+	case <-p.lines:
+	default:
+	}
+	for {
+		_, _ = io.WriteString(p.out, question)
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				_, _ = io.WriteString(p.out, "\n")
+				return answerNo
+			}
+			switch strings.ToLower(strings.TrimSpace(line)) {
+			case "y", "yes":
+				return answerYes
+			case "", "n", "no":
+				return answerNo
+			case "a", "always":
+				return answerAlways
+			}
+			_, _ = io.WriteString(p.out, "please answer y, n or a\n")
+		case <-ctx.Done():
+			_, _ = io.WriteString(p.out, "(cancelled)\n")
+			return answerCancelled
+		case <-cancel:
+			_, _ = io.WriteString(p.out, "(cancelled)\n")
+			return answerCancelled
+		}
+	}
+}

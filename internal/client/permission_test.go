@@ -1,0 +1,375 @@
+package client
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/terminal"
+)
+
+func TestChooseOption(t *testing.T) {
+	opt := func(id string, k acp.PermissionOptionKind) acp.PermissionOption {
+		return acp.PermissionOption{OptionID: acp.PermissionOptionID(id), Name: id, Kind: k}
+	}
+	all := []acp.PermissionOption{
+		opt("ao", acp.PermissionOptionKindAllowOnce), opt("aa", acp.PermissionOptionKindAllowAlways),
+		opt("ro", acp.PermissionOptionKindRejectOnce), opt("ra", acp.PermissionOptionKindRejectAlways),
+	}
+	onlyAlways := []acp.PermissionOption{opt("aa", acp.PermissionOptionKindAllowAlways), opt("ra", acp.PermissionOptionKindRejectAlways)}
+	onlyAllow := []acp.PermissionOption{opt("ao", acp.PermissionOptionKindAllowOnce)}
+	tests := []struct {
+		name string
+		opts []acp.PermissionOption
+		ans  answer
+		want string // "" means no option fits
+	}{
+		{"yes picks allow_once", all, answerYes, "ao"},
+		{"always picks allow_always", all, answerAlways, "aa"},
+		{"no picks reject_once", all, answerNo, "ro"},
+		{"yes falls back to allow_always", onlyAlways, answerYes, "aa"},
+		{"no falls back to reject_always", onlyAlways, answerNo, "ra"},
+		{"always falls back to allow_once", onlyAllow, answerAlways, "ao"},
+		{"no without reject options", onlyAllow, answerNo, ""},
+		{"no options", nil, answerYes, ""},
+		{"cancelled picks nothing", all, answerCancelled, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := chooseOption(tt.opts, tt.ans)
+			if tt.want == "" {
+				if ok {
+					t.Fatalf("chose %q, want none", got.OptionID)
+				}
+				return
+			}
+			if !ok || string(got.OptionID) != tt.want {
+				t.Fatalf("chose %q (ok=%v), want %q", got.OptionID, ok, tt.want)
+			}
+		})
+	}
+}
+
+// recorder collects what an approver reports.
+type recorder struct {
+	mu     sync.Mutex
+	events []PermissionEvent
+	warns  []string
+}
+
+func (r *recorder) report(e PermissionEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *recorder) warn(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warns = append(r.warns, s)
+}
+
+func permRequest() *acp.RequestPermissionRequest {
+	title := "edit main.go"
+	return &acp.RequestPermissionRequest{
+		SessionID: "s1",
+		ToolCall:  acp.ToolCallUpdate{ToolCallID: "call_1", Title: &title},
+		Options: []acp.PermissionOption{
+			{OptionID: "allow", Kind: acp.PermissionOptionKindAllowOnce},
+			{OptionID: "always", Kind: acp.PermissionOptionKindAllowAlways},
+			{OptionID: "reject", Kind: acp.PermissionOptionKindRejectOnce},
+		},
+	}
+}
+
+func outcomeOf(t *testing.T, resp *acp.RequestPermissionResponse) string {
+	t.Helper()
+	switch o := resp.Outcome.(type) {
+	case *acp.SelectedPermissionOutcome:
+		return string(o.OptionID)
+	case *acp.CancelledPermissionOutcome:
+		return "cancelled"
+	}
+	t.Fatalf("outcome %T", resp.Outcome)
+	return ""
+}
+
+// TestApproverPolicy is the decision table for the modes that ask nobody.
+func TestApproverPolicy(t *testing.T) {
+	tests := []struct {
+		name      string
+		mode      Approval
+		cancelled bool
+		outcome   string // of a request_permission
+		decision  string // reported
+		allow     bool   // terminal/create
+		warned    bool
+	}{
+		{"approve-all", ApprovalAll, false, "allow", "allow_once", true, false},
+		{"deny-all", ApprovalNone, false, "reject", "reject_once", false, false},
+		{"ask without a TTY", ApprovalAsk, false, "reject", "reject_once", false, true},
+		{"approve-all after cancel", ApprovalAll, true, "cancelled", "cancelled", false, false},
+		{"ask after cancel", ApprovalAsk, true, "cancelled", "cancelled", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			a := newApprover(tt.mode, nil, rec.report, rec.warn)
+			if tt.cancelled {
+				a.CancelAll()
+			}
+			resp, err := a.RequestPermission(context.Background(), permRequest())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := outcomeOf(t, resp); got != tt.outcome {
+				t.Errorf("request_permission outcome %q, want %q", got, tt.outcome)
+			}
+			d := a.DecideTerminal(context.Background(), terminal.Info{SessionID: "s1", Command: "make", Args: []string{"test"}, Cwd: "/w"})
+			if d.Allow != tt.allow {
+				t.Errorf("terminal decision %+v, want allow=%v", d, tt.allow)
+			}
+			if len(rec.events) != 2 {
+				t.Fatalf("reported %d events, want 2", len(rec.events))
+			}
+			for _, e := range rec.events {
+				if e.Decision != tt.decision {
+					t.Errorf("reported %+v, want decision %q", e, tt.decision)
+				}
+			}
+			if e := rec.events[1]; e.TerminalCommand != "make test" || e.SessionID != "s1" {
+				t.Errorf("terminal event %+v", e)
+			}
+			if e := rec.events[0]; e.ToolCallID != "call_1" || e.Title != "edit main.go" {
+				t.Errorf("permission event %+v", e)
+			}
+			if tt.warned {
+				// One stderr line per decision.
+				if len(rec.warns) != 2 || !strings.Contains(rec.warns[0], "no TTY") || !strings.Contains(rec.warns[1], `"make test"`) {
+					t.Errorf("warnings %q", rec.warns)
+				}
+			} else if len(rec.warns) != 0 {
+				t.Errorf("unexpected warnings %q", rec.warns)
+			}
+		})
+	}
+}
+
+// tty is a scripted terminal for the prompter: questions land in out,
+// answers are written to in.
+type tty struct {
+	inW *io.PipeWriter
+	out *screen
+	p   *prompter
+}
+
+// screen is an io.Writer that tests wait on.
+type screen struct {
+	mu   sync.Mutex
+	buf  strings.Builder
+	pos  int // what expect has consumed
+	wake chan struct{}
+}
+
+func newScreen() *screen { return &screen{wake: make(chan struct{}, 1)} }
+
+func (s *screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	s.buf.Write(p)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// expect waits until what was written since the last match contains want.
+func (s *screen) expect(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		s.mu.Lock()
+		rest := s.buf.String()[s.pos:]
+		if i := strings.Index(rest, want); i >= 0 {
+			s.pos += i + len(want)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.wake:
+		case <-deadline:
+			t.Fatalf("waiting for %q; screen has %q", want, s.String())
+		}
+	}
+}
+
+func newTTY(t *testing.T) *tty {
+	inR, inW := io.Pipe()
+	out := newScreen()
+	p := newPrompter(inR, out, nil)
+	t.Cleanup(func() {
+		p.Close()
+		inW.Close()
+	})
+	return &tty{inW: inW, out: out, p: p}
+}
+
+func (tt *tty) expect(t *testing.T, s string) {
+	t.Helper()
+	tt.out.expect(t, s)
+}
+
+func (tt *tty) answer(t *testing.T, s string) {
+	t.Helper()
+	if _, err := io.WriteString(tt.inW, s+"\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestApproverAsks(t *testing.T) {
+	ctx := context.Background()
+	rec := &recorder{}
+	term := newTTY(t)
+	a := newApprover(ApprovalAsk, term.p, rec.report, rec.warn)
+
+	type result struct {
+		outcome string
+		allow   bool
+	}
+	ask := func(terminalCreate bool) <-chan result {
+		ch := make(chan result, 1)
+		go func() {
+			if terminalCreate {
+				d := a.DecideTerminal(ctx, terminal.Info{SessionID: "s1", Command: "rm -rf build", Cwd: "/w"})
+				ch <- result{allow: d.Allow}
+				return
+			}
+			resp, _ := a.RequestPermission(ctx, permRequest())
+			switch o := resp.Outcome.(type) {
+			case *acp.SelectedPermissionOutcome:
+				ch <- result{outcome: string(o.OptionID)}
+			default:
+				ch <- result{outcome: "cancelled"}
+			}
+		}()
+		return ch
+	}
+
+	// y: allow once.
+	ch := ask(false)
+	term.expect(t, "edit main.go")
+	term.expect(t, "rest of this run): ")
+	term.answer(t, "y")
+	if r := <-ch; r.outcome != "allow" {
+		t.Fatalf("y gave %q", r.outcome)
+	}
+	// Nonsense, then n (to a command).
+	ch = ask(true)
+	term.expect(t, "rm -rf build")
+	term.expect(t, "rest of this run): ")
+	term.answer(t, "maybe")
+	term.expect(t, "please answer y, n or a")
+	term.expect(t, "rest of this run): ") // asked again
+	term.answer(t, "no")
+	if r := <-ch; r.allow {
+		t.Fatal("n allowed the command")
+	}
+	// Empty means no.
+	ch = ask(false)
+	term.expect(t, "rest of this run): ")
+	term.answer(t, "")
+	if r := <-ch; r.outcome != "reject" {
+		t.Fatalf("empty answer gave %q", r.outcome)
+	}
+	// a: allow always, and everything later without asking.
+	ch = ask(false)
+	term.expect(t, "rest of this run): ")
+	term.answer(t, "a")
+	if r := <-ch; r.outcome != "always" {
+		t.Fatalf("a gave %q", r.outcome)
+	}
+	if r := <-ask(true); !r.allow {
+		t.Fatal("a command after 'always' was refused")
+	}
+	if r := <-ask(false); r.outcome != "always" {
+		t.Fatalf("a request after 'always' gave %q", r.outcome)
+	}
+	want := []string{"allow_once", "reject_once", "reject_once", "allow_always", "allow_always", "allow_always"}
+	var got []string
+	for _, e := range rec.events {
+		got = append(got, e.Decision)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("decisions %q, want %q", got, want)
+	}
+	if len(rec.warns) != 0 {
+		t.Fatalf("warnings %q", rec.warns)
+	}
+}
+
+// TestApproverCancelPending: session/cancel answers a question nobody
+// answered with "cancelled", and every later one too.
+func TestApproverCancelPending(t *testing.T) {
+	rec := &recorder{}
+	term := newTTY(t)
+	a := newApprover(ApprovalAsk, term.p, rec.report, rec.warn)
+	ch := make(chan *acp.RequestPermissionResponse, 1)
+	go func() {
+		resp, _ := a.RequestPermission(context.Background(), permRequest())
+		ch <- resp
+	}()
+	term.expect(t, "[a]lways")
+	a.CancelAll()
+	term.expect(t, "(cancelled)")
+	if got := outcomeOf(t, <-ch); got != "cancelled" {
+		t.Fatalf("pending request answered %q", got)
+	}
+	resp, _ := a.RequestPermission(context.Background(), permRequest())
+	if got := outcomeOf(t, resp); got != "cancelled" {
+		t.Fatalf("later request answered %q", got)
+	}
+	if d := a.DecideTerminal(context.Background(), terminal.Info{Command: "ls"}); d.Allow {
+		t.Fatal("a command was allowed after cancel")
+	}
+}
+
+// TestApproverRequestCancelled: the agent's $/cancel_request (the handler's
+// ctx) ends a question too.
+func TestApproverRequestCancelled(t *testing.T) {
+	rec := &recorder{}
+	term := newTTY(t)
+	a := newApprover(ApprovalAsk, term.p, rec.report, rec.warn)
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan bool, 1)
+	go func() { ch <- a.DecideTerminal(ctx, terminal.Info{Command: "ls"}).Allow }()
+	term.expect(t, "[a]lways")
+	cancel()
+	select {
+	case allowed := <-ch:
+		if allowed {
+			t.Fatal("allowed")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the question did not end with its request")
+	}
+}
+
+func TestPrompterEOF(t *testing.T) {
+	p := newPrompter(strings.NewReader(""), io.Discard, nil)
+	defer p.Close()
+	if got := p.ask(context.Background(), nil, "? "); got != answerNo {
+		t.Fatalf("at EOF: %v, want no", got)
+	}
+}

@@ -1,0 +1,143 @@
+package client
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/terminal"
+)
+
+// Renderer shows a turn: the agent's session updates, the terminals it
+// runs and the permission decisions taken for it. Its methods are safe for
+// concurrent use: updates, terminal events and permission decisions come
+// from different goroutines.
+type Renderer interface {
+	// SessionUpdate shows one session/update notification.
+	SessionUpdate(n *acp.SessionNotification)
+	// TerminalEvent shows what happened to a terminal (live output, exit).
+	TerminalEvent(ev terminal.Event)
+	// Permission records a permission decision.
+	Permission(p PermissionEvent)
+	// Tick lets time-driven display advance (elapsed times on a TTY).
+	Tick()
+	// Suspend stops drawing, clearing any redrawn region, so that
+	// something else can write to the screen (a question, a log line);
+	// the returned function resumes. Suspensions nest.
+	Suspend() (resume func())
+	// Finish shows the rest of the turn and how it ended. An empty reason
+	// means the turn ended in an error (see Error).
+	Finish(reason acp.StopReason)
+	// Error reports the failure that ended the run, with the exit status.
+	// The text renderer leaves it to the caller (it goes to stderr).
+	Error(message string, exitCode int)
+}
+
+// PermissionEvent is a permission decision: the answer to a
+// session/request_permission, or to a terminal/create (TerminalCommand set).
+type PermissionEvent struct {
+	SessionID  acp.SessionID
+	ToolCallID acp.ToolCallID
+	Title      string
+	// Decision is the kind of the option chosen (allow_once, allow_always,
+	// reject_once, reject_always) or "cancelled".
+	Decision string
+	// OptionID is the option chosen; empty for terminal decisions and
+	// cancelled ones.
+	OptionID acp.PermissionOptionID
+	// TerminalCommand is the command line of a terminal/create decision.
+	TerminalCommand string
+	// Reason says why, for a decision nobody typed ("--deny-all", "no TTY").
+	Reason string
+}
+
+// Clock is where renderers take the time; tests pass a fake one.
+type Clock func() time.Time
+
+// formatDuration is a short, human duration: 12ms, 3.4s, 2m05s.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < 0:
+		d = 0
+		fallthrough
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// formatBytes is a size in binary units: 512 B, 4.0 KiB, 16 MiB.
+func formatBytes(n uint64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<10))) + " KiB"
+	case n < 1<<30:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<20))) + " MiB"
+	}
+	return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<30))) + " GiB"
+}
+
+func trimZero(s string) string {
+	if len(s) > 2 && s[len(s)-2:] == ".0" {
+		return s[:len(s)-2]
+	}
+	return s
+}
+
+// statusText describes an exit status for people.
+func statusText(st *terminal.ExitStatus) string {
+	if st == nil {
+		return "still running"
+	}
+	var s string
+	switch {
+	case st.Signal != "":
+		s = "killed by " + st.Signal
+	case st.ExitCode != nil:
+		s = fmt.Sprintf("exit %d", *st.ExitCode)
+	default:
+		s = "exited"
+	}
+	if st.TimedOut {
+		s = "timed out, " + s
+	}
+	return s
+}
+
+func statusFailed(st *terminal.ExitStatus) bool {
+	return st != nil && (st.Signal != "" || st.TimedOut || (st.ExitCode != nil && *st.ExitCode != 0))
+}
+
+// commandLine is how a terminal's command is shown.
+func commandLine(info *terminal.Info) string {
+	if info == nil {
+		return ""
+	}
+	if len(info.Args) == 0 {
+		return info.Command
+	}
+	s := shellQuote(info.Command)
+	for _, a := range info.Args {
+		s += " " + shellQuote(a)
+	}
+	return s
+}
+
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	for _, c := range s {
+		if !(c == '-' || c == '_' || c == '.' || c == '/' || c == '=' || c == ':' || c == ',' || c == '+' || c == '@' ||
+			(c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
+}

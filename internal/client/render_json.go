@@ -1,0 +1,208 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/terminal"
+)
+
+// jsonRenderer writes one JSON object per line (NDJSON) for programs. The
+// events are documented in the README ("JSON events"); their field names
+// follow the protocol's camelCase.
+type jsonRenderer struct {
+	mu    sync.Mutex
+	w     io.Writer
+	now   Clock
+	terms map[string]*jsonTerm
+	err   error // first write error; later writes are skipped
+}
+
+type jsonTerm struct {
+	started time.Time
+	carry   []byte // an incomplete UTF-8 sequence at the end of the last chunk
+}
+
+// NewJSONRenderer returns the renderer of --format json, writing to w.
+// A nil clock means time.Now.
+func NewJSONRenderer(w io.Writer, now Clock) Renderer {
+	if now == nil {
+		now = time.Now
+	}
+	return &jsonRenderer{w: w, now: now, terms: map[string]*jsonTerm{}}
+}
+
+type jsonSessionUpdate struct {
+	Event     string          `json:"event"`
+	SessionID acp.SessionID   `json:"sessionId"`
+	Update    json.RawMessage `json:"update"`
+}
+
+type jsonTerminalCreated struct {
+	Event      string   `json:"event"`
+	SessionID  string   `json:"sessionId"`
+	TerminalID string   `json:"terminalId"`
+	Command    string   `json:"command"`
+	Args       []string `json:"args"`
+	Cwd        string   `json:"cwd"`
+	PID        int      `json:"pid,omitempty"`
+	// OutputByteLimit is the effective limit (the request's, clamped).
+	OutputByteLimit uint64 `json:"outputByteLimit"`
+}
+
+type jsonTerminalOutput struct {
+	Event      string `json:"event"`
+	TerminalID string `json:"terminalId"`
+	Data       string `json:"data"`
+	Dropped    uint64 `json:"dropped,omitempty"`
+}
+
+type jsonTerminalExit struct {
+	Event      string  `json:"event"`
+	TerminalID string  `json:"terminalId"`
+	ExitCode   *uint32 `json:"exitCode"`
+	Signal     *string `json:"signal"`
+	TimedOut   bool    `json:"timedOut"`
+	DurationMs int64   `json:"durationMs"`
+}
+
+type jsonPermission struct {
+	Event           string                 `json:"event"`
+	SessionID       acp.SessionID          `json:"sessionId"`
+	ToolCallID      acp.ToolCallID         `json:"toolCallId,omitempty"`
+	Title           string                 `json:"title"`
+	Decision        string                 `json:"decision"`
+	OptionID        acp.PermissionOptionID `json:"optionId,omitempty"`
+	TerminalCommand string                 `json:"terminalCommand,omitempty"`
+	Reason          string                 `json:"reason,omitempty"`
+}
+
+type jsonStop struct {
+	Event      string         `json:"event"`
+	StopReason acp.StopReason `json:"stopReason"`
+}
+
+type jsonError struct {
+	Event    string `json:"event"`
+	Message  string `json:"message"`
+	ExitCode int    `json:"exitCode"`
+}
+
+func (r *jsonRenderer) emit(v any) {
+	if r.err != nil {
+		return
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return
+	}
+	_, r.err = r.w.Write(buf.Bytes())
+}
+
+func (r *jsonRenderer) SessionUpdate(n *acp.SessionNotification) {
+	// The update as received: the decoded value encodes back to the same
+	// object (unknown variants keep their raw JSON).
+	b, err := json.Marshal(n)
+	if err != nil {
+		return
+	}
+	var whole struct {
+		Update json.RawMessage `json:"update"`
+	}
+	if json.Unmarshal(b, &whole) != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(jsonSessionUpdate{Event: "session_update", SessionID: n.SessionID, Update: whole.Update})
+}
+
+func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.terms[ev.TerminalID]
+	switch ev.Kind {
+	case terminal.EventCreated:
+		if t == nil {
+			t = &jsonTerm{started: r.now()}
+			r.terms[ev.TerminalID] = t
+		}
+		e := jsonTerminalCreated{Event: "terminal_created", SessionID: ev.SessionID, TerminalID: ev.TerminalID, Args: []string{}}
+		if ev.Info != nil {
+			e.Command, e.Cwd, e.PID, e.OutputByteLimit = ev.Info.Command, ev.Info.Cwd, ev.Info.PID, ev.Info.OutputByteLimit
+			if len(ev.Info.Args) > 0 {
+				e.Args = ev.Info.Args
+			}
+		}
+		r.emit(e)
+	case terminal.EventOutput:
+		if t == nil {
+			t = &jsonTerm{started: r.now()}
+			r.terms[ev.TerminalID] = t
+		}
+		if ev.Dropped > 0 {
+			t.carry = nil // the sequence it began is gone
+		}
+		data := append(t.carry, ev.Data...)
+		whole, carry := utf8Carry(data)
+		t.carry = append([]byte(nil), carry...)
+		if len(whole) == 0 && ev.Dropped == 0 {
+			return
+		}
+		r.emit(jsonTerminalOutput{Event: "terminal_output", TerminalID: ev.TerminalID,
+			Data: strings.ToValidUTF8(string(whole), "\uFFFD"), Dropped: ev.Dropped})
+	case terminal.EventExited:
+		var d time.Duration
+		if t != nil {
+			if len(t.carry) > 0 {
+				r.emit(jsonTerminalOutput{Event: "terminal_output", TerminalID: ev.TerminalID, Data: "\uFFFD"})
+				t.carry = nil
+			}
+			d = r.now().Sub(t.started)
+		}
+		e := jsonTerminalExit{Event: "terminal_exit", TerminalID: ev.TerminalID, DurationMs: d.Milliseconds()}
+		if st := ev.Status; st != nil {
+			e.ExitCode, e.TimedOut = st.ExitCode, st.TimedOut
+			if st.Signal != "" {
+				sig := st.Signal
+				e.Signal = &sig
+			}
+		}
+		r.emit(e)
+	case terminal.EventReleased:
+		delete(r.terms, ev.TerminalID)
+	}
+}
+
+func (r *jsonRenderer) Permission(p PermissionEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(jsonPermission{Event: "permission", SessionID: p.SessionID, ToolCallID: p.ToolCallID, Title: p.Title,
+		Decision: p.Decision, OptionID: p.OptionID, TerminalCommand: p.TerminalCommand, Reason: p.Reason})
+}
+
+func (r *jsonRenderer) Tick() {}
+
+func (r *jsonRenderer) Suspend() func() { return func() {} }
+
+func (r *jsonRenderer) Finish(reason acp.StopReason) {
+	if reason == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(jsonStop{Event: "stop", StopReason: reason})
+}
+
+func (r *jsonRenderer) Error(message string, exitCode int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(jsonError{Event: "error", Message: message, ExitCode: exitCode})
+}

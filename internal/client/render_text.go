@@ -1,0 +1,716 @@
+package client
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/terminal"
+)
+
+// TextOptions configure the text renderer. Zero fields mean the defaults.
+type TextOptions struct {
+	// Color paints with ANSI colours (see ColorEnabled).
+	Color bool
+	// Live keeps a region at the bottom of the screen that is redrawn in
+	// place: running tool calls with their elapsed time and the tail of
+	// their terminals' output. Only for a TTY.
+	Live bool
+	// Size reports the screen's columns and rows (Live only); nil or
+	// zeros mean 80×24.
+	Size func() (cols, rows int)
+	// LiveLines is how many lines of a running terminal the live region
+	// shows (default 10).
+	LiveLines int
+	// TailLines is how many final lines of a terminal are printed under
+	// its finished tool call (default 20).
+	TailLines int
+	// ExitWait bounds how long a finished tool call waits for the exit of
+	// the terminals it embeds before it is printed anyway (default 2s).
+	ExitWait time.Duration
+	// AnnounceAfter is how long a tool call runs before a line announces
+	// it, without a live region (default 1s); quick ones only get their
+	// final block.
+	AnnounceAfter time.Duration
+	// Now is the clock (default time.Now).
+	Now Clock
+}
+
+// textRenderer writes a turn for people. Everything printed goes through
+// one ordered queue, so tool calls, messages and plans appear in the order
+// the agent sent them; a finished tool call waits in the queue until its
+// terminals' exit statuses are in (bounded by ExitWait). Running tool
+// calls are shown in the live region (TTY) or announced with one line.
+type textRenderer struct {
+	mu sync.Mutex
+	w  io.Writer
+	o  TextOptions
+	st style
+
+	stream    streamKind // what the partial line belongs to
+	partial   []byte
+	tools     map[acp.ToolCallID]*toolView
+	active    []*toolView // not yet queued, in arrival order
+	terms     map[string]*termView
+	termOrder []*termView
+	embedded  map[string]bool // terminal IDs referenced by a tool call
+	queue     []*item
+
+	drawn     int    // lines of the live region on screen
+	lastLive  string // what they show
+	lastKind  itemKind
+	printed   bool
+	suspended int
+	finished  bool
+}
+
+type streamKind int
+
+const (
+	streamNone streamKind = iota
+	streamMessage
+	streamThought
+)
+
+type toolView struct {
+	id        acp.ToolCallID
+	title     string
+	kind      acp.ToolKind
+	status    acp.ToolCallStatus
+	terminals []string
+	texts     []string
+	diffs     []string
+	started   time.Time
+	queued    bool
+	announced bool // a "running" line was printed (no live region)
+	cancelled bool // unfinished when the turn was cancelled
+}
+
+type termView struct {
+	id       string
+	command  string
+	tail     *lineTail
+	limit    uint64
+	started  time.Time
+	ended    time.Time
+	status   *terminal.ExitStatus
+	released bool
+}
+
+// item is one entry of the print queue: ready text, or a tool call or
+// terminal block rendered when it is printed.
+type item struct {
+	text  string
+	kind  itemKind
+	tool  *toolView
+	term  *termView
+	since time.Time
+}
+
+// itemKind decides the spacing: a blank line separates the agent's prose
+// from blocks (tool calls, plans), so that neither runs into the other.
+type itemKind int
+
+const (
+	itemNote  itemKind = iota // a one-line notice
+	itemProse                 // a line of a message or thought
+	itemBlock                 // a tool call, terminal or plan
+)
+
+// NewTextRenderer returns the renderer of --format text, writing to w.
+func NewTextRenderer(w io.Writer, o *TextOptions) Renderer {
+	r := &textRenderer{w: w, tools: map[acp.ToolCallID]*toolView{}, terms: map[string]*termView{}, embedded: map[string]bool{}}
+	if o != nil {
+		r.o = *o
+	}
+	if r.o.LiveLines <= 0 {
+		r.o.LiveLines = 10
+	}
+	if r.o.TailLines <= 0 {
+		r.o.TailLines = 20
+	}
+	if r.o.ExitWait <= 0 {
+		r.o.ExitWait = 2 * time.Second
+	}
+	if r.o.AnnounceAfter <= 0 {
+		r.o.AnnounceAfter = time.Second
+	}
+	if r.o.Now == nil {
+		r.o.Now = time.Now
+	}
+	r.st = style{on: r.o.Color}
+	return r
+}
+
+func (r *textRenderer) size() (cols, rows int) {
+	if r.o.Size != nil {
+		cols, rows = r.o.Size()
+	}
+	if cols <= 0 {
+		cols = 80
+	}
+	if rows <= 0 {
+		rows = 24
+	}
+	return cols, rows
+}
+
+// lineWidth is how many columns a line of command output may take.
+func (r *textRenderer) lineWidth(indent int) int {
+	if !r.o.Live {
+		return 1000
+	}
+	cols, _ := r.size()
+	return max(cols-1-indent, 10)
+}
+
+func (r *textRenderer) SessionUpdate(n *acp.SessionNotification) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return
+	}
+	switch u := n.Update.(type) {
+	case *acp.AgentMessageChunk:
+		r.addText(streamMessage, contentText(u.Content))
+	case *acp.AgentThoughtChunk:
+		r.addText(streamThought, contentText(u.Content))
+	case *acp.ToolCall:
+		r.endText()
+		tv, isNew := r.tool(u.ToolCallID)
+		tv.title, tv.kind, tv.status = u.Title, u.Kind, u.Status
+		if tv.status == "" {
+			tv.status = acp.ToolCallStatusPending
+		}
+		r.setContent(tv, u.Content)
+		r.toolChanged(tv, isNew)
+	case *acp.ToolCallUpdate:
+		r.endText()
+		tv, isNew := r.tool(u.ToolCallID)
+		if u.Title != nil {
+			tv.title = *u.Title
+		}
+		if u.Kind != nil {
+			tv.kind = *u.Kind
+		}
+		if u.Status != nil {
+			tv.status = *u.Status
+		}
+		if u.Content != nil {
+			r.setContent(tv, u.Content)
+		}
+		r.toolChanged(tv, isNew)
+	case *acp.Plan:
+		r.endText()
+		r.push(itemBlock, r.planText(u.Entries))
+	}
+	r.flush(false)
+}
+
+// tool finds or makes the view of a tool call.
+func (r *textRenderer) tool(id acp.ToolCallID) (*toolView, bool) {
+	if tv := r.tools[id]; tv != nil {
+		return tv, false
+	}
+	tv := &toolView{id: id, title: string(id), status: acp.ToolCallStatusPending, started: r.o.Now()}
+	r.tools[id] = tv
+	return tv, true
+}
+
+func (r *textRenderer) setContent(tv *toolView, content []acp.ToolCallContent) {
+	// Content replaces what was there, but a terminal stays attached: the
+	// protocol asks agents to re-send it, and not all do.
+	tv.texts, tv.diffs = nil, nil
+	for _, c := range content {
+		switch c := c.(type) {
+		case *acp.Terminal:
+			id := string(c.TerminalID)
+			r.embedded[id] = true
+			if !contains(tv.terminals, id) {
+				tv.terminals = append(tv.terminals, id)
+			}
+		case *acp.Content:
+			if s := contentText(c.Content); s != "" {
+				tv.texts = append(tv.texts, strings.Split(strings.TrimRight(s, "\n"), "\n")...)
+			}
+		case *acp.Diff:
+			tv.diffs = append(tv.diffs, c.Path)
+		}
+	}
+}
+
+func contains(s []string, x string) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func toolDone(s acp.ToolCallStatus) bool {
+	return s == acp.ToolCallStatusCompleted || s == acp.ToolCallStatusFailed
+}
+
+func (r *textRenderer) toolChanged(tv *toolView, isNew bool) {
+	if tv.queued {
+		return
+	}
+	if toolDone(tv.status) {
+		r.enqueueTool(tv)
+		return
+	}
+	if isNew {
+		r.active = append(r.active, tv)
+	}
+}
+
+// announce prints a line for each tool call that has run for a while,
+// when there is no live region to show it.
+func (r *textRenderer) announce(now time.Time) {
+	if r.o.Live {
+		return
+	}
+	for _, tv := range r.active {
+		if !tv.announced && now.Sub(tv.started) >= r.o.AnnounceAfter {
+			tv.announced = true
+			r.push(itemNote, r.st.dim("▸ "+tv.title+kindSuffix(tv.kind)+" (running)")+"\n")
+		}
+	}
+}
+
+func (r *textRenderer) enqueueTool(tv *toolView) {
+	tv.queued = true
+	for i, a := range r.active {
+		if a == tv {
+			r.active = append(r.active[:i:i], r.active[i+1:]...)
+			break
+		}
+	}
+	r.queue = append(r.queue, &item{kind: itemBlock, tool: tv, since: r.o.Now()})
+}
+
+func kindSuffix(k acp.ToolKind) string {
+	if k == "" || k == acp.ToolKindOther {
+		return ""
+	}
+	return " [" + string(k) + "]"
+}
+
+// contentText is the text of a content block; other kinds get a short
+// placeholder.
+func contentText(c acp.ContentBlock) string {
+	switch c := c.(type) {
+	case *acp.TextContent:
+		return c.Text
+	case *acp.ResourceLink:
+		return "[" + c.Name + " " + c.URI + "]"
+	case *acp.ImageContent:
+		return "[image]"
+	case *acp.AudioContent:
+		return "[audio]"
+	case *acp.EmbeddedResource:
+		return "[resource]"
+	}
+	return ""
+}
+
+// addText adds streamed message or thought text; complete lines are queued.
+func (r *textRenderer) addText(kind streamKind, s string) {
+	if s == "" {
+		return
+	}
+	if r.stream != kind {
+		r.endText()
+		r.stream = kind
+	}
+	for {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			r.partial = append(r.partial, s...)
+			return
+		}
+		r.partial = append(r.partial, s[:i]...)
+		r.pushLine()
+		s = s[i+1:]
+	}
+}
+
+// endText ends a partial line of text, if any.
+func (r *textRenderer) endText() {
+	if len(r.partial) > 0 {
+		r.pushLine()
+	}
+	r.stream = streamNone
+}
+
+func (r *textRenderer) pushLine() {
+	line := strings.ToValidUTF8(string(r.partial), "\uFFFD")
+	r.partial = r.partial[:0]
+	if r.stream == streamThought {
+		r.push(itemProse, r.st.dim("· "+line)+"\n")
+		return
+	}
+	r.push(itemProse, line+"\n")
+}
+
+func (r *textRenderer) push(kind itemKind, text string) {
+	r.queue = append(r.queue, &item{kind: kind, text: text})
+}
+
+func (r *textRenderer) planText(entries []acp.PlanEntry) string {
+	var b strings.Builder
+	b.WriteString(r.st.bold("Plan") + "\n")
+	for _, e := range entries {
+		switch e.Status {
+		case acp.PlanEntryStatusCompleted:
+			b.WriteString("  " + r.st.green("✓") + " " + e.Content + r.st.dim(" (completed)") + "\n")
+		case acp.PlanEntryStatusInProgress:
+			b.WriteString("  " + r.st.yellow("▸") + " " + e.Content + r.st.dim(" (in progress)") + "\n")
+		default:
+			b.WriteString("  ○ " + e.Content + r.st.dim(" (pending)") + "\n")
+		}
+	}
+	return b.String()
+}
+
+func (r *textRenderer) TerminalEvent(ev terminal.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tv := r.terms[ev.TerminalID]
+	if tv == nil {
+		if ev.Kind != terminal.EventCreated {
+			return // created before we subscribed; nothing to attach it to
+		}
+		tv = &termView{id: ev.TerminalID, tail: newLineTail(max(r.o.LiveLines, r.o.TailLines)), started: r.o.Now()}
+		if ev.Info != nil {
+			tv.command, tv.limit = commandLine(ev.Info), ev.Info.OutputByteLimit
+		}
+		r.terms[ev.TerminalID] = tv
+		r.termOrder = append(r.termOrder, tv)
+	}
+	switch ev.Kind {
+	case terminal.EventOutput:
+		tv.tail.Skip(ev.Dropped)
+		tv.tail.Write(ev.Data)
+		return // the live region catches up on the next tick
+	case terminal.EventExited:
+		if tv.status == nil {
+			tv.status, tv.ended = ev.Status, r.o.Now()
+		}
+	case terminal.EventReleased:
+		tv.released = true
+		if tv.status == nil && ev.Status != nil {
+			tv.status, tv.ended = ev.Status, r.o.Now()
+		}
+	}
+	if !r.finished {
+		r.flush(false)
+	}
+}
+
+func (r *textRenderer) Permission(p PermissionEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return
+	}
+	what := p.Title
+	if p.TerminalCommand != "" {
+		what = "run " + p.TerminalCommand
+	}
+	reason := ""
+	if p.Reason != "" {
+		reason = r.st.dim(" (" + p.Reason + ")")
+	}
+	switch {
+	case p.Decision == "cancelled":
+		r.endText()
+		r.push(itemNote, r.st.yellow("⊘ permission cancelled: ")+what+reason+"\n")
+	case strings.HasPrefix(p.Decision, "reject"):
+		r.endText()
+		r.push(itemNote, r.st.red("✗ permission denied: ")+what+reason+"\n")
+	default:
+		return // allowing is what the user expects; the tool call shows it
+	}
+	r.flush(false)
+}
+
+func (r *textRenderer) Tick() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.finished {
+		r.flush(false)
+	}
+}
+
+func (r *textRenderer) Suspend() func() {
+	r.mu.Lock()
+	r.suspended++
+	r.clearLive()
+	r.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.suspended--
+			if !r.finished {
+				r.flush(false)
+			}
+		})
+	}
+}
+
+func (r *textRenderer) clearLive() {
+	if r.drawn > 0 {
+		_, _ = fmt.Fprintf(r.w, "\x1b[%dA\r\x1b[J", r.drawn)
+	}
+	r.drawn, r.lastLive = 0, ""
+}
+
+func (r *textRenderer) Finish(reason acp.StopReason) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return
+	}
+	r.endText()
+	for _, tv := range append([]*toolView(nil), r.active...) {
+		tv.cancelled = reason == acp.StopReasonCancelled
+		r.enqueueTool(tv)
+	}
+	// Terminals no tool call showed: a headless client is the only place
+	// their output can be seen.
+	for _, tv := range r.termOrder {
+		if !r.embedded[tv.id] {
+			r.queue = append(r.queue, &item{kind: itemBlock, term: tv})
+		}
+	}
+	switch reason {
+	case "", acp.StopReasonEndTurn:
+	case acp.StopReasonCancelled:
+		r.push(itemBlock, r.st.yellow("⊘ turn cancelled")+"\n")
+	case acp.StopReasonRefusal:
+		r.push(itemBlock, r.st.red("✗ the agent refused to continue (stop reason: refusal)")+"\n")
+	case acp.StopReasonMaxTokens:
+		r.push(itemBlock, r.st.red("✗ the agent ran out of tokens (stop reason: max_tokens)")+"\n")
+	case acp.StopReasonMaxTurnRequests:
+		r.push(itemBlock, r.st.red("✗ the agent reached its request limit for a turn (stop reason: max_turn_requests)")+"\n")
+	default:
+		r.push(itemBlock, r.st.red("✗ turn ended: "+string(reason))+"\n")
+	}
+	r.finished = true // no live region from now on
+	r.flush(true)
+	r.paint("")
+}
+
+func (r *textRenderer) Error(string, int) {}
+
+// flush prints the ready items at the head of the queue (all of them when
+// force) and redraws the live region.
+func (r *textRenderer) flush(force bool) {
+	if r.suspended > 0 && !force {
+		return
+	}
+	var b strings.Builder
+	now := r.o.Now()
+	r.announce(now)
+	for len(r.queue) > 0 {
+		it := r.queue[0]
+		if !force && !r.ready(it, now) {
+			break
+		}
+		r.queue = r.queue[1:]
+		if r.printed && it.kind != itemNote && r.lastKind != itemNote && (it.kind != r.lastKind || it.kind == itemBlock && it.tool == nil) {
+			b.WriteString("\n")
+		}
+		r.printed, r.lastKind = true, it.kind
+		switch {
+		case it.tool != nil:
+			b.WriteString(r.toolBlock(it.tool, now))
+		case it.term != nil:
+			b.WriteString(r.termBlock(it.term, now))
+		default:
+			b.WriteString(it.text)
+		}
+	}
+	r.paint(b.String())
+}
+
+func (r *textRenderer) ready(it *item, now time.Time) bool {
+	if it.tool == nil {
+		return true
+	}
+	if now.Sub(it.since) >= r.o.ExitWait {
+		return true
+	}
+	for _, id := range it.tool.terminals {
+		if tv := r.terms[id]; tv == nil || tv.status == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// paint writes committed text above the live region and redraws the
+// region, in one write so that the screen never shows half a frame.
+func (r *textRenderer) paint(committed string) {
+	live := ""
+	if r.o.Live && r.suspended == 0 && !r.finished {
+		live = r.liveText(r.o.Now())
+	}
+	if committed == "" && live == r.lastLive {
+		return
+	}
+	var b strings.Builder
+	if r.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA\r\x1b[J", r.drawn)
+	}
+	b.WriteString(committed)
+	b.WriteString(live)
+	r.drawn, r.lastLive = strings.Count(live, "\n"), live
+	_, _ = io.WriteString(r.w, b.String())
+}
+
+// unembeddedDelay is how long a running terminal that no tool call shows
+// waits before the live region shows it by itself.
+const unembeddedDelay = 500 * time.Millisecond
+
+// formatElapsed is a running time at the live region's resolution.
+func formatElapsed(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return formatDuration(d)
+}
+
+var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// liveText is the live region: each running tool call with its elapsed
+// time and the last lines of its terminals, then running terminals that no
+// tool call shows (yet).
+func (r *textRenderer) liveText(now time.Time) string {
+	cols, rows := r.size()
+	var lines []string
+	header := func(title string, since time.Time) string {
+		el := max(now.Sub(since), 0)
+		frame := spinner[int(el/(100*time.Millisecond))%len(spinner)]
+		elapsed := formatElapsed(el)
+		// One column spare: writing the last one makes some terminals wrap.
+		room := cols - 1 - len(" ") - len(" ") - 1 - len(elapsed)
+		return r.st.yellow(frame) + " " + clip(title, max(room, 1)) + " " + r.st.dim(elapsed)
+	}
+	body := func(tv *termView) {
+		if tv == nil {
+			return
+		}
+		tail, _ := tv.tail.Tail(r.o.LiveLines)
+		for _, l := range tail {
+			lines = append(lines, r.st.dim("  │ ")+clip(l, cols-5))
+		}
+	}
+	for _, tv := range r.active {
+		lines = append(lines, header(tv.title+kindSuffix(tv.kind), tv.started))
+		for _, id := range tv.terminals {
+			body(r.terms[id])
+		}
+	}
+	for _, tv := range r.termOrder {
+		// A terminal is normally embedded right after it is created: give
+		// the tool call a moment before showing the terminal on its own.
+		if r.embedded[tv.id] || tv.status != nil || tv.released || now.Sub(tv.started) < unembeddedDelay {
+			continue
+		}
+		lines = append(lines, header("$ "+tv.command, tv.started))
+		body(tv)
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	if len(lines) > rows-1 {
+		lines = lines[:max(rows-1, 1)]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// toolBlock is a tool call as printed once it is over: its status, title
+// and kind, then for each terminal the tail of its output and how it ended.
+func (r *textRenderer) toolBlock(tv *toolView, now time.Time) string {
+	var b strings.Builder
+	var mark string
+	switch {
+	case tv.status == acp.ToolCallStatusCompleted:
+		mark = r.st.green("✓")
+	case tv.status == acp.ToolCallStatusFailed:
+		mark = r.st.red("✗")
+	case tv.cancelled:
+		mark = r.st.yellow("⊘")
+	default:
+		mark = r.st.yellow("…")
+	}
+	b.WriteString(mark + " " + r.st.bold(tv.title) + r.st.dim(kindSuffix(tv.kind)))
+	if !toolDone(tv.status) {
+		if tv.cancelled {
+			b.WriteString(r.st.dim(" (cancelled)"))
+		} else {
+			b.WriteString(r.st.dim(" (unfinished)"))
+		}
+	}
+	b.WriteString("\n")
+	for i, l := range tv.texts {
+		if i == r.o.TailLines {
+			b.WriteString(r.st.dim(fmt.Sprintf("  │ … %d more lines", len(tv.texts)-i)) + "\n")
+			break
+		}
+		b.WriteString(r.st.dim("  │ ") + clip(l, r.lineWidth(4)) + "\n")
+	}
+	for _, p := range tv.diffs {
+		b.WriteString(r.st.dim("  │ edit ") + p + "\n")
+	}
+	for _, id := range tv.terminals {
+		if term := r.terms[id]; term != nil {
+			r.writeTerminal(&b, term, now)
+		}
+	}
+	return b.String()
+}
+
+// termBlock is a terminal no tool call embedded.
+func (r *textRenderer) termBlock(tv *termView, now time.Time) string {
+	var b strings.Builder
+	b.WriteString(r.st.bold("$ "+tv.command) + "\n")
+	r.writeTerminal(&b, tv, now)
+	return b.String()
+}
+
+func (r *textRenderer) writeTerminal(b *strings.Builder, tv *termView, now time.Time) {
+	lines, above := tv.tail.Tail(r.o.TailLines)
+	if above > 0 {
+		fmt.Fprintf(b, "%s\n", r.st.dim(fmt.Sprintf("  │ … %d lines above", above)))
+	}
+	for _, l := range lines {
+		b.WriteString(r.st.dim("  │ ") + clip(l, r.lineWidth(4)) + "\n")
+	}
+	end := tv.ended
+	if tv.status == nil {
+		end = now
+	}
+	status := statusText(tv.status)
+	if statusFailed(tv.status) {
+		status = r.st.red(status)
+	} else if tv.status != nil {
+		status = r.st.green(status)
+	}
+	notes := " · " + formatDuration(end.Sub(tv.started))
+	if tv.tail.bytes > tv.limit {
+		notes += fmt.Sprintf(" · output truncated: the agent saw only the last %s", formatBytes(tv.limit))
+	}
+	if tv.tail.skipped > 0 {
+		notes += fmt.Sprintf(" · %s not shown here (display fell behind)", formatBytes(tv.tail.skipped))
+	}
+	b.WriteString(r.st.dim("  └ ") + status + r.st.dim(notes) + "\n")
+}

@@ -1,0 +1,641 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/terminal"
+)
+
+// Format is how a run is written to stdout.
+type Format int
+
+const (
+	// FormatText is for people: messages, plans, tool calls with the tail
+	// of their terminals.
+	FormatText Format = iota
+	// FormatJSON is for programs: one JSON event per line.
+	FormatJSON
+)
+
+// Defaults of Config's zero fields.
+const (
+	DefaultInitTimeout = 30 * time.Second
+	DefaultCancelGrace = 10 * time.Second
+)
+
+// maxBadLines is how many invalid lines an initialized agent may write to
+// its stdout before the run ends with a protocol error. Before initialize
+// is answered, the first one ends it: nothing good follows a banner.
+const maxBadLines = 5
+
+// Config is one `acpterm run`. Zero fields mean the defaults.
+type Config struct {
+	// Agent is the agent's command line: the program and its arguments.
+	Agent []string
+	// Cwd is the session's working directory; "" means the current one.
+	Cwd string
+	// Roots confine fs/* paths and terminal cwds; empty means {Cwd}.
+	Roots []string
+	// Prompt is the text sent with session/prompt.
+	Prompt string
+
+	Format   Format
+	Approval Approval
+	// TTYIn and TTYOut are where permission questions are answered and
+	// asked (the controlling terminal); nil TTYIn means there is nobody to
+	// ask, so ApprovalAsk denies.
+	TTYIn  io.Reader
+	TTYOut io.Writer
+	// Text configures FormatText (colour, live region, screen size).
+	Text TextOptions
+
+	// OutputLimit is the host's ceiling on any terminal's output buffer
+	// (0: terminal.DefaultOutputCeiling).
+	OutputLimit uint64
+	// MaxTerminals bounds the live terminals of the session (0: the
+	// runtime's default; negative: no limit).
+	MaxTerminals int
+	// KillGrace is the time between SIGTERM and SIGKILL when a terminal is
+	// killed (0: the runtime's default).
+	KillGrace time.Duration
+	// Timeout kills any terminal command that runs longer (0: none).
+	Timeout time.Duration
+	// Shell runs args-less terminal commands ("": the runtime's default).
+	Shell string
+	// InitTimeout bounds initialize and session/new.
+	InitTimeout time.Duration
+	// CancelGrace is how long the agent has to end a cancelled turn
+	// before it is killed.
+	CancelGrace time.Duration
+
+	Stdout, Stderr io.Writer
+	// Interrupts delivers SIGINT/SIGTERM: the first cancels the turn
+	// (session/cancel), the second kills the agent and its terminals.
+	Interrupts <-chan os.Signal
+}
+
+var (
+	errInterrupted = errors.New("interrupted")
+	errKilled      = errors.New("the agent was killed")
+	errTimeout     = errors.New("timeout")
+)
+
+// protocolError is a broken conversation: the agent wrote what is not
+// ACP, or answered in a way the protocol does not allow.
+type protocolError struct{ msg string }
+
+func (e *protocolError) Error() string { return e.msg }
+
+// Run runs one prompt turn with the agent described by cfg and returns the
+// process exit status (see the Exit* constants). It never returns before
+// the agent, its terminals and every goroutine it started are gone.
+func Run(ctx context.Context, cfg *Config) int {
+	d := &driver{cfg: *cfg, stop: make(chan struct{})}
+	return d.run(ctx)
+}
+
+type phase int
+
+const (
+	phaseSetup phase = iota // initialize, session/new
+	phaseTurn               // session/prompt
+	phaseDone               // shutting down
+)
+
+type driver struct {
+	cfg  Config
+	cwd  string
+	r    Renderer
+	perm *approver
+	mgr  *terminal.Manager
+	conn *acp.ClientConn
+	cmd  *exec.Cmd
+
+	stop     chan struct{} // closed at shutdown: ends the ticker and signal watcher
+	wg       sync.WaitGroup
+	stderrMu sync.Mutex
+	errPipe  *os.File // the agent's stderr
+
+	mu          sync.Mutex
+	phase       phase
+	sid         acp.SessionID
+	initialized bool
+	badLines    int
+	protoErr    *protocolError
+	interrupts  int
+	killed      bool
+	cancelCall  context.CancelCauseFunc // of the call in flight
+}
+
+func (d *driver) usage(format string, args ...any) int {
+	fmt.Fprintf(d.cfg.Stderr, "acpterm: "+format+"\n", args...)
+	return ExitUsage
+}
+
+func (d *driver) run(ctx context.Context) int {
+	c := &d.cfg
+	if c.Stdout == nil {
+		c.Stdout = io.Discard
+	}
+	if c.Stderr == nil {
+		c.Stderr = io.Discard
+	}
+	if c.InitTimeout <= 0 {
+		c.InitTimeout = DefaultInitTimeout
+	}
+	if c.CancelGrace <= 0 {
+		c.CancelGrace = DefaultCancelGrace
+	}
+	if len(c.Agent) == 0 || c.Agent[0] == "" {
+		return d.usage("no agent command given")
+	}
+	if strings.TrimSpace(c.Prompt) == "" {
+		return d.usage("the prompt is empty")
+	}
+	cwd := c.Cwd
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return d.usage("cannot get the current directory: %v", err)
+		}
+		cwd = wd
+	}
+	cwd, err := filepath.Abs(cwd)
+	if err != nil {
+		return d.usage("--cwd: %v", err)
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return d.usage("--cwd %s is not a directory", cwd)
+	}
+	d.cwd = cwd
+	roots := c.Roots
+	if len(roots) == 0 {
+		roots = []string{cwd}
+	}
+	ws, err := NewWorkspace(roots)
+	if err != nil {
+		return d.usage("--root: %v", err)
+	}
+	if real, err := filepath.EvalSymlinks(cwd); err != nil || !ws.contains(real) {
+		return d.usage("--cwd %s is outside every --root (%s)", cwd, strings.Join(ws.Roots(), ", "))
+	}
+
+	if c.Format == FormatJSON {
+		d.r = NewJSONRenderer(c.Stdout, c.Text.Now)
+	} else {
+		d.r = NewTextRenderer(c.Stdout, &c.Text)
+	}
+	var p *prompter
+	if c.TTYIn != nil && c.TTYOut != nil {
+		p = newPrompter(c.TTYIn, c.TTYOut, d.r.Suspend)
+		defer p.Close()
+	}
+	d.perm = newApprover(c.Approval, p, d.r.Permission, d.warn)
+	d.mgr = terminal.NewManager(&terminal.Options{
+		Policy: &terminal.Policy{
+			Decide:                 d.perm.DecideTerminal,
+			MaxTerminalsPerSession: c.MaxTerminals,
+			OutputCeiling:          c.OutputLimit,
+			Timeout:                c.Timeout,
+			Roots:                  ws.Roots(),
+		},
+		Shell:      c.Shell,
+		KillGrace:  c.KillGrace,
+		DefaultCwd: cwd,
+		Logf:       func(format string, args ...any) { d.warn("acpterm: terminal: " + fmt.Sprintf(format, args...)) },
+	})
+	sub, err := d.mgr.Subscribe("", "")
+	if err != nil {
+		_ = d.mgr.Close()
+		fmt.Fprintf(c.Stderr, "acpterm: %v\n", err)
+		return ExitFailure
+	}
+	d.wg.Add(3)
+	go d.pumpEvents(sub)
+	go d.tick()
+	go d.watchSignals()
+
+	h := &handler{Manager: d.mgr, ws: ws, perm: d.perm, r: d.r}
+	reason, code, msg := d.session(ctx, h)
+
+	d.shutdown(code == ExitAgent || d.wasKilled())
+	d.r.Finish(reason)
+	if msg != "" {
+		if reason == "" {
+			d.r.Error(msg, code)
+		}
+		fmt.Fprintf(c.Stderr, "acpterm: %s\n", msg)
+	}
+	return code
+}
+
+// session starts the agent and runs the turn. It returns the stop reason
+// ("" when the turn did not end normally), the exit status, and the error
+// message for a failure.
+func (d *driver) session(ctx context.Context, h *handler) (acp.StopReason, int, string) {
+	c := &d.cfg
+	cmd := exec.Command(c.Agent[0], c.Agent[1:]...)
+	cmd.Dir = d.cwd
+	ownProcessGroup(cmd)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return "", ExitFailure, err.Error()
+	}
+	cmd.Stderr = pw
+	conn, err := acp.StartAgent(cmd, h, &acp.ConnOptions{Logf: d.logf})
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return "", ExitAgent, fmt.Sprintf("cannot start the agent %s: %v", c.Agent[0], unwrapExec(err))
+	}
+	d.mu.Lock()
+	d.cmd, d.conn, d.errPipe = cmd, conn, pr
+	d.mu.Unlock()
+	d.wg.Add(1)
+	go d.pumpStderr(pr)
+
+	// initialize
+	callCtx, done := d.callCtx(ctx, c.InitTimeout)
+	init, err := conn.Initialize(callCtx, &acp.InitializeRequest{
+		ProtocolVersion: acp.ProtocolVersion1,
+		ClientInfo:      &acp.Implementation{Name: "acpterm", Version: Version()},
+	})
+	if err != nil {
+		code, msg := d.callFailed(callCtx, "initialize", err)
+		done()
+		return "", code, msg
+	}
+	done()
+	if init.ProtocolVersion != acp.ProtocolVersion1 {
+		return "", ExitAgent, fmt.Sprintf("the agent speaks ACP protocol version %d; acpterm speaks version 1", init.ProtocolVersion)
+	}
+	d.mu.Lock()
+	d.initialized = true
+	d.mu.Unlock()
+
+	// session/new
+	callCtx, done = d.callCtx(ctx, c.InitTimeout)
+	sess, err := conn.NewSession(callCtx, &acp.NewSessionRequest{Cwd: d.cwd, MCPServers: []acp.MCPServer{}})
+	if err != nil {
+		code, msg := d.callFailed(callCtx, "session/new", err)
+		done()
+		return "", code, msg
+	}
+	done()
+	if sess.SessionID == "" {
+		return "", ExitAgent, "the agent answered session/new without a sessionId"
+	}
+	if err := d.mgr.SetSessionCwd(string(sess.SessionID), d.cwd); err != nil {
+		return "", ExitFailure, err.Error()
+	}
+
+	// session/prompt
+	d.mu.Lock()
+	d.sid, d.phase = sess.SessionID, phaseTurn
+	interrupted := d.interrupts > 0
+	d.mu.Unlock()
+	if interrupted {
+		return "", ExitCancelled, "interrupted before the turn started"
+	}
+	callCtx, done = d.callCtx(ctx, 0)
+	resp, err := conn.Prompt(callCtx, &acp.PromptRequest{
+		SessionID: sess.SessionID,
+		Prompt:    []acp.ContentBlock{&acp.TextContent{Text: c.Prompt}},
+	})
+	d.mu.Lock()
+	d.phase = phaseDone
+	d.mu.Unlock()
+	if err != nil {
+		code, msg := d.callFailed(callCtx, "session/prompt", err)
+		done()
+		if code == ExitCancelled {
+			return acp.StopReasonCancelled, code, msg
+		}
+		return "", code, msg
+	}
+	done()
+	code := ExitCodeFor(resp.StopReason)
+	if code == ExitAgent {
+		return "", code, fmt.Sprintf("the agent ended the turn with an unknown stop reason %q", resp.StopReason)
+	}
+	return resp.StopReason, code, ""
+}
+
+func unwrapExec(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// callCtx is the context of one call to the agent: bounded by timeout
+// (when positive) and cancelled by a protocol error or an interrupt.
+func (d *driver) callCtx(parent context.Context, timeout time.Duration) (context.Context, func()) {
+	var cancelT context.CancelFunc = func() {}
+	if timeout > 0 {
+		parent, cancelT = context.WithTimeoutCause(parent, timeout, errTimeout)
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	d.mu.Lock()
+	d.cancelCall = cancel
+	switch {
+	case d.protoErr != nil:
+		cancel(d.protoErr)
+	case d.killed:
+		cancel(errKilled)
+	case d.phase == phaseSetup && d.interrupts > 0:
+		cancel(errInterrupted)
+	}
+	d.mu.Unlock()
+	// A call that is abandoned (timeout, protocol error, interrupt) ends
+	// the run, and the agent with it, at once: a peer that stopped reading
+	// its stdin could otherwise hold up the $/cancel_request the call
+	// sends on its way out.
+	stopKill := context.AfterFunc(ctx, d.killAgent)
+	return ctx, func() {
+		stopKill()
+		d.mu.Lock()
+		d.cancelCall = nil
+		d.mu.Unlock()
+		cancel(nil)
+		cancelT()
+	}
+}
+
+// killAgent kills the agent's process group, without more ado.
+func (d *driver) killAgent() {
+	d.mu.Lock()
+	cmd := d.cmd
+	d.mu.Unlock()
+	if cmd != nil && cmd.Process != nil {
+		killProcessGroup(cmd.Process.Pid)
+	}
+}
+
+// callFailed explains why a call to the agent failed.
+func (d *driver) callFailed(ctx context.Context, method string, err error) (int, string) {
+	var pe *protocolError
+	cause := context.Cause(ctx)
+	switch {
+	case d.wasKilled():
+		return ExitCancelled, "cancelled: " + errKilled.Error()
+	case ctx.Err() != nil && errors.Is(cause, errInterrupted):
+		return ExitCancelled, "interrupted before the turn started"
+	case ctx.Err() != nil && errors.As(cause, &pe):
+		return ExitAgent, "protocol error: " + pe.msg
+	case ctx.Err() != nil && errors.Is(cause, errTimeout):
+		return ExitAgent, fmt.Sprintf("the agent did not answer %s within %s (see --init-timeout)", method, d.cfg.InitTimeout)
+	case errors.Is(err, acp.ErrConnClosed):
+		when := "before answering " + method
+		if method == "session/prompt" {
+			when = "during the turn"
+		}
+		select {
+		case <-d.conn.Exited():
+			if d.wasKilled() {
+				return ExitCancelled, "cancelled: " + errKilled.Error()
+			}
+			return ExitAgent, fmt.Sprintf("the agent exited %s (%s)", when, describeExit(d.conn.ExitError()))
+		case <-time.After(2 * time.Second):
+			return ExitAgent, fmt.Sprintf("the agent closed its stdout %s", when)
+		}
+	}
+	var ae *acp.Error
+	if errors.As(err, &ae) {
+		if ae.Code == acp.CodeAuthRequired {
+			return ExitAgent, fmt.Sprintf("the agent needs authentication (%s); log in with the agent's own tools first", ae.Message)
+		}
+		return ExitAgent, fmt.Sprintf("the agent answered %s with an error: %s (code %d)", method, ae.Message, ae.Code)
+	}
+	return ExitAgent, fmt.Sprintf("protocol error: bad answer to %s: %v", method, err)
+}
+
+// logf receives the connection's complaints. Lines that are not JSON-RPC
+// count towards a protocol error.
+func (d *driver) logf(format string, args ...any) {
+	msg := strings.TrimPrefix(fmt.Sprintf(format, args...), "jsonrpc2: ")
+	bad := strings.HasPrefix(msg, "rejected an incoming message") ||
+		strings.HasPrefix(msg, "discarded an incoming message") ||
+		strings.HasPrefix(msg, "ignored an incoming message")
+	if !bad {
+		return
+	}
+	d.mu.Lock()
+	d.badLines++
+	n, fatal := d.badLines, !d.initialized || d.badLines >= maxBadLines
+	d.mu.Unlock()
+	if fatal {
+		what := "the agent wrote something other than ACP JSON-RPC to its stdout"
+		if n > 1 {
+			what = fmt.Sprintf("the agent wrote %d lines that are not ACP JSON-RPC to its stdout", n)
+		}
+		for _, p := range []string{"rejected an incoming message: ", "discarded an incoming message: ", "ignored an incoming message: "} {
+			msg = strings.TrimPrefix(msg, p)
+		}
+		d.setProtoErr(&protocolError{msg: what + " (" + msg + ")"})
+		return
+	}
+	d.warn("acpterm: ignored an invalid line from the agent: " + msg)
+}
+
+func (d *driver) setProtoErr(err *protocolError) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.protoErr != nil {
+		return
+	}
+	d.protoErr = err
+	if d.cancelCall != nil {
+		d.cancelCall(err)
+	}
+}
+
+func (d *driver) wasKilled() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.killed
+}
+
+// warn writes one diagnostic line to stderr, out of the live region's way.
+func (d *driver) warn(line string) {
+	resume := d.r.Suspend()
+	d.stderrMu.Lock()
+	_, _ = io.WriteString(d.cfg.Stderr, strings.TrimRight(line, "\n")+"\n")
+	d.stderrMu.Unlock()
+	resume()
+}
+
+// pumpEvents feeds terminal events to the renderer until the manager is
+// closed and the last queued event is delivered.
+func (d *driver) pumpEvents(sub *terminal.Subscription) {
+	defer d.wg.Done()
+	defer sub.Close()
+	for {
+		ev, err := sub.Next(context.Background())
+		if err != nil {
+			return
+		}
+		d.r.TerminalEvent(ev)
+	}
+}
+
+// pumpStderr copies the agent's stderr to ours, line by line, so that its
+// log lines do not cut through the live region.
+func (d *driver) pumpStderr(f *os.File) {
+	defer d.wg.Done()
+	defer f.Close()
+	buf := make([]byte, 32<<10)
+	var line []byte
+	for {
+		n, err := f.Read(buf)
+		chunk := buf[:n]
+		for len(chunk) > 0 {
+			i := indexByte(chunk, '\n')
+			if i < 0 {
+				line = append(line, chunk...)
+				if len(line) >= 64<<10 {
+					d.warn(string(line))
+					line = line[:0]
+				}
+				break
+			}
+			line = append(line, chunk[:i]...)
+			d.warn(string(line))
+			line = line[:0]
+			chunk = chunk[i+1:]
+		}
+		if err != nil {
+			if len(line) > 0 {
+				d.warn(string(line))
+			}
+			return
+		}
+	}
+}
+
+// tick drives the renderer's clock-based display.
+func (d *driver) tick() {
+	defer d.wg.Done()
+	every := 500 * time.Millisecond
+	if d.cfg.Text.Live {
+		every = 100 * time.Millisecond
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-t.C:
+			d.r.Tick()
+		}
+	}
+}
+
+// watchSignals turns interrupts into a cancel, then a kill.
+func (d *driver) watchSignals() {
+	defer d.wg.Done()
+	var grace <-chan time.Time
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-d.cfg.Interrupts:
+			if d.interrupt() && grace == nil {
+				t := time.NewTimer(d.cfg.CancelGrace)
+				defer t.Stop()
+				grace = t.C
+			}
+		case <-grace:
+			d.warn(fmt.Sprintf("acpterm: the agent did not end the cancelled turn within %s; killing it", d.cfg.CancelGrace))
+			d.kill()
+		}
+	}
+}
+
+// interrupt handles one SIGINT/SIGTERM. It reports whether a cancel was
+// sent, which starts the grace period.
+func (d *driver) interrupt() bool {
+	d.mu.Lock()
+	d.interrupts++
+	n, ph, sid := d.interrupts, d.phase, d.sid
+	if ph == phaseSetup && d.cancelCall != nil {
+		d.cancelCall(errInterrupted)
+	}
+	d.mu.Unlock()
+	switch {
+	case n > 1 || ph == phaseDone:
+		d.warn("acpterm: killing the agent and its terminals")
+		d.kill()
+		return false
+	case ph == phaseSetup:
+		return false
+	}
+	d.warn("acpterm: cancelling the turn (press Ctrl-C again to kill the agent)")
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		// session/cancel first: the agent handles it before it sees the
+		// "cancelled" answers to its pending permission requests.
+		_ = d.conn.Cancel(ctx, &acp.CancelNotification{SessionID: sid})
+		d.perm.CancelAll()
+	}()
+	return true
+}
+
+// kill ends the agent's process group at once and the call in flight.
+func (d *driver) kill() {
+	d.mu.Lock()
+	d.killed = true
+	if d.cancelCall != nil {
+		d.cancelCall(errKilled)
+	}
+	d.mu.Unlock()
+	d.perm.CancelAll()
+	d.killAgent()
+}
+
+// shutdown releases the session's terminals, stops the agent (at once when
+// hard, else in order: stdin closed, SIGTERM, SIGKILL), kills what is left
+// of its process group, closes the terminal manager and joins every
+// goroutine of the run.
+func (d *driver) shutdown(hard bool) {
+	d.mu.Lock()
+	d.phase = phaseDone
+	conn, cmd, sid, errPipe := d.conn, d.cmd, d.sid, d.errPipe
+	d.mu.Unlock()
+	d.perm.CancelAll()
+	if conn != nil {
+		if hard {
+			killProcessGroup(cmd.Process.Pid)
+		}
+		if sid != "" {
+			d.mgr.ReleaseSession(string(sid))
+		}
+		_ = conn.Close()
+		killProcessGroup(cmd.Process.Pid)
+		// A descendant of the agent outside its group may hold its stderr
+		// open; what it writes from now on is not waited for.
+		_ = errPipe.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	}
+	_ = d.mgr.Close()
+	close(d.stop)
+	d.wg.Wait()
+}
