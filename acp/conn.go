@@ -23,6 +23,10 @@ type ConnOptions struct {
 	// Logf receives problems that have no caller to report to: a malformed
 	// line, a failing notification handler. Nil discards them.
 	Logf func(format string, args ...any)
+	// OnBadMessage, if set, is told of each incoming line that is not a
+	// usable JSON-RPC message, with the reason: a peer writing something
+	// other than ACP to its stdout shows up here.
+	OnBadMessage func(reason string)
 }
 
 func (o *ConnOptions) rpcOptions() *jsonrpc2.Options {
@@ -30,6 +34,7 @@ func (o *ConnOptions) rpcOptions() *jsonrpc2.Options {
 	if o != nil {
 		ro.MaxMessageSize = o.MaxMessageSize
 		ro.Logf = o.Logf
+		ro.OnBadMessage = o.OnBadMessage
 	}
 	return ro
 }

@@ -252,7 +252,7 @@ func (d *driver) session(ctx context.Context, h *handler) (acp.StopReason, int, 
 		return "", ExitFailure, err.Error()
 	}
 	cmd.Stderr = pw
-	conn, err := acp.StartAgent(cmd, h, &acp.ConnOptions{Logf: d.logf})
+	conn, err := acp.StartAgent(cmd, h, &acp.ConnOptions{OnBadMessage: d.badMessage})
 	pw.Close()
 	if err != nil {
 		pr.Close()
@@ -425,16 +425,9 @@ func (d *driver) callFailed(ctx context.Context, method string, err error) (int,
 	return ExitAgent, fmt.Sprintf("protocol error: bad answer to %s: %v", method, err)
 }
 
-// logf receives the connection's complaints. Lines that are not JSON-RPC
-// count towards a protocol error.
-func (d *driver) logf(format string, args ...any) {
-	msg := strings.TrimPrefix(fmt.Sprintf(format, args...), "jsonrpc2: ")
-	bad := strings.HasPrefix(msg, "rejected an incoming message") ||
-		strings.HasPrefix(msg, "discarded an incoming message") ||
-		strings.HasPrefix(msg, "ignored an incoming message")
-	if !bad {
-		return
-	}
+// badMessage counts the agent's lines that are not JSON-RPC: any before
+// initialize is answered, or maxBadLines in all, is a protocol error.
+func (d *driver) badMessage(reason string) {
 	d.mu.Lock()
 	d.badLines++
 	n, fatal := d.badLines, !d.initialized || d.badLines >= maxBadLines
@@ -444,13 +437,10 @@ func (d *driver) logf(format string, args ...any) {
 		if n > 1 {
 			what = fmt.Sprintf("the agent wrote %d lines that are not ACP JSON-RPC to its stdout", n)
 		}
-		for _, p := range []string{"rejected an incoming message: ", "discarded an incoming message: ", "ignored an incoming message: "} {
-			msg = strings.TrimPrefix(msg, p)
-		}
-		d.setProtoErr(&protocolError{msg: what + " (" + msg + ")"})
+		d.setProtoErr(&protocolError{msg: what + " (" + reason + ")"})
 		return
 	}
-	d.warn("acpterm: ignored an invalid line from the agent: " + msg)
+	d.warn("acpterm: ignored an invalid line from the agent: " + reason)
 }
 
 func (d *driver) setProtoErr(err *protocolError) {

@@ -47,6 +47,10 @@ type Options struct {
 	ToWireError func(error) *Error
 	// Logf reports problems that have no caller to return them to; nil discards them.
 	Logf func(format string, args ...any)
+	// OnBadMessage, if set, is told of each incoming line that is not a usable JSON-RPC
+	// message (unparsable, invalid, over MaxMessageSize, or ignored), with the reason, so a
+	// host can count them (a peer writing garbage) without parsing log text.
+	OnBadMessage func(reason string)
 }
 
 // Conn is one JSON-RPC connection. Its methods are safe for concurrent use.
@@ -65,6 +69,7 @@ type Conn struct {
 	maxSize  int
 	toWire   func(error) *Error
 	logfFunc func(format string, args ...any)
+	onBad    func(reason string)
 
 	ctx       context.Context // parent of every handler ctx; cancelled at end of input or Close
 	cancel    context.CancelFunc
@@ -132,6 +137,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		maxSize:  opts.MaxMessageSize,
 		toWire:   opts.ToWireError,
 		logfFunc: opts.Logf,
+		onBad:    opts.OnBadMessage,
 		pending:  make(map[int64]*pendingCall),
 		inflight: make(map[string]*inflightCall),
 		kick:     make(chan struct{}, 1),
@@ -188,7 +194,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		return nil
 	case <-ctx.Done():
 		if c.forget(n) {
-			c.sendCancel(n)
+			c.goSendCancel(n)
 		}
 		return ctx.Err()
 	}
@@ -246,6 +252,14 @@ func (c *Conn) Wait() error {
 	<-c.done
 	c.wg.Wait()
 	return c.readErr
+}
+
+// badMessage logs an unusable incoming line and tells OnBadMessage.
+func (c *Conn) badMessage(verb, reason string) {
+	c.logf("jsonrpc2: %s an incoming message: %s", verb, reason)
+	if c.onBad != nil {
+		c.onBad(reason)
+	}
 }
 
 func (c *Conn) logf(format string, args ...any) {

@@ -1,6 +1,7 @@
 package jsonrpc2
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -560,4 +562,40 @@ func TestID(t *testing.T) {
 	if StringID("1").key() == Int64ID(1).key() {
 		t.Error(`"1" and 1 must be different requests`)
 	}
+}
+
+// A peer that writes garbage and never reads what we write back: our
+// -32700 replies block the writer, and a Call whose ctx ends must still
+// return, each bad line must reach OnBadMessage, and Close must unblock all.
+func TestCancelWhileWritesBlock(t *testing.T) {
+	inR, inW := io.Pipe()   // the peer writes here
+	outR, outW := io.Pipe() // we write here; the peer reads one message, then nothing
+	var bad atomic.Int32
+	sawBad := make(chan struct{}, 16)
+	c := NewConn(inR, outW, echo, &Options{OnBadMessage: func(string) {
+		bad.Add(1)
+		sawBad <- struct{}{}
+	}})
+	defer c.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	called := make(chan error, 1)
+	go func() { called <- c.Call(ctx, "slow", nil, nil) }()
+	// Read our request, then stop reading.
+	if _, err := bufio.NewReader(outR).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	// Two garbage lines: the first reply blocks the reader in Write.
+	go func() { inW.Write([]byte("garbage\nmore garbage\n")) }()
+	<-sawBad
+	cancel()
+	if err := <-called; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Call = %v, want context.Canceled", err)
+	}
+	if bad.Load() < 1 {
+		t.Fatal("OnBadMessage was not told")
+	}
+	c.Close() // closes outW, which fails the blocked writes
+	inW.Close()
+	outR.Close()
 }

@@ -25,7 +25,7 @@ func (c *Conn) read() {
 			break
 		}
 		if tooLong {
-			c.logf("jsonrpc2: discarded an incoming message longer than %d bytes", c.maxSize)
+			c.badMessage("discarded", fmt.Sprintf("longer than %d bytes", c.maxSize))
 			c.replyError(ID{}, &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("message exceeds the %d-byte limit", c.maxSize)})
 			continue
 		}
@@ -53,10 +53,10 @@ func (c *Conn) dispatch(line []byte) {
 	d := decodeMessage(line)
 	switch d.kind {
 	case kindInvalid:
-		c.logf("jsonrpc2: rejected an incoming message: %s", d.err.Message)
+		c.badMessage("rejected", d.err.Message)
 		c.replyError(d.id, d.err)
 	case kindIgnored:
-		c.logf("jsonrpc2: ignored an incoming message: %s", d.note)
+		c.badMessage("ignored", d.note)
 	case kindNotification:
 		if d.method == methodCancelRequest {
 			c.cancelIncoming(d.params)
@@ -207,6 +207,22 @@ func (c *Conn) failPending() {
 	for _, p := range ps {
 		p.ch <- response{err: ErrClosed}
 	}
+}
+
+// goSendCancel sends $/cancel_request from a goroutine the Conn owns, so a
+// caller whose ctx ended returns at once even when the write would block (a
+// peer that stopped reading); Close unblocks such a write.
+func (c *Conn) goSendCancel(n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return
+	}
+	c.wg.Add(1) // under mu while not stopped: before any Close or Wait waits
+	go func() {
+		defer c.wg.Done()
+		c.sendCancel(n)
+	}()
 }
 
 func (c *Conn) sendCancel(n int64) {
