@@ -345,7 +345,9 @@ func TestUsageAndHelp(t *testing.T) {
 		{[]string{"help", "demo"}, "", 0, "seq 1 200000", ""},
 		{[]string{"help", "nope"}, "", 2, "", "unknown command"},
 		{[]string{"version"}, "", 0, "acpterm ", ""},
-		{[]string{"probe"}, "", 1, "", "not built yet"},
+		{[]string{"probe", "extra"}, "", 2, "", "unexpected arguments"},
+		{[]string{"probe", "--list"}, "", 0, "wait-ignores-grandchild", ""},
+		{[]string{"help", "probe"}, "", 0, "acpterm-probe", ""},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

@@ -26,7 +26,7 @@ Usage:
   acpterm run [flags] -- AGENT [ARGS...]   run one prompt with any ACP agent
   acpterm agent [flags]                    serve the built-in agent on stdin/stdout
   acpterm demo [flags]                     run the built-in agent under acpterm run
-  acpterm probe                            check a client's terminals (not built yet)
+  acpterm probe [flags]                    serve a conformance probe of a client's terminals
   acpterm version                          print the version
   acpterm help [COMMAND]                   print help
 
@@ -58,8 +58,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "demo":
 		return demoCmd(ctx, rest, stdin, stdout, stderr)
 	case "probe":
-		fmt.Fprintln(stderr, "acpterm probe: not built yet")
-		return client.ExitFailure
+		return probeCmd(ctx, rest, stdin, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "acpterm %s %s %s/%s\n", client.Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return client.ExitOK
@@ -83,7 +82,7 @@ func helpCmd(args []string, stdout, stderr io.Writer) int {
 	case "demo":
 		newDemoFlags(stdout).fs.Usage()
 	case "probe":
-		fmt.Fprintln(stdout, "acpterm probe: not built yet")
+		newProbeFlags(stdout).fs.Usage()
 	case "version":
 		fmt.Fprintln(stdout, "usage: acpterm version\n\nPrints acpterm's version, the Go version and the platform.")
 	case "help":

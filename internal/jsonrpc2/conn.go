@@ -86,6 +86,9 @@ type Conn struct {
 	wmu  sync.Mutex
 	werr error // sticky: after a failed write the stream may hold half a message
 
+	cmu     sync.Mutex
+	cancels []int64 // $/cancel_request ids to write before any other message
+
 	// The ordered queue: notifications, and responses that must wait for the notifications
 	// before them. busy: the worker is handling an item.
 	qmu   sync.Mutex
@@ -297,26 +300,31 @@ func (c *Conn) replyError(id ID, e *Error) {
 	c.write(buf)
 }
 
-// write sends one encoded message and recycles buf. Writes are serialized, one message each.
+// write sends one encoded message and recycles buf. Writes are serialized, one message each,
+// and cancellations queued by goSendCancel go out first.
 func (c *Conn) write(buf *bytes.Buffer) error {
 	defer putBuf(buf)
 	if c.closing.Load() {
 		return ErrClosed
 	}
 	c.wmu.Lock()
-	err := c.werr
-	var failed error
-	if err == nil {
-		if _, failed = c.w.Write(buf.Bytes()); failed != nil {
-			c.werr = fmt.Errorf("%w: write: %w", ErrClosed, failed)
-			err = c.werr
+	defer c.wmu.Unlock()
+	c.flushCancelsLocked()
+	return c.writeLocked(buf.Bytes())
+}
+
+// writeLocked writes one message; c.wmu is held.
+func (c *Conn) writeLocked(b []byte) error {
+	if c.werr != nil {
+		return c.werr
+	}
+	if _, err := c.w.Write(b); err != nil {
+		c.werr = fmt.Errorf("%w: write: %w", ErrClosed, err)
+		if !c.closing.Load() {
+			c.logf("jsonrpc2: write failed; sending nothing more: %v", err)
 		}
 	}
-	c.wmu.Unlock()
-	if failed != nil && !c.closing.Load() {
-		c.logf("jsonrpc2: write failed; sending nothing more: %v", failed)
-	}
-	return err
+	return c.werr
 }
 
 // sameValue reports whether r and w are one object, so Close closes it once.

@@ -599,3 +599,36 @@ func TestCancelWhileWritesBlock(t *testing.T) {
 	inW.Close()
 	outR.Close()
 }
+
+// The $/cancel_request of a call whose ctx ended reaches the peer before
+// anything the caller sends afterwards.
+func TestCancelPrecedesLaterMessages(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := NewConn(inR, outW, echo, nil)
+	defer func() {
+		c.Close()
+		inW.Close()
+		outR.Close()
+	}()
+	lines := bufio.NewReader(outR)
+	ctx, cancel := context.WithCancel(context.Background())
+	called := make(chan error, 1)
+	go func() { called <- c.Call(ctx, "slow", nil, nil) }()
+	if _, err := lines.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-called
+	sent := make(chan error, 1)
+	go func() { sent <- c.Notify(context.Background(), "after", nil) }()
+	for _, want := range []string{`"method":"$/cancel_request"`, `"method":"after"`} {
+		line, err := lines.ReadString('\n')
+		if err != nil || !strings.Contains(line, want) {
+			t.Fatalf("got %q (%v), want a line with %s", line, err, want)
+		}
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -209,10 +209,18 @@ func (c *Conn) failPending() {
 	}
 }
 
-// goSendCancel sends $/cancel_request from a goroutine the Conn owns, so a
-// caller whose ctx ended returns at once even when the write would block (a
-// peer that stopped reading); Close unblocks such a write.
+// goSendCancel sends $/cancel_request for call n without making the caller
+// wait for the writer, which a peer that stopped reading can block: a
+// goroutine the Conn owns writes it (Close unblocks that write). The id is
+// queued, and every write sends the queue first, so the peer sees the
+// cancellation before whatever the caller sends next.
 func (c *Conn) goSendCancel(n int64) {
+	if c.isStopped() {
+		return
+	}
+	c.cmu.Lock()
+	c.cancels = append(c.cancels, n)
+	c.cmu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopped {
@@ -221,22 +229,30 @@ func (c *Conn) goSendCancel(n int64) {
 	c.wg.Add(1) // under mu while not stopped: before any Close or Wait waits
 	go func() {
 		defer c.wg.Done()
-		c.sendCancel(n)
+		c.wmu.Lock()
+		defer c.wmu.Unlock()
+		c.flushCancelsLocked()
 	}()
 }
 
-func (c *Conn) sendCancel(n int64) {
-	if c.isStopped() {
-		return
+// flushCancelsLocked writes the queued cancellations; c.wmu is held. A
+// failure is logged by writeLocked: their callers already have an answer.
+func (c *Conn) flushCancelsLocked() {
+	c.cmu.Lock()
+	ids := c.cancels
+	c.cancels = nil
+	c.cmu.Unlock()
+	for _, n := range ids {
+		buf, err := encode(wireRequest{JSONRPC: "2.0", Method: methodCancelRequest, Params: struct {
+			RequestID int64 `json:"requestId"`
+		}{n}})
+		if err != nil {
+			c.logf("jsonrpc2: encoding %s: %v", methodCancelRequest, err)
+			continue
+		}
+		c.writeLocked(buf.Bytes())
+		putBuf(buf)
 	}
-	buf, err := encode(wireRequest{JSONRPC: "2.0", Method: methodCancelRequest, Params: struct {
-		RequestID int64 `json:"requestId"`
-	}{n}})
-	if err != nil {
-		c.logf("jsonrpc2: encoding %s: %v", methodCancelRequest, err)
-		return
-	}
-	c.write(buf) // a failure is logged by write; the caller already has its answer
 }
 
 func (c *Conn) enqueue(it queued) {

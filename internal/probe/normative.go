@@ -144,19 +144,25 @@ func caseEnvVar(ctx context.Context, t *tester) verdict {
 
 func caseCwdAbsolute(ctx context.Context, t *tester) verdict {
 	// A directory other than the session's, so that ignoring the request
-	// shows; "/" is never a symlink, so pwd prints it as is.
-	dir := "/"
-	if path.Clean(t.cwd) == "/" {
-		dir = "/tmp"
+	// shows. It is made inside the session's cwd, since clients may confine
+	// cwds to the workspace; paths are compared as pwd -P prints them.
+	_, made, err := runToEnd(ctx, t, t.sh(`d=$(mktemp -d "$PWD/.acpterm-probe.XXXXXX") && cd "$d" && pwd -P`))
+	if err != nil {
+		return fail("making a directory in the session cwd: %v", err)
 	}
-	req := t.sh("pwd")
+	dir := strings.TrimRight(made.Output, "\r\n")
+	if made.ExitStatus == nil || made.ExitStatus.ExitCode == nil || *made.ExitStatus.ExitCode != 0 || !path.IsAbs(dir) {
+		return fail("could not make a directory in the session cwd %q: output %q", t.cwd, made.Output)
+	}
+	defer runToEnd(context.WithoutCancel(ctx), t, t.sh(`rmdir "$1"`, dir))
+	req := t.sh("pwd -P")
 	req.Cwd = acp.Ptr(dir)
 	_, out, err := runToEnd(ctx, t, req)
 	if err != nil {
 		return fail("%v", err)
 	}
 	got := strings.TrimRight(out.Output, "\r\n")
-	if got != dir && !(dir == "/tmp" && strings.HasSuffix(got, "/tmp")) {
+	if got != dir {
 		return fail("cwd %q: pwd printed %q", dir, got)
 	}
 	return pass("cwd %q: pwd printed %q", dir, got)

@@ -1,0 +1,197 @@
+package interop
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/acpterm/acpterm/internal/shellagent"
+)
+
+// shellAgentOutputLimit is the outputByteLimit the built-in agent is told to
+// ask for, in both runs.
+const shellAgentOutputLimit = 4096
+
+// serveShellAgent runs the built-in agent on stdin and stdout, the way
+// `acpterm agent --keep-going --output-limit 4096` does.
+func serveShellAgent() error {
+	return shellagent.Serve(context.Background(), os.Stdin, os.Stdout, &shellagent.Options{
+		OutputLimit: shellAgentOutputLimit,
+		KeepGoing:   true,
+	})
+}
+
+// TestScriptedClientShellAgent: the SDK's client with scripted terminals
+// against the built-in agent (internal/shellagent) served by the re-executed
+// test binary.
+func TestScriptedClientShellAgent(t *testing.T) {
+	requireNode(t)
+	defer goleak.VerifyNone(t)
+	ctx := testCtx(t, time.Minute)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cwd := t.TempDir()
+	cmd := nodeCmd(ctx, "scripted-client.mjs", cwd, "--", exe)
+	cmd.Env = append(os.Environ(), roleEnv+"=shell-agent")
+	out, err := run(t, cmd)
+	if err != nil {
+		t.Fatalf("scripted-client: %v", err)
+	}
+	checkShellAgent(t, readTranscript(t, out), cwd)
+}
+
+// TestScriptedClientCLI: the same against `acpterm agent`.
+func TestScriptedClientCLI(t *testing.T) {
+	bin := requireAcpterm(t)
+	defer goleak.VerifyNone(t)
+	ctx := testCtx(t, time.Minute)
+	cwd := t.TempDir()
+	out, err := run(t, nodeCmd(ctx, "scripted-client.mjs", cwd, "--",
+		bin, "agent", "--keep-going", "--output-limit", strconv.Itoa(shellAgentOutputLimit)))
+	if err != nil {
+		t.Fatalf("scripted-client: %v", err)
+	}
+	checkShellAgent(t, readTranscript(t, out), cwd)
+}
+
+// checkShellAgent checks what the built-in agent sent to the scripted
+// client: for every prompt line, terminal/create with an explicit sh -c
+// argv, a tool call embedding the terminal, wait, output, a final update
+// with the exit status in rawOutput and the terminal still embedded, and a
+// release; and the cancellation of a hanging command.
+func checkShellAgent(t *testing.T, tr transcript, cwd string) {
+	sid := tr.step(t, "session_new").str("ok.sessionId")
+	wantJSON(t, tr.step(t, "prompt_commands"), "ok.stopReason", "end_turn")
+	wantJSON(t, tr.step(t, "prompt_cancel"), "ok.stopReason", "cancelled")
+	wantCleanExit(t, tr.step(t, "agent_exit"))
+	t.Run("wire", func(t *testing.T) { checkWire(t, tr.check) })
+
+	// The wire as one ordered list, with the index of each message.
+	type msg struct {
+		i   int
+		dir string
+		m   obj
+	}
+	var wire []msg
+	for i, w := range tr.wire {
+		wire = append(wire, msg{i, w.str("dir"), w.sub("msg")})
+	}
+	// first finds the first message at or after from that match accepts.
+	first := func(from int, match func(msg) bool) (msg, bool) {
+		for _, w := range wire[from:] {
+			if match(w) {
+				return w, true
+			}
+		}
+		return msg{i: -1}, false
+	}
+	request := func(method, termID string) func(msg) bool {
+		return func(w msg) bool {
+			return w.dir == "in" && w.m.str("method") == method && w.m.str("params.terminalId") == termID
+		}
+	}
+
+	lines := []struct {
+		line   string
+		status string
+		raw    map[string]any
+	}{
+		{"echo interop", "completed", map[string]any{"exitCode": 0, "signal": nil, "truncated": false}},
+		{"exit 3", "failed", map[string]any{"exitCode": 3, "signal": nil, "truncated": false}},
+		{"kill -TERM $$", "failed", map[string]any{"exitCode": nil, "signal": "SIGTERM", "truncated": false}},
+		{"sleep 1000", "failed", map[string]any{"exitCode": nil, "signal": "SIGTERM", "truncated": false, "cancelled": true}},
+	}
+	var creates []msg
+	for _, w := range wire {
+		if w.dir == "in" && w.m.str("method") == "terminal/create" {
+			creates = append(creates, w)
+		}
+	}
+	if len(creates) != len(lines) {
+		t.Fatalf("%d terminal/create requests, want %d (one per line run; \"echo never\" must not run)", len(creates), len(lines))
+	}
+	if !filepath.IsAbs(cwd) {
+		t.Fatalf("test cwd %q not absolute", cwd)
+	}
+	for k, want := range lines {
+		t.Run(want.line, func(t *testing.T) {
+			create := creates[k]
+			wantJSON(t, create.m, "params", map[string]any{
+				"sessionId": sid, "command": "sh", "args": []string{"-c", want.line},
+				"cwd": cwd, "outputByteLimit": shellAgentOutputLimit,
+			})
+			resp, _ := first(create.i, func(w msg) bool { return w.dir == "out" && w.m.at("id") == create.m.at("id") })
+			id := resp.m.str("result.terminalId")
+			if id == "" {
+				t.Fatalf("no terminal id for %s", create.m)
+			}
+			embed := []any{map[string]any{"type": "terminal", "terminalId": id}}
+
+			call, ok := first(create.i, func(w msg) bool {
+				return w.m.str("method") == "session/update" && w.m.str("params.update.sessionUpdate") == "tool_call" &&
+					w.m.str("params.update.content.0.terminalId") == id
+			})
+			if !ok {
+				t.Fatal("no tool_call embedding the terminal")
+			}
+			u := call.m.sub("params.update")
+			wantJSON(t, u, "kind", "execute")
+			wantJSON(t, u, "status", "in_progress")
+			wantJSON(t, u, "title", want.line)
+			wantJSON(t, u, "content", embed)
+			wantJSON(t, u, "rawInput", map[string]any{"command": "sh", "args": []string{"-c", want.line}, "cwd": cwd})
+			callID := u.str("toolCallId")
+
+			wait, ok1 := first(call.i, request("terminal/wait_for_exit", id))
+			output, ok2 := first(wait.i+1, request("terminal/output", id))
+			final, ok3 := first(output.i+1, func(w msg) bool {
+				return w.m.str("method") == "session/update" && w.m.str("params.update.toolCallId") == callID
+			})
+			release, ok4 := first(final.i+1, request("terminal/release", id))
+			if !ok1 || !ok2 || !ok3 || !ok4 {
+				t.Fatalf("not in order create < tool_call < wait_for_exit < output < tool_call_update < release: %v %v %v %v", ok1, ok2, ok3, ok4)
+			}
+			u = final.m.sub("params.update")
+			wantJSON(t, u, "sessionUpdate", "tool_call_update")
+			wantJSON(t, u, "status", want.status)
+			wantJSON(t, u, "content", embed)
+			for k, v := range want.raw {
+				wantJSON(t, u, "rawOutput."+k, v)
+			}
+			wantJSON(t, release.m, "params", map[string]any{"sessionId": sid, "terminalId": id})
+			if later, ok := first(release.i+1, func(w msg) bool {
+				return w.dir == "in" && strings.HasPrefix(w.m.str("method"), "terminal/") && w.m.str("params.terminalId") == id
+			}); ok {
+				t.Errorf("terminal used after release: %s", later.m)
+			}
+
+			if want.line != "sleep 1000" {
+				return
+			}
+			// The cancelled command: session/cancel made the agent withdraw
+			// its wait ($/cancel_request), kill, and wait again.
+			cancel, ok := first(wait.i, func(w msg) bool {
+				return w.dir == "in" && w.m.str("method") == "$/cancel_request"
+			})
+			if !ok {
+				t.Fatal("no $/cancel_request for the pending wait_for_exit")
+			}
+			wantJSON(t, cancel.m, "params", map[string]any{"requestId": wait.m.at("id")})
+			kill, ok := first(cancel.i, request("terminal/kill", id))
+			if !ok || kill.i > output.i {
+				t.Error("no terminal/kill between the cancel and the final output")
+			}
+			if again, ok := first(wait.i+1, request("terminal/wait_for_exit", id)); !ok || again.i > output.i {
+				t.Error("no second wait_for_exit after the kill")
+			}
+		})
+	}
+}

@@ -1,0 +1,140 @@
+// Helpers shared by the interop scripts: stdio plumbing for the SDK, a tap
+// that sees every JSON-RPC message in both directions, and a check of each
+// message against the SDK's own generated schemas.
+//
+// Why the check: the SDK validates the params its handlers receive, but
+// leniently (a field of the wrong type quietly becomes "absent", unknown
+// fields are stripped), and it does not validate the results of its own
+// requests at all. So we parse every message we receive with the SDK's zod
+// schema for its method and report any difference between what came over the
+// wire and what the SDK kept: that is exactly where a peer's JSON and the SDK
+// disagree.
+
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+// Not part of the SDK's public exports; reached by path on purpose, so that
+// the check uses the very schemas the SDK validates with.
+import * as z from "../node_modules/@agentclientprotocol/sdk/dist/v1/schema/zod.gen.js";
+
+// stdioStream connects the SDK to this process's own stdin and stdout (the
+// agent side of a stdio transport).
+export function stdioStream() {
+  return acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
+}
+
+// childStream connects the SDK to a spawned agent's stdio (the client side).
+export function childStream(child) {
+  return acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+}
+
+// tap returns a Stream that hands every message to record(direction, msg)
+// before it is read ("in") or written ("out").
+export function tap(stream, record) {
+  const readable = stream.readable.pipeThrough(
+    new TransformStream({
+      transform(msg, ctl) {
+        record("in", msg);
+        ctl.enqueue(msg);
+      },
+    }),
+  );
+  const out = new TransformStream({
+    transform(msg, ctl) {
+      record("out", msg);
+      ctl.enqueue(msg);
+    },
+  });
+  out.readable.pipeTo(stream.writable).catch(() => {});
+  return { readable, writable: out.writable };
+}
+
+// Schemas per method: what the request (or notification) carries and what its
+// result is.
+const schemas = {
+  initialize: [z.zInitializeRequest, z.zInitializeResponse],
+  "session/new": [z.zNewSessionRequest, z.zNewSessionResponse],
+  "session/prompt": [z.zPromptRequest, z.zPromptResponse],
+  "session/cancel": [z.zCancelNotification, null],
+  "session/update": [z.zSessionNotification, null],
+  "session/request_permission": [z.zRequestPermissionRequest, z.zRequestPermissionResponse],
+  "fs/read_text_file": [z.zReadTextFileRequest, z.zReadTextFileResponse],
+  "fs/write_text_file": [z.zWriteTextFileRequest, z.zWriteTextFileResponse],
+  "terminal/create": [z.zCreateTerminalRequest, z.zCreateTerminalResponse],
+  "terminal/output": [z.zTerminalOutputRequest, z.zTerminalOutputResponse],
+  "terminal/wait_for_exit": [z.zWaitForTerminalExitRequest, z.zWaitForTerminalExitResponse],
+  "terminal/kill": [z.zKillTerminalRequest, z.zKillTerminalResponse],
+  "terminal/release": [z.zReleaseTerminalRequest, z.zReleaseTerminalResponse],
+  "$/cancel_request": [z.zCancelRequestNotification, null],
+};
+
+// WireChecker checks the messages one side receives. Feed it every message
+// in both directions (it learns the method of each outgoing request so it can
+// check the response that comes back).
+export class WireChecker {
+  problems = [];
+  checked = 0;
+  #sent = new Map(); // our request id -> method
+
+  see(direction, msg) {
+    if (direction === "out") {
+      if ("method" in msg && "id" in msg) this.#sent.set(msg.id, msg.method);
+      return;
+    }
+    if ("method" in msg) {
+      this.#check(msg.method, "params", schemas[msg.method]?.[0], msg.params ?? {});
+    } else if ("result" in msg) {
+      const method = this.#sent.get(msg.id);
+      this.#sent.delete(msg.id);
+      // An empty result may come as null; the SDK turns that into {}.
+      this.#check(method, "result", schemas[method]?.[1], msg.result ?? {});
+    } else if ("error" in msg) {
+      this.#sent.delete(msg.id);
+    }
+  }
+
+  #check(method, part, schema, raw) {
+    if (!schema) return;
+    this.checked++;
+    const got = schema.safeParse(raw);
+    if (!got.success) {
+      this.problems.push({ method, part, error: got.error.message, raw });
+      return;
+    }
+    for (const path of differences(raw, got.data, "")) {
+      this.problems.push({ method, part, path, note: "changed or dropped by the SDK's schema", raw });
+    }
+  }
+}
+
+// differences lists the paths where the received JSON and what the schema
+// kept differ. A null that became absent is not a difference (the two mean
+// the same in ACP), nor is a default the schema filled in for an absent field.
+function differences(raw, kept, path) {
+  if (raw === undefined || (raw === null && kept === undefined)) return [];
+  if (typeof raw !== "object" || raw === null || typeof kept !== "object" || kept === null) {
+    return JSON.stringify(raw) === JSON.stringify(kept) ? [] : [path || "."];
+  }
+  if (Array.isArray(raw) !== Array.isArray(kept)) return [path || "."];
+  const out = [];
+  const keys = new Set([...Object.keys(raw), ...Object.keys(kept)]);
+  for (const k of keys) {
+    out.push(...differences(raw[k], kept[k], `${path}/${k}`));
+  }
+  return out;
+}
+
+// errorInfo reduces a thrown value to what crossed the wire.
+export function errorInfo(e) {
+  if (e instanceof acp.RequestError) return { code: e.code, message: e.message, data: e.data ?? null };
+  return { code: null, message: String(e?.message ?? e) };
+}
+
+// withTimeout rejects if p has not settled within ms: every step a script
+// waits on is bounded, so a hang becomes a report instead of a stuck test.
+export function withTimeout(p, ms, what) {
+  let timer;
+  const t = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
