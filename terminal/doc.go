@@ -20,7 +20,7 @@
 //	})
 //	defer m.Close() // kills and releases everything
 //	m.SetSessionCwd(sessionID, workspace)
-//	conn, err := acp.StartAgent(ctx, cmd, myClient{Manager: m, …}, nil)
+//	conn, err := acp.StartAgent(cmd, myClient{Manager: m, …}, nil)
 //	…
 //	m.ReleaseSession(sessionID) // when the session ends
 //
