@@ -353,7 +353,7 @@ func TestTooLongLineBoundedMemory(t *testing.T) {
 	got := p.recv()
 	runtime.ReadMemStats(&after)
 
-	if want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message exceeds the 1024-byte limit"}}`; got != want {
+	if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"message exceeds the 1024-byte limit"}}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2<<20 {
@@ -630,5 +630,49 @@ func TestCancelPrecedesLaterMessages(t *testing.T) {
 	}
 	if err := <-sent; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A response past the limit fails the call it answers, instead of leaving it
+// waiting; a request past the limit is answered with its own id.
+func TestTooLongResponseFailsItsCall(t *testing.T) {
+	p := newWirePeer(t, echo, &Options{MaxMessageSize: 1 << 10, Logf: t.Logf})
+	called := make(chan error, 1)
+	go func() { called <- p.conn.Call(context.Background(), "big", nil, nil) }()
+	req := p.recv()
+	if !strings.Contains(req, `"id":1`) {
+		t.Fatalf("request %s", req)
+	}
+	p.send(`{"jsonrpc":"2.0","id":1,"result":"` + strings.Repeat("z", 4<<10) + `"}` + "\n")
+	err := <-called
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeInternalError || !strings.Contains(e.Message, "1024-byte message limit") {
+		t.Fatalf("Call = %v, want an error naming the limit", err)
+	}
+	// The connection goes on.
+	p.send(`{"jsonrpc":"2.0","id":"after","method":"echo","params":1}` + "\n")
+	if got := p.recv(); got != `{"jsonrpc":"2.0","id":"after","result":1}` {
+		t.Fatalf("after: %s", got)
+	}
+}
+
+func TestPeekEnvelope(t *testing.T) {
+	for _, tt := range []struct {
+		head     string
+		id       string
+		response bool
+	}{
+		{`{"jsonrpc":"2.0","id":7,"result":{"output":"xxxx`, "7", true},
+		{`{"jsonrpc":"2.0","id":"a\"b","method":"x","params":"yyy`, `"a\"b"`, false},
+		{`{"result":"xxxx`, "", true},
+		{`{"error":{"code":1},"id":3}`, "3", true},
+		{`{"jsonrpc":"2.0","method":"x","params":{"id":9,"k":"zzz`, "", false},
+		{`[1,2`, "", false},
+		{`garbage`, "", false},
+	} {
+		id, response := peekEnvelope([]byte(tt.head))
+		if id.String() != tt.id && !(tt.id == "" && !id.IsValid()) || response != tt.response {
+			t.Errorf("peekEnvelope(%s) = %s, %v; want %s, %v", tt.head, id, response, tt.id, tt.response)
+		}
 	}
 }

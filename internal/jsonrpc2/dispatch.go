@@ -25,8 +25,7 @@ func (c *Conn) read() {
 			break
 		}
 		if tooLong {
-			c.badMessage("discarded", fmt.Sprintf("longer than %d bytes", c.maxSize))
-			c.replyError(ID{}, &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("message exceeds the %d-byte limit", c.maxSize)})
+			c.tooLong(line)
 			continue
 		}
 		if len(bytes.TrimLeft(line, " \t\r\n")) == 0 {
@@ -47,6 +46,52 @@ func (c *Conn) read() {
 	c.readErr = err
 	c.enqueue(queued{eof: true})
 	close(c.done)
+}
+
+// tooLong answers a discarded over-long line, given its start. A response
+// to a pending call fails that call (rather than leaving it waiting
+// forever); a request is answered -32600 with its id when the start shows
+// one, else with id null.
+func (c *Conn) tooLong(head []byte) {
+	reason := fmt.Sprintf("longer than the %d-byte message limit", c.maxSize)
+	c.badMessage("discarded", reason)
+	id, isResponse := peekEnvelope(head)
+	if isResponse {
+		if id.IsValid() {
+			c.route(decoded{kind: kindResponse, id: id, err: &Error{Code: CodeInternalError, Message: "jsonrpc2: the response was " + reason + " and was discarded"}})
+		}
+		return
+	}
+	c.replyError(id, &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("message exceeds the %d-byte limit", c.maxSize)})
+}
+
+// peekEnvelope reads the id of a message from its first bytes, and whether
+// it is a response, as far as those bytes go.
+func peekEnvelope(head []byte) (id ID, isResponse bool) {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ID{}, false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return id, isResponse
+		}
+		var value json.RawMessage
+		switch t {
+		case "result", "error":
+			isResponse = true
+		}
+		if err := dec.Decode(&value); err != nil {
+			return id, isResponse // the value runs past the head
+		}
+		if t == "id" {
+			if v, ok := parseID(bytes.TrimSpace(value)); ok {
+				id = v
+			}
+		}
+	}
+	return id, isResponse
 }
 
 func (c *Conn) dispatch(line []byte) {

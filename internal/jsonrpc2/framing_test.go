@@ -69,6 +69,13 @@ func TestLineReader(t *testing.T) {
 					t.Fatalf("got %d frames %.60v, want %d %.60v", len(got), got, len(tt.want), tt.want)
 				}
 				for i := range got {
+					// A too-long frame carries the start of its line, for its id.
+					if got[i].tooLong && tt.want[i].tooLong {
+						if len(got[i].line) > headSize || !strings.Contains(tt.in, got[i].line) {
+							t.Errorf("frame %d: too long, with head %.40q", i, got[i].line)
+						}
+						continue
+					}
 					if got[i] != tt.want[i] {
 						t.Errorf("frame %d: got %.40q (tooLong %v), want %.40q (tooLong %v)", i, got[i].line, got[i].tooLong, tt.want[i].line, tt.want[i].tooLong)
 					}

@@ -133,7 +133,7 @@ func TestWireReplies(t *testing.T) {
 			in:   callOfLen(11, 100) + "\r\n" + callOfLen(12, 101) + "\n",
 			want: []string{
 				`{"jsonrpc":"2.0","id":11,"result":"` + strings.Repeat("x", 100-len(callOfLen(11, 0))) + `"}`,
-				`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message exceeds the 100-byte limit"}}`,
+				`{"jsonrpc":"2.0","id":12,"error":{"code":-32600,"message":"message exceeds the 100-byte limit"}}`,
 			},
 		},
 	}
