@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/agentsession"
 )
 
 // DefaultCaseTimeout bounds a case when Options.CaseTimeout is zero.
@@ -121,20 +122,16 @@ type agent struct {
 	conn  *acp.AgentConn // set by SetConn before any handler runs
 	tap   *wireTap
 
+	sessions agentsession.Registry
+
 	mu       sync.Mutex
 	client   ClientInfo
 	protocol int
-	sessions map[acp.SessionID]*session
 	runs     int // prompts so far, to keep tool call ids unique
 }
 
-type session struct {
-	cwd    string
-	cancel context.CancelFunc // of the running probe, nil when idle
-}
-
 func newAgent(opts *Options) (*agent, error) {
-	a := &agent{sessions: map[acp.SessionID]*session{}}
+	a := &agent{}
 	if opts != nil {
 		a.opts = *opts
 	}
@@ -175,61 +172,38 @@ func (a *agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 // NewSession opens a session; its cwd is where the cases run their
 // commands.
 func (a *agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
-	if !isAbs(req.Cwd) {
-		return nil, fmt.Errorf("%w: cwd %q is not an absolute path", acp.ErrInvalidParams, req.Cwd)
+	id, err := a.sessions.New(req.Cwd)
+	if err != nil {
+		return nil, err
 	}
-	id := acp.SessionID("sess_" + randomHex(8))
-	a.mu.Lock()
-	a.sessions[id] = &session{cwd: req.Cwd}
-	a.mu.Unlock()
 	return &acp.NewSessionResponse{SessionID: id}, nil
-}
-
-func isAbs(p string) bool {
-	return strings.HasPrefix(p, "/") || len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
 }
 
 // Cancel stops the session's run: the running case ends, the rest are
 // skipped, and the prompt answers with stopReason cancelled.
 func (a *agent) Cancel(ctx context.Context, n *acp.CancelNotification) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if s, ok := a.sessions[n.SessionID]; ok && s.cancel != nil {
-		s.cancel()
-	}
+	a.sessions.Cancel(n.SessionID)
 	return nil
 }
 
 // Prompt runs the suite, whatever the prompt says.
 func (a *agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	a.mu.Lock()
-	s, ok := a.sessions[req.SessionID]
-	switch {
-	case !ok:
-		a.mu.Unlock()
-		return nil, fmt.Errorf("%w: unknown session %q", acp.ErrInvalidParams, req.SessionID)
-	case s.cancel != nil:
-		a.mu.Unlock()
-		return nil, fmt.Errorf("%w: session %q is already running the probe", acp.ErrInvalidParams, req.SessionID)
+	ctx, cwd, end, err := a.sessions.Begin(ctx, req.SessionID, "the probe")
+	if err != nil {
+		return nil, err
 	}
-	s.cancel = cancel
+	defer end()
+	a.mu.Lock()
 	a.runs++
 	r := &runner{
 		a:       a,
 		sid:     req.SessionID,
-		cwd:     s.cwd,
+		cwd:     cwd,
 		run:     a.runs,
 		timeout: a.opts.CaseTimeout,
 		report:  &Report{Client: a.client, ProtocolVersion: a.protocol, Cases: []CaseResult{}},
 	}
 	a.mu.Unlock()
-	defer func() {
-		a.mu.Lock()
-		s.cancel = nil
-		a.mu.Unlock()
-	}()
 
 	r.runAll(ctx)
 	rep := r.report
@@ -250,7 +224,7 @@ func (a *agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Prompt
 			text += fmt.Sprintf("\nJSON report written to %s\n", a.opts.JSONReport)
 		}
 	}
-	err := a.conn.SessionUpdate(fin, &acp.SessionNotification{
+	err = a.conn.SessionUpdate(fin, &acp.SessionNotification{
 		SessionID: req.SessionID,
 		Update:    &acp.AgentMessageChunk{Content: &acp.TextContent{Text: text}},
 	})

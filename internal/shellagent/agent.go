@@ -11,16 +11,14 @@ package shellagent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/agentsession"
 )
 
 // Options configures the agent. A nil *Options means defaults.
@@ -53,21 +51,14 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
 // Agent implements acp.Agent. Make it with New and serve it with
 // acp.NewAgentConn, which hands it the connection through SetConn.
 type Agent struct {
-	opts Options
-	conn *acp.AgentConn
-
-	mu       sync.Mutex
-	sessions map[acp.SessionID]*session
-}
-
-type session struct {
-	cwd    string
-	cancel context.CancelFunc // of the running turn, nil when idle
+	opts     Options
+	conn     *acp.AgentConn
+	sessions agentsession.Registry
 }
 
 // New returns an agent; opts may be nil.
 func New(opts *Options) *Agent {
-	a := &Agent{sessions: map[acp.SessionID]*session{}}
+	a := &Agent{}
 	if opts != nil {
 		a.opts = *opts
 	}
@@ -95,55 +86,27 @@ func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*ac
 
 // NewSession opens a session in an absolute cwd.
 func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
-	if !strings.HasPrefix(req.Cwd, "/") && !isWindowsAbs(req.Cwd) {
-		return nil, fmt.Errorf("%w: cwd %q is not an absolute path", acp.ErrInvalidParams, req.Cwd)
+	id, err := a.sessions.New(req.Cwd)
+	if err != nil {
+		return nil, err
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	id := acp.SessionID("sess_" + hex.EncodeToString(b[:]))
-	a.mu.Lock()
-	a.sessions[id] = &session{cwd: req.Cwd}
-	a.mu.Unlock()
 	return &acp.NewSessionResponse{SessionID: id}, nil
-}
-
-func isWindowsAbs(p string) bool {
-	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
 }
 
 // Cancel stops the session's running turn: the running command is killed
 // and the prompt ends with stopReason cancelled.
 func (a *Agent) Cancel(ctx context.Context, n *acp.CancelNotification) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if s, ok := a.sessions[n.SessionID]; ok && s.cancel != nil {
-		s.cancel()
-	}
+	a.sessions.Cancel(n.SessionID)
 	return nil
 }
 
 // Prompt runs the prompt's lines as commands.
 func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	a.mu.Lock()
-	s, ok := a.sessions[req.SessionID]
-	switch {
-	case !ok:
-		a.mu.Unlock()
-		return nil, fmt.Errorf("%w: unknown session %q", acp.ErrInvalidParams, req.SessionID)
-	case s.cancel != nil:
-		a.mu.Unlock()
-		return nil, fmt.Errorf("%w: session %q is already running a prompt", acp.ErrInvalidParams, req.SessionID)
+	ctx, cwd, end, err := a.sessions.Begin(ctx, req.SessionID, "a prompt")
+	if err != nil {
+		return nil, err
 	}
-	s.cancel = cancel
-	cwd := s.cwd
-	a.mu.Unlock()
-	defer func() {
-		a.mu.Lock()
-		s.cancel = nil
-		a.mu.Unlock()
-	}()
+	defer end()
 
 	if !a.conn.ClientCapabilities().Terminal {
 		err := a.say(ctx, req.SessionID, "This client does not support terminals (clientCapabilities.terminal is false), so acpterm's shell agent cannot run commands here.")
