@@ -355,6 +355,40 @@ func TestBackgroundChildDoesNotDelayWait(t *testing.T) {
 	waitDead(t, pids[0])
 }
 
+// A descendant that never stops writing must not keep the reader, and so
+// the status, waiting: reading stops at the drain deadline even though
+// the pipe never runs dry.
+func TestWritingDescendantDoesNotDelayWait(t *testing.T) {
+	m := newTestManager(t, nil)
+	dir := t.TempDir()
+	limit := uint64(4096)
+	info := mustCreate(t, m, Request{
+		Command:         "yes spam & echo $! > pid; echo started",
+		Cwd:             dir,
+		OutputByteLimit: &limit,
+	})
+	start := time.Now()
+	st := mustWait(t, m, info)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("wait took %v with a %v drain timeout", d, DefaultDrainTimeout)
+	}
+	wantStatus(t, st, ExitStatus{ExitCode: code(0)})
+	out := mustOutput(t, m, info)
+	if !out.Truncated || !strings.Contains(out.Text, "spam\nspam\n") {
+		t.Fatalf("output truncated=%v ending %q", out.Truncated, out.Text[max(0, len(out.Text)-20):])
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := parsePIDs(t, strings.TrimSpace(string(b)))[0]
+	if !alive(pid) {
+		t.Fatal("background yes died before release")
+	}
+	mustRelease(t, m, info)
+	waitDead(t, pid)
+}
+
 // daemonCmd double-forks a sleep into a new session (out of the process
 // group) and prints its PID; the sleep keeps the output pipe open.
 const daemonCmd = `setsid sh -c 'sleep 300 & echo $!' & wait; echo done`

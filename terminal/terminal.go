@@ -142,39 +142,15 @@ func (t *term) run() {
 func (t *term) readLoop() {
 	defer t.wg.Done()
 	defer close(t.readerDone)
-	// Start small (most commands print little) and grow while reads fill
-	// the buffer, up to what a pipe holds.
-	buf := make([]byte, 4<<10)
-	for {
-		n, err := t.pr.Read(buf)
-		if n > 0 {
-			t.write(buf[:n])
-			if n == len(buf) && len(buf) < maxReadBuf {
-				buf = make([]byte, 2*len(buf))
-			}
-		}
-		if err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				// The deadline only means "stop waiting": what the command
-				// wrote before it exited is in the pipe, however late this
-				// goroutine got to run.
-				_ = t.pr.SetReadDeadline(time.Time{})
-				drainReady(t.pr, buf, maxFinalDrain, t.write)
-			}
-			return
-		}
+	buf, err := copyPipe(t.pr, t.write)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// The deadline only means "stop waiting": what the command wrote
+		// before it exited is in the pipe, however late this goroutine got
+		// to run.
+		_ = t.pr.SetReadDeadline(time.Time{})
+		drainReady(t.pr, buf, maxFinalDrain, t.write)
 	}
 }
-
-const (
-	// maxReadBuf is Linux's default pipe buffer: a read never returns more.
-	// (Enlarging the pipe with F_SETPIPE_SZ measured no faster.)
-	maxReadBuf = 64 << 10
-	// maxFinalDrain bounds the last read of a pipe whose writers are still
-	// writing; it exceeds any pipe's buffer, which holds all the command
-	// wrote before exiting.
-	maxFinalDrain = 4 << 20
-)
 
 func (t *term) write(p []byte) {
 	t.mu.Lock()

@@ -1,0 +1,67 @@
+package terminal
+
+import (
+	"io"
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// copyPipe is copyFile for the read end of a pipe made by os.Pipe, and
+// reads it with raw read(2) calls.
+//
+// Why: every Go syscall tells the scheduler it may block, and when the
+// process was idle — as it is each time the reader has emptied the pipe
+// and waits for more — that wakes the runtime's monitor thread, a context
+// switch per read. Against a command writing as fast as it can on a busy
+// machine, those wakeups cost a third of the throughput (see
+// BenchmarkCapture). The descriptor is non-blocking, so read(2) returns at
+// once, with data or EAGAIN, and needs none of that; waiting for data
+// still goes through the runtime's poller, deadlines included.
+func copyPipe(f *os.File, write func([]byte)) ([]byte, error) {
+	rc, err := f.SyscallConn()
+	if err != nil || !nonBlocking(rc) {
+		return copyFile(f, write)
+	}
+	buf := make([]byte, minReadBuf)
+	for {
+		// One read per call, so that a deadline is seen even when a writer
+		// never lets the pipe run dry.
+		var n int
+		var errno syscall.Errno
+		err := rc.Read(func(fd uintptr) bool {
+			for {
+				r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+				if e != syscall.EINTR {
+					n, errno = int(r), e
+					return e != syscall.EAGAIN // on EAGAIN, wait for the poller
+				}
+			}
+		})
+		switch {
+		case err != nil:
+			return buf, err
+		case errno != 0:
+			return buf, &os.PathError{Op: "read", Path: f.Name(), Err: errno}
+		case n == 0:
+			return buf, io.EOF
+		}
+		write(buf[:n])
+		buf = nextReadBuf(buf, n)
+	}
+}
+
+// nonBlocking reports whether the descriptor has O_NONBLOCK set. A raw
+// read of a blocking descriptor could stall a scheduler thread
+// indefinitely, so copyPipe checks rather than assumes.
+func nonBlocking(rc syscall.RawConn) bool {
+	var flags int
+	var errno syscall.Errno
+	if rc.Control(func(fd uintptr) {
+		r, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+		flags, errno = int(r), e
+	}) != nil || errno != 0 {
+		return false
+	}
+	return flags&syscall.O_NONBLOCK != 0
+}
