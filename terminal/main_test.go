@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpterm/acpterm/internal/proctest"
 	"go.uber.org/goleak"
 )
 
@@ -106,31 +107,14 @@ func wantStatus(t testing.TB, got, want ExitStatus) {
 	}
 }
 
-// alive reports whether pid is a live process. A zombie counts as dead:
-// PID 1 does not reap orphans on every machine this runs on.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return false
-	}
-	return s[i+2] != 'Z' && s[i+2] != 'X'
-}
+// alive reports whether pid is a live process (a zombie is dead).
+func alive(pid int) bool { return proctest.Alive(pid) }
 
-// waitDead polls /proc until pid is dead; polling with a deadline is how
-// one observes an external process.
+// waitDead waits (bounded) until pid has exited.
 func waitDead(t testing.TB, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d still alive", pid)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := proctest.WaitExit([]int{pid}, 5*time.Second); err != nil {
+		t.Fatal(err)
 	}
 }
 

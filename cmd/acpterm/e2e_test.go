@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -475,58 +474,11 @@ func pidOf(t *testing.T, line string) int {
 	return ev.PID
 }
 
-// liveInGroup lists the processes of process group pgid that are not
-// zombies (PID 1 here does not reap orphans: a zombie is dead).
-func liveInGroup(pgid int) []int {
-	ents, _ := os.ReadDir("/proc")
-	var live []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...; comm may contain spaces.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 3 {
-			continue
-		}
-		if g, _ := strconv.Atoi(f[2]); g == pgid && f[0] != "Z" {
-			live = append(live, pid)
-		}
-	}
-	return live
-}
-
-// assertGone waits (bounded) until no live process is left in the
-// terminal's process group, which is its pid.
-func assertGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		live := liveInGroup(pid)
-		if len(live) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes %v of terminal group %d are still alive", live, pid)
-		}
-		time.Sleep(20 * time.Millisecond) // polling an external process, as allowed
-	}
-}
-
 func TestInterrupt(t *testing.T) {
 	t.Parallel()
 	s := startAcpterm(t, nil, "run", "--format", "json", "--approve-all", "-p", "sleep 30", "--", acptermBin, "agent")
 	pid := pidOf(t, s.stdout.waitFor(t, `"event":"terminal_created"`))
-	if len(liveInGroup(pid)) == 0 {
+	if len(liveInGroup(t, pid)) == 0 {
 		t.Fatalf("terminal %d is not running", pid)
 	}
 	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {

@@ -1,0 +1,124 @@
+//go:build linux
+
+// Package proctest lets tests observe processes they did not start
+// themselves: whether one is alive, which are left in a process group, and
+// waiting for them to exit without polling.
+package proctest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Alive reports whether pid is a live process. A zombie counts as dead:
+// it has exited, and the PID 1 of a container does not always reap
+// orphans.
+func Alive(pid int) bool {
+	st, ok := stat(pid)
+	return ok && st.state != "Z" && st.state != "X"
+}
+
+// LiveInGroup lists the live processes of process group pgid.
+func LiveInGroup(pgid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var live []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := stat(pid); ok && st.pgrp == pgid && st.state != "Z" && st.state != "X" {
+			live = append(live, pid)
+		}
+	}
+	return live
+}
+
+type procStat struct {
+	state string
+	pgrp  int
+}
+
+func stat(pid int) (procStat, bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return procStat{}, false
+	}
+	// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 3 {
+		return procStat{}, false
+	}
+	pgrp, _ := strconv.Atoi(f[2])
+	return procStat{state: f[0], pgrp: pgrp}, true
+}
+
+// WaitExit waits until every process in pids has exited, or fails once
+// timeout has passed. It waits on pidfds (Linux 5.3 and later), which
+// become readable when their process exits, so it works for processes
+// that are not the caller's children and needs no polling.
+func WaitExit(pids []int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for _, pid := range pids {
+		fd, err := unix.PidfdOpen(pid, 0)
+		if errors.Is(err, unix.ESRCH) {
+			continue // already gone (and reaped)
+		}
+		if err != nil {
+			return fmt.Errorf("pidfd_open(%d): %w", pid, err)
+		}
+		err = waitReadable(fd, deadline)
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("pid %d: %w", pid, err)
+		}
+	}
+	return nil
+}
+
+func waitReadable(fd int, deadline time.Time) error {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return errors.New("still running")
+		}
+		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+}
+
+// WaitGroupGone waits until process group pgid has no live process left,
+// or fails once timeout has passed.
+func WaitGroupGone(pgid int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		live := LiveInGroup(pgid)
+		if len(live) == 0 {
+			return nil
+		}
+		if err := WaitExit(live, time.Until(deadline)); err != nil {
+			return fmt.Errorf("process group %d: %v still alive: %w", pgid, live, err)
+		}
+	}
+}
