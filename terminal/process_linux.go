@@ -237,23 +237,84 @@ func (iso *isolator) close() {
 }
 
 // removeCgroup removes a cgroup directory whose members were killed. They
-// leave the cgroup asynchronously, so EBUSY is retried for a bounded time.
+// leave the cgroup asynchronously, so while rmdir fails with EBUSY it
+// waits, for a bounded time, for cgroup.events to say the cgroup is no
+// longer populated.
 func removeCgroup(dir string) error {
-	deadline := time.Now().Add(5 * time.Second)
-	delay := 100 * time.Microsecond
+	deadline := time.Now().Add(cgroupEmptyTimeout)
+	empty := false // cgroup.events said unpopulated before this rmdir
 	for {
 		err := unix.Rmdir(dir)
 		if err == nil || err == unix.ENOENT {
 			return nil
 		}
-		if err != unix.EBUSY || time.Now().After(deadline) {
+		if err != unix.EBUSY || empty {
+			// Busy without members means child cgroups, which waiting
+			// will not remove.
 			return err
 		}
-		// A member forked before the kill reached it: kill again.
-		_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
-		time.Sleep(delay)
-		delay = min(2*delay, 20*time.Millisecond)
+		waited, err := waitUnpopulated(dir, deadline)
+		if err != nil {
+			return fmt.Errorf("%w (%w)", unix.EBUSY, err)
+		}
+		empty = !waited
 	}
+}
+
+// cgroupEmptyTimeout bounds the wait for killed members to leave a
+// cgroup; SIGKILL takes effect in microseconds unless a process is stuck
+// in the kernel (uninterruptible I/O).
+const cgroupEmptyTimeout = 5 * time.Second
+
+// waitUnpopulated waits until cgroup dir has no process in it or deadline
+// passes, and reports whether it had any to wait for. The kernel signals a
+// change of cgroup.events to poll(2) as POLLPRI, so this sleeps until the
+// members are gone rather than polling.
+func waitUnpopulated(dir string, deadline time.Time) (waited bool, err error) {
+	fd, err := unix.Open(filepath.Join(dir, "cgroup.events"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
+		return true, nil // removed meanwhile: let rmdir say so
+	}
+	if err != nil {
+		return false, err
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 256)
+	for {
+		// Reading arms the notification: poll reports only changes made
+		// after the last read.
+		n, err := unix.Pread(fd, buf, 0)
+		if err != nil {
+			return waited, err
+		}
+		busy, ok := populated(buf[:n])
+		if !ok {
+			return waited, fmt.Errorf("no populated key in %q", buf[:n])
+		}
+		if !busy {
+			return waited, nil
+		}
+		waited = true
+		left := time.Until(deadline)
+		if left <= 0 {
+			return waited, errors.New("members still running after " + cgroupEmptyTimeout.String())
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLPRI}}
+		if _, err := unix.Poll(fds, int(left.Milliseconds())+1); err != nil && err != unix.EINTR {
+			return waited, err
+		}
+	}
+}
+
+// populated reads the "populated" key of a cgroup.events file: 1 while
+// the cgroup or any of its descendants has a live process.
+func populated(events []byte) (busy, ok bool) {
+	for line := range strings.SplitSeq(string(events), "\n") {
+		if v, found := strings.CutPrefix(line, "populated "); found {
+			return strings.TrimSpace(v) != "0", true
+		}
+	}
+	return false, false
 }
 
 // makeManagerCgroup creates the manager's cgroup under parent (default:
