@@ -9,55 +9,19 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/acpterm/acpterm/internal/expect"
 	"github.com/creack/pty"
 )
 
 // ptyScreen collects what the program under test writes to its terminal.
-type ptyScreen struct {
-	mu   sync.Mutex
-	buf  strings.Builder
-	pos  int
-	wake chan struct{}
-}
-
-func (s *ptyScreen) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	s.buf.Write(p)
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-	return len(p), nil
-}
-
-func (s *ptyScreen) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
+type ptyScreen struct{ *expect.Buffer }
 
 func (s *ptyScreen) expect(t *testing.T, want string) {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
-	for {
-		s.mu.Lock()
-		if i := strings.Index(s.buf.String()[s.pos:], want); i >= 0 {
-			s.pos += i + len(want)
-			s.mu.Unlock()
-			return
-		}
-		s.mu.Unlock()
-		select {
-		case <-s.wake:
-		case <-deadline:
-			t.Fatalf("no %q on the terminal; it shows %q", want, s.String())
-		}
-	}
+	s.Expect(t, want, 30*time.Second)
 }
 
 // runPTY runs acpterm with stdin, stdout and stderr on a pseudo-terminal
@@ -80,7 +44,7 @@ func runPTY(t *testing.T, env []string, interact func(*ptyScreen, *os.File), arg
 		t.Fatal(err)
 	}
 	defer ptmx.Close()
-	screen := &ptyScreen{wake: make(chan struct{}, 1)}
+	screen := &ptyScreen{expect.NewBuffer()}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/expect"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -168,51 +169,14 @@ type tty struct {
 }
 
 // screen is an io.Writer that tests wait on.
-type screen struct {
-	mu   sync.Mutex
-	buf  strings.Builder
-	pos  int // what expect has consumed
-	wake chan struct{}
-}
+type screen struct{ *expect.Buffer }
 
-func newScreen() *screen { return &screen{wake: make(chan struct{}, 1)} }
-
-func (s *screen) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	s.buf.Write(p)
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-	return len(p), nil
-}
-
-func (s *screen) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
+func newScreen() *screen { return &screen{expect.NewBuffer()} }
 
 // expect waits until what was written since the last match contains want.
 func (s *screen) expect(t *testing.T, want string) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		s.mu.Lock()
-		rest := s.buf.String()[s.pos:]
-		if i := strings.Index(rest, want); i >= 0 {
-			s.pos += i + len(want)
-			s.mu.Unlock()
-			return
-		}
-		s.mu.Unlock()
-		select {
-		case <-s.wake:
-		case <-deadline:
-			t.Fatalf("waiting for %q; screen has %q", want, s.String())
-		}
-	}
+	s.Expect(t, want, 10*time.Second)
 }
 
 func newTTY(t *testing.T) *tty {
