@@ -83,11 +83,14 @@ type Conn struct {
 	pending  map[int64]*pendingCall
 	inflight map[string]*inflightCall
 
-	wmu  sync.Mutex
-	werr error // sticky: after a failed write the stream may hold half a message
-
-	cmu     sync.Mutex
-	cancels []int64 // $/cancel_request ids to write before any other message
+	// The writer (writer.go): outgoing messages in order, cancellations first.
+	oqmu     sync.Mutex
+	oq       []*outgoing
+	cancels  []int64 // $/cancel_request ids to write before any other message
+	wstopped bool    // the writer has stopped; sends fail at once
+	wkick    chan struct{}
+	werr     error  // the writer's: sticky after a failed write
+	onQueued func() // tests: called when send has queued a message
 
 	// The ordered queue: notifications, and responses that must wait for the notifications
 	// before them. busy: the worker is handling an item.
@@ -144,6 +147,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		pending:  make(map[int64]*pendingCall),
 		inflight: make(map[string]*inflightCall),
 		kick:     make(chan struct{}, 1),
+		wkick:    make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
 	if c.maxSize <= 0 {
@@ -151,17 +155,19 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.notifyCtx = context.WithValue(c.ctx, notifyCtxKey{}, c)
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go c.read()
 	go c.work()
+	go c.writeLoop()
 	return c
 }
 
 // Call sends a request and waits for its response. result is a pointer to decode the result into,
-// or nil. An error response is returned as *Error. When ctx is done first, Call sends
-// $/cancel_request for the id and returns ctx.Err(); a response arriving later is dropped. Once
-// input has ended or Close was called, or after a failed write, it returns an error wrapping
-// ErrClosed.
+// or nil. An error response is returned as *Error. When ctx is done first, Call returns ctx.Err():
+// if the request was still waiting to be written it is never sent, otherwise $/cancel_request
+// follows it and a response arriving later is dropped. So a peer that stops reading cannot hold
+// a Call beyond its ctx. Once input has ended or Close was called, or after a failed write, it
+// returns an error wrapping ErrClosed.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -180,8 +186,10 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	}
 	c.pending[n] = p
 	c.mu.Unlock()
-	if err := c.write(buf); err != nil {
-		c.forget(n)
+	if maybeSent, err := c.send(ctx, buf); err != nil {
+		if c.forget(n) && maybeSent && ctx.Err() != nil {
+			c.queueCancel(n)
+		}
 		return err
 	}
 	select {
@@ -197,14 +205,15 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		return nil
 	case <-ctx.Done():
 		if c.forget(n) {
-			c.goSendCancel(n)
+			c.queueCancel(n)
 		}
 		return ctx.Err()
 	}
 }
 
-// Notify sends a notification. Once input has ended or Close was called, or after a failed write,
-// it returns an error wrapping ErrClosed.
+// Notify sends a notification and returns once it is written. When ctx is done first it returns
+// ctx.Err(), and the notification is not sent if it was still waiting to be written. Once input
+// has ended or Close was called, or after a failed write, it returns an error wrapping ErrClosed.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -216,7 +225,8 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return fmt.Errorf("jsonrpc2: encoding %s params: %w", method, err)
 	}
-	return c.write(buf)
+	_, err = c.send(ctx, buf)
+	return err
 }
 
 // Close ends the connection: it closes r and w when they are io.Closers, cancels the contexts of
@@ -284,7 +294,7 @@ func (c *Conn) replyResult(id ID, result any) {
 		c.replyError(id, &Error{Code: CodeInternalError, Message: "encoding the result: " + err.Error()})
 		return
 	}
-	c.write(buf)
+	c.reply(buf)
 }
 
 func (c *Conn) replyError(id ID, e *Error) {
@@ -297,34 +307,14 @@ func (c *Conn) replyError(id ID, e *Error) {
 			return
 		}
 	}
-	c.write(buf)
+	c.reply(buf)
 }
 
-// write sends one encoded message and recycles buf. Writes are serialized, one message each,
-// and cancellations queued by goSendCancel go out first.
-func (c *Conn) write(buf *bytes.Buffer) error {
-	defer putBuf(buf)
-	if c.closing.Load() {
-		return ErrClosed
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.flushCancelsLocked()
-	return c.writeLocked(buf.Bytes())
-}
-
-// writeLocked writes one message; c.wmu is held.
-func (c *Conn) writeLocked(b []byte) error {
-	if c.werr != nil {
-		return c.werr
-	}
-	if _, err := c.w.Write(b); err != nil {
-		c.werr = fmt.Errorf("%w: write: %w", ErrClosed, err)
-		if !c.closing.Load() {
-			c.logf("jsonrpc2: write failed; sending nothing more: %v", err)
-		}
-	}
-	return c.werr
+// reply sends a response and waits until it is written (or the writer
+// stops), so that a peer that does not read holds up the handlers whose
+// replies it does not take rather than growing a queue.
+func (c *Conn) reply(buf *bytes.Buffer) {
+	_, _ = c.send(context.Background(), buf)
 }
 
 // sameValue reports whether r and w are one object, so Close closes it once.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -598,6 +599,86 @@ func TestCancelWhileWritesBlock(t *testing.T) {
 	c.Close() // closes outW, which fails the blocked writes
 	inW.Close()
 	outR.Close()
+}
+
+// A peer that reads nothing at all: the first Call's write blocks, and
+// every Call and Notify must still return when its ctx ends. A request
+// that was still queued is never sent; the one being written is followed
+// by its $/cancel_request once the peer reads again.
+func TestCallReturnsWhilePeerDoesNotRead(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	w := &stuckWriter{w: outW, entered: make(chan struct{}), release: make(chan struct{})}
+	c := NewConn(inR, w, echo, nil)
+	queued := make(chan struct{})
+	c.onQueued = func() { queued <- struct{}{} }
+	defer func() {
+		c.Close()
+		inW.Close()
+		outR.Close()
+	}()
+	start := func(f func(context.Context) error) (context.CancelFunc, chan error) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- f(ctx) }()
+		<-queued
+		return cancel, done
+	}
+	cancelFirst, firstDone := start(func(ctx context.Context) error { return c.Call(ctx, "first", nil, nil) })
+	<-w.entered // the writer is stuck writing "first"
+	cancelSecond, secondDone := start(func(ctx context.Context) error { return c.Call(ctx, "second", nil, nil) })
+	cancelThird, thirdDone := start(func(ctx context.Context) error { return c.Notify(ctx, "third", nil) })
+	for _, f := range []struct {
+		name   string
+		cancel context.CancelFunc
+		done   chan error
+	}{{"second Call", cancelSecond, secondDone}, {"Notify", cancelThird, thirdDone}, {"first Call", cancelFirst, firstDone}} {
+		f.cancel()
+		if err := <-f.done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s = %v, want context.Canceled", f.name, err)
+		}
+	}
+
+	// The peer reads again: "first", its cancellation, then "after";
+	// "second" and "third" never.
+	close(w.release)
+	c.onQueued = nil
+	sent := make(chan error, 1)
+	go func() { sent <- c.Notify(context.Background(), "after", nil) }()
+	lines := bufio.NewReader(outR)
+	var got []string
+	for len(got) == 0 || got[len(got)-1] != "after" {
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct{ Method string }
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, m.Method)
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"first", "$/cancel_request", "after"}; !slices.Equal(got, want) {
+		t.Fatalf("the peer read %q, want %q", got, want)
+	}
+}
+
+// stuckWriter blocks its first Write until release is closed, and says
+// when that Write has begun.
+type stuckWriter struct {
+	w        io.Writer
+	entered  chan struct{}
+	release  chan struct{}
+	enterOne sync.Once
+}
+
+func (s *stuckWriter) Write(p []byte) (int, error) {
+	s.enterOne.Do(func() { close(s.entered) })
+	<-s.release
+	return s.w.Write(p)
 }
 
 // The $/cancel_request of a call whose ctx ended reaches the peer before

@@ -254,52 +254,6 @@ func (c *Conn) failPending() {
 	}
 }
 
-// goSendCancel sends $/cancel_request for call n without making the caller
-// wait for the writer, which a peer that stopped reading can block: a
-// goroutine the Conn owns writes it (Close unblocks that write). The id is
-// queued, and every write sends the queue first, so the peer sees the
-// cancellation before whatever the caller sends next.
-func (c *Conn) goSendCancel(n int64) {
-	if c.isStopped() {
-		return
-	}
-	c.cmu.Lock()
-	c.cancels = append(c.cancels, n)
-	c.cmu.Unlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stopped {
-		return
-	}
-	c.wg.Add(1) // under mu while not stopped: before any Close or Wait waits
-	go func() {
-		defer c.wg.Done()
-		c.wmu.Lock()
-		defer c.wmu.Unlock()
-		c.flushCancelsLocked()
-	}()
-}
-
-// flushCancelsLocked writes the queued cancellations; c.wmu is held. A
-// failure is logged by writeLocked: their callers already have an answer.
-func (c *Conn) flushCancelsLocked() {
-	c.cmu.Lock()
-	ids := c.cancels
-	c.cancels = nil
-	c.cmu.Unlock()
-	for _, n := range ids {
-		buf, err := encode(wireRequest{JSONRPC: "2.0", Method: methodCancelRequest, Params: struct {
-			RequestID int64 `json:"requestId"`
-		}{n}})
-		if err != nil {
-			c.logf("jsonrpc2: encoding %s: %v", methodCancelRequest, err)
-			continue
-		}
-		c.writeLocked(buf.Bytes())
-		putBuf(buf)
-	}
-}
-
 func (c *Conn) enqueue(it queued) {
 	c.qmu.Lock()
 	c.queue = append(c.queue, it)

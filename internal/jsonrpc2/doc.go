@@ -7,6 +7,10 @@
 // been handled: an ACP client sees all of a turn's session/update notifications before the
 // session/prompt result. "$/cancel_request" is handled by the reader itself, ahead of the queue.
 //
+// Outgoing messages are written by one writer goroutine, in the order they were sent. A Call or
+// Notify waits for its message to be written, or for its ctx: a peer that stops reading blocks
+// the writer, never a caller whose ctx has ended.
+//
 // Usage:
 //
 //	conn := jsonrpc2.NewConn(stdout, stdin, handler, nil)
