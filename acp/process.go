@@ -17,14 +17,23 @@ import (
 var (
 	stdinCloseWait = 2 * time.Second // after closing its stdin
 	sigtermWait    = 2 * time.Second // after SIGTERM, before SIGKILL
+	agentWaitDelay = 2 * time.Second // cmd.WaitDelay, when the caller left it zero
 )
 
 // StartAgent starts cmd as an ACP agent and returns a client connection over
 // its stdin and stdout. cmd.Stdin and cmd.Stdout must be nil; cmd.Stderr is
 // left as the caller set it (the agent's log stream; nil discards it).
 // ClientConn.Close shuts the agent down in order: close its stdin, wait, send
-// SIGTERM, wait, send SIGKILL. ClientConn.Done is closed when the agent's
-// stdout ends, which is usually when it exits.
+// SIGTERM, wait, send SIGKILL; on Unix, an agent started as the leader of its
+// own process group (cmd.SysProcAttr.Setpgid) gets the signals with its whole
+// group. ClientConn.Done is closed when the agent's stdout ends, which is
+// usually when it exits.
+//
+// When cmd.Stderr is not an *os.File, os/exec copies it through a pipe that
+// the agent's children inherit, and waiting for the agent would also wait for
+// them. So StartAgent sets cmd.WaitDelay to 2 s when it is zero: Exited is
+// closed at most that long after the agent exits, and ExitError is then
+// exec.ErrWaitDelay if the agent itself exited cleanly.
 func StartAgent(cmd *exec.Cmd, client Client, opts *ConnOptions) (*ClientConn, error) {
 	if cmd.Stdin != nil || cmd.Stdout != nil {
 		return nil, errors.New("acp: StartAgent needs cmd.Stdin and cmd.Stdout unset")
@@ -44,6 +53,9 @@ func StartAgent(cmd *exec.Cmd, client Client, opts *ConnOptions) (*ClientConn, e
 		return nil, fmt.Errorf("acp: agent stdout: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
+	if cmd.WaitDelay == 0 {
+		cmd.WaitDelay = agentWaitDelay
+	}
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()

@@ -60,9 +60,9 @@ func startTestAgent(t *testing.T, mode string) *ClientConn {
 }
 
 func shortenShutdown(t *testing.T) {
-	oldStdin, oldTerm := stdinCloseWait, sigtermWait
-	stdinCloseWait, sigtermWait = 200*time.Millisecond, 200*time.Millisecond
-	t.Cleanup(func() { stdinCloseWait, sigtermWait = oldStdin, oldTerm })
+	oldStdin, oldTerm, oldDelay := stdinCloseWait, sigtermWait, agentWaitDelay
+	stdinCloseWait, sigtermWait, agentWaitDelay = 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
+	t.Cleanup(func() { stdinCloseWait, sigtermWait, agentWaitDelay = oldStdin, oldTerm, oldDelay })
 }
 
 func TestStartAgentShutdown(t *testing.T) {
