@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/acpterm/acpterm/internal/client"
@@ -61,6 +62,7 @@ func agentCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "acpterm agent: unexpected arguments %q\n(see acpterm help agent)\n", f.fs.Args())
 		return client.ExitUsage
 	}
+	hintIfTerminal(stdin, stderr, "agent", "acpterm demo, or acpterm run -p 'ls' -- acpterm agent")
 	err := shellagent.Serve(ctx, stdin, stdout, &shellagent.Options{
 		Timeout:     f.timeout,
 		OutputLimit: f.outputLimit,
@@ -72,4 +74,13 @@ func agentCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return client.ExitFailure
 	}
 	return client.ExitOK
+}
+
+// hintIfTerminal tells a person who started an agent-side command by hand
+// at a terminal what it is waiting for: an ACP client on stdin, not them.
+func hintIfTerminal(stdin io.Reader, stderr io.Writer, cmd, try string) {
+	if f, ok := stdin.(*os.File); ok && client.IsTerminal(f) {
+		fmt.Fprintf(stderr, "acpterm %s: serving ACP (JSON-RPC) on stdin and stdout for an ACP client; Ctrl-D quits.\n"+
+			"To watch it work instead: %s\n", cmd, try)
+	}
 }

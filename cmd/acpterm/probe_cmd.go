@@ -90,6 +90,7 @@ func probeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		f.jsonPath = abs
 	}
+	hintIfTerminal(stdin, stderr, "probe", "acpterm run -p go -- acpterm probe")
 	err := probe.Serve(ctx, stdin, stdout, &probe.Options{
 		JSONReport: f.jsonPath, Cases: f.cases, CaseTimeout: f.timeout, Version: client.Version(),
 	})

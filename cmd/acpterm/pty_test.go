@@ -163,3 +163,22 @@ func TestTTYAsk(t *testing.T) {
 		t.Fatalf("terminal output:\n%q", out)
 	}
 }
+
+// Started by hand at a terminal, the agent and the probe say what they are
+// for, and Ctrl-D ends them cleanly.
+func TestTTYAgentSideHint(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{"agent", "probe"} {
+		t.Run(cmd, func(t *testing.T) {
+			t.Parallel()
+			out, code := runPTY(t, nil, func(s *ptyScreen, tty *os.File) {
+				s.expect(t, "serving ACP (JSON-RPC) on stdin and stdout")
+				s.expect(t, "To watch it work instead: ")
+				tty.WriteString("\x04") // Ctrl-D: end of input
+			}, cmd)
+			if code != 0 {
+				t.Fatalf("exit %d:\n%q", code, out)
+			}
+		})
+	}
+}
