@@ -603,3 +603,52 @@ func TestMisbehavingAgents(t *testing.T) {
 		}
 	})
 }
+
+// An agent that runs a command itself and streams it through the
+// _meta.terminal_output display extension: acpterm offers the extension
+// and shows that terminal like its own, in both formats.
+func TestDisplayTerminals(t *testing.T) {
+	t.Parallel()
+	env := []string{fakeAgentEnv + "=display"}
+	t.Run("json", func(t *testing.T) {
+		t.Parallel()
+		s := startAcpterm(t, env, "run", "--format", "json", "-p", "hi", "--", testExe(t))
+		code := s.wait()
+		stdout, stderr := s.stdout.drain(), s.stderr.drain()
+		checkNoRace(t, stderr)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		evs := parseEvents(t, stdout)
+		created := ofKind(evs, "terminal_created")
+		if len(created) != 1 || created[0].str("terminalId") != "agent-term-1" || created[0]["display"] != true ||
+			created[0].str("command") != "make test" || created[0].str("cwd") != "/work" || created[0]["pid"] != nil {
+			t.Fatalf("terminal_created events %v", created)
+		}
+		var out strings.Builder
+		for _, e := range ofKind(evs, "terminal_output") {
+			out.WriteString(e.str("data"))
+		}
+		if out.String() != "building…\nok 3 tests\n" {
+			t.Fatalf("terminal output %q", out.String())
+		}
+		exits := ofKind(evs, "terminal_exit")
+		if len(exits) != 1 || exits[0]["exitCode"] != 0.0 || exits[0]["signal"] != nil {
+			t.Fatalf("terminal_exit events %v", exits)
+		}
+	})
+	t.Run("text", func(t *testing.T) {
+		t.Parallel()
+		s := startAcpterm(t, env, "run", "-p", "hi", "--", testExe(t))
+		code := s.wait()
+		stdout, stderr := s.stdout.drain(), s.stderr.drain()
+		checkNoRace(t, stderr)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		mustContain(t, "stdout", stdout, "✓ make test [execute]", "  │ building…\n", "  │ ok 3 tests\n", "  └ exit 0")
+		if strings.Contains(stdout, "truncated") {
+			t.Fatalf("a display terminal reported as truncated:\n%s", stdout)
+		}
+	})
+}

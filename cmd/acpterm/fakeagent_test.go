@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -19,7 +20,9 @@ const fakeAgentEnv = "ACPTERM_E2E_FAKE_AGENT"
 //   - exit: dies at once with status 5;
 //   - silent: reads its stdin and never answers;
 //   - crash: starts `sleep 30` in a terminal, shows it, and exits 7 mid-turn;
-//   - stubborn: starts `sleep 30` and ignores session/cancel.
+//   - stubborn: starts `sleep 30` and ignores session/cancel;
+//   - display: runs "make test" itself and streams it through the
+//     _meta.terminal_output display extension, if the client offers it.
 func fakeAgent(mode string) int {
 	switch mode {
 	case "garbage":
@@ -31,6 +34,13 @@ func fakeAgent(mode string) int {
 		return 5
 	case "silent":
 		_, _ = io.Copy(io.Discard, os.Stdin)
+		return 0
+	case "display":
+		a := &displayer{}
+		conn := acp.NewAgentConn(a, os.Stdin, os.Stdout, nil)
+		a.conn.Store(conn)
+		<-conn.Done()
+		conn.Close()
 		return 0
 	case "crash", "stubborn":
 		a := &sleeper{mode: mode}
@@ -77,4 +87,48 @@ func (a *sleeper) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Prom
 	}
 	<-a.conn.Load().Done() // deaf to session/cancel
 	return nil, ctx.Err()
+}
+
+// displayer plays an agent that runs its commands itself and shows them in
+// the client through Zed's display-only terminal _meta.
+type displayer struct {
+	conn    atomic.Pointer[acp.AgentConn]
+	offered atomic.Bool
+}
+
+func (a *displayer) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+	if req.ClientCapabilities != nil && string(req.ClientCapabilities.Meta["terminal_output"]) == "true" {
+		a.offered.Store(true)
+	}
+	return &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}, nil
+}
+
+func (a *displayer) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	return &acp.NewSessionResponse{SessionID: "sess_display"}, nil
+}
+
+func (a *displayer) Cancel(ctx context.Context, n *acp.CancelNotification) error { return nil }
+
+func (a *displayer) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	if !a.offered.Load() {
+		return nil, &acp.Error{Code: acp.CodeInvalidParams, Message: "the client did not offer _meta.terminal_output"}
+	}
+	meta := func(key, value string) acp.Meta { return acp.Meta{key: json.RawMessage(value)} }
+	const tid = `"agent-term-1"`
+	inProgress, completed := acp.ToolCallStatusInProgress, acp.ToolCallStatusCompleted
+	updates := []acp.SessionUpdate{
+		&acp.ToolCall{ToolCallID: "call_make", Title: "make test", Kind: acp.ToolKindExecute, Status: inProgress,
+			Content: []acp.ToolCallContent{&acp.Terminal{TerminalID: "agent-term-1"}},
+			Meta:    meta("terminal_info", `{"terminal_id":`+tid+`,"cwd":"/work"}`)},
+		&acp.ToolCallUpdate{ToolCallID: "call_make", Meta: meta("terminal_output", `{"terminal_id":`+tid+`,"data":"building…\n"}`)},
+		&acp.ToolCallUpdate{ToolCallID: "call_make", Meta: meta("terminal_output", `{"terminal_id":`+tid+`,"data":"ok 3 tests\n"}`)},
+		&acp.ToolCallUpdate{ToolCallID: "call_make", Status: &completed,
+			Meta: meta("terminal_exit", `{"terminal_id":`+tid+`,"exit_code":0,"signal":null}`)},
+	}
+	for _, u := range updates {
+		if err := a.conn.Load().SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID, Update: u}); err != nil {
+			return nil, err
+		}
+	}
+	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 }

@@ -47,6 +47,10 @@ max_turn_requests, 130 cancelled.
 With --format json, stdout carries one JSON object per line (events
 session_update, terminal_created, terminal_output, terminal_exit,
 permission, then stop or error) and nothing else.
+
+Commands an agent runs itself and streams for display (Zed's
+_meta.terminal_output extension, which acpterm advertises) are shown like
+acpterm's own terminals; in JSON their terminal_created has "display":true.
 `
 
 type runFlags struct {

@@ -15,6 +15,7 @@ type handler struct {
 	ws   *Workspace
 	perm *approver
 	r    Renderer
+	disp *displayTerminals // session updates go through it to r
 }
 
 var (
@@ -25,7 +26,7 @@ var (
 )
 
 func (h *handler) SessionUpdate(ctx context.Context, n *acp.SessionNotification) error {
-	h.r.SessionUpdate(n)
+	h.disp.SessionUpdate(n)
 	return nil
 }
 

@@ -51,8 +51,12 @@ type jsonTerminalCreated struct {
 	Args       []string `json:"args"`
 	Cwd        string   `json:"cwd"`
 	PID        int      `json:"pid,omitempty"`
-	// OutputByteLimit is the effective limit (the request's, clamped).
-	OutputByteLimit uint64 `json:"outputByteLimit"`
+	// OutputByteLimit is the effective limit (the request's, clamped);
+	// absent for a display terminal.
+	OutputByteLimit *uint64 `json:"outputByteLimit,omitempty"`
+	// Display marks a command the agent runs itself and streams to the
+	// client for display (the _meta.terminal_output extension).
+	Display bool `json:"display,omitempty"`
 }
 
 type jsonTerminalOutput struct {
@@ -136,9 +140,13 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 		}
 		e := jsonTerminalCreated{Event: "terminal_created", SessionID: ev.SessionID, TerminalID: ev.TerminalID, Args: []string{}}
 		if ev.Info != nil {
-			e.Command, e.Cwd, e.PID, e.OutputByteLimit = ev.Info.Command, ev.Info.Cwd, ev.Info.PID, ev.Info.OutputByteLimit
+			e.Command, e.Cwd, e.PID = ev.Info.Command, ev.Info.Cwd, ev.Info.PID
 			if len(ev.Info.Args) > 0 {
 				e.Args = ev.Info.Args
+			}
+			if e.Display = isDisplay(ev.Info); !e.Display {
+				limit := ev.Info.OutputByteLimit
+				e.OutputByteLimit = &limit
 			}
 		}
 		r.emit(e)

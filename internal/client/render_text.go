@@ -94,6 +94,7 @@ type termView struct {
 	command  string
 	tail     *lineTail
 	limit    uint64
+	display  bool // run by the agent, shown through _meta (display.go)
 	started  time.Time
 	ended    time.Time
 	status   *terminal.ExitStatus
@@ -387,7 +388,7 @@ func (r *textRenderer) TerminalEvent(ev terminal.Event) {
 		}
 		tv = &termView{id: ev.TerminalID, tail: newLineTail(max(r.o.LiveLines, r.o.TailLines)), started: r.o.Now()}
 		if ev.Info != nil {
-			tv.command, tv.limit = commandLine(ev.Info), ev.Info.OutputByteLimit
+			tv.command, tv.limit, tv.display = commandLine(ev.Info), ev.Info.OutputByteLimit, isDisplay(ev.Info)
 		}
 		r.terms[ev.TerminalID] = tv
 		r.termOrder = append(r.termOrder, tv)
@@ -706,7 +707,7 @@ func (r *textRenderer) writeTerminal(b *strings.Builder, tv *termView, now time.
 		status = r.st.green(status)
 	}
 	notes := " · " + formatDuration(end.Sub(tv.started))
-	if tv.tail.bytes > tv.limit {
+	if !tv.display && tv.tail.bytes > tv.limit {
 		notes += fmt.Sprintf(" · output truncated: the agent saw only the last %s", formatBytes(tv.limit))
 	}
 	if tv.tail.skipped > 0 {

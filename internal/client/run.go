@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -225,7 +226,7 @@ func (d *driver) run(ctx context.Context) int {
 	go d.tick()
 	go d.watchSignals()
 
-	h := &handler{Manager: d.mgr, ws: ws, perm: d.perm, r: d.r}
+	h := &handler{Manager: d.mgr, ws: ws, perm: d.perm, r: d.r, disp: newDisplayTerminals(d.r)}
 	reason, code, msg := d.session(ctx, h)
 
 	d.shutdown(code == ExitAgent || d.wasKilled())
@@ -269,6 +270,11 @@ func (d *driver) session(ctx context.Context, h *handler) (acp.StopReason, int, 
 	init, err := conn.Initialize(callCtx, &acp.InitializeRequest{
 		ProtocolVersion: acp.ProtocolVersion1,
 		ClientInfo:      &acp.Implementation{Name: "acpterm", Version: Version()},
+		// Agents that run commands themselves may then stream them to us
+		// for display (display.go); acp fills in the standard capabilities.
+		ClientCapabilities: &acp.ClientCapabilities{
+			Meta: acp.Meta{metaTerminalOutputKey: json.RawMessage("true")},
+		},
 	})
 	if err != nil {
 		code, msg := d.callFailed(callCtx, "initialize", err)
