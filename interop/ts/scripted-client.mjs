@@ -14,19 +14,9 @@
 //   {"kind":"wire-check","checked":N,"problems":[...]}
 
 import * as acp from "@agentclientprotocol/sdk";
-import { spawn } from "node:child_process";
-import { WireChecker, childStream, errorInfo, tap, withTimeout } from "./wire.mjs";
+import { STEP_TIMEOUT_MS, clientScript, errorInfo, withTimeout } from "./wire.mjs";
 
-const STEP_TIMEOUT_MS = 20_000;
-
-const [workspace, dashdash, agentCmd, ...agentArgs] = process.argv.slice(2);
-if (!workspace || dashdash !== "--" || !agentCmd) {
-  console.error("usage: node scripted-client.mjs WORKSPACE -- AGENT [ARGS...]");
-  process.exit(2);
-}
-
-const print = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
-const wire = new WireChecker();
+const { workspace, print, stream, step, finish } = clientScript("scripted-client.mjs");
 
 // The scripted command lines. "hang" runs until terminal/kill.
 const script = {
@@ -111,21 +101,6 @@ const app = acp
     t.killed.resolve();
   });
 
-async function step(name, fn) {
-  try {
-    print({ kind: "step", step: name, ok: (await withTimeout(fn(), STEP_TIMEOUT_MS, name)) ?? null });
-  } catch (e) {
-    print({ kind: "step", step: name, error: errorInfo(e) });
-  }
-}
-
-const child = spawn(agentCmd, agentArgs, { stdio: ["pipe", "pipe", "inherit"] });
-const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-const stream = tap(childStream(child), (dir, msg) => {
-  print({ kind: "wire", dir, msg });
-  wire.see(dir, msg);
-});
-
 await app.connectWith(stream, async (agent) => {
   const A = acp.methods.agent;
   await step("initialize", () =>
@@ -148,10 +123,4 @@ await app.connectWith(stream, async (agent) => {
   await step("prompt_cancel", () => prompt("sleep 1000\necho never"));
 });
 
-child.stdin.end();
-const status = await withTimeout(exited, 10_000, "agent exit").catch((e) => {
-  child.kill("SIGKILL");
-  return { error: String(e.message) };
-});
-print({ kind: "step", step: "agent_exit", ok: status });
-print({ kind: "wire-check", checked: wire.checked, problems: wire.problems });
+await finish();

@@ -11,20 +11,10 @@
 //   {"kind":"wire-check","checked":N,"problems":[...]}
 
 import * as acp from "@agentclientprotocol/sdk";
-import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { WireChecker, childStream, errorInfo, tap, withTimeout } from "./wire.mjs";
+import { STEP_TIMEOUT_MS, clientScript, errorInfo, withTimeout } from "./wire.mjs";
 
-const STEP_TIMEOUT_MS = 20_000;
-
-const [workspace, dashdash, agentCmd, ...agentArgs] = process.argv.slice(2);
-if (!workspace || dashdash !== "--" || !agentCmd) {
-  console.error("usage: node sdk-client.mjs WORKSPACE -- AGENT [ARGS...]");
-  process.exit(2);
-}
-
-const print = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
-const wire = new WireChecker();
+const { workspace, print, stream, step, finish } = clientScript("sdk-client.mjs");
 
 // The files the client serves, by absolute path.
 const files = new Map([[join(workspace, "notes.txt"), "line one\nline two\nline three\nline four\n"]]);
@@ -85,22 +75,6 @@ const app = acp
     // No result: the SDK sends {}.
   });
 
-// step runs one step of the script and prints how it went.
-async function step(name, fn) {
-  try {
-    print({ kind: "step", step: name, ok: (await withTimeout(fn(), STEP_TIMEOUT_MS, name)) ?? null });
-  } catch (e) {
-    print({ kind: "step", step: name, error: errorInfo(e) });
-  }
-}
-
-const child = spawn(agentCmd, agentArgs, { stdio: ["pipe", "pipe", "inherit"] });
-const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-const stream = tap(childStream(child), (dir, msg) => {
-  print({ kind: "wire", dir, msg });
-  wire.see(dir, msg);
-});
-
 const text = (t) => [{ type: "text", text: t }];
 
 await app.connectWith(stream, async (agent) => {
@@ -152,11 +126,4 @@ await app.connectWith(stream, async (agent) => {
   await step("unknown_session", () => agent.request(A.session.prompt, { sessionId: "no-such-session", prompt: text("hello") }));
 });
 
-// Closing stdin is how a client ends a stdio agent.
-child.stdin.end();
-const status = await withTimeout(exited, 10_000, "agent exit").catch((e) => {
-  child.kill("SIGKILL");
-  return { error: String(e.message) };
-});
-print({ kind: "step", step: "agent_exit", ok: status });
-print({ kind: "wire-check", checked: wire.checked, problems: wire.problems });
+await finish();

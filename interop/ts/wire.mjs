@@ -10,6 +10,7 @@
 // wire and what the SDK kept: that is exactly where a peer's JSON and the SDK
 // disagree.
 
+import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 // Not part of the SDK's public exports; reached by path on purpose, so that
@@ -137,4 +138,50 @@ export function withTimeout(p, ms, what) {
     timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
   });
   return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+// STEP_TIMEOUT_MS bounds each step of a client script, and each wait in it.
+export const STEP_TIMEOUT_MS = 20_000;
+
+// clientScript starts a client script run as `node NAME WORKSPACE -- AGENT
+// [ARGS...]`: it spawns the agent and returns
+//   workspace  the directory the script works in;
+//   print      writes one JSON object as a line on stdout;
+//   stream     the agent's stdio, tapped: every message is printed as
+//              {"kind":"wire",...} and checked against the SDK's schemas;
+//   step       runs one bounded step of the script and prints its outcome;
+//   finish     ends the agent (closing its stdin, SIGKILL if it does not
+//              exit within 10 s) and prints its exit and the wire check.
+export function clientScript(name) {
+  const [workspace, dashdash, agentCmd, ...agentArgs] = process.argv.slice(2);
+  if (!workspace || dashdash !== "--" || !agentCmd) {
+    console.error(`usage: node ${name} WORKSPACE -- AGENT [ARGS...]`);
+    process.exit(2);
+  }
+  const print = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
+  const wire = new WireChecker();
+  const child = spawn(agentCmd, agentArgs, { stdio: ["pipe", "pipe", "inherit"] });
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const stream = tap(childStream(child), (dir, msg) => {
+    print({ kind: "wire", dir, msg });
+    wire.see(dir, msg);
+  });
+  async function step(stepName, fn) {
+    try {
+      print({ kind: "step", step: stepName, ok: (await withTimeout(fn(), STEP_TIMEOUT_MS, stepName)) ?? null });
+    } catch (e) {
+      print({ kind: "step", step: stepName, error: errorInfo(e) });
+    }
+  }
+  async function finish() {
+    // Closing stdin is how a client ends a stdio agent.
+    child.stdin.end();
+    const status = await withTimeout(exited, 10_000, "agent exit").catch((e) => {
+      child.kill("SIGKILL");
+      return { error: String(e.message) };
+    });
+    print({ kind: "step", step: "agent_exit", ok: status });
+    print({ kind: "wire-check", checked: wire.checked, problems: wire.problems });
+  }
+  return { workspace, print, stream, step, finish };
 }
