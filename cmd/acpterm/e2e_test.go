@@ -416,6 +416,19 @@ func (s *lineStream) drain() string {
 	return s.all.String()
 }
 
+// finish waits for acpterm to exit, checks the race detector said nothing
+// and the exit status is want, and returns all it wrote.
+func (s *started) finish(t *testing.T, want int) (stdout, stderr string) {
+	t.Helper()
+	code := s.wait()
+	stdout, stderr = s.stdout.drain(), s.stderr.drain()
+	checkNoRace(t, stderr)
+	if code != want {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, want, stdout, stderr)
+	}
+	return stdout, stderr
+}
+
 // started is a running acpterm with its output streamed.
 type started struct {
 	cmd            *exec.Cmd
@@ -484,12 +497,7 @@ func TestInterrupt(t *testing.T) {
 	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	code := s.wait()
-	stdout, stderr := s.stdout.drain(), s.stderr.drain()
-	checkNoRace(t, stderr)
-	if code != 130 {
-		t.Fatalf("exit %d, want 130\n%s\n%s", code, stdout, stderr)
-	}
+	stdout, stderr := s.finish(t, 130)
 	evs := parseEvents(t, stdout)
 	if last := evs[len(evs)-1]; last.str("event") != "stop" || last.str("stopReason") != "cancelled" {
 		t.Fatalf("last event %v", last)
@@ -513,12 +521,7 @@ func TestSecondInterruptKills(t *testing.T) {
 	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	code := s.wait()
-	stdout, stderr := s.stdout.drain(), s.stderr.drain()
-	checkNoRace(t, stderr)
-	if code != 130 {
-		t.Fatalf("exit %d, want 130\n%s\n%s", code, stdout, stderr)
-	}
+	stdout, stderr := s.finish(t, 130)
 	mustContain(t, "stderr", stderr, "killing the agent")
 	evs := parseEvents(t, stdout)
 	if last := evs[len(evs)-1]; last.str("event") != "stop" || last.str("stopReason") != "cancelled" {
@@ -531,12 +534,7 @@ func TestAgentCrash(t *testing.T) {
 	t.Parallel()
 	s := startAcpterm(t, []string{fakeAgentEnv + "=crash"}, "run", "--format", "json", "--approve-all", "-p", "hi", "--", testExe(t))
 	pid := pidOf(t, s.stdout.waitFor(t, `"event":"terminal_created"`))
-	code := s.wait()
-	stdout, stderr := s.stdout.drain(), s.stderr.drain()
-	checkNoRace(t, stderr)
-	if code != 3 {
-		t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
-	}
+	stdout, stderr := s.finish(t, 3)
 	mustContain(t, "stderr", stderr, "fake agent: crashing now", "acpterm: the agent exited during the turn (exit status 7)\n")
 	evs := parseEvents(t, stdout)
 	last := evs[len(evs)-1]
@@ -613,12 +611,7 @@ func TestDisplayTerminals(t *testing.T) {
 	t.Run("json", func(t *testing.T) {
 		t.Parallel()
 		s := startAcpterm(t, env, "run", "--format", "json", "-p", "hi", "--", testExe(t))
-		code := s.wait()
-		stdout, stderr := s.stdout.drain(), s.stderr.drain()
-		checkNoRace(t, stderr)
-		if code != 0 {
-			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-		}
+		stdout, _ := s.finish(t, 0)
 		evs := parseEvents(t, stdout)
 		created := ofKind(evs, "terminal_created")
 		if len(created) != 1 || created[0].str("terminalId") != "agent-term-1" || created[0]["display"] != true ||
@@ -640,12 +633,7 @@ func TestDisplayTerminals(t *testing.T) {
 	t.Run("text", func(t *testing.T) {
 		t.Parallel()
 		s := startAcpterm(t, env, "run", "-p", "hi", "--", testExe(t))
-		code := s.wait()
-		stdout, stderr := s.stdout.drain(), s.stderr.drain()
-		checkNoRace(t, stderr)
-		if code != 0 {
-			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-		}
+		stdout, _ := s.finish(t, 0)
 		mustContain(t, "stdout", stdout, "✓ make test [execute]", "  │ building…\n", "  │ ok 3 tests\n", "  └ exit 0")
 		if strings.Contains(stdout, "truncated") {
 			t.Fatalf("a display terminal reported as truncated:\n%s", stdout)
