@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpterm/acpterm/internal/proctest"
 )
 
 func TestShellLineVersusArgv(t *testing.T) {
@@ -426,15 +428,11 @@ func TestNoDescendantSurvivesRelease(t *testing.T) {
 
 // sessionOf reads the session ID of pid from /proc.
 func sessionOf(t *testing.T, pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
+	st, ok := proctest.ReadStat(pid)
+	if !ok {
+		t.Fatalf("no process %d", pid)
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	var sid int
-	fmt.Sscan(f[3], &sid) // state ppid pgrp session
-	return sid
+	return st.Session
 }
 
 func TestKillThenOutputWaitRelease(t *testing.T) {

@@ -22,8 +22,8 @@ import (
 // it has exited, and the PID 1 of a container does not always reap
 // orphans.
 func Alive(pid int) bool {
-	st, ok := stat(pid)
-	return ok && st.state != "Z" && st.state != "X"
+	st, ok := ReadStat(pid)
+	return ok && st.live()
 }
 
 // LiveInGroup lists the live processes of process group pgid.
@@ -35,34 +35,41 @@ func LiveInGroup(pgid int) []int {
 		if err != nil {
 			continue
 		}
-		if st, ok := stat(pid); ok && st.pgrp == pgid && st.state != "Z" && st.state != "X" {
+		if st, ok := ReadStat(pid); ok && st.PGrp == pgid && st.live() {
 			live = append(live, pid)
 		}
 	}
 	return live
 }
 
-type procStat struct {
-	state string
-	pgrp  int
+// Stat is what tests read of /proc/PID/stat.
+type Stat struct {
+	State   string // "R", "S", "Z" (zombie), …
+	PGrp    int    // process group
+	Session int    // session (changed by setsid)
 }
 
-func stat(pid int) (procStat, bool) {
+func (s Stat) live() bool { return s.State != "Z" && s.State != "X" }
+
+// ReadStat reads /proc/PID/stat; false if there is no such process.
+func ReadStat(pid int) (Stat, bool) {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return procStat{}, false
+		return Stat{}, false
 	}
-	// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+	// pid (comm) state ppid pgrp session ...; comm may hold spaces and
+	// parentheses.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return procStat{}, false
+		return Stat{}, false
 	}
 	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 3 {
-		return procStat{}, false
+	if len(f) < 4 {
+		return Stat{}, false
 	}
 	pgrp, _ := strconv.Atoi(f[2])
-	return procStat{state: f[0], pgrp: pgrp}, true
+	session, _ := strconv.Atoi(f[3])
+	return Stat{State: f[0], PGrp: pgrp, Session: session}, true
 }
 
 // WaitExit waits until every process in pids has exited, or fails once
