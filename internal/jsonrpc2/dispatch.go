@@ -261,10 +261,14 @@ func (c *Conn) enqueue(it queued) {
 	c.signal()
 }
 
-func (c *Conn) signal() {
+func (c *Conn) signal() { wake(c.kick) }
+
+// wake leaves a wake-up in ch, a channel of capacity 1, unless one is
+// already pending.
+func wake(ch chan struct{}) {
 	select {
-	case c.kick <- struct{}{}:
-	default: // a wake-up is already pending
+	case ch <- struct{}{}:
+	default:
 	}
 }
 

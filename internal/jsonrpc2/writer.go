@@ -68,12 +68,7 @@ func (c *Conn) queueCancel(n int64) {
 	c.wakeWriter()
 }
 
-func (c *Conn) wakeWriter() {
-	select {
-	case c.wkick <- struct{}{}:
-	default:
-	}
-}
+func (c *Conn) wakeWriter() { wake(c.wkick) }
 
 // writeLoop is the writer goroutine. It stops when the connection's ctx
 // ends (end of input or Close) and fails what is still queued.
