@@ -35,7 +35,7 @@ Point any ACP client at it as at any agent. From Zed, in settings.json:
     }
   }
 
-and against acpterm itself: acpterm run -p go -- acpterm probe
+and against acpterm itself: acpterm run --approve-all -p go -- acpterm probe
 `
 
 type probeFlags struct {
@@ -90,7 +90,7 @@ func probeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		f.jsonPath = abs
 	}
-	hintIfTerminal(stdin, stderr, "probe", "acpterm run -p go -- acpterm probe")
+	hintIfTerminal(stdin, stderr, "probe", "acpterm run --approve-all -p go -- acpterm probe")
 	err := probe.Serve(ctx, stdin, stdout, &probe.Options{
 		JSONReport: f.jsonPath, Cases: f.cases, CaseTimeout: f.timeout, Version: client.Version(),
 	})
