@@ -50,6 +50,9 @@ func fakeAgent(mode string) int {
 		conn.Close()
 		return 0
 	}
+	if run, ok := hostileAgents[mode]; ok {
+		return run()
+	}
 	fmt.Fprintf(os.Stderr, "fake agent: unknown mode %q\n", mode)
 	return 2
 }
