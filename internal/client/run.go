@@ -330,6 +330,14 @@ func (d *driver) session(ctx context.Context, h *handler) (acp.StopReason, int, 
 		return "", code, msg
 	}
 	done()
+	if d.cancelledByUser() && resp.StopReason != acp.StopReasonCancelled {
+		// The spec asks an agent to answer a cancelled turn with
+		// "cancelled", but some answer "end_turn" (or anything else). The
+		// user pressed Ctrl-C: the turn is shown and reported as cancelled
+		// whatever the agent says, so a script never takes it for success.
+		d.warn(fmt.Sprintf("acpterm: the agent ended the cancelled turn with stop reason %q", shortStopReason(resp.StopReason)))
+		return acp.StopReasonCancelled, ExitCancelled, ""
+	}
 	code := ExitCodeFor(resp.StopReason)
 	if code == ExitAgent {
 		return "", code, fmt.Sprintf("the agent ended the turn with an unknown stop reason %q", resp.StopReason)
@@ -634,4 +642,23 @@ func (d *driver) shutdown(hard bool) {
 	_ = d.mgr.Close()
 	close(d.stop)
 	d.wg.Wait()
+}
+
+// cancelledByUser reports whether the user interrupted the turn (Ctrl-C or
+// SIGTERM while session/prompt was in flight).
+func (d *driver) cancelledByUser() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.interrupts > 0
+}
+
+// shortStopReason cuts an agent's stop reason for a diagnostic: it is
+// agent text, so at most a short prefix of it is shown, and %q escapes the
+// rest.
+func shortStopReason(r acp.StopReason) string {
+	s := string(r)
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	return s
 }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+)
+
+// orderRounds is how many tool-call/permission pairs the order agent sends.
+const orderRounds = 1000
+
+func init() {
+	registerHostile("order", func() int { return serveAgent(&orderAgent{}) })
+	registerHostile("cancel-endturn", func() int { return serveAgent(&endTurnOnCancel{cancelled: make(chan struct{})}) })
+}
+
+// connSetter is a fake agent that is handed its connection once serving.
+type connSetter interface {
+	acp.Agent
+	setConn(*acp.AgentConn)
+}
+
+// serveAgent serves a on stdio until the client goes away.
+func serveAgent(a connSetter) int {
+	conn := acp.NewAgentConn(a, os.Stdin, os.Stdout, nil)
+	a.setConn(conn)
+	<-conn.Done()
+	conn.Close()
+	return 0
+}
+
+// baseAgent answers initialize and session/new and ignores cancels.
+type baseAgent struct{ conn atomic.Pointer[acp.AgentConn] }
+
+func (a *baseAgent) setConn(c *acp.AgentConn) { a.conn.Store(c) }
+
+func (a *baseAgent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+	return &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}, nil
+}
+
+func (a *baseAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	return &acp.NewSessionResponse{SessionID: "sess_hostile"}, nil
+}
+
+func (a *baseAgent) Cancel(ctx context.Context, n *acp.CancelNotification) error { return nil }
+
+// orderAgent announces orderRounds tool calls, each followed on the wire
+// by a permission request for it, without waiting for the answers (up to
+// 32 outstanding): the client must never ask about a tool call it has not
+// shown yet.
+type orderAgent struct{ baseAgent }
+
+func (a *orderAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	conn := a.conn.Load()
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	slots := make(chan struct{}, 32)
+	for i := range orderRounds {
+		id := acp.ToolCallID("call_" + strconv.Itoa(i))
+		title := "step " + strconv.Itoa(i)
+		err := conn.SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID, Update: &acp.ToolCall{
+			ToolCallID: id, Title: title, Kind: acp.ToolKindEdit, Status: acp.ToolCallStatusPending,
+		}})
+		if err != nil {
+			return nil, err
+		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			_, err := conn.RequestPermission(ctx, &acp.RequestPermissionRequest{
+				SessionID: req.SessionID,
+				ToolCall:  acp.ToolCallUpdate{ToolCallID: id, Title: &title},
+				Options:   []acp.PermissionOption{{OptionID: "allow", Name: "Allow", Kind: acp.PermissionOptionKindAllowOnce}},
+			})
+			if err != nil {
+				failed.CompareAndSwap(nil, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		return nil, err
+	}
+	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+}
+
+// endTurnOnCancel waits for session/cancel and then ends the turn with
+// end_turn, as some agents do, instead of the "cancelled" the spec asks for.
+type endTurnOnCancel struct {
+	baseAgent
+	once      sync.Once
+	cancelled chan struct{}
+}
+
+func (a *endTurnOnCancel) Cancel(ctx context.Context, n *acp.CancelNotification) error {
+	a.once.Do(func() { close(a.cancelled) })
+	return nil
+}
+
+func (a *endTurnOnCancel) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	err := a.conn.Load().SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID, Update: &acp.AgentMessageChunk{
+		Content: &acp.TextContent{Text: "working until cancelled\n"},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-a.cancelled:
+		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestHostileWireOrder: a permission request is handled only after every
+// notification that arrived before it, so the user is never asked about a
+// tool call that is not on screen.
+func TestHostileWireOrder(t *testing.T) {
+	t.Parallel()
+	r := acpterm(t, opts{env: []string{fakeAgentEnv + "=order"}},
+		"run", "--format", "json", "--approve-all", "-p", "go", "--", testExe(t))
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	shown := map[string]bool{}
+	var permissions, inversions int
+	for _, ev := range parseEvents(t, r.stdout) {
+		switch ev.str("event") {
+		case "session_update":
+			if u := ev.update(); u["sessionUpdate"] == "tool_call" {
+				id, _ := u["toolCallId"].(string)
+				shown[id] = true
+			}
+		case "permission":
+			permissions++
+			if id := ev.str("toolCallId"); !shown[id] {
+				inversions++
+				if inversions <= 3 {
+					t.Errorf("permission for %s came before its tool call", id)
+				}
+			}
+		}
+	}
+	if permissions != orderRounds || inversions != 0 {
+		t.Fatalf("%d permission events (want %d), %d before their tool call (want 0)", permissions, orderRounds, inversions)
+	}
+}
+
+// TestHostileCancelEndTurn: a turn the user cancelled is reported as
+// cancelled, with exit status 130, even when the agent answers end_turn.
+func TestHostileCancelEndTurn(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			s := startAcpterm(t, []string{fakeAgentEnv + "=cancel-endturn"},
+				"run", "--format", format, "--no-color", "-p", "go", "--", testExe(t))
+			s.stdout.waitFor(t, "working until cancelled")
+			if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			stdout, stderr := s.finish(t, 130)
+			mustContain(t, "stderr", stderr, `the agent ended the cancelled turn with stop reason "end_turn"`)
+			if format == "json" {
+				evs := parseEvents(t, stdout)
+				if last := evs[len(evs)-1]; last.str("event") != "stop" || last.str("stopReason") != "cancelled" {
+					t.Fatalf("last event %v", last)
+				}
+			} else {
+				mustContain(t, "stdout", stdout, "turn cancelled")
+			}
+			if d := time.Since(s.start); d > 20*time.Second {
+				t.Fatalf("took %v", d)
+			}
+		})
+	}
+}
+
