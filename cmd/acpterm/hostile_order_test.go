@@ -182,4 +182,3 @@ func TestHostileCancelEndTurn(t *testing.T) {
 		})
 	}
 }
-
