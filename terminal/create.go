@@ -47,6 +47,19 @@ func (m *Manager) resolve(req Request) (plan, error) {
 	if req.Command == "" {
 		return plan{}, invalidf("command is empty")
 	}
+	// A NUL cannot reach exec or the file system (both take C strings):
+	// left in, it fails later as a host error instead of a bad request.
+	if strings.ContainsRune(req.Command, 0) {
+		return plan{}, invalidf("command contains NUL")
+	}
+	for i, a := range req.Args {
+		if strings.ContainsRune(a, 0) {
+			return plan{}, invalidf("args[%d] contains NUL", i)
+		}
+	}
+	if strings.ContainsRune(req.Cwd, 0) {
+		return plan{}, invalidf("cwd contains NUL")
+	}
 	if err := validateEnv(req.Env); err != nil {
 		return plan{}, err
 	}

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/acpterm/acpterm/acp"
 )
@@ -20,64 +23,124 @@ import (
 const MaxReadBytes = 64 << 20
 
 // Workspace serves fs/read_text_file and fs/write_text_file confined to a
-// set of root directories. Paths must be absolute; symlinks are resolved
-// before the check (for a file that does not exist yet, its parent
-// directory is resolved), so a link cannot lead outside the roots.
+// set of root directories. Paths must be absolute.
+//
+// Confinement is the kernel's: each root is opened once as an *os.Root and
+// every open goes through it (openat beneath the root's descriptor, one
+// component at a time, refusing any step that leaves it). A directory
+// swapped for a symlink between a check and the open therefore cannot
+// redirect the I/O outside. Before that, the path is resolved by name
+// (symlinks followed; for a file that does not exist yet, its parent
+// directory) only to pick the root and to give clear errors: an absolute
+// symlink that stays inside, which os.Root alone would refuse, keeps
+// working, and a link leading out is reported as outside the workspace.
+//
+// Only regular files are read or written: a FIFO, device, socket or
+// directory is refused without blocking (the open is non-blocking and the
+// opened file is checked before any I/O).
 //
 // Writes create a missing file (mode 0644) but not missing parent
 // directories: an agent that wants a new directory runs mkdir in a
 // terminal, where the user sees it.
 type Workspace struct {
-	roots []string // absolute, symlinks resolved
+	roots []string   // absolute, symlinks resolved
+	dirs  []*os.Root // dirs[i] is roots[i], open until Close
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
-// NewWorkspace resolves roots, which must be existing directories.
+// NewWorkspace resolves and opens roots, which must be existing
+// directories. The caller closes the Workspace.
 func NewWorkspace(roots []string) (*Workspace, error) {
 	if len(roots) == 0 {
 		return nil, errors.New("no workspace root")
 	}
 	ws := &Workspace{}
 	for _, r := range roots {
-		abs, err := filepath.Abs(r)
+		real, dir, err := openRoot(r)
 		if err != nil {
+			ws.Close()
 			return nil, fmt.Errorf("workspace root %q: %w", r, err)
-		}
-		real, err := filepath.EvalSymlinks(abs)
-		if err != nil {
-			return nil, fmt.Errorf("workspace root %q: %w", r, err)
-		}
-		fi, err := os.Stat(real)
-		if err != nil {
-			return nil, fmt.Errorf("workspace root %q: %w", r, err)
-		}
-		if !fi.IsDir() {
-			return nil, fmt.Errorf("workspace root %q is not a directory", r)
 		}
 		ws.roots = append(ws.roots, real)
+		ws.dirs = append(ws.dirs, dir)
 	}
 	return ws, nil
+}
+
+func openRoot(r string) (string, *os.Root, error) {
+	abs, err := filepath.Abs(r)
+	if err != nil {
+		return "", nil, err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err := os.OpenRoot(real)
+	if err != nil {
+		return "", nil, err
+	}
+	// The root may have been replaced since EvalSymlinks; what counts is
+	// the directory actually opened.
+	fi, err := dir.Stat(".")
+	if err == nil && !fi.IsDir() {
+		err = errors.New("not a directory")
+	}
+	if err != nil {
+		dir.Close()
+		return "", nil, err
+	}
+	return real, dir, nil
+}
+
+// Close closes the roots. It is idempotent; requests after Close fail.
+func (ws *Workspace) Close() error {
+	ws.closeOnce.Do(func() {
+		var errs []error
+		for _, d := range ws.dirs {
+			errs = append(errs, d.Close())
+		}
+		ws.closeErr = errors.Join(errs...)
+	})
+	return ws.closeErr
 }
 
 // Roots returns the resolved roots.
 func (ws *Workspace) Roots() []string { return append([]string(nil), ws.roots...) }
 
 func (ws *Workspace) contains(real string) bool {
-	for _, r := range ws.roots {
-		if within(real, r) {
-			return true
-		}
-	}
-	return false
+	_, _, ok := ws.rootOf(real)
+	return ok
 }
 
-// within reports whether path is root or below it; both are clean and absolute.
-func within(path, root string) bool {
+// rootOf returns the first root holding real (clean and absolute) and the
+// path relative to it.
+func (ws *Workspace) rootOf(real string) (*os.Root, string, bool) {
+	for i, r := range ws.roots {
+		if rel, ok := relWithin(real, r); ok {
+			return ws.dirs[i], rel, true
+		}
+	}
+	return nil, "", false
+}
+
+// relWithin returns path relative to root when path is root or below it
+// (rel is then "." or local: no "..", not absolute); both are clean and
+// absolute.
+func relWithin(path, root string) (string, bool) {
 	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", false
+	}
+	return rel, true
 }
 
 // resolve checks path and returns its real location. A missing file is
-// allowed only when mayCreate; then its parent must exist.
+// allowed only when mayCreate; then its parent must exist. The answer is
+// advisory (the file system may change right after): it picks the root and
+// shapes the errors, and os.Root enforces the confinement.
 func (ws *Workspace) resolve(path string, mayCreate bool) (string, error) {
 	if path == "" {
 		return "", fmt.Errorf("%w: path is empty", acp.ErrInvalidParams)
@@ -138,26 +201,117 @@ func (ws *Workspace) outsideErr(path string) error {
 	return fmt.Errorf("%w: path %q is outside the workspace (roots: %s)", acp.ErrInvalidParams, path, strings.Join(ws.roots, ", "))
 }
 
+// open resolves path and opens it through its root with flag, refusing
+// anything but a regular file.
+func (ws *Workspace) open(path string, flag int) (*os.File, error) {
+	real, err := ws.resolve(path, flag&os.O_CREATE != 0)
+	if err != nil {
+		return nil, err
+	}
+	root, rel, ok := ws.rootOf(real)
+	if !ok { // resolve checked it; kept for safety if that ever changes
+		return nil, ws.outsideErr(path)
+	}
+	f, err := openRegular(root, rel, flag)
+	if err != nil {
+		return nil, ws.openErr(path, err)
+	}
+	return f, nil
+}
+
+// notRegularError refuses a file that is not a regular one.
+type notRegularError struct{ mode fs.FileMode }
+
+func (e *notRegularError) Error() string { return "not a regular file (" + fileKind(e.mode) + ")" }
+
+func fileKind(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t&fs.ModeDir != 0:
+		return "a directory"
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeCharDevice != 0:
+		return "a character device"
+	case t&fs.ModeDevice != 0:
+		return "a block device"
+	case t&fs.ModeSymlink != 0:
+		return "a symlink"
+	}
+	return "mode " + m.String()
+}
+
+// openRegular opens rel in root with flag and returns it only if it is a
+// regular file. It never blocks on a FIFO or device and never does I/O on
+// one.
+func openRegular(root *os.Root, rel string, flag int) (*os.File, error) {
+	// A stat first, so that a device or FIFO is normally refused without
+	// being opened at all (opening a device can have effects of its own).
+	// It is racy: the check that counts is the fstat of the opened file.
+	fi, err := root.Stat(rel)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		return nil, &notRegularError{fi.Mode()}
+	case err != nil && !(errors.Is(err, fs.ErrNotExist) && flag&os.O_CREATE != 0):
+		return nil, err
+	}
+	// Non-blocking so that a FIFO swapped in since the stat cannot hang the
+	// open (a FIFO with no writer blocks a read open; with no reader a
+	// write open fails with ENXIO); no controlling terminal from a tty.
+	// No O_TRUNC: a non-regular file must not be touched before the fstat.
+	f, err := root.OpenFile(rel, flag&^os.O_TRUNC|openNoBlock, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err = f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		err = &notRegularError{fi.Mode()}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// openErr maps a failure to open a path that resolved inside the roots.
+func (ws *Workspace) openErr(path string, err error) error {
+	var nr *notRegularError
+	var errno syscall.Errno
+	switch {
+	case errors.As(err, &nr):
+		return fmt.Errorf("%w: %q is %v", acp.ErrInvalidParams, path, nr)
+	case errors.Is(err, os.ErrClosed):
+		return fmt.Errorf("%w: %q: the workspace is closed", acp.ErrInternal, path)
+	case isNoDevice(err):
+		// open(2) of a socket, or of a FIFO for writing with no reader.
+		return fmt.Errorf("%w: %q is not a regular file", acp.ErrInvalidParams, path)
+	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ELOOP):
+		// A component changed under us (a directory turned into a file or
+		// a symlink mid-walk), or links loop: the request's fault, not ours.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the request's path, not the relative one
+		}
+		return fmt.Errorf("%w: %q: %v", acp.ErrInvalidParams, path, err)
+	case !errors.As(err, &errno):
+		// Not a system error: os.Root refused a step out of the root (a
+		// symlink that leads outside, or an absolute one, appeared after
+		// the path was resolved).
+		return ws.outsideErr(path)
+	}
+	return fsErr(path, err)
+}
+
 // ReadTextFile serves fs/read_text_file. line is 1-based (absent or 0 means
 // 1); limit is a number of lines (absent means to the end, 0 means none).
 // Lines keep their endings. A line past the end gives empty content.
 func (ws *Workspace) ReadTextFile(ctx context.Context, req *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
-	real, err := ws.resolve(req.Path, false)
+	f, err := ws.open(req.Path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(real)
-	if err != nil {
-		return nil, fsErr(req.Path, err)
-	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fsErr(req.Path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %q is not a regular file", acp.ErrInvalidParams, req.Path)
-	}
 	first := uint64(1)
 	if req.Line != nil && *req.Line > 0 {
 		first = uint64(*req.Line)
@@ -219,15 +373,13 @@ func readLines(ctx context.Context, r io.Reader, first uint64, limit *uint32, ma
 // WriteTextFile serves fs/write_text_file: it replaces the file's content,
 // creating the file if missing (its parent directory must exist).
 func (ws *Workspace) WriteTextFile(ctx context.Context, req *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
-	real, err := ws.resolve(req.Path, true)
+	f, err := ws.open(req.Path, os.O_WRONLY|os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(real); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %q is not a regular file", acp.ErrInvalidParams, req.Path)
-	}
-	f, err := os.OpenFile(real, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
+	// Truncated only now that it is known to be a regular file.
+	if err := f.Truncate(0); err != nil {
+		f.Close()
 		return nil, fsErr(req.Path, err)
 	}
 	if _, err := io.WriteString(f, req.Content); err != nil {

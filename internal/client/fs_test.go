@@ -42,10 +42,14 @@ func workspace(t *testing.T) (ws *Workspace, root, outside string) {
 	symlink(outside, filepath.Join(root, "outdir"))
 	symlink(filepath.Join(root, "lines.txt"), filepath.Join(root, "inside-link.txt"))
 	symlink(filepath.Join(outside, "missing.txt"), filepath.Join(root, "dangling.txt"))
+	symlink("lines.txt", filepath.Join(root, "rel-link.txt"))
+	symlink("../lines.txt", filepath.Join(root, "sub", "up-link.txt"))
+	symlink("../outside/secret.txt", filepath.Join(root, "rel-escape.txt"))
 	ws, err := NewWorkspace([]string{root})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { ws.Close() })
 	return ws, root, outside
 }
 
@@ -70,6 +74,9 @@ func TestReadTextFile(t *testing.T) {
 		{name: "limit past the end", path: "lines.txt", line: ptr[uint32](4), limit: ptr[uint32](10), want: "four\nfive"},
 		{name: "CRLF kept", path: "crlf.txt", line: ptr[uint32](2), want: "b\r\n"},
 		{name: "symlink inside", path: "inside-link.txt", limit: ptr[uint32](1), want: "one\n"},
+		{name: "relative symlink inside", path: "rel-link.txt", limit: ptr[uint32](1), want: "one\n"},
+		{name: "relative symlink up, inside", path: "sub/up-link.txt", limit: ptr[uint32](1), want: "one\n"},
+		{name: "relative symlink escape", path: "rel-escape.txt", code: acp.CodeInvalidParams, msg: "outside the workspace"},
 		{name: "relative", path: "REL:lines.txt", code: acp.CodeInvalidParams, msg: "not absolute"},
 		{name: "missing", path: "nope.txt", code: acp.CodeResourceNotFound, msg: "not found"},
 		{name: "outside", path: "OUT:secret.txt", code: acp.CodeInvalidParams, msg: "outside the workspace"},
@@ -169,6 +176,7 @@ func TestWriteTextFile(t *testing.T) {
 		{"missing parent", filepath.Join(root, "no", "dir", "x.txt"), "does not exist", acp.CodeInvalidParams},
 		{"outside", filepath.Join(outside, "x.txt"), "outside the workspace", acp.CodeInvalidParams},
 		{"symlink escape", filepath.Join(root, "escape.txt"), "outside the workspace", acp.CodeInvalidParams},
+		{"relative symlink escape", filepath.Join(root, "rel-escape.txt"), "outside the workspace", acp.CodeInvalidParams},
 		{"new file in symlinked dir", filepath.Join(root, "outdir", "x.txt"), "outside the workspace", acp.CodeInvalidParams},
 		{"dangling symlink", filepath.Join(root, "dangling.txt"), "symlink to a missing file", acp.CodeInvalidParams},
 		{"directory", filepath.Join(root, "sub"), "not a regular file", acp.CodeInvalidParams},
@@ -207,4 +215,56 @@ func TestNewWorkspace(t *testing.T) {
 	if err != nil || len(ws.Roots()) != 2 {
 		t.Fatalf("NewWorkspace: %v, %v", ws, err)
 	}
+	if err := ws.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := ws.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	_, err = ws.ReadTextFile(context.Background(), &acp.ReadTextFileRequest{SessionID: "s", Path: file})
+	if got := acp.ErrorCode(err); got != acp.CodeInternalError {
+		t.Fatalf("read after Close: %v (code %d), want code %d", err, got, acp.CodeInternalError)
+	}
+}
+
+func TestRelWithin(t *testing.T) {
+	tests := []struct {
+		path, root, want string
+		ok               bool
+	}{
+		{"/a/b", "/a/b", ".", true},
+		{"/a/b/c/d", "/a/b", "c/d", true},
+		{"/a/bc", "/a/b", "", false},
+		{"/a", "/a/b", "", false},
+		{"/x/y", "/", "x/y", true},
+		{"/a/..b", "/a", "..b", true},
+	}
+	for _, tt := range tests {
+		rel, ok := relWithin(filepath.FromSlash(tt.path), filepath.FromSlash(tt.root))
+		if want := filepath.FromSlash(tt.want); rel != want || ok != tt.ok {
+			t.Errorf("relWithin(%q, %q) (-want +got):\n-%q, %v\n+%q, %v", tt.path, tt.root, want, tt.ok, rel, ok)
+		}
+	}
+}
+
+// FuzzRelWithin: a path accepted as within a root joins back to itself and
+// names nothing above the root; one refused is not the root or below it.
+func FuzzRelWithin(f *testing.F) {
+	f.Add("/a/b/c", "/a/b")
+	f.Add("/a/bc", "/a/b")
+	f.Add("/a/../..", "/")
+	f.Fuzz(func(t *testing.T, path, root string) {
+		if !filepath.IsAbs(path) || !filepath.IsAbs(root) {
+			return
+		}
+		path, root = filepath.Clean(path), filepath.Clean(root)
+		rel, ok := relWithin(path, root)
+		below := path == root || strings.HasPrefix(path, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
+		if ok != below {
+			t.Fatalf("relWithin(%q, %q) = %v, want %v", path, root, ok, below)
+		}
+		if ok && (filepath.Join(root, rel) != path || !filepath.IsLocal(rel)) {
+			t.Fatalf("relWithin(%q, %q) = %q", path, root, rel)
+		}
+	})
 }
