@@ -1,8 +1,9 @@
 package client
 
 import (
-	"strings"
 	"unicode/utf8"
+
+	"github.com/acpterm/acpterm/internal/textsafe"
 )
 
 // maxPartialLine bounds the unfinished line kept for display; a longer
@@ -112,10 +113,8 @@ func indexByte(p []byte, c byte) int {
 }
 
 // displayLine turns a line of raw command output into text that cannot
-// disturb the screen: invalid UTF-8 becomes U+FFFD, escape sequences
-// (colours, cursor moves, titles) and other control characters go, a
-// carriage return keeps what was written after it (progress bars), and
-// tabs become spaces.
+// disturb the screen (textsafe.Strip): a carriage return keeps what was
+// written after it, as a progress bar means it to be seen.
 func displayLine(b []byte) string {
 	if n := len(b); n > 0 && b[n-1] == '\r' {
 		b = b[:n-1]
@@ -123,38 +122,7 @@ func displayLine(b []byte) string {
 	if i := lastIndexByte(b, '\r'); i >= 0 {
 		b = b[i+1:]
 	}
-	var sb strings.Builder
-	col := 0
-	for i := 0; i < len(b); {
-		c := b[i]
-		switch {
-		case c == 0x1b:
-			i += escapeLen(b[i:])
-			continue
-		case c == '\t':
-			n := 8 - col%8
-			sb.WriteString("        "[:n])
-			col += n
-			i++
-			continue
-		case c < 0x20 || c == 0x7f:
-			i++
-			continue
-		case c < utf8.RuneSelf:
-			sb.WriteByte(c)
-			col++
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(b[i:])
-		i += size
-		if r >= 0x80 && r <= 0x9f { // C1 controls
-			continue
-		}
-		sb.WriteRune(r) // utf8.RuneError for invalid bytes
-		col++
-	}
-	return sb.String()
+	return textsafe.Strip(b)
 }
 
 func lastIndexByte(p []byte, c byte) int {
@@ -164,35 +132,6 @@ func lastIndexByte(p []byte, c byte) int {
 		}
 	}
 	return -1
-}
-
-// escapeLen is the length of the escape sequence at the start of b (which
-// starts with ESC): CSI up to its final byte, OSC/DCS/APC/PM/SOS up to BEL
-// or ST, else ESC and one more byte. An unfinished sequence runs to the end.
-func escapeLen(b []byte) int {
-	if len(b) < 2 {
-		return len(b)
-	}
-	switch b[1] {
-	case '[':
-		for i := 2; i < len(b); i++ {
-			if b[i] >= 0x40 && b[i] <= 0x7e {
-				return i + 1
-			}
-		}
-		return len(b)
-	case ']', 'P', '_', '^', 'X':
-		for i := 2; i < len(b); i++ {
-			if b[i] == 0x07 {
-				return i + 1
-			}
-			if b[i] == 0x1b && i+1 < len(b) && b[i+1] == '\\' {
-				return i + 2
-			}
-		}
-		return len(b)
-	}
-	return 2
 }
 
 // clip shortens s to at most width columns (counting runes), marking a cut

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/textsafe"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -118,7 +119,8 @@ func (a *approver) decide(ctx context.Context, question, what string) (answer, s
 	return ans, ""
 }
 
-// RequestPermission answers session/request_permission.
+// RequestPermission answers session/request_permission. Everything the
+// question quotes is the agent's and goes through textsafe.
 func (a *approver) RequestPermission(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
 	title := string(req.ToolCall.ToolCallID)
 	if req.ToolCall.Title != nil && *req.ToolCall.Title != "" {
@@ -126,10 +128,11 @@ func (a *approver) RequestPermission(ctx context.Context, req *acp.RequestPermis
 	}
 	kind := ""
 	if req.ToolCall.Kind != nil && *req.ToolCall.Kind != "" {
-		kind = " (" + string(*req.ToolCall.Kind) + ")"
+		kind = " (" + textsafe.Line(string(*req.ToolCall.Kind)) + ")"
 	}
-	q := fmt.Sprintf("acpterm: the agent asks permission for: %s%s\n  allow? [y]es, [n]o, [a]lways (everything, for the rest of this run): ", title, kind)
-	ans, reason := a.decide(ctx, q, fmt.Sprintf("the agent's request for permission (%s)", title))
+	safeTitle := textsafe.Line(title)
+	q := fmt.Sprintf("acpterm: the agent asks permission for: %s%s\n%s  allow? [y]es, [n]o, [a]lways (everything, for the rest of this run): ", safeTitle, kind, optionsLine(req.Options))
+	ans, reason := a.decide(ctx, q, fmt.Sprintf("the agent's request for permission (%s)", safeTitle))
 	ev := PermissionEvent{SessionID: req.SessionID, ToolCallID: req.ToolCall.ToolCallID, Title: title, Reason: reason}
 	resp := &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}
 	ev.Decision = "cancelled"
@@ -146,10 +149,12 @@ func (a *approver) RequestPermission(ctx context.Context, req *acp.RequestPermis
 }
 
 // DecideTerminal is the terminal runtime's Policy.Decide: whether the
-// agent may run this command.
+// agent may run this command. The question shows what will run, exactly
+// (promptCommand), not the agent's description of it.
 func (a *approver) DecideTerminal(ctx context.Context, info terminal.Info) terminal.Decision {
 	cmd := commandLine(&info)
-	q := fmt.Sprintf("acpterm: the agent wants to run: %s\n  in %s\n  allow? [y]es, [n]o, [a]lways (everything, for the rest of this run): ", cmd, info.Cwd)
+	q := "acpterm: the agent wants to run: " + promptCommand(&info) +
+		"\n  allow? [y]es, [n]o, [a]lways (everything, for the rest of this run): "
 	ans, reason := a.decide(ctx, q, fmt.Sprintf("the command %q", cmd))
 	ev := PermissionEvent{SessionID: acp.SessionID(info.SessionID), Title: cmd, TerminalCommand: cmd, Reason: reason}
 	var d terminal.Decision
@@ -173,6 +178,64 @@ func (a *approver) DecideTerminal(ctx context.Context, info terminal.Info) termi
 	}
 	a.report(ev)
 	return d
+}
+
+// optionsLine lists the options of a session/request_permission for the
+// question, as "  options: Allow (allow_once), …\n". The answer picks an
+// option by its kind (chooseOption), never by its name, so an option named
+// "Deny" of kind allow_once is shown as what it is.
+func optionsLine(opts []acp.PermissionOption) string {
+	if len(opts) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("  options:")
+	for i, o := range opts {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		name := textsafe.Line(o.Name)
+		if name == "" {
+			name = textsafe.Line(string(o.OptionID))
+		}
+		b.WriteString(" " + name + " (" + textsafe.Line(string(o.Kind)) + ")")
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// promptCommand is a terminal/create as its permission question shows it:
+// the argv that will run, every word quoted by textsafe.Quote so that
+// spaces, quotes, newlines and control characters are unambiguous — a
+// shell line as the shell invocation that runs it (/bin/sh -c 'LINE') —
+// then, on their own lines, the executable an argv's command resolved to
+// (PATH, maybe the request's own, decides it), the directory and the
+// environment variables the request sets.
+func promptCommand(info *terminal.Info) string {
+	words := info.Argv
+	if !info.Shell || len(words) == 0 {
+		words = append([]string{info.Command}, info.Args...)
+	}
+	var b strings.Builder
+	for i, w := range words {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(textsafe.Quote(w))
+	}
+	if !info.Shell && len(info.Argv) > 0 && info.Argv[0] != info.Command {
+		b.WriteString("\n  program: " + textsafe.Quote(info.Argv[0]))
+	}
+	if info.Cwd != "" {
+		b.WriteString("\n  in " + textsafe.Quote(info.Cwd))
+	}
+	if len(info.Env) > 0 {
+		b.WriteString("\n  env:")
+		for _, e := range info.Env {
+			b.WriteString(" " + textsafe.Quote(e.Name) + "=" + textsafe.Quote(e.Value))
+		}
+	}
+	return b.String()
 }
 
 // prompter asks questions on a terminal and reads one-line answers. One

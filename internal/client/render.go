@@ -2,10 +2,10 @@ package client
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/textsafe"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -98,7 +98,7 @@ func statusText(st *terminal.ExitStatus) string {
 	var s string
 	switch {
 	case st.Signal != "":
-		s = "killed by " + st.Signal
+		s = "killed by " + textsafe.Line(st.Signal) // a display terminal's is the agent's
 	case st.ExitCode != nil:
 		s = fmt.Sprintf("exit %d", *st.ExitCode)
 	default:
@@ -114,7 +114,10 @@ func statusFailed(st *terminal.ExitStatus) bool {
 	return st != nil && (st.Signal != "" || st.TimedOut || (st.ExitCode != nil && *st.ExitCode != 0))
 }
 
-// commandLine is how a terminal's command is shown.
+// commandLine is how a terminal's command is shown and reported: a shell
+// line as it is, an argv with each word quoted (textsafe.Quote). It is the
+// agent's text: the text renderer passes it through textsafe.Line, and a
+// permission question shows promptCommand instead.
 func commandLine(info *terminal.Info) string {
 	if info == nil {
 		return ""
@@ -122,22 +125,9 @@ func commandLine(info *terminal.Info) string {
 	if len(info.Args) == 0 {
 		return info.Command
 	}
-	s := shellQuote(info.Command)
+	s := textsafe.Quote(info.Command)
 	for _, a := range info.Args {
-		s += " " + shellQuote(a)
-	}
-	return s
-}
-
-func shellQuote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	for _, c := range s {
-		if !(c == '-' || c == '_' || c == '.' || c == '/' || c == '=' || c == ':' || c == ',' || c == '+' || c == '@' ||
-			(c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
-			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-		}
+		s += " " + textsafe.Quote(a)
 	}
 	return s
 }

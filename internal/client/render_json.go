@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/textsafe"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -107,7 +108,9 @@ func (r *jsonRenderer) emit(v any) {
 	if err := enc.Encode(v); err != nil {
 		return
 	}
-	_, r.err = r.w.Write(buf.Bytes())
+	// encoding/json escapes C0 controls but leaves DEL, C1 and bidi
+	// characters raw; people watch this output on terminals too.
+	_, r.err = r.w.Write(textsafe.JSON(buf.Bytes()))
 }
 
 func (r *jsonRenderer) SessionUpdate(n *acp.SessionNotification) {

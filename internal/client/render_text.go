@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/textsafe"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -44,6 +45,12 @@ type TextOptions struct {
 // the agent sent them; a finished tool call waits in the queue until its
 // terminals' exit statuses are in (bounded by ExitWait). Running tool
 // calls are shown in the live region (TTY) or announced with one line.
+//
+// Every string the agent controls goes through textsafe as it is taken in
+// (titles, texts, paths, commands, plan entries) or as it is written
+// (permission events, stop reasons, kinds), so that the only escape
+// sequences written are the renderer's own: style's SGR and the live
+// region's cursor-up and erase.
 type textRenderer struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -182,7 +189,10 @@ func (r *textRenderer) SessionUpdate(n *acp.SessionNotification) {
 	case *acp.ToolCall:
 		r.endText()
 		tv, isNew := r.tool(u.ToolCallID)
-		tv.title, tv.kind, tv.status = u.Title, u.Kind, u.Status
+		if u.Title != "" { // else the ID stays the title
+			tv.title = textsafe.Line(u.Title)
+		}
+		tv.kind, tv.status = u.Kind, u.Status
 		if tv.status == "" {
 			tv.status = acp.ToolCallStatusPending
 		}
@@ -192,7 +202,7 @@ func (r *textRenderer) SessionUpdate(n *acp.SessionNotification) {
 		r.endText()
 		tv, isNew := r.tool(u.ToolCallID)
 		if u.Title != nil {
-			tv.title = *u.Title
+			tv.title = textsafe.Line(*u.Title)
 		}
 		if u.Kind != nil {
 			tv.kind = *u.Kind
@@ -216,7 +226,7 @@ func (r *textRenderer) tool(id acp.ToolCallID) (*toolView, bool) {
 	if tv := r.tools[id]; tv != nil {
 		return tv, false
 	}
-	tv := &toolView{id: id, title: string(id), status: acp.ToolCallStatusPending, started: r.o.Now()}
+	tv := &toolView{id: id, title: textsafe.Line(string(id)), status: acp.ToolCallStatusPending, started: r.o.Now()}
 	r.tools[id] = tv
 	return tv, true
 }
@@ -234,11 +244,11 @@ func (r *textRenderer) setContent(tv *toolView, content []acp.ToolCallContent) {
 				tv.terminals = append(tv.terminals, id)
 			}
 		case *acp.Content:
-			if s := contentText(c.Content); s != "" {
+			if s := textsafe.Text(contentText(c.Content)); s != "" {
 				tv.texts = append(tv.texts, strings.Split(strings.TrimRight(s, "\n"), "\n")...)
 			}
 		case *acp.Diff:
-			tv.diffs = append(tv.diffs, c.Path)
+			tv.diffs = append(tv.diffs, textsafe.Line(c.Path))
 		}
 	}
 }
@@ -298,7 +308,7 @@ func kindSuffix(k acp.ToolKind) string {
 	if k == "" || k == acp.ToolKindOther {
 		return ""
 	}
-	return " [" + string(k) + "]"
+	return " [" + textsafe.Line(string(k)) + "]"
 }
 
 // contentText is the text of a content block; other kinds get a short
@@ -349,7 +359,9 @@ func (r *textRenderer) endText() {
 }
 
 func (r *textRenderer) pushLine() {
-	line := strings.ToValidUTF8(string(r.partial), "\uFFFD")
+	// A line of a message may hold anything but a newline; a CR before
+	// one is a CRLF line end.
+	line := textsafe.Text(strings.TrimSuffix(string(r.partial), "\r"))
 	r.partial = r.partial[:0]
 	if r.stream == streamThought {
 		r.push(itemProse, r.st.dim("· "+line)+"\n")
@@ -366,13 +378,14 @@ func (r *textRenderer) planText(entries []acp.PlanEntry) string {
 	var b strings.Builder
 	b.WriteString(r.st.bold("Plan") + "\n")
 	for _, e := range entries {
+		content := textsafe.Line(e.Content)
 		switch e.Status {
 		case acp.PlanEntryStatusCompleted:
-			b.WriteString("  " + r.st.green("✓") + " " + e.Content + r.st.dim(" (completed)") + "\n")
+			b.WriteString("  " + r.st.green("✓") + " " + content + r.st.dim(" (completed)") + "\n")
 		case acp.PlanEntryStatusInProgress:
-			b.WriteString("  " + r.st.yellow("▸") + " " + e.Content + r.st.dim(" (in progress)") + "\n")
+			b.WriteString("  " + r.st.yellow("▸") + " " + content + r.st.dim(" (in progress)") + "\n")
 		default:
-			b.WriteString("  ○ " + e.Content + r.st.dim(" (pending)") + "\n")
+			b.WriteString("  ○ " + content + r.st.dim(" (pending)") + "\n")
 		}
 	}
 	return b.String()
@@ -388,7 +401,7 @@ func (r *textRenderer) TerminalEvent(ev terminal.Event) {
 		}
 		tv = &termView{id: ev.TerminalID, tail: newLineTail(max(r.o.LiveLines, r.o.TailLines)), started: r.o.Now()}
 		if ev.Info != nil {
-			tv.command, tv.limit, tv.display = commandLine(ev.Info), ev.Info.OutputByteLimit, isDisplay(ev.Info)
+			tv.command, tv.limit, tv.display = textsafe.Line(commandLine(ev.Info)), ev.Info.OutputByteLimit, isDisplay(ev.Info)
 		}
 		r.terms[ev.TerminalID] = tv
 		r.termOrder = append(r.termOrder, tv)
@@ -419,13 +432,13 @@ func (r *textRenderer) Permission(p PermissionEvent) {
 	if r.finished {
 		return
 	}
-	what := p.Title
+	what := textsafe.Line(p.Title)
 	if p.TerminalCommand != "" {
-		what = "run " + p.TerminalCommand
+		what = "run " + textsafe.Line(p.TerminalCommand)
 	}
 	reason := ""
 	if p.Reason != "" {
-		reason = r.st.dim(" (" + p.Reason + ")")
+		reason = r.st.dim(" (" + textsafe.Line(p.Reason) + ")")
 	}
 	switch {
 	case p.Decision == "cancelled":
@@ -502,7 +515,7 @@ func (r *textRenderer) Finish(reason acp.StopReason) {
 	case acp.StopReasonMaxTurnRequests:
 		r.push(itemBlock, r.st.red("✗ the agent reached its request limit for a turn (stop reason: max_turn_requests)")+"\n")
 	default:
-		r.push(itemBlock, r.st.red("✗ turn ended: "+string(reason))+"\n")
+		r.push(itemBlock, r.st.red("✗ turn ended: "+textsafe.Line(string(reason)))+"\n")
 	}
 	r.finished = true // no live region from now on
 	r.flush(true)
