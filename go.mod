@@ -8,3 +8,7 @@ require (
 )
 
 require github.com/creack/pty v1.1.24
+
+require github.com/landlock-lsm/go-landlock v0.11.2
+
+require kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect

@@ -1,0 +1,84 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	"golang.org/x/sys/unix"
+)
+
+// runAct performs one action inside a sandbox and prints "ok" or the
+// errno's name (or "err MESSAGE"), so that tests can tell EACCES from
+// EROFS from ENOENT rather than read a shell's wording.
+func runAct(args []string) int {
+	if len(args) == 0 {
+		fmt.Println("err no action")
+		return 2
+	}
+	var err error
+	switch op := args[0]; op {
+	case "write":
+		err = os.WriteFile(args[1], []byte("x"), 0o644)
+	case "rename":
+		err = os.Rename(args[1], args[2])
+	case "dial":
+		var c net.Conn
+		c, err = net.DialTimeout("tcp", args[1], 5*time.Second)
+		if err == nil {
+			c.Close()
+		}
+	case "loopback":
+		// A server and a client of our own, inside the namespace.
+		var l net.Listener
+		l, err = net.Listen("tcp", "127.0.0.1:0")
+		if err == nil {
+			var c net.Conn
+			c, err = net.Dial("tcp", l.Addr().String())
+			if err == nil {
+				c.Close()
+			}
+			l.Close()
+		}
+	case "env":
+		for _, kv := range os.Environ() {
+			fmt.Println(kv)
+		}
+		return 0
+	case "pid":
+		fmt.Println(os.Getpid(), syscall.Getpgrp())
+		return 0
+	case "relandlock":
+		// Try to widen the sandbox with a ruleset of our own.
+		err = landlock.V7.BestEffort().RestrictPaths(landlock.RWDirs("/"))
+		if err == nil {
+			err = os.WriteFile(args[1], []byte("x"), 0o644)
+		}
+	case "kill":
+		var pid int
+		pid, err = strconv.Atoi(args[1])
+		if err == nil {
+			err = syscall.Kill(pid, 0)
+		}
+	default:
+		err = fmt.Errorf("unknown action %q", op)
+	}
+	fmt.Println(result(err))
+	return 0
+}
+
+func result(err error) string {
+	var errno syscall.Errno
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &errno):
+		return unix.ErrnoName(errno)
+	}
+	return "err " + err.Error()
+}

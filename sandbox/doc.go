@@ -1,0 +1,81 @@
+// Package sandbox confines the commands an untrusted agent asks a host to
+// run: where they may write, whether they may use the network. The kernel
+// enforces it, and nothing the command does afterwards (new sessions,
+// double forks, nested namespaces, a second ruleset) lifts it.
+//
+// # Use
+//
+// The host program's main must call Init first, because the restrictions
+// are applied by the host binary itself, re-executed as a helper between
+// fork and the command's exec (Go cannot run code in that window). Wrap
+// refuses with ErrNoInit when Init is not wired, rather than run the
+// command unconfined.
+//
+//	func main() {
+//		sandbox.Init() // first: in a helper it never returns
+//		…
+//	}
+//
+//	cmd := exec.Command("go", "test", "./...")
+//	cmd.Dir = root
+//	p := &sandbox.Policy{
+//		Mode:     sandbox.WorkspaceWrite,
+//		Network:  sandbox.DenyNetwork,
+//		Writable: sandbox.DefaultWritable(root),
+//	}
+//	applied, err := p.Wrap(cmd) // just before Start
+//	if err != nil {
+//		return err // ErrNoInit, or ErrUnsupported naming what is missing
+//	}
+//	defer applied.Cleanup() // the private TMPDIR Wrap made
+//	err = cmd.Run()
+//
+// Wrap keeps cmd's Dir, Args, stdio, SysProcAttr (process group, cgroup,
+// Pdeathsig) and pid: the helper execs the command in place.
+//
+// # What is enforced (Linux)
+//
+// Filesystem (Landlock, ABI 3 or later for every kind of write): the
+// command reads and executes anywhere and writes only to its private
+// TempDir (exported as TMPDIR), /dev/null, /dev/zero and /dev/full, plus in
+// WorkspaceWrite the Policy.Writable paths. /dev/tty is not writable: it is
+// the user's terminal. Renames and links out of the writable paths are
+// writes outside them and fail. Landlock ABI 6 also keeps the command from
+// signalling processes outside its sandbox or connecting to their abstract
+// unix sockets.
+//
+// .git: in WorkspaceWrite the .git of each writable directory is mounted
+// read-only in a private mount namespace (hooks and config written there
+// would run outside the sandbox the next time the user runs git; Landlock
+// cannot carve a read-only hole in a writable tree). Policy.WritableGit
+// turns this off, for agents that commit.
+//
+// Network: DenyNetwork gives the command a network namespace of its own
+// with only a loopback interface. Landlock's TCP rules are used only as a
+// partial fallback with BestEffort when no namespace can be had: they miss
+// Multipath TCP (Go's default for listeners since 1.24) and UDP. Pathname
+// unix sockets (the host's daemons) stay reachable below Landlock ABI 9.
+//
+// Namespaces are always created inside a new user namespace, even for
+// root, so that a root command cannot setns(2) back into the host's. The
+// ids map to themselves (all of root's, or the caller's own).
+//
+// # Other systems
+//
+// On macOS and Windows only Mode Off with AllowNetwork works; anything
+// else is an ErrUnsupported error from Wrap. The plan: Seatbelt profiles
+// through sandbox-exec on macOS; an AppContainer with a Job object on
+// Windows.
+//
+// # Known gaps
+//
+//   - Reads are not confined: secrets in the user's home are readable.
+//   - /tmp and /dev/shm are not writable (TMPDIR is the private way);
+//     programs that hard-code them, or POSIX semaphores, fail.
+//   - The caches in DefaultWritable can be poisoned for later, unsandboxed
+//     builds.
+//   - A terminal device the user owns can be read by path (/dev/pts/N).
+//   - A command cannot run a sandbox of its own inside this one: it cannot
+//     write /proc/self/uid_map.
+//   - A .git created by the command (git init) is writable.
+package sandbox

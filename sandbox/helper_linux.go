@@ -1,0 +1,179 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// landlockConfigs are go-landlock's presets by ABI version (index 0 is
+// ABI 1): each handles every right its version knows.
+var landlockConfigs = []landlock.Config{
+	landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6,
+	landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11,
+}
+
+// helperMain is the sandbox helper: it sets up what the plan says in this
+// process and execs the command. It never returns.
+func helperMain(s string) {
+	// Landlock and capabilities are per-thread until exec, and exec keeps
+	// the calling thread's: everything happens on this thread, which is
+	// never unlocked. No other thread needs restricting, since exec ends
+	// them all. (go-landlock's Restrict would reach every thread with psx
+	// or TSYNC, which costs time and buys nothing here.)
+	runtime.LockOSThread()
+	var pl plan
+	if err := json.Unmarshal([]byte(s), &pl); err != nil {
+		fail(ExitSetupFailed, "bad plan from the host: %v", err)
+	}
+	if pl.Loopback {
+		if err := loopbackUp(); err != nil {
+			fail(ExitSetupFailed, "bringing up the loopback interface: %v", err)
+		}
+	}
+	if pl.Probe {
+		if err := probeMount(); err != nil {
+			fail(ExitSetupFailed, "mount namespace: %v", err)
+		}
+		os.Exit(0)
+	}
+	if len(pl.ReadOnly) > 0 {
+		for _, p := range pl.ReadOnly {
+			if err := bindReadOnly(p); err != nil {
+				fail(ExitSetupFailed, "making %s read-only: %v", p, err)
+			}
+		}
+		// The working directory may lie under a path just covered by a
+		// mount; entering it again by name lands on the read-only copy.
+		if wd, err := syscall.Getwd(); err == nil {
+			if err := syscall.Chdir(wd); err != nil {
+				fail(ExitSetupFailed, "re-entering %s: %v", wd, err)
+			}
+		}
+	}
+	if pl.DropCaps {
+		if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+			fail(ExitSetupFailed, "dropping capabilities: %v", err)
+		}
+	}
+	if pl.ABI > 0 {
+		if err := restrictThread(&pl); err != nil {
+			fail(ExitSetupFailed, "landlock: %v", err)
+		}
+	}
+	env := withoutEnv(os.Environ(), planEnv)
+	err := syscall.Exec(pl.Path, os.Args, env)
+	if errors.Is(err, syscall.ENOENT) {
+		fail(ExitNotFound, "%s: %v", pl.Path, err)
+	}
+	fail(ExitCannotExec, "%s: %v", pl.Path, err)
+}
+
+// restrictThread enforces the plan's Landlock ruleset on this thread.
+// The config is exact, not best effort: Wrap chose pl.ABI from this
+// kernel, and a ruleset that cannot be had must stop the command.
+func restrictThread(pl *plan) error {
+	if pl.ABI > len(landlockConfigs) {
+		return fmt.Errorf("ABI %d is unknown to this build", pl.ABI)
+	}
+	preset := landlockConfigs[pl.ABI-1]
+	var cfg landlock.Config
+	var rules []landlock.Rule
+	if pl.FS {
+		cfg.HandledAccessFS = preset.HandledAccessFS
+		ro := landlock.RODirs("/")
+		if pl.ResolveUnix {
+			ro = ro.WithResolveUnix()
+		}
+		rules = append(rules, ro)
+		if len(pl.Dirs) > 0 {
+			rw := landlock.RWDirs(pl.Dirs...)
+			if pl.ABI >= 2 {
+				// Renames and links between writable directories; a
+				// rename out of them still needs write rights at the
+				// destination.
+				rw = rw.WithRefer()
+			}
+			rules = append(rules, rw)
+		}
+		if len(pl.Files) > 0 {
+			rules = append(rules, landlock.RWFiles(pl.Files...))
+		}
+	}
+	if pl.Scoped {
+		cfg.Scoped = preset.Scoped
+	}
+	if pl.TCPDeny {
+		cfg.HandledAccessNet = preset.HandledAccessNet
+	}
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return err
+	}
+	if fd < 0 {
+		return errors.New("nothing to enforce")
+	}
+	defer unix.Close(fd)
+	// no_new_privs: setuid binaries and file capabilities gain nothing,
+	// and Landlock requires it of callers without CAP_SYS_ADMIN.
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	return llsyscall.LandlockRestrictSelf(fd, flags)
+}
+
+// loopbackUp brings up lo, which a new network namespace has down.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// bindReadOnly covers path with a read-only bind mount of itself, in this
+// process's mount namespace. The namespace belongs to a new user
+// namespace, so its mounts are slaves of the host's and nothing made here
+// propagates back. Landlock then forbids the command to unmount it.
+func bindReadOnly(path string) error {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil {
+		return fmt.Errorf("open_tree: %w", err)
+	}
+	defer unix.Close(fd)
+	// mount_setattr changes only the flag asked for, where a classic
+	// MS_REMOUNT would have to repeat every locked flag of the mount.
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("mount_setattr: %w", err)
+	}
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %w", err)
+	}
+	return nil
+}
+
+// probeMount checks that this process may make mounts.
+func probeMount() error {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, "/", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("open_tree: %w", err)
+	}
+	return unix.Close(fd)
+}

@@ -1,0 +1,272 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+)
+
+// Mode says where a sandboxed command may write.
+type Mode int
+
+const (
+	// Off runs the command with the user's rights: no filesystem
+	// confinement (the Network setting still applies).
+	Off Mode = iota
+	// ReadOnly lets the command read anywhere and write only in its
+	// private temporary directory and to /dev/null, /dev/zero and
+	// /dev/full.
+	ReadOnly
+	// WorkspaceWrite is ReadOnly plus the paths in Policy.Writable
+	// (typically DefaultWritable(roots...)); the .git of each writable
+	// directory stays read-only unless Policy.WritableGit is set.
+	WorkspaceWrite
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Off:
+		return "off"
+	case ReadOnly:
+		return "read-only"
+	case WorkspaceWrite:
+		return "workspace-write"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Network says whether a sandboxed command may use the network.
+type Network int
+
+const (
+	// AllowNetwork leaves the network as the host has it.
+	AllowNetwork Network = iota
+	// DenyNetwork runs the command in a network namespace of its own whose
+	// only interface is a loopback: it can talk to itself on 127.0.0.1 but
+	// reaches nothing outside, not even the host's loopback services.
+	DenyNetwork
+)
+
+func (n Network) String() string {
+	switch n {
+	case AllowNetwork:
+		return "allow"
+	case DenyNetwork:
+		return "deny"
+	}
+	return fmt.Sprintf("Network(%d)", int(n))
+}
+
+// Policy is what a sandboxed command may do. The zero value enforces
+// nothing. A Policy is not modified by Wrap and may be shared.
+type Policy struct {
+	Mode    Mode
+	Network Network
+
+	// Writable lists the files and directories (with everything below
+	// them) that a WorkspaceWrite command may change; other modes ignore
+	// it. Each must exist. DefaultWritable gives the usual list.
+	Writable []string
+
+	// WritableGit leaves the .git of each writable directory writable. By
+	// default it is mounted read-only for the command, because hooks and
+	// config written there would run later, outside the sandbox, the next
+	// time the user runs git. The price: a sandboxed `git commit` fails.
+	WritableGit bool
+
+	// TempDir is the command's private temporary directory, writable in
+	// every mode but Off and exported as TMPDIR. Empty: Wrap creates one,
+	// and Applied.Cleanup removes it.
+	TempDir string
+
+	// BestEffort applies what the kernel offers and reports the rest in
+	// Applied.Missing, instead of failing Wrap.
+	BestEffort bool
+}
+
+// Applied is what Wrap arranged for a command.
+type Applied struct {
+	Mode    Mode
+	Network Network
+
+	// LandlockABI is the Landlock ABI version the rules are written for;
+	// 0 when Landlock is not used.
+	LandlockABI int
+	// Writable is what the command may write: resolved paths, its
+	// TempDir and the null devices. Empty when writes are not confined.
+	Writable []string
+	// ReadOnly lists the paths under Writable that are mounted read-only
+	// (the .git of writable directories).
+	ReadOnly []string
+	// TempDir is the command's private TMPDIR ("" in mode Off).
+	TempDir string
+	// Scoped: the command cannot signal processes outside its sandbox nor
+	// connect to their abstract unix sockets (Landlock ABI 6).
+	Scoped bool
+	// NetNamespace: the command has a private network namespace with only
+	// a loopback interface.
+	NetNamespace bool
+	// TCPRules: Landlock forbids TCP connect and bind, a partial stand-in
+	// for the namespace (Multipath TCP and UDP are not covered).
+	TCPRules bool
+	// Missing names what the policy asks for and the kernel could not
+	// give; only ever non-empty with BestEffort.
+	Missing []string
+
+	ownTemp bool // Wrap created TempDir
+}
+
+// Confined reports whether the command's writes are confined.
+func (a *Applied) Confined() bool { return a.LandlockABI > 0 }
+
+// Cleanup removes the temporary directory Wrap created, with whatever the
+// command left in it; call it once the command has exited. It does nothing
+// for a TempDir the caller supplied.
+func (a *Applied) Cleanup() error {
+	if a == nil || !a.ownTemp || a.TempDir == "" {
+		return nil
+	}
+	a.ownTemp = false
+	return os.RemoveAll(a.TempDir)
+}
+
+// String is a one-line summary, for logs.
+func (a *Applied) String() string {
+	var parts []string
+	parts = append(parts, "mode "+a.Mode.String())
+	if a.LandlockABI > 0 {
+		parts = append(parts, fmt.Sprintf("landlock abi %d", a.LandlockABI))
+		parts = append(parts, fmt.Sprintf("writable %d paths", len(a.Writable)))
+	}
+	if len(a.ReadOnly) > 0 {
+		parts = append(parts, fmt.Sprintf("read-only .git %d", len(a.ReadOnly)))
+	}
+	if a.Scoped {
+		parts = append(parts, "scoped ipc")
+	}
+	switch {
+	case a.NetNamespace:
+		parts = append(parts, "network denied (namespace)")
+	case a.TCPRules:
+		parts = append(parts, "network tcp denied (landlock)")
+	default:
+		parts = append(parts, "network allowed")
+	}
+	if len(a.Missing) > 0 {
+		parts = append(parts, "missing: "+strings.Join(a.Missing, "; "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ErrNoInit is returned by Wrap when the host program has not called Init:
+// the command would otherwise run unconfined.
+var ErrNoInit = errors.New("sandbox: the host program must call sandbox.Init() first in main")
+
+// ErrUnsupported is wrapped by the errors of Wrap when this system cannot
+// enforce the policy; the message names what is missing.
+var ErrUnsupported = errors.New("sandbox: not supported")
+
+// Exit statuses of a command whose sandbox helper failed, following the
+// convention of env(1) and timeout(1). The helper writes a one-line
+// "sandbox: …" message to the command's stderr first.
+const (
+	ExitSetupFailed = 125 // the sandbox could not be set up; nothing ran
+	ExitCannotExec  = 126 // the command exists but could not be executed
+	ExitNotFound    = 127 // the command does not exist
+)
+
+// minFSABI is the first Landlock ABI that confines every kind of write:
+// before ABI 3, truncate(2) is not checked.
+const minFSABI = 3
+
+// initCalled is set by Init; Wrap refuses to work without it.
+var initCalled atomic.Bool
+
+// DefaultWritable is the usual Writable list for WorkspaceWrite: the roots
+// followed by the build caches of Go, npm, pip and cargo and the generic
+// user cache directory, those of them that exist. The command's TempDir
+// is always writable and need not be listed.
+//
+// The caches are there so that builds and tests work; the price is that a
+// sandboxed command can poison them (a doctored Go build cache entry or
+// package runs later in unsandboxed builds). Leave them out for untrusted
+// agents that do not need to build.
+//
+// Locations follow the tools' environment variables and defaults; values
+// set only in a tool's own config file (`go env -w`, .npmrc, pip.conf) are
+// not read.
+func DefaultWritable(roots ...string) []string {
+	out := append([]string(nil), roots...)
+	home, _ := os.UserHomeDir()
+	cache, _ := os.UserCacheDir()
+	var cands []string
+	add := func(p string) {
+		if p != "" && filepath.IsAbs(p) {
+			cands = append(cands, filepath.Clean(p))
+		}
+	}
+	under := func(base string, elem ...string) string {
+		if base == "" {
+			return ""
+		}
+		return filepath.Join(append([]string{base}, elem...)...)
+	}
+
+	// Go: GOCACHE ("off" disables it), else UserCacheDir/go-build;
+	// GOMODCACHE, else the first GOPATH entry's pkg/mod, else ~/go/pkg/mod.
+	if v := os.Getenv("GOCACHE"); v != "" {
+		if v != "off" {
+			add(v)
+		}
+	} else {
+		add(under(cache, "go-build"))
+	}
+	if v := os.Getenv("GOMODCACHE"); v != "" {
+		add(v)
+	} else if gp := filepath.SplitList(os.Getenv("GOPATH")); len(gp) > 0 && gp[0] != "" {
+		add(under(gp[0], "pkg", "mod"))
+	} else {
+		add(under(home, "go", "pkg", "mod"))
+	}
+	// npm
+	if v := os.Getenv("npm_config_cache"); v != "" {
+		add(v)
+	} else {
+		add(under(home, ".npm"))
+	}
+	// pip
+	if v := os.Getenv("PIP_CACHE_DIR"); v != "" {
+		add(v)
+	} else {
+		add(under(cache, "pip"))
+	}
+	// cargo
+	cargo := os.Getenv("CARGO_HOME")
+	if cargo == "" {
+		cargo = under(home, ".cargo")
+	}
+	add(under(cargo, "registry"))
+	add(under(cargo, "git"))
+	// everything else that follows XDG
+	add(cache)
+
+	for _, p := range cands {
+		if slices.Contains(out, p) {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// within reports whether path is dir or below it; both are clean.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}

@@ -1,0 +1,384 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// plan is what the helper does, decided by Wrap and passed in planEnv.
+// The helper enforces exactly this and fails if it cannot: every
+// best-effort decision is Wrap's.
+type plan struct {
+	Path        string   `json:"path,omitempty"`        // the command to exec
+	ABI         int      `json:"abi,omitempty"`         // Landlock ABI the ruleset is written for; 0: no Landlock
+	FS          bool     `json:"fs,omitempty"`          // confine filesystem access
+	Dirs        []string `json:"dirs,omitempty"`        // writable directories
+	Files       []string `json:"files,omitempty"`       // writable files
+	ResolveUnix bool     `json:"resolveUnix,omitempty"` // allow pathname unix sockets (ABI 9+)
+	Scoped      bool     `json:"scoped,omitempty"`      // scope signals and abstract unix sockets
+	TCPDeny     bool     `json:"tcpDeny,omitempty"`     // Landlock denies TCP connect and bind
+	Loopback    bool     `json:"loopback,omitempty"`    // bring up lo in the new network namespace
+	ReadOnly    []string `json:"readOnly,omitempty"`    // paths to mount read-only
+	DropCaps    bool     `json:"dropCaps,omitempty"`    // clear the ambient capabilities before exec
+	Probe       bool     `json:"probe,omitempty"`       // set up namespaces and exit 0
+}
+
+// nullDevices are writable in every confined mode: programs open them for
+// writing all the time and they carry nothing anywhere. /dev/tty is not
+// among them: it is the user's terminal, and output written there would
+// bypass the host's sanitizer.
+var nullDevices = []string{"/dev/null", "/dev/zero", "/dev/full"}
+
+// kernelABI returns the Landlock ABI to write rules for: the kernel's,
+// capped at what go-landlock knows. Tests replace it to simulate kernels.
+var kernelABI = func() int {
+	v, err := llsyscall.LandlockGetABIVersion()
+	if err != nil || v < 0 {
+		return 0
+	}
+	return min(v, len(landlockConfigs))
+}
+
+// prepared is a policy worked out for the running machine.
+type prepared struct {
+	pl      plan
+	applied Applied
+	missing []string
+	nsFlags uintptr // namespaces to create, with a user namespace
+}
+
+// prepare works out what p means here, without side effects. The TempDir
+// Wrap may create is not in it yet.
+func (p *Policy) prepare() (*prepared, error) {
+	switch p.Mode {
+	case Off, ReadOnly, WorkspaceWrite:
+	default:
+		return nil, fmt.Errorf("sandbox: unknown mode %d", int(p.Mode))
+	}
+	switch p.Network {
+	case AllowNetwork, DenyNetwork:
+	default:
+		return nil, fmt.Errorf("sandbox: unknown network setting %d", int(p.Network))
+	}
+	pr := &prepared{applied: Applied{Mode: p.Mode, Network: p.Network}}
+	abi := kernelABI()
+
+	if p.Mode != Off {
+		if p.Mode == WorkspaceWrite {
+			if len(p.Writable) == 0 {
+				return nil, errors.New("sandbox: workspace-write needs at least one Writable path (see DefaultWritable)")
+			}
+			for _, w := range p.Writable {
+				if err := pr.addWritable(w); err != nil {
+					return nil, err
+				}
+			}
+			if !p.WritableGit {
+				pr.addGit()
+			}
+		}
+		for _, d := range nullDevices {
+			if _, err := os.Stat(d); err == nil {
+				pr.pl.Files = append(pr.pl.Files, d)
+			}
+		}
+		switch {
+		case abi == 0:
+			pr.missing = append(pr.missing, fmt.Sprintf("Landlock is not available (kernel ABI 0): cannot enforce %s", p.Mode))
+		case abi < minFSABI:
+			pr.missing = append(pr.missing, fmt.Sprintf("Landlock ABI %d does not check truncate(2) (needs ABI %d): %s is incomplete", abi, minFSABI, p.Mode))
+		}
+		if abi > 0 {
+			pr.pl.ABI, pr.pl.FS = abi, true
+			pr.pl.Scoped = abi >= 6
+			// Pathname unix sockets (ABI 9) stay usable unless the network
+			// is denied: they reach the host's daemons, like the network.
+			pr.pl.ResolveUnix = abi >= 9 && p.Network == AllowNetwork
+		}
+	}
+
+	var nsErr error
+	if p.Network == DenyNetwork || len(pr.pl.ReadOnly) > 0 {
+		nsErr = probeNamespaces()
+	}
+	if p.Network == DenyNetwork {
+		if nsErr == nil {
+			pr.pl.Loopback = true
+			pr.nsFlags |= unix.CLONE_NEWNET
+		} else {
+			pr.missing = append(pr.missing, fmt.Sprintf("no network namespace (%v): cannot deny the network", nsErr))
+			// A partial stand-in: classic TCP only.
+			if abi >= 4 {
+				pr.pl.ABI, pr.pl.TCPDeny = abi, true
+			}
+		}
+	}
+	if len(pr.pl.ReadOnly) > 0 {
+		if nsErr == nil {
+			pr.nsFlags |= unix.CLONE_NEWNS
+		} else {
+			pr.missing = append(pr.missing, fmt.Sprintf("no mount namespace (%v): cannot keep %s read-only", nsErr, strings.Join(pr.pl.ReadOnly, ", ")))
+			pr.pl.ReadOnly = nil
+		}
+	}
+
+	a := &pr.applied
+	a.LandlockABI = pr.pl.ABI
+	if pr.pl.FS {
+		a.Writable = append(append([]string(nil), pr.pl.Dirs...), pr.pl.Files...)
+	}
+	a.ReadOnly = pr.pl.ReadOnly
+	a.Scoped = pr.pl.Scoped
+	a.NetNamespace = pr.pl.Loopback
+	a.TCPRules = pr.pl.TCPDeny
+	a.Missing = pr.missing
+	return pr, nil
+}
+
+// addWritable adds one of Policy.Writable, resolved: Landlock rules apply
+// to the file a path names, and the report should say which that is.
+func (pr *prepared) addWritable(w string) error {
+	if !filepath.IsAbs(w) {
+		return fmt.Errorf("sandbox: writable path %q is not absolute", w)
+	}
+	real, err := filepath.EvalSymlinks(w)
+	if err != nil {
+		return fmt.Errorf("sandbox: writable path: %w", err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return fmt.Errorf("sandbox: writable path: %w", err)
+	}
+	if fi.IsDir() {
+		pr.pl.Dirs = append(pr.pl.Dirs, real)
+	} else {
+		pr.pl.Files = append(pr.pl.Files, real)
+	}
+	return nil
+}
+
+// addGit marks the .git (a directory, or the file of a worktree) of each
+// writable directory read-only. Landlock only adds rights, so a read-only
+// hole in a writable tree needs a read-only bind mount instead; the helper
+// makes it in a private mount namespace. Making all of .git read-only,
+// not just hooks and config, also covers the other ways git can be pointed
+// at code (commondir, modules/*/config, …) and keeps .git from being
+// renamed away and replaced: a mount point cannot be.
+func (pr *prepared) addGit() {
+	for _, d := range pr.pl.Dirs {
+		g := filepath.Join(d, ".git")
+		fi, err := os.Lstat(g)
+		if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+			// A symlinked .git points elsewhere; its target is read-only
+			// unless it is itself listed as writable.
+			continue
+		}
+		pr.pl.ReadOnly = append(pr.pl.ReadOnly, g)
+	}
+}
+
+// unsupported joins what is missing into the error Wrap returns.
+func unsupported(missing []string) error {
+	return fmt.Errorf("%w: %s (set BestEffort to run with what the kernel offers)", ErrUnsupported, strings.Join(missing, "; "))
+}
+
+// Wrap rewrites cmd, which must not have been started, so that Start runs
+// it under p: cmd.Path becomes the host binary (/proc/self/exe), which
+// Init turns into the helper; cmd.Env gains TMPDIR and, for the helper
+// only, the plan; cmd.SysProcAttr gains the namespaces. Everything else
+// (Dir, Args, Stdin, process group, cgroup, Pdeathsig) is kept, and the
+// command ends up with the pid Start reports.
+//
+// Wrap fails with ErrNoInit when the host's main does not call Init, and
+// with ErrUnsupported naming what is missing when the kernel cannot
+// enforce p (unless p.BestEffort). Mode Off with AllowNetwork leaves cmd
+// untouched.
+func (p *Policy) Wrap(cmd *exec.Cmd) (*Applied, error) {
+	if p.Mode == Off && p.Network == AllowNetwork {
+		return &Applied{Mode: Off, Network: AllowNetwork}, nil
+	}
+	if !initCalled.Load() {
+		return nil, ErrNoInit
+	}
+	if cmd.Process != nil {
+		return nil, errors.New("sandbox: Wrap called after Start")
+	}
+	if cmd.Path == "" {
+		return nil, errors.New("sandbox: cmd.Path is empty")
+	}
+	if sp := cmd.SysProcAttr; sp != nil && (sp.Cloneflags&unix.CLONE_NEWUSER != 0 || len(sp.UidMappings) > 0 || sp.Credential != nil) {
+		return nil, errors.New("sandbox: cmd already sets user namespaces or credentials; the sandbox needs them")
+	}
+	pr, err := p.prepare()
+	if err != nil {
+		return nil, err
+	}
+	if len(pr.missing) > 0 && !p.BestEffort {
+		return nil, unsupported(pr.missing)
+	}
+	a := pr.applied
+	pl := pr.pl
+	pl.Path = cmd.Path
+
+	env := withoutEnv(cmd.Environ(), planEnv)
+	if p.Mode != Off {
+		tmp := p.TempDir
+		if tmp == "" {
+			tmp, err = os.MkdirTemp("", "acpterm-sandbox-")
+			if err != nil {
+				return nil, fmt.Errorf("sandbox: creating TMPDIR: %w", err)
+			}
+			a.ownTemp = true
+		} else if !filepath.IsAbs(tmp) {
+			return nil, fmt.Errorf("sandbox: TempDir %q is not absolute", tmp)
+		}
+		real, err := filepath.EvalSymlinks(tmp)
+		if err != nil {
+			a.Cleanup()
+			return nil, fmt.Errorf("sandbox: TempDir: %w", err)
+		}
+		a.TempDir = tmp
+		if pl.FS {
+			pl.Dirs = append(pl.Dirs, real)
+			a.Writable = append(a.Writable, real)
+		}
+		env = append(withoutEnv(env, "TMPDIR"), "TMPDIR="+tmp)
+	}
+
+	if pl.ABI == 0 && pr.nsFlags == 0 {
+		// Best effort found nothing to enforce: no helper, no re-exec.
+		cmd.Env = env
+		return &a, nil
+	}
+	if pr.nsFlags != 0 {
+		sp := cmd.SysProcAttr
+		if sp == nil {
+			sp = &syscall.SysProcAttr{}
+			cmd.SysProcAttr = sp
+		}
+		pl.DropCaps = setUserNamespace(sp, pr.nsFlags)
+	}
+	js, err := json.Marshal(&pl)
+	if err != nil {
+		a.Cleanup()
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	cmd.Env = append(env, planEnv+"="+string(js))
+	if len(cmd.Args) == 0 {
+		cmd.Args = []string{cmd.Path}
+	}
+	cmd.Path = "/proc/self/exe"
+	return &a, nil
+}
+
+// setUserNamespace asks for the namespaces in flags inside a new user
+// namespace, and reports whether the helper must drop the capabilities
+// it was given. The user namespace is there even for root: it keeps a
+// root command from joining the host's namespaces again with setns(2),
+// which needs CAP_SYS_ADMIN over the host's user namespace.
+func setUserNamespace(sp *syscall.SysProcAttr, flags uintptr) (dropCaps bool) {
+	sp.Cloneflags |= unix.CLONE_NEWUSER | flags
+	uids, gids := idMaps()
+	sp.UidMappings, sp.GidMappings = uids, gids
+	if os.Geteuid() == 0 {
+		return false
+	}
+	// Mapped to themselves, ordinary users keep no capabilities across
+	// exec; the helper needs these two, as ambient ones, to mount and to
+	// bring up the loopback, and clears them before exec'ing the command.
+	sp.GidMappingsEnableSetgroups = false
+	sp.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
+	return true
+}
+
+var (
+	idMapOnce  sync.Once
+	uidMap     []syscall.SysProcIDMap
+	gidMap     []syscall.SysProcIDMap
+	probeOnce  sync.Once
+	probeError error
+)
+
+// idMaps maps the ids the host has to themselves: all of them for root
+// (read from its own maps, which are partial inside a container), the
+// caller's own uid and gid otherwise.
+func idMaps() (uids, gids []syscall.SysProcIDMap) {
+	idMapOnce.Do(func() {
+		if os.Geteuid() == 0 {
+			uidMap = readIDMap("/proc/self/uid_map")
+			gidMap = readIDMap("/proc/self/gid_map")
+		}
+		if len(uidMap) == 0 || len(gidMap) == 0 {
+			uidMap = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}
+			gidMap = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
+		}
+	})
+	return uidMap, gidMap
+}
+
+func readIDMap(name string) []syscall.SysProcIDMap {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil
+	}
+	var out []syscall.SysProcIDMap
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 3 {
+			return nil
+		}
+		inside, err1 := strconv.ParseUint(f[0], 10, 32)
+		size, err2 := strconv.ParseUint(f[2], 10, 32)
+		if err1 != nil || err2 != nil || inside > uint64(maxInt) {
+			continue
+		}
+		// A range reaching beyond int (32-bit platforms) maps what fits.
+		size = min(size, uint64(maxInt)-inside)
+		out = append(out, syscall.SysProcIDMap{ContainerID: int(inside), HostID: int(inside), Size: int(size)})
+	}
+	return out
+}
+
+const maxInt = int(^uint(0) >> 1)
+
+// probeNamespaces checks once, by starting the helper in probe mode,
+// that a user namespace with a network and a mount namespace can be had
+// and set up. Unprivileged user namespaces are often disabled (sysctl,
+// AppArmor), and only trying tells.
+func probeNamespaces() error {
+	if !initCalled.Load() {
+		// Without Init, /proc/self/exe would run the host program itself.
+		return ErrNoInit
+	}
+	probeOnce.Do(func() {
+		c := exec.Command("/proc/self/exe")
+		c.Args = []string{"acpterm-sandbox-probe"}
+		js, _ := json.Marshal(&plan{Probe: true, Loopback: true})
+		c.Env = []string{planEnv + "=" + string(js)}
+		c.SysProcAttr = &syscall.SysProcAttr{}
+		setUserNamespace(c.SysProcAttr, unix.CLONE_NEWNET|unix.CLONE_NEWNS)
+		var stderr bytes.Buffer
+		c.Stderr = &stderr
+		if err := c.Run(); err != nil {
+			if msg := strings.TrimSpace(stderr.String()); msg != "" {
+				err = errors.New(strings.TrimPrefix(msg, "sandbox: "))
+			}
+			probeError = err
+		}
+	})
+	return probeError
+}
