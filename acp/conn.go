@@ -7,9 +7,17 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/acpterm/acpterm/internal/jsonrpc2"
 )
+
+// ErrPeerStalled is wrapped by the error that ends a connection whose peer
+// stopped reading its input for ConnOptions.StallTimeout while we had
+// messages for it, such as "the peer stopped reading its input for 30s with
+// 1048576 bytes queued" (after a "jsonrpc2: " prefix). Wait returns it; calls fail with an error wrapping
+// both it and ErrConnClosed.
+var ErrPeerStalled = jsonrpc2.ErrPeerStalled
 
 // ProtocolVersion1 is the ACP protocol version this package speaks.
 const ProtocolVersion1 ProtocolVersion = 1
@@ -20,6 +28,22 @@ type ConnOptions struct {
 	// Zero means 64 MiB. A longer line is discarded and answered with an
 	// error; the connection goes on.
 	MaxMessageSize int
+	// MaxConcurrentCalls bounds the peer's requests being served at once.
+	// Zero means 64; negative means no bound. At the bound acpterm stops
+	// reading from the peer until one finishes. A handler waiting in a
+	// call to the peer (an agent's session/prompt asking for permission)
+	// does not count while it waits.
+	MaxConcurrentCalls int
+	// MaxQueuedBytes bounds the messages waiting to be written to the peer,
+	// and separately the notifications waiting to be handled. Zero means
+	// 32 MiB. Past it the connection stops reading and replies wait; one
+	// larger message still goes through alone.
+	MaxQueuedBytes int
+	// StallTimeout is how long the peer may leave its input unread while we
+	// have a message for it. Past it the connection ends, Wait returns an
+	// error wrapping ErrPeerStalled and calls fail with it. Zero means 30 s;
+	// negative means never.
+	StallTimeout time.Duration
 	// Logf receives problems that have no caller to report to: a malformed
 	// line, a failing notification handler. Nil discards them.
 	Logf func(format string, args ...any)
@@ -27,12 +51,21 @@ type ConnOptions struct {
 	// usable JSON-RPC message, with the reason: a peer writing something
 	// other than ACP to its stdout shows up here.
 	OnBadMessage func(reason string)
+	// Contain, for StartAgent only, keeps everything the agent starts
+	// within reach of ClientConn.Kill and Close: the agent leads its own
+	// process group and, on Linux, runs in a cgroup v2 of its own when the
+	// tree is writable, which takes setsid daemons too; it also dies with
+	// the calling process (PR_SET_PDEATHSIG). See StartAgent.
+	Contain bool
 }
 
 func (o *ConnOptions) rpcOptions() *jsonrpc2.Options {
 	ro := &jsonrpc2.Options{ToWireError: toRPCError}
 	if o != nil {
 		ro.MaxMessageSize = o.MaxMessageSize
+		ro.MaxConcurrentCalls = o.MaxConcurrentCalls
+		ro.MaxQueuedBytes = o.MaxQueuedBytes
+		ro.StallTimeout = o.StallTimeout
 		ro.Logf = o.Logf
 		ro.OnBadMessage = o.OnBadMessage
 	}
@@ -77,7 +110,8 @@ func newConn(r io.Reader, w io.Writer, h jsonrpc2.HandlerFunc, opts *ConnOptions
 func (c *conn) Done() <-chan struct{} { return c.rpc.Done() }
 
 // Wait blocks until the connection has ended and every goroutine it started
-// has returned. It returns the error that ended reading, nil for a clean end.
+// has returned. It returns the error that ended the connection, nil for a
+// clean end; one wrapping ErrPeerStalled for a peer that stopped reading.
 func (c *conn) Wait() error { return c.rpc.Wait() }
 
 // ExtMethod calls an extension method; its name must start with "_".

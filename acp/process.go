@@ -17,17 +17,47 @@ import (
 var (
 	stdinCloseWait = 2 * time.Second // after closing its stdin
 	sigtermWait    = 2 * time.Second // after SIGTERM, before SIGKILL
+	killWait       = 2 * time.Second // after SIGKILL, for the exit to be seen
 	agentWaitDelay = 2 * time.Second // cmd.WaitDelay, when the caller left it zero
+	handlerWait    = 1 * time.Second // for request handlers to return at Close
 )
+
+// ErrHandlersRunning is returned (wrapped) by ClientConn.Close of a
+// StartAgent connection when request handlers did not return within a
+// second of their contexts being cancelled: Close stops waiting for them
+// rather than hang, and they finish, or not, on their own.
+var ErrHandlersRunning = errors.New("acp: request handlers still running")
 
 // StartAgent starts cmd as an ACP agent and returns a client connection over
 // its stdin and stdout. cmd.Stdin and cmd.Stdout must be nil; cmd.Stderr is
 // left as the caller set it (the agent's log stream; nil discards it).
-// ClientConn.Close shuts the agent down in order: close its stdin, wait, send
-// SIGTERM, wait, send SIGKILL; on Unix, an agent started as the leader of its
-// own process group (cmd.SysProcAttr.Setpgid) gets the signals with its whole
-// group. ClientConn.Done is closed when the agent's stdout ends, which is
-// usually when it exits.
+// ClientConn.Done is closed when the agent's stdout ends, which is usually
+// when it exits.
+//
+// ClientConn.Close shuts the agent down in order and in bounded time: close
+// its stdin, wait up to 2 s, send SIGTERM, wait up to 2 s, send SIGKILL,
+// wait up to 2 s for the exit, then stop serving, waiting at most 1 s more
+// for request handlers, whose contexts are cancelled, to return (a handler
+// that ignores its context is abandoned: Close reports ErrHandlersRunning).
+// ClientConn.Kill kills the agent at once. On Unix, an agent that leads its
+// own process group (cmd.SysProcAttr.Setpgid) gets the signals with its
+// whole group.
+//
+// With opts.Contain the agent is contained: StartAgent makes it lead its own
+// process group and, on Linux, sets PR_SET_PDEATHSIG to SIGKILL, so that
+// the agent dies with the calling process, and starts it in a cgroup v2 of
+// its own when the cgroup tree is writable (named and placed as described
+// in internal/cgroup: acpterm-PID-START-agent-RANDOM under the caller's
+// cgroup; the cgroups of callers that were killed are removed then). Kill
+// and the SIGKILL step reach the whole cgroup, setsid daemons included, and
+// Close kills whatever the agent left behind, cgroup or process group, and
+// removes the cgroup. Where no cgroup can be made the process group is all
+// there is, which descendants that call setsid leave.
+//
+// PR_SET_PDEATHSIG fires when the OS thread that started the agent exits,
+// not the process (golang/go#27505). The Go runtime ends a thread only when
+// a goroutine exits while locked to it (runtime.LockOSThread), so with
+// Contain never call StartAgent from such a goroutine.
 //
 // When cmd.Stderr is not an *os.File, os/exec copies it through a pipe that
 // the agent's children inherit, and waiting for the agent would also wait for
@@ -37,6 +67,11 @@ var (
 func StartAgent(cmd *exec.Cmd, client Client, opts *ConnOptions) (*ClientConn, error) {
 	if cmd.Stdin != nil || cmd.Stdout != nil {
 		return nil, errors.New("acp: StartAgent needs cmd.Stdin and cmd.Stdout unset")
+	}
+	contain := opts != nil && opts.Contain
+	if contain {
+		ownGroup(cmd)
+		setPdeathsig(cmd)
 	}
 	// Our own pipes rather than cmd.StdinPipe/StdoutPipe: cmd.Wait closes
 	// those as soon as the process exits, which can drop its last messages
@@ -56,7 +91,12 @@ func StartAgent(cmd *exec.Cmd, client Client, opts *ConnOptions) (*ClientConn, e
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = agentWaitDelay
 	}
-	err = cmd.Start()
+	var cg string
+	if contain {
+		cg, err = startContained(cmd, opts.logf)
+	} else {
+		err = cmd.Start()
+	}
 	inR.Close()
 	outW.Close()
 	if err != nil {
@@ -65,7 +105,7 @@ func StartAgent(cmd *exec.Cmd, client Client, opts *ConnOptions) (*ClientConn, e
 		return nil, fmt.Errorf("acp: start agent %s: %w", cmd.Path, err)
 	}
 	stdin, stdout := inW, outR
-	p := &agentProcess{cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	p := &agentProcess{cmd: cmd, stdin: stdin, exited: make(chan struct{}), contain: contain, cgroup: cg}
 	go p.wait()
 	return newClientConn(client, stdout, stdin, opts, p), nil
 }
@@ -76,8 +116,11 @@ type agentProcess struct {
 	stdin   io.Closer
 	exited  chan struct{}
 	waitErr error
+	contain bool   // opts.Contain
+	cgroup  string // the agent's cgroup directory; "" when not in one
 
-	once sync.Once
+	once     sync.Once
+	closeErr error
 }
 
 func (p *agentProcess) wait() {
@@ -108,23 +151,71 @@ func (c *ClientConn) ExitError() error {
 	}
 }
 
+// Kill kills the agent at once with SIGKILL, and with it its cgroup or
+// process group (see StartAgent), without closing the connection: calls in
+// flight fail when the agent's stdout ends, and Close is still needed. It
+// is safe to call at any time, any number of times, also concurrently with
+// Close. It does nothing for a connection that StartAgent did not make.
+func (c *ClientConn) Kill() {
+	if c.proc != nil {
+		c.proc.signal(true)
+	}
+}
+
 func (p *agentProcess) shutdown(rpc *jsonrpc2.Conn) error {
 	p.once.Do(func() {
-		p.stdin.Close()
+		p.closeErr = p.stop()
+		// Stop serving: handlers' contexts are cancelled and Close waits
+		// for them, which a handler that ignores its context (a read
+		// blocked in the kernel) would make endless. Past handlerWait it
+		// is left to finish on its own.
+		closed := make(chan struct{})
+		go func() {
+			// The pipes are closed by now, so what Close reports about
+			// them says nothing; the process's fate is in ExitError.
+			_ = rpc.Close()
+			close(closed)
+		}()
+		t := time.NewTimer(handlerWait)
+		defer t.Stop()
 		select {
-		case <-p.exited:
-		case <-time.After(stdinCloseWait):
-			p.signal(false)
-			select {
-			case <-p.exited:
-			case <-time.After(sigtermWait):
-				p.signal(true)
-				<-p.exited
+		case <-closed:
+		case <-t.C:
+			p.closeErr = errors.Join(p.closeErr, fmt.Errorf("%w %s after Close", ErrHandlersRunning, handlerWait))
+		}
+	})
+	return p.closeErr
+}
+
+// stop ends the agent: stdin closed, SIGTERM, SIGKILL, each step after a
+// bounded wait; then, when contained, whatever it left behind is killed
+// and its cgroup removed.
+func (p *agentProcess) stop() error {
+	p.stdin.Close()
+	var err error
+	if !p.waitExit(stdinCloseWait) {
+		p.signal(false)
+		if !p.waitExit(sigtermWait) {
+			p.signal(true)
+			if !p.waitExit(killWait) {
+				err = fmt.Errorf("acp: the agent (pid %d) did not exit within %s of SIGKILL", p.cmd.Process.Pid, killWait)
 			}
 		}
-		// The pipes are closed by now, so what Close reports about them says
-		// nothing; the process's fate is in ExitError.
-		_ = rpc.Close()
-	})
-	return nil
+	}
+	if p.contain {
+		err = errors.Join(err, p.killRest())
+	}
+	return err
+}
+
+// waitExit waits up to d for the agent to exit and reports whether it did.
+func (p *agentProcess) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
 }

@@ -2,13 +2,17 @@ package acp
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/acpterm/acpterm/internal/cgroup"
 	"github.com/acpterm/acpterm/internal/expect"
 	"github.com/acpterm/acpterm/internal/proctest"
 )
@@ -74,4 +78,138 @@ func TestStartAgentExitedDespiteChildHoldingStderr(t *testing.T) {
 	if err := cc.ExitError(); !errors.Is(err, exec.ErrWaitDelay) {
 		t.Fatalf("ExitError = %v, want exec.ErrWaitDelay", err)
 	}
+}
+
+// startDaemonAgent starts, with Contain, a shell that starts a setsid
+// daemon, prints the daemon's pid on stderr and then ignores its stdin's
+// end; it returns the connection and the daemon's pid.
+func startDaemonAgent(t *testing.T) (*ClientConn, int) {
+	t.Helper()
+	// The daemon prints its own pid, so that it has left the agent's
+	// session and group by the time the test reads it.
+	cmd := exec.Command("/bin/sh", "-c", "setsid sh -c 'echo $$ >&2; exec sleep 300 2>/dev/null' </dev/null >/dev/null & exec sleep 300")
+	stderr := expect.NewBuffer()
+	cmd.Stderr = stderr
+	cc, err := StartAgent(cmd, minimalClient{}, &ConnOptions{Contain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr.Expect(t, "\n", 10*time.Second)
+	daemon, err := strconv.Atoi(strings.TrimSpace(stderr.String()))
+	if err != nil {
+		t.Fatalf("agent printed %q", stderr.String())
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(daemon, syscall.SIGKILL)
+		_ = cc.Close()
+	})
+	return cc, daemon
+}
+
+// A contained agent runs in its own cgroup, and Close takes what it
+// started, setsid daemons included, and the cgroup.
+func TestStartAgentContainedCloseTakesDaemons(t *testing.T) {
+	shortenShutdown(t)
+	cc, daemon := startDaemonAgent(t)
+	dir := cc.proc.cgroup
+	if dir == "" {
+		t.Skip("no writable cgroup v2: the process group is all there is")
+	}
+	if got := procCgroup(t, daemon); got != filepath.Base(dir) {
+		t.Fatalf("the daemon is in cgroup %q, want the agent's %s", got, dir)
+	}
+	if st, _ := proctest.ReadStat(daemon); st.Session == cc.proc.cmd.Process.Pid || st.PGrp == cc.proc.cmd.Process.Pid {
+		t.Fatalf("the daemon did not leave the agent's group and session: %+v", st)
+	}
+	if err := cc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := proctest.WaitExit([]int{daemon}, 5*time.Second); err != nil {
+		t.Fatalf("the agent's setsid daemon survived Close: %v", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the agent's cgroup is left behind: %v", err)
+	}
+}
+
+// Kill takes the agent and everything in its cgroup at once.
+func TestStartAgentKill(t *testing.T) {
+	shortenShutdown(t)
+	cc, daemon := startDaemonAgent(t)
+	began := time.Now()
+	cc.Kill()
+	<-cc.Exited()
+	var ee *exec.ExitError
+	if err := cc.ExitError(); !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("agent exit: %v, want killed by SIGKILL", err)
+	}
+	if cc.proc.cgroup != "" {
+		if err := proctest.WaitExit([]int{daemon}, 5*time.Second); err != nil {
+			t.Fatalf("the agent's setsid daemon survived Kill: %v", err)
+		}
+	}
+	if d := time.Since(began); d > 2*time.Second {
+		t.Errorf("Kill took %v to take effect", d)
+	}
+	cc.Kill() // idempotent, also after the exit
+}
+
+// A contained agent dies with the process that started it, even when that
+// one is SIGKILLed; its cgroup is then stale, and the next one made under
+// the same parent removes it.
+func TestStartAgentDiesWithParent(t *testing.T) {
+	shortenShutdown(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), testAgentEnv+"=parent", "GORACE=atexit_sleep_ms=0")
+	out := expect.NewBuffer()
+	cmd.Stdout, cmd.Stderr = out, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	out.Expect(t, "\n", 10*time.Second)
+	agent, err := strconv.Atoi(strings.TrimSpace(out.String()))
+	if err != nil {
+		t.Fatalf("parent printed %q", out.String())
+	}
+	name := procCgroup(t, agent)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if err := proctest.WaitExit([]int{agent}, 5*time.Second); err != nil {
+		t.Fatalf("the agent outlived its SIGKILLed parent: %v", err)
+	}
+	if !strings.HasPrefix(name, "acpterm-") {
+		return // not in a cgroup of its own here
+	}
+	if !cgroup.Stale(name) {
+		t.Fatalf("the cgroup %s of a dead parent is not stale", name)
+	}
+	parent, err := cgroup.Own()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The next contained start cleans up.
+	startDaemonAgent(t)
+	if _, err := os.Stat(filepath.Join(parent, name)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("stale cgroup %s left after the next start: %v", name, err)
+	}
+}
+
+// procCgroup is the last element of pid's cgroup v2 path.
+func procCgroup(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			return filepath.Base(p)
+		}
+	}
+	t.Fatalf("no cgroup v2 line in %q", b)
+	return ""
 }

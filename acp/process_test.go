@@ -3,9 +3,11 @@ package acp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -27,7 +29,19 @@ func runAsTestAgent() bool {
 	case "linger": // ignores stdin's end, stops on SIGTERM
 		conn := NewAgentConn(minimalAgent{}, os.Stdin, os.Stdout, nil)
 		<-conn.Done()
-		select {}
+		waitForSignal()
+	case "asker": // asks for permission in session/new, exits at stdin's end
+		a := &askerAgent{}
+		conn := NewAgentConn(a, os.Stdin, os.Stdout, nil)
+		a.conn.Store(conn)
+		conn.Wait()
+	case "parent": // starts a contained `sleep 300`, prints its pid, waits
+		cc, err := StartAgent(exec.Command("sleep", "300"), minimalClient{}, &ConnOptions{Contain: true})
+		if err != nil {
+			os.Exit(5)
+		}
+		fmt.Println(cc.proc.cmd.Process.Pid)
+		waitForSignal()
 	case "crash": // answers initialize, then exits with status 3
 		conn := NewAgentConn(crashAgent{}, os.Stdin, os.Stdout, nil)
 		conn.Wait()
@@ -39,7 +53,38 @@ func runAsTestAgent() bool {
 	return true
 }
 
+// waitForSignal blocks until a signal ends the process. Not select {}:
+// with no other goroutine left, the runtime calls that a deadlock and exits
+// with status 2 (only under -race do its extra threads hide it). A read
+// from a pipe that nobody writes parks in the network poller instead,
+// which the runtime does not count as a deadlock.
+func waitForSignal() {
+	r, w, err := os.Pipe()
+	if err != nil {
+		os.Exit(4)
+	}
+	_, _ = r.Read(make([]byte, 1))
+	// Never reached. Using w after the read keeps the garbage collector
+	// from closing it (os.File has a finalizer), which would end the read.
+	w.Close()
+	os.Exit(4)
+}
+
 type crashAgent struct{ minimalAgent }
+
+// askerAgent sends session/request_permission from session/new, without
+// waiting for the answer.
+type askerAgent struct {
+	minimalAgent
+	conn atomic.Pointer[AgentConn]
+}
+
+func (a *askerAgent) NewSession(ctx context.Context, req *NewSessionRequest) (*NewSessionResponse, error) {
+	go func() {
+		_, _ = a.conn.Load().RequestPermission(context.Background(), &RequestPermissionRequest{SessionID: "s"})
+	}()
+	return &NewSessionResponse{SessionID: "s"}, nil
+}
 
 func (crashAgent) NewSession(context.Context, *NewSessionRequest) (*NewSessionResponse, error) {
 	os.Exit(3)
@@ -60,9 +105,11 @@ func startTestAgent(t *testing.T, mode string) *ClientConn {
 }
 
 func shortenShutdown(t *testing.T) {
-	oldStdin, oldTerm, oldDelay := stdinCloseWait, sigtermWait, agentWaitDelay
-	stdinCloseWait, sigtermWait, agentWaitDelay = 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
-	t.Cleanup(func() { stdinCloseWait, sigtermWait, agentWaitDelay = oldStdin, oldTerm, oldDelay })
+	oldStdin, oldTerm, oldKill, oldDelay, oldHandler := stdinCloseWait, sigtermWait, killWait, agentWaitDelay, handlerWait
+	stdinCloseWait, sigtermWait, killWait, agentWaitDelay, handlerWait = 200*time.Millisecond, 200*time.Millisecond, 2*time.Second, 200*time.Millisecond, 200*time.Millisecond
+	t.Cleanup(func() {
+		stdinCloseWait, sigtermWait, killWait, agentWaitDelay, handlerWait = oldStdin, oldTerm, oldKill, oldDelay, oldHandler
+	})
 }
 
 func TestStartAgentShutdown(t *testing.T) {
@@ -130,5 +177,58 @@ func TestStartAgentMissingBinary(t *testing.T) {
 	_, err := StartAgent(exec.Command("/nonexistent/agent"), minimalClient{}, nil)
 	if err == nil {
 		t.Fatal("StartAgent of a missing binary succeeded")
+	}
+}
+
+// stuckClient's permission handler never returns until released, whatever
+// its context says: a handler blocked in the kernel.
+type stuckClient struct {
+	minimalClient
+	entered, release chan struct{}
+}
+
+func (c stuckClient) RequestPermission(context.Context, *RequestPermissionRequest) (*RequestPermissionResponse, error) {
+	close(c.entered)
+	<-c.release
+	return nil, errors.New("released")
+}
+
+// Close is bounded even when a request handler never returns: it gives up
+// on it after handlerWait and says so.
+func TestStartAgentCloseAbandonsStuckHandler(t *testing.T) {
+	shortenShutdown(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), testAgentEnv+"=asker", "GORACE=atexit_sleep_ms=0")
+	cmd.Stderr = os.Stderr
+	client := stuckClient{entered: make(chan struct{}), release: make(chan struct{})}
+	defer close(client.release) // lets the abandoned handler, and Close's goroutine, end
+	cc, err := StartAgent(cmd, client, &ConnOptions{Contain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := cc.Initialize(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cc.NewSession(ctx, &NewSessionRequest{Cwd: "/"}); err != nil {
+		t.Fatal(err)
+	}
+	<-client.entered
+	began := time.Now()
+	err = cc.Close()
+	took := time.Since(began)
+	if !errors.Is(err, ErrHandlersRunning) {
+		t.Errorf("Close with a stuck handler: %v, want ErrHandlersRunning", err)
+	}
+	// The agent exits at stdin's end; then only the handler is waited for.
+	if bound := stdinCloseWait + handlerWait + time.Second; took > bound {
+		t.Errorf("Close took %v, want at most %v", took, bound)
+	}
+	if err := cc.Close(); !errors.Is(err, ErrHandlersRunning) {
+		t.Errorf("second Close: %v, want the first one's error", err)
+	}
+	<-cc.Exited()
+	if err := cc.ExitError(); err != nil {
+		t.Errorf("agent exit: %v, want a clean exit", err)
 	}
 }

@@ -88,8 +88,8 @@
 //
 //   - IsolationCgroup, chosen when possible: the manager makes a cgroup v2
 //     directory under its own cgroup (or Options.CgroupParent), named
-//     acpterm-PID-RANDOM, and one child per terminal; the command is
-//     started inside it (clone3 with CLONE_INTO_CGROUP), so no fork can
+//     acpterm-PID-START-terms-RANDOM (see internal/cgroup), and one child
+//     per terminal; the command is started inside it (clone3 with CLONE_INTO_CGROUP), so no fork can
 //     escape, and release writes cgroup.kill and removes the directory.
 //     Directories left by a crashed host are cleaned up by the next
 //     manager. It needs a writable cgroup v2 tree (root, or a delegated

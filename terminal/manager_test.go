@@ -847,7 +847,7 @@ func TestCgroupPlacement(t *testing.T) {
 			line = l
 		}
 	}
-	if !regexp.MustCompile(`/acpterm-\d+-[0-9a-f]{8}/term_[0-9a-f]{16}$`).MatchString(line) {
+	if !regexp.MustCompile(`/acpterm-\d+-\d+-terms-[0-9a-f]{8}/term_[0-9a-f]{16}$`).MatchString(line) {
 		t.Errorf("command ran in cgroup %q, want the terminal's own", line)
 	}
 }

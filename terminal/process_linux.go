@@ -3,21 +3,17 @@
 package terminal
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 	"unsafe"
 
+	"github.com/acpterm/acpterm/internal/cgroup"
 	"golang.org/x/sys/unix"
 )
 
@@ -78,7 +74,13 @@ func newCmd(s *spawnSpec) *exec.Cmd {
 		Stdout: s.stdout,
 		Stderr: s.stdout,
 		// Its own process group, so that signals reach its children.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		// Pdeathsig: a host that is SIGKILLed takes the command down with
+		// it; what the command started is left to the cgroup, which the
+		// next host removes as stale. The signal fires when the forking
+		// OS thread exits (golang/go#27505), which the runtime does only
+		// for a goroutine that exits locked to its thread: never start
+		// terminals from such a goroutine.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	}
 }
 
@@ -109,17 +111,8 @@ func (iso *isolator) startInCgroup(p *proc, s *spawnSpec) error {
 		iso.fallback(err)
 		return err
 	}
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		_ = unix.Rmdir(dir)
-		iso.fallback(err)
-		return err
-	}
 	cmd := newCmd(s)
-	cmd.SysProcAttr.UseCgroupFD = true
-	cmd.SysProcAttr.CgroupFD = fd
-	err = cmd.Start()
-	_ = unix.Close(fd)
+	err := cgroup.Start(cmd, dir)
 	if err == nil {
 		p.cmd, p.cgroup = cmd, dir
 		return nil
@@ -180,17 +173,8 @@ func (p *proc) wait() (ExitStatus, error) {
 // member (descendants that called setsid get the same chance to clean up).
 func (p *proc) terminate() {
 	signalGroup(p.pid(), unix.SIGTERM)
-	if p.cgroup == "" {
-		return
-	}
-	b, err := os.ReadFile(filepath.Join(p.cgroup, "cgroup.procs"))
-	if err != nil {
-		return
-	}
-	for _, f := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil {
-			_ = unix.Kill(pid, unix.SIGTERM)
-		}
+	if p.cgroup != "" {
+		cgroup.Signal(p.cgroup, unix.SIGTERM)
 	}
 }
 
@@ -198,7 +182,7 @@ func (p *proc) terminate() {
 func (p *proc) kill() {
 	signalGroup(p.pid(), unix.SIGKILL)
 	if p.cgroup != "" {
-		_ = os.WriteFile(filepath.Join(p.cgroup, "cgroup.kill"), []byte("1"), 0)
+		_ = cgroup.Kill(p.cgroup)
 	}
 }
 
@@ -206,7 +190,9 @@ func (p *proc) kill() {
 func (p *proc) release(logf func(string, ...any)) {
 	_ = p.cmd.Wait()
 	if p.cgroup != "" {
-		if err := removeCgroup(p.cgroup); err != nil {
+		// RemoveTree: a command running as root may have made child
+		// cgroups of its own.
+		if err := cgroup.RemoveTree(p.cgroup); err != nil {
 			logf("terminal: removing cgroup %s: %v", p.cgroup, err)
 		}
 	}
@@ -230,225 +216,20 @@ func (iso *isolator) sweep(ps []*proc) {
 
 func (iso *isolator) close() {
 	if iso.dir != "" {
-		if err := removeCgroup(iso.dir); err != nil {
+		if err := cgroup.RemoveTree(iso.dir); err != nil {
 			iso.logf("terminal: removing cgroup %s: %v", iso.dir, err)
 		}
 	}
 }
 
-// removeCgroup removes a cgroup directory whose members were killed. They
-// leave the cgroup asynchronously, so while rmdir fails with EBUSY it
-// waits, for a bounded time, for cgroup.events to say the cgroup is no
-// longer populated.
-func removeCgroup(dir string) error {
-	deadline := time.Now().Add(cgroupEmptyTimeout)
-	empty := false // cgroup.events said unpopulated before this rmdir
-	for {
-		err := unix.Rmdir(dir)
-		if err == nil || err == unix.ENOENT {
-			return nil
-		}
-		if err != unix.EBUSY || empty {
-			// Busy without members means child cgroups, which waiting
-			// will not remove.
-			return err
-		}
-		waited, err := waitUnpopulated(dir, deadline)
-		if err != nil {
-			return fmt.Errorf("%w (%w)", unix.EBUSY, err)
-		}
-		empty = !waited
-	}
-}
-
-// cgroupEmptyTimeout bounds the wait for killed members to leave a
-// cgroup; SIGKILL takes effect in microseconds unless a process is stuck
-// in the kernel (uninterruptible I/O).
-const cgroupEmptyTimeout = 5 * time.Second
-
-// waitUnpopulated waits until cgroup dir has no process in it or deadline
-// passes, and reports whether it had any to wait for. The kernel signals a
-// change of cgroup.events to poll(2) as POLLPRI, so this sleeps until the
-// members are gone rather than polling.
-func waitUnpopulated(dir string, deadline time.Time) (waited bool, err error) {
-	fd, err := unix.Open(filepath.Join(dir, "cgroup.events"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err == unix.ENOENT {
-		return true, nil // removed meanwhile: let rmdir say so
-	}
-	if err != nil {
-		return false, err
-	}
-	defer unix.Close(fd)
-	buf := make([]byte, 256)
-	for {
-		// Reading arms the notification: poll reports only changes made
-		// after the last read.
-		n, err := unix.Pread(fd, buf, 0)
-		if err != nil {
-			return waited, err
-		}
-		busy, ok := populated(buf[:n])
-		if !ok {
-			return waited, fmt.Errorf("no populated key in %q", buf[:n])
-		}
-		if !busy {
-			return waited, nil
-		}
-		waited = true
-		left := time.Until(deadline)
-		if left <= 0 {
-			return waited, errors.New("members still running after " + cgroupEmptyTimeout.String())
-		}
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLPRI}}
-		if _, err := unix.Poll(fds, int(left.Milliseconds())+1); err != nil && err != unix.EINTR {
-			return waited, err
-		}
-	}
-}
-
-// populated reads the "populated" key of a cgroup.events file: 1 while
-// the cgroup or any of its descendants has a live process.
-func populated(events []byte) (busy, ok bool) {
-	for line := range strings.SplitSeq(string(events), "\n") {
-		if v, found := strings.CutPrefix(line, "populated "); found {
-			return strings.TrimSpace(v) != "0", true
-		}
-	}
-	return false, false
-}
-
 // makeManagerCgroup creates the manager's cgroup under parent (default:
-// the current process's cgroup) and checks it supports cgroup.kill.
+// the current process's cgroup), after removing those of dead hosts.
 func makeManagerCgroup(parent string) (string, error) {
-	if parent == "" {
-		var err error
-		if parent, err = ownCgroupDir(); err != nil {
-			return "", err
-		}
-	}
-	cleanStaleCgroups(parent)
-	dir := filepath.Join(parent, fmt.Sprintf("acpterm-%d-%s", os.Getpid(), randomHex(4)))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return "", err
-	}
-	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
-		_ = unix.Rmdir(dir)
-		return "", fmt.Errorf("no cgroup.kill (Linux < 5.14?): %w", err)
-	}
-	return dir, nil
+	return cgroup.New(parent, "terms")
 }
 
-// cleanStaleCgroups kills and removes what managers of processes that
-// died without closing left under parent.
-func cleanStaleCgroups(parent string) {
-	ents, err := os.ReadDir(parent)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		rest, ok := strings.CutPrefix(e.Name(), "acpterm-")
-		if !ok || !e.IsDir() {
-			continue
-		}
-		pidStr, _, _ := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidStr)
-		if err != nil || pid <= 0 || unix.Kill(pid, 0) != unix.ESRCH {
-			continue
-		}
-		dir := filepath.Join(parent, e.Name())
-		subs, _ := os.ReadDir(dir)
-		for _, s := range subs {
-			if s.IsDir() {
-				sub := filepath.Join(dir, s.Name())
-				_ = os.WriteFile(filepath.Join(sub, "cgroup.kill"), []byte("1"), 0)
-				_ = removeCgroup(sub)
-			}
-		}
-		_ = removeCgroup(dir)
-	}
-}
-
-// ownCgroupDir finds the directory of the current process's cgroup in the
-// cgroup v2 hierarchy.
-func ownCgroupDir() (string, error) {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return "", err
-	}
-	var rel string
-	found := false
-	for _, line := range strings.Split(string(b), "\n") {
-		if p, ok := strings.CutPrefix(line, "0::"); ok {
-			rel, found = p, true
-			break
-		}
-	}
-	if !found {
-		return "", errors.New("no cgroup v2 entry in /proc/self/cgroup")
-	}
-	mnt, root, err := cgroup2Mount()
-	if err != nil {
-		return "", err
-	}
-	rel = strings.TrimSuffix(rel, " (deleted)")
-	if root != "/" {
-		r, ok := strings.CutPrefix(rel, root)
-		if !ok {
-			return "", fmt.Errorf("cgroup %s is outside the mounted root %s", rel, root)
-		}
-		rel = r
-	}
-	return filepath.Join(mnt, rel), nil
-}
-
-// cgroup2Mount returns the mount point and root of the cgroup2 hierarchy.
-func cgroup2Mount() (mountPoint, root string, err error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		// ID parent major:minor root mountpoint options [optional…] - fstype source super
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
-			continue
-		}
-		if fs := strings.Fields(post); len(fs) == 0 || fs[0] != "cgroup2" {
-			continue
-		}
-		fs := strings.Fields(pre)
-		if len(fs) < 5 {
-			continue
-		}
-		return unescapeMount(fs[4]), unescapeMount(fs[3]), nil
-	}
-	if err := sc.Err(); err != nil {
-		return "", "", err
-	}
-	return "", "", errors.New("no cgroup2 mount")
-}
-
-// unescapeMount undoes the octal escapes (\040 for space, …) of mountinfo.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+// ownCgroupDir finds the directory of the current process's cgroup.
+func ownCgroupDir() (string, error) { return cgroup.Own() }
 
 // scanKill kills every process whose environment carries one of markers.
 // Concurrent callers share scans: whoever arrives while a scan runs has

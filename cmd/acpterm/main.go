@@ -12,13 +12,22 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime"
 	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/acpterm/acpterm/internal/client"
+	"github.com/acpterm/acpterm/sandbox"
+	"github.com/acpterm/acpterm/terminal"
 )
 
-func main() { os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+func main() {
+	sandbox.Init() // first: as a sandbox helper, it applies the policy and execs the command
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
 
 const mainUsage = `acpterm runs Agent Client Protocol (ACP) agents with full terminal support.
 
@@ -138,3 +147,105 @@ func usageText(fs *flag.FlagSet, head string) func() {
 
 // aliases maps a long flag to its one-letter alias.
 var aliases = map[string]string{"prompt": "p"}
+
+// Backstops of the exit after Ctrl-C or SIGTERM. client.Run is bounded on
+// its own (see its shutdown), but a write to a stdout or stderr whose
+// reader stalled blocks in the kernel, and so would acpterm; past these
+// bounds it exits with 130 regardless, after the run has killed what it
+// can. The agent and the terminals' leaders die with acpterm
+// (PR_SET_PDEATHSIG), and what they started is in cgroups that the next
+// acpterm removes as stale.
+const (
+	// hardExitWait is how long after the second signal, which kills the
+	// agent and its terminals at once, acpterm waits for Run to return.
+	hardExitWait = 3 * time.Second
+	// shutdownSlack is Run's bound after the cancel grace period and the
+	// terminals' kill grace (7.5 s, see client's shutdown), rounded up.
+	shutdownSlack = 10 * time.Second
+)
+
+// runWithSignals runs run with SIGINT and SIGTERM delivered to it as
+// cfg.Interrupts: the first cancels the turn, the second kills the agent
+// and its terminals. It exits the process with 130 if run has not returned
+// hardExitWait after the second signal (a third exits at once), or
+// CancelGrace + KillGrace + shutdownSlack after the first.
+func runWithSignals(ctx context.Context, cfg *client.Config, run func(context.Context, *client.Config) int) int {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	// Room for the two signals Run acts on, so forwarding never blocks.
+	fwd := make(chan os.Signal, 2)
+	cfg.Interrupts = fwd
+	first := cancelGrace(cfg) + killGrace(cfg) + shutdownSlack
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		watchExit(sigs, fwd, done, first)
+	}()
+	code := run(ctx, cfg)
+	close(done)
+	wg.Wait()
+	return code
+}
+
+// watchExit forwards signals to Run and enforces the backstops until done
+// is closed.
+func watchExit(sigs <-chan os.Signal, fwd chan<- os.Signal, done <-chan struct{}, first time.Duration) {
+	n := 0
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	defer t.Stop()
+	var deadline <-chan time.Time
+	for {
+		select {
+		case <-done:
+			return
+		case s := <-sigs:
+			n++
+			switch n {
+			case 1:
+				fwd <- s
+				t.Reset(first)
+			case 2:
+				fwd <- s
+				t.Reset(hardExitWait)
+			default:
+				hardExit("a third interrupt")
+			}
+			deadline = t.C
+		case <-deadline:
+			hardExit("the shutdown did not finish in time")
+		}
+	}
+}
+
+// hardExit ends acpterm at once with 130.
+func hardExit(why string) {
+	// Our stderr may be what is stuck: the note gets 100 ms.
+	wrote := make(chan struct{})
+	go func() {
+		fmt.Fprintf(os.Stderr, "acpterm: exiting at once: %s\n", why)
+		close(wrote)
+	}()
+	select {
+	case <-wrote:
+	case <-time.After(100 * time.Millisecond):
+	}
+	os.Exit(client.ExitCancelled)
+}
+
+func cancelGrace(cfg *client.Config) time.Duration {
+	if cfg.CancelGrace > 0 {
+		return cfg.CancelGrace
+	}
+	return client.DefaultCancelGrace
+}
+
+func killGrace(cfg *client.Config) time.Duration {
+	if cfg.KillGrace > 0 {
+		return cfg.KillGrace
+	}
+	return terminal.DefaultKillGrace
+}

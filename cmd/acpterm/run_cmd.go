@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/acpterm/acpterm/internal/client"
@@ -219,11 +217,8 @@ func askOnTTY(cfg *client.Config, stdin io.Reader, stderr io.Writer) func() {
 	return func() {}
 }
 
-// runClient runs the client with SIGINT and SIGTERM turned into cancels.
+// runClient runs the client with SIGINT and SIGTERM turned into cancels
+// (signals.go).
 func runClient(ctx context.Context, cfg *client.Config) int {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	cfg.Interrupts = sigs
-	return client.Run(ctx, cfg)
+	return runWithSignals(ctx, cfg, client.Run)
 }

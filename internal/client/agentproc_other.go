@@ -8,8 +8,6 @@ import (
 	"os/exec"
 )
 
-func ownProcessGroup(cmd *exec.Cmd) {}
-
 func killProcessGroup(pid int) {}
 
 func describeExit(err error) string {

@@ -11,14 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ownProcessGroup puts the agent in a process group of its own, so that a
-// Ctrl-C typed at the terminal reaches acpterm only: acpterm turns it into
-// session/cancel instead of the agent dying of it.
-func ownProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-}
-
-// killProcessGroup kills the agent and whatever it started in its group.
+// killProcessGroup kills a terminal's process group at once.
 func killProcessGroup(pid int) {
 	if pid > 0 {
 		_ = unix.Kill(-pid, unix.SIGKILL)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/textsafe"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -187,6 +188,7 @@ func (d *driver) run(ctx context.Context) int {
 	if err != nil {
 		return d.usage("--root: %v", err)
 	}
+	defer ws.Close()
 	if real, err := filepath.EvalSymlinks(cwd); err != nil || !ws.contains(real) {
 		return d.usage("--cwd %s is outside every --root (%s)", cwd, strings.Join(ws.Roots(), ", "))
 	}
@@ -235,7 +237,7 @@ func (d *driver) run(ctx context.Context) int {
 		if reason == "" {
 			d.r.Error(msg, code)
 		}
-		fmt.Fprintf(c.Stderr, "acpterm: %s\n", msg)
+		fmt.Fprintf(c.Stderr, "acpterm: %s\n", textsafe.Line(msg)) // it may quote the agent
 	}
 	return code
 }
@@ -247,13 +249,17 @@ func (d *driver) session(ctx context.Context, h *handler) (acp.StopReason, int, 
 	c := &d.cfg
 	cmd := exec.Command(c.Agent[0], c.Agent[1:]...)
 	cmd.Dir = d.cwd
-	ownProcessGroup(cmd)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return "", ExitFailure, err.Error()
 	}
 	cmd.Stderr = pw
-	conn, err := acp.StartAgent(cmd, h, &acp.ConnOptions{OnBadMessage: d.badMessage})
+	// Contain: the agent leads its own process group (a Ctrl-C typed at
+	// the terminal reaches acpterm only, which turns it into
+	// session/cancel), runs in a cgroup of its own where the tree is
+	// writable, and dies with acpterm (PR_SET_PDEATHSIG; this goroutine is
+	// never locked to its thread).
+	conn, err := acp.StartAgent(cmd, h, &acp.ConnOptions{OnBadMessage: d.badMessage, Contain: true})
 	pw.Close()
 	if err != nil {
 		pr.Close()
@@ -391,13 +397,14 @@ func (d *driver) callCtx(parent context.Context, timeout time.Duration) (context
 	}
 }
 
-// killAgent kills the agent's process group, without more ado.
+// killAgent kills the agent with its cgroup (or process group), without
+// more ado.
 func (d *driver) killAgent() {
 	d.mu.Lock()
-	cmd := d.cmd
+	conn := d.conn
 	d.mu.Unlock()
-	if cmd != nil && cmd.Process != nil {
-		killProcessGroup(cmd.Process.Pid)
+	if conn != nil {
+		conn.Kill()
 	}
 }
 
@@ -414,6 +421,8 @@ func (d *driver) callFailed(ctx context.Context, method string, err error) (int,
 		return ExitAgent, "protocol error: " + pe.msg
 	case ctx.Err() != nil && errors.Is(cause, errTimeout):
 		return ExitAgent, fmt.Sprintf("the agent did not answer %s within %s (see --init-timeout)", method, d.cfg.InitTimeout)
+	case errors.Is(err, acp.ErrPeerStalled):
+		return ExitAgent, "protocol error: " + err.Error()
 	case errors.Is(err, acp.ErrConnClosed):
 		when := "before answering " + method
 		if method == "session/prompt" {
@@ -476,12 +485,9 @@ func (d *driver) wasKilled() bool {
 }
 
 // warn writes one diagnostic line to stderr, out of the live region's way.
+// The line may quote the agent (a method, a message): textsafe.Line.
 func (d *driver) warn(line string) {
-	resume := d.r.Suspend()
-	d.stderrMu.Lock()
-	_, _ = io.WriteString(d.cfg.Stderr, strings.TrimRight(line, "\n")+"\n")
-	d.stderrMu.Unlock()
-	resume()
+	d.writeStderr(textsafe.Line(strings.TrimRight(line, "\n")))
 }
 
 // pumpEvents feeds terminal events to the renderer until the manager is
@@ -513,19 +519,19 @@ func (d *driver) pumpStderr(f *os.File) {
 			if i < 0 {
 				line = append(line, chunk...)
 				if len(line) >= 64<<10 {
-					d.warn(string(line))
+					d.agentStderr(line)
 					line = line[:0]
 				}
 				break
 			}
 			line = append(line, chunk[:i]...)
-			d.warn(string(line))
+			d.agentStderr(line)
 			line = line[:0]
 			chunk = chunk[i+1:]
 		}
 		if err != nil {
 			if len(line) > 0 {
-				d.warn(string(line))
+				d.agentStderr(line)
 			}
 			return
 		}
@@ -566,8 +572,8 @@ func (d *driver) watchSignals() {
 				grace = t.C
 			}
 		case <-grace:
-			d.warn(fmt.Sprintf("acpterm: the agent did not end the cancelled turn within %s; killing it", d.cfg.CancelGrace))
 			d.kill()
+			d.warn(fmt.Sprintf("acpterm: the agent did not end the cancelled turn within %s; killed it", d.cfg.CancelGrace))
 		}
 	}
 }
@@ -584,8 +590,10 @@ func (d *driver) interrupt() bool {
 	d.mu.Unlock()
 	switch {
 	case n > 1 || ph == phaseDone:
-		d.warn("acpterm: killing the agent and its terminals")
+		// Kill first: the warning goes to stderr, which a stalled reader
+		// could block.
 		d.kill()
+		d.warn("acpterm: killing the agent and its terminals")
 		return false
 	case ph == phaseSetup:
 		return false
@@ -604,37 +612,62 @@ func (d *driver) interrupt() bool {
 	return true
 }
 
-// kill ends the agent's process group at once and the call in flight.
+// kill ends the agent (with its cgroup or process group), the session's
+// terminals and the call in flight at once. The terminals' process groups
+// get SIGKILL now; their release, in shutdown, then takes their cgroups
+// without a grace period to wait out.
 func (d *driver) kill() {
 	d.mu.Lock()
 	d.killed = true
 	if d.cancelCall != nil {
 		d.cancelCall(errKilled)
 	}
+	sid := d.sid
 	d.mu.Unlock()
-	d.perm.CancelAll()
 	d.killAgent()
+	if sid != "" {
+		// A listed terminal is not released yet, so its leader is not
+		// reaped and its PID still names its group.
+		for _, t := range d.mgr.Terminals(string(sid)) {
+			killProcessGroup(t.PID)
+		}
+	}
+	d.perm.CancelAll()
 }
 
 // shutdown releases the session's terminals, stops the agent (at once when
 // hard, else in order: stdin closed, SIGTERM, SIGKILL), kills what is left
-// of its process group, closes the terminal manager and joins every
-// goroutine of the run.
+// of its cgroup or process group, closes the terminal manager and joins
+// every goroutine of the run.
+//
+// It is bounded whatever the agent or a request handler does (barring
+// processes stuck in the kernel): releasing the terminals takes at most
+// KillGrace plus the 100 ms output drain; acp's Close of the agent at most
+// 2 s after stdin is closed, 2 s after SIGTERM, 2 s after SIGKILL, then 1 s
+// for request handlers, which are abandoned after that; the stderr pump
+// 200 ms; the session/cancel sender 5 s, running since the interrupt. So
+// after the turn ends, Run returns within KillGrace + 7.5 s; after a first
+// interrupt, within CancelGrace + KillGrace + 7.5 s (the agent is killed
+// when CancelGrace runs out, which makes its Close take 1 s at most); after
+// a second one, which kills everything at once, within about 1.5 s.
 func (d *driver) shutdown(hard bool) {
 	d.mu.Lock()
 	d.phase = phaseDone
-	conn, cmd, sid, errPipe := d.conn, d.cmd, d.sid, d.errPipe
+	conn, sid, errPipe := d.conn, d.sid, d.errPipe
 	d.mu.Unlock()
 	d.perm.CancelAll()
 	if conn != nil {
 		if hard {
-			killProcessGroup(cmd.Process.Pid)
+			conn.Kill()
 		}
 		if sid != "" {
 			d.mgr.ReleaseSession(string(sid))
 		}
-		_ = conn.Close()
-		killProcessGroup(cmd.Process.Pid)
+		// Close kills what the agent left behind in its cgroup or group
+		// (ConnOptions.Contain).
+		if err := conn.Close(); err != nil {
+			d.warn("acpterm: " + err.Error())
+		}
 		// A descendant of the agent outside its group may hold its stderr
 		// open; what it writes from now on is not waited for.
 		_ = errPipe.SetReadDeadline(time.Now().Add(200 * time.Millisecond))

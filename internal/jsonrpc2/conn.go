@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ErrClosed is returned (possibly wrapped) by calls on a connection that has ended.
@@ -40,6 +41,27 @@ func (f HandlerFunc) Handle(ctx context.Context, req *Request) (any, error) { re
 type Options struct {
 	// MaxMessageSize is the most bytes one incoming line may hold; 0 means DefaultMaxMessageSize.
 	MaxMessageSize int
+	// MaxConcurrentCalls bounds the incoming calls whose handlers are running or waiting to
+	// run; 0 means DefaultMaxConcurrentCalls, a negative value means no bound. At the bound
+	// the reader stops reading until a handler finishes, so a peer that sends calls faster
+	// than they are served is slowed down instead of making us start a goroutine per call.
+	// A handler holds its place until its reply is queued, except while it waits in a Call
+	// or Notify on this Conn made with its own ctx: the response it waits for must still be
+	// read. So the bound can be briefly exceeded by handlers coming back from such a Call;
+	// the reader then waits until the count is below the bound again.
+	MaxConcurrentCalls int
+	// MaxQueuedBytes bounds each of the two queues a peer can fill: encoded outgoing messages
+	// waiting to be written, and incoming notifications (and calls) waiting for the ones
+	// before them to be handled. 0 means DefaultMaxQueuedBytes. Past it the reader stops
+	// reading, and a reply, Call or Notify waits before encoding its message; one message
+	// larger than the bound still goes through, so the queue holds at most the bound plus
+	// one message.
+	MaxQueuedBytes int
+	// StallTimeout is how long the peer may leave our output unread while we have a
+	// message to write before the connection fails with an error wrapping ErrPeerStalled:
+	// such a peer holds our queued messages, and the handlers waiting behind them,
+	// forever. 0 means DefaultStallTimeout; a negative value means never.
+	StallTimeout time.Duration
 	// ToWireError turns a handler's error into the error object sent back. Nil, or a nil return,
 	// means: a wrapped *Error is sent as is, anything else is -32603 with err.Error() as message.
 	// Either way a call cancelled by $/cancel_request whose handler returns context.Canceled is
@@ -53,6 +75,26 @@ type Options struct {
 	OnBadMessage func(reason string)
 }
 
+// Defaults of Options.
+const (
+	// DefaultMaxConcurrentCalls leaves room for an agent's legitimate parallelism (tool
+	// calls each waiting for a terminal, a permission prompt) with a wide margin, while
+	// keeping a flood of calls to a few dozen goroutines and their results.
+	DefaultMaxConcurrentCalls = 64
+	// DefaultMaxQueuedBytes is half DefaultMaxMessageSize: enough to keep a few large
+	// terminal/output results in flight, small enough that the queues stay well below
+	// what a flooding peer could otherwise pile up.
+	DefaultMaxQueuedBytes = 32 << 20
+	// DefaultStallTimeout is long enough for a busy peer to get back to its input, and
+	// short enough that a hung one is reported while the user is still watching.
+	DefaultStallTimeout = 30 * time.Second
+)
+
+// ErrPeerStalled is wrapped by the error that ends a connection whose peer stopped reading
+// its input (see Options.StallTimeout); Wait returns it, and Calls then fail with an error
+// wrapping both it and ErrClosed.
+var ErrPeerStalled = errors.New("the peer stopped reading its input")
+
 // Conn is one JSON-RPC connection. Its methods are safe for concurrent use.
 //
 // When input ends, every handler's ctx is cancelled and replies are no longer sent. The
@@ -63,13 +105,16 @@ type Options struct {
 // response to that Call arrived after the notification being handled, and is otherwise held
 // back until that handler returns, which it never would.
 type Conn struct {
-	r        io.Reader
-	w        io.Writer
-	h        Handler
-	maxSize  int
-	toWire   func(error) *Error
-	logfFunc func(format string, args ...any)
-	onBad    func(reason string)
+	r         io.Reader
+	w         io.Writer
+	h         Handler
+	maxSize   int
+	maxCalls  int   // < 0: no bound
+	maxQueued int64 // for both queues
+	stall     time.Duration
+	toWire    func(error) *Error
+	logfFunc  func(format string, args ...any)
+	onBad     func(reason string)
 
 	ctx       context.Context // parent of every handler ctx; cancelled at end of input or Close
 	cancel    context.CancelFunc
@@ -79,31 +124,49 @@ type Conn struct {
 	closing atomic.Bool // Close was called
 
 	mu       sync.Mutex
-	stopped  bool // input ended or Close was called: no new Calls, no more replies
+	stopped  bool  // input ended or Close was called: no new Calls, no more replies
+	failure  error // what ended the connection from inside (a stalled peer), if anything
 	pending  map[int64]*pendingCall
 	inflight map[string]*inflightCall
 
-	// The writer (writer.go): outgoing messages in order, cancellations first.
-	oqmu     sync.Mutex
-	oq       []*outgoing
-	cancels  []int64 // $/cancel_request ids to write before any other message
-	wstopped bool    // the writer has stopped; sends fail at once
-	wkick    chan struct{}
-	werr     error  // the writer's: sticky after a failed write
-	onQueued func() // tests: called when send has queued a message
+	// Flow control (flow.go). running: incoming calls holding a place under maxCalls.
+	smu     sync.Mutex
+	running int
+	rkick   chan struct{} // wakes the reader when it may go on: a place, or queue room
 
-	// The ordered queue: notifications, and responses that must wait for the notifications
-	// before them. busy: the worker is handling an item.
-	qmu   sync.Mutex
-	queue []queued
-	busy  bool
-	kick  chan struct{}
+	// The writer (writer.go): outgoing messages in order, cancellations first.
+	oqmu       sync.Mutex
+	oq         []*outgoing
+	oqBytes    int64   // encoded bytes in oq, and of the message being written
+	cancels    []int64 // $/cancel_request ids to write before any other message
+	wstopped   bool    // the writer has stopped; sends fail at once
+	wkick      chan struct{}
+	wdone      chan struct{} // closed when the writer stops
+	turn       chan struct{} // held while waiting for room in oq, encoding and queueing
+	budgetKick chan struct{} // wakes the holder of turn when oq shrinks
+	werr       error         // the writer's: sticky after a failed write
+	stallTimer *time.Timer   // the writer's: fires when one write is blocked for stall
+	stallFired chan struct{} // closed when the stall timer's function has returned
+	onQueued   func()        // tests: called when send has queued a message
+
+	// The ordered queue: notifications, and the calls and responses that must wait for the
+	// notifications before them. busy: the worker is handling an item.
+	qmu           sync.Mutex
+	queue         []queued
+	qBytes        int64 // params bytes of the queued notifications and calls
+	busy          bool
+	notifyWaiting int // Calls in flight made with notifyCtx
+	kick          chan struct{}
 
 	wg        sync.WaitGroup // reader, worker and call handlers
 	done      chan struct{}  // closed when the reader returns
 	readErr   error
 	closeOnce sync.Once
 	closeErr  error
+	rOnce     sync.Once
+	rErr      error
+	wOnce     sync.Once
+	wErr      error
 }
 
 type pendingCall struct {
@@ -122,8 +185,9 @@ type inflightCall struct {
 }
 
 type queued struct {
-	note   *Request  // a notification to handle
-	resp   *response // or a response to deliver to call respID
+	note   *Request      // a notification to handle
+	call   *incomingCall // or a call to start
+	resp   *response     // or a response to deliver to call respID
 	respID int64
 	eof    bool // or the end of input
 }
@@ -137,21 +201,38 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		opts = &Options{}
 	}
 	c := &Conn{
-		r:        r,
-		w:        w,
-		h:        h,
-		maxSize:  opts.MaxMessageSize,
-		toWire:   opts.ToWireError,
-		logfFunc: opts.Logf,
-		onBad:    opts.OnBadMessage,
-		pending:  make(map[int64]*pendingCall),
-		inflight: make(map[string]*inflightCall),
-		kick:     make(chan struct{}, 1),
-		wkick:    make(chan struct{}, 1),
-		done:     make(chan struct{}),
+		r:          r,
+		w:          w,
+		h:          h,
+		maxSize:    opts.MaxMessageSize,
+		maxCalls:   opts.MaxConcurrentCalls,
+		maxQueued:  int64(opts.MaxQueuedBytes),
+		stall:      opts.StallTimeout,
+		toWire:     opts.ToWireError,
+		logfFunc:   opts.Logf,
+		onBad:      opts.OnBadMessage,
+		pending:    make(map[int64]*pendingCall),
+		inflight:   make(map[string]*inflightCall),
+		kick:       make(chan struct{}, 1),
+		rkick:      make(chan struct{}, 1),
+		wkick:      make(chan struct{}, 1),
+		wdone:      make(chan struct{}),
+		turn:       make(chan struct{}, 1),
+		budgetKick: make(chan struct{}, 1),
+		stallFired: make(chan struct{}),
+		done:       make(chan struct{}),
 	}
 	if c.maxSize <= 0 {
 		c.maxSize = DefaultMaxMessageSize
+	}
+	if c.maxCalls == 0 {
+		c.maxCalls = DefaultMaxConcurrentCalls
+	}
+	if c.maxQueued <= 0 {
+		c.maxQueued = DefaultMaxQueuedBytes
+	}
+	if c.stall == 0 {
+		c.stall = DefaultStallTimeout
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.notifyCtx = context.WithValue(c.ctx, notifyCtxKey{}, c)
@@ -167,26 +248,40 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 // if the request was still waiting to be written it is never sent, otherwise $/cancel_request
 // follows it and a response arriving later is dropped. So a peer that stops reading cannot hold
 // a Call beyond its ctx. Once input has ended or Close was called, or after a failed write, it
-// returns an error wrapping ErrClosed.
+// returns an error wrapping ErrClosed (and ErrPeerStalled when that is what ended it).
+//
+// A handler's Call with its own ctx gives up the handler's place under MaxConcurrentCalls
+// until the response arrives, so calls waiting on the peer never keep the reader from
+// reading that peer's responses.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	n := c.nextID.Add(1)
-	buf, err := encode(wireRequest{JSONRPC: "2.0", ID: Int64ID(n), Method: method, Params: params})
-	if err != nil {
-		return fmt.Errorf("jsonrpc2: encoding %s params: %w", method, err)
-	}
 	p := &pendingCall{ch: make(chan response, 1), direct: ctx.Value(notifyCtxKey{}) == c}
 	c.mu.Lock()
 	if c.stopped {
 		c.mu.Unlock()
-		putBuf(buf)
-		return ErrClosed
+		return c.closedErr()
 	}
 	c.pending[n] = p
 	c.mu.Unlock()
-	if maybeSent, err := c.send(ctx, buf); err != nil {
+	if s := c.slotOf(ctx); s != nil {
+		c.suspend(s)
+		defer c.resume(s)
+	}
+	if p.direct {
+		c.notifyCallStarted()
+		defer c.notifyCallEnded()
+	}
+	maybeSent, err := c.send(ctx, func() (*bytes.Buffer, error) {
+		buf, err := encode(wireRequest{JSONRPC: "2.0", ID: Int64ID(n), Method: method, Params: params})
+		if err != nil {
+			return nil, fmt.Errorf("jsonrpc2: encoding %s params: %w", method, err)
+		}
+		return buf, nil
+	})
+	if err != nil {
 		if c.forget(n) && maybeSent && ctx.Err() != nil {
 			c.queueCancel(n)
 		}
@@ -219,13 +314,20 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 		return err
 	}
 	if c.isStopped() {
-		return ErrClosed
+		return c.closedErr()
 	}
-	buf, err := encode(wireRequest{JSONRPC: "2.0", Method: method, Params: params})
-	if err != nil {
-		return fmt.Errorf("jsonrpc2: encoding %s params: %w", method, err)
+	if s := c.slotOf(ctx); s != nil {
+		// Waiting for the peer to read, like waiting for its response in Call.
+		c.suspend(s)
+		defer c.resume(s)
 	}
-	_, err = c.send(ctx, buf)
+	_, err := c.send(ctx, func() (*bytes.Buffer, error) {
+		buf, err := encode(wireRequest{JSONRPC: "2.0", Method: method, Params: params})
+		if err != nil {
+			return nil, fmt.Errorf("jsonrpc2: encoding %s params: %w", method, err)
+		}
+		return buf, nil
+	})
 	return err
 }
 
@@ -243,24 +345,65 @@ func (c *Conn) Close() error {
 		c.mu.Unlock()
 		c.cancel()
 		c.failPending()
-		var errs []error
-		if rc, ok := c.r.(io.Closer); ok {
-			errs = append(errs, rc.Close())
-		}
-		if wc, ok := c.w.(io.Closer); ok && !sameValue(c.r, c.w) {
-			errs = append(errs, wc.Close())
-		}
+		c.closeReader()
+		c.closeWriter()
 		c.wg.Wait()
-		c.closeErr = errors.Join(errs...)
+		c.closeErr = errors.Join(c.rErr, c.wErr)
 	})
 	return c.closeErr
 }
 
-// Done is closed when the reader has stopped: end of input, a read error, or Close.
+// closeReader and closeWriter close r and w once, whether Close or a failure does it first.
+func (c *Conn) closeReader() {
+	if rc, ok := c.r.(io.Closer); ok {
+		c.rOnce.Do(func() { c.rErr = rc.Close() })
+	}
+}
+
+func (c *Conn) closeWriter() {
+	if wc, ok := c.w.(io.Closer); ok && !sameValue(c.r, c.w) {
+		c.wOnce.Do(func() { c.wErr = wc.Close() })
+	}
+}
+
+// fail ends the connection because of err, seen from inside (a stalled peer): like the end of
+// input, and r and w are closed so that a blocked Read or Write returns. Wait then returns err.
+func (c *Conn) fail(err error) {
+	c.mu.Lock()
+	if c.failure == nil {
+		c.failure = err
+	}
+	c.stopped = true
+	c.mu.Unlock()
+	c.logf("%v; closing the connection", err)
+	c.cancel()
+	c.failPending()
+	c.closeReader()
+	c.closeWriter()
+}
+
+// closedErr is the error for a call on a connection that has ended.
+func (c *Conn) closedErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failure != nil {
+		return closedError{c.failure}
+	}
+	return ErrClosed
+}
+
+// closedError is ErrClosed with the failure that closed the connection, whose text says it all.
+type closedError struct{ cause error }
+
+func (e closedError) Error() string   { return e.cause.Error() + "; connection closed" }
+func (e closedError) Unwrap() []error { return []error{ErrClosed, e.cause} }
+
+// Done is closed when the reader has stopped: end of input, a read error, a stalled peer, or Close.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Wait waits for the reader to stop and for every goroutine the Conn started to return, and
-// returns the error that ended reading: nil for end of input or Close.
+// returns the error that ended the connection: nil for end of input or Close, an error
+// wrapping ErrPeerStalled for a peer that stopped reading, else the read error.
 func (c *Conn) Wait() error {
 	<-c.done
 	c.wg.Wait()
@@ -287,35 +430,30 @@ func (c *Conn) isStopped() bool {
 	return c.stopped
 }
 
-func (c *Conn) replyResult(id ID, result any) {
-	buf, err := encode(wireResult{JSONRPC: "2.0", ID: id, Result: result})
-	if err != nil {
-		c.logf("jsonrpc2: encoding the result for call %s: %v", id, err)
-		c.replyError(id, &Error{Code: CodeInternalError, Message: "encoding the result: " + err.Error()})
-		return
-	}
-	c.reply(buf)
-}
-
-func (c *Conn) replyError(id ID, e *Error) {
-	buf, err := encode(wireError{JSONRPC: "2.0", ID: id, Error: e})
-	if err != nil {
-		// Only Data can fail to encode; send the rest.
-		c.logf("jsonrpc2: encoding the error for call %s: %v", id, err)
-		buf, err = encode(wireError{JSONRPC: "2.0", ID: id, Error: &Error{Code: e.Code, Message: e.Message}})
-		if err != nil {
-			return
+// reply queues the response to call id: result, or e when e is not nil. It does not wait for
+// the write: the bound on queued bytes is what holds up a handler whose peer does not read,
+// and the handler's place under MaxConcurrentCalls is freed once its reply is queued.
+func (c *Conn) reply(id ID, result any, e *Error) {
+	_, _ = c.enqueue(context.Background(), func() (*bytes.Buffer, error) {
+		if e == nil {
+			buf, err := encode(wireResult{JSONRPC: "2.0", ID: id, Result: result})
+			if err == nil {
+				return buf, nil
+			}
+			c.logf("jsonrpc2: encoding the result for call %s: %v", id, err)
+			e = &Error{Code: CodeInternalError, Message: "encoding the result: " + err.Error()}
 		}
-	}
-	c.reply(buf)
+		buf, err := encode(wireError{JSONRPC: "2.0", ID: id, Error: e})
+		if err != nil {
+			// Only Data can fail to encode; send the rest.
+			c.logf("jsonrpc2: encoding the error for call %s: %v", id, err)
+			return encode(wireError{JSONRPC: "2.0", ID: id, Error: &Error{Code: e.Code, Message: e.Message}})
+		}
+		return buf, nil
+	})
 }
 
-// reply sends a response and waits until it is written (or the writer
-// stops), so that a peer that does not read holds up the handlers whose
-// replies it does not take rather than growing a queue.
-func (c *Conn) reply(buf *bytes.Buffer) {
-	_, _ = c.send(context.Background(), buf)
-}
+func (c *Conn) replyError(id ID, e *Error) { c.reply(id, nil, e) }
 
 // sameValue reports whether r and w are one object, so Close closes it once.
 func sameValue(a, b any) bool {

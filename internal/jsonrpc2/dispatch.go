@@ -1,7 +1,8 @@
 package jsonrpc2
 
 // The incoming side: the reader goroutine routes each message; calls get a goroutine each;
-// notifications, and the responses that must follow them, go through one ordered queue.
+// notifications, and the calls and responses that must follow them, go through one ordered
+// queue.
 
 import (
 	"bytes"
@@ -18,8 +19,8 @@ func (c *Conn) read() {
 	defer c.wg.Done()
 	lr := newLineReader(c.r, c.maxSize)
 	var err error
-	for !c.closing.Load() {
-		line, tooLong, rerr := lr.next()
+	for !c.closing.Load() && c.waitToRead() {
+		line, owned, tooLong, rerr := lr.next()
 		if rerr != nil {
 			err = rerr
 			break
@@ -31,7 +32,7 @@ func (c *Conn) read() {
 		if len(bytes.TrimLeft(line, " \t\r\n")) == 0 {
 			continue
 		}
-		c.dispatch(line)
+		c.dispatch(line, owned)
 	}
 
 	c.mu.Lock()
@@ -43,8 +44,13 @@ func (c *Conn) read() {
 	if err == io.EOF || c.closing.Load() {
 		err = nil
 	}
+	c.mu.Lock()
+	if c.failure != nil {
+		err = c.failure // the read error, if any, is only its consequence
+	}
+	c.mu.Unlock()
 	c.readErr = err
-	c.enqueue(queued{eof: true})
+	c.push(queued{eof: true}, 0)
 	close(c.done)
 }
 
@@ -94,8 +100,13 @@ func peekEnvelope(head []byte) (id ID, isResponse bool) {
 	return id, isResponse
 }
 
-func (c *Conn) dispatch(line []byte) {
+// dispatch routes one line. owned: the line is the caller's to keep, so what is decoded may
+// point into it; otherwise it is copied out, the line's buffer being reused.
+func (c *Conn) dispatch(line []byte, owned bool) {
 	d := decodeMessage(line)
+	if !owned {
+		d.own()
+	}
 	switch d.kind {
 	case kindInvalid:
 		c.badMessage("rejected", d.err.Message)
@@ -107,7 +118,7 @@ func (c *Conn) dispatch(line []byte) {
 			c.cancelIncoming(d.params)
 			return
 		}
-		c.enqueue(queued{note: &Request{Method: d.method, Params: d.params}})
+		c.push(queued{note: &Request{Method: d.method, Params: d.params}}, len(d.params))
 	case kindCall:
 		c.startCall(&Request{ID: d.id, Method: d.method, Params: d.params})
 	case kindResponse:
@@ -115,38 +126,82 @@ func (c *Conn) dispatch(line []byte) {
 	}
 }
 
+// incomingCall is a call read from the peer, registered in inflight, holding a place under
+// MaxConcurrentCalls, and started at once or queued behind earlier notifications.
+type incomingCall struct {
+	req    *Request
+	ctx    context.Context
+	cancel context.CancelFunc
+	f      *inflightCall
+	slot   *callSlot
+}
+
+// startCall takes a place for the call, waiting for one (and so not reading) while
+// MaxConcurrentCalls handlers hold theirs, then starts it, or queues it when notifications
+// that arrived before it are still to be handled.
 func (c *Conn) startCall(req *Request) {
+	s := c.acquireSlot()
+	if s == nil {
+		return // the connection is ending: nobody to answer
+	}
 	key := req.ID.key()
-	ctx, cancel := context.WithCancel(c.ctx)
+	ctx, cancel := context.WithCancel(context.WithValue(c.ctx, slotKey{}, s))
 	f := &inflightCall{cancel: cancel}
 	c.mu.Lock()
 	if _, dup := c.inflight[key]; dup {
 		c.mu.Unlock()
 		cancel()
+		c.release(s)
 		c.replyError(req.ID, &Error{Code: CodeInvalidRequest, Message: "request id " + req.ID.String() + " is already in use"})
 		return
 	}
 	c.inflight[key] = f
 	c.mu.Unlock()
 
-	c.wg.Add(1) // the reader holds a count, so this never races with a Wait at zero
+	ic := &incomingCall{req: req, ctx: ctx, cancel: cancel, f: f, slot: s}
+	c.qmu.Lock()
+	// A notification handler waiting in its own Call may be waiting for the peer, which may
+	// be waiting for this call's answer: such a handler does not hold calls back.
+	if len(c.queue) > 0 || (c.busy && c.notifyWaiting == 0) {
+		c.queue = append(c.queue, queued{call: ic})
+		c.qBytes += int64(len(req.Params))
+		c.qmu.Unlock()
+		c.signal()
+		return
+	}
+	c.qmu.Unlock()
+	c.launch(ic)
+}
+
+// launch runs a call's handler in its own goroutine. The caller (the reader or the worker)
+// holds a count in wg, so this never races with a Wait at zero.
+func (c *Conn) launch(ic *incomingCall) {
+	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		res, err := c.handle(ctx, req)
-		c.mu.Lock()
-		delete(c.inflight, key)
-		cancelled, stopped := f.cancelled, c.stopped
-		c.mu.Unlock()
-		cancel()
+		defer c.release(ic.slot) // after the reply is queued: see Options.MaxConcurrentCalls
+		res, err := c.handle(ic.ctx, ic.req)
+		cancelled, stopped := c.endCall(ic)
 		if stopped {
 			return // the peer is gone or we are closing: nobody to answer
 		}
 		if err != nil {
-			c.replyError(req.ID, c.toWireError(err, cancelled))
+			c.replyError(ic.req.ID, c.toWireError(err, cancelled))
 			return
 		}
-		c.replyResult(req.ID, res)
+		c.reply(ic.req.ID, res, nil)
 	}()
+}
+
+// endCall forgets a call that has finished or will not run, and reports whether the peer
+// cancelled it and whether the connection has stopped.
+func (c *Conn) endCall(ic *incomingCall) (cancelled, stopped bool) {
+	c.mu.Lock()
+	delete(c.inflight, ic.req.ID.key())
+	cancelled, stopped = ic.f.cancelled, c.stopped
+	c.mu.Unlock()
+	ic.cancel()
+	return cancelled, stopped
 }
 
 func (c *Conn) handle(ctx context.Context, req *Request) (any, error) {
@@ -245,18 +300,21 @@ func (c *Conn) forget(n int64) bool {
 }
 
 func (c *Conn) failPending() {
+	err := c.closedErr()
 	c.mu.Lock()
 	ps := c.pending
 	c.pending = make(map[int64]*pendingCall)
 	c.mu.Unlock()
 	for _, p := range ps {
-		p.ch <- response{err: ErrClosed}
+		p.ch <- response{err: err}
 	}
 }
 
-func (c *Conn) enqueue(it queued) {
+// push adds an item to the ordered queue; size counts against MaxQueuedBytes.
+func (c *Conn) push(it queued, size int) {
 	c.qmu.Lock()
 	c.queue = append(c.queue, it)
+	c.qBytes += int64(size)
 	c.qmu.Unlock()
 	c.signal()
 }
@@ -288,6 +346,10 @@ func (c *Conn) work() {
 		c.queue[0] = queued{}
 		c.queue = c.queue[1:]
 		c.busy = true
+		if it.note != nil || it.call != nil {
+			c.qBytes -= int64(len(it.params()))
+			wake(c.rkick) // room in the queue: the reader may go on
+		}
 		c.qmu.Unlock()
 
 		switch {
@@ -298,6 +360,14 @@ func (c *Conn) work() {
 			return
 		case it.resp != nil:
 			c.deliver(it.respID, *it.resp)
+		case it.call != nil:
+			if c.isStopped() {
+				// Nobody to answer: do not start it.
+				c.endCall(it.call)
+				c.release(it.call.slot)
+				continue
+			}
+			c.launch(it.call)
 		case c.closing.Load():
 			// Close dropped the notifications not yet handled.
 		default:
@@ -306,4 +376,11 @@ func (c *Conn) work() {
 			}
 		}
 	}
+}
+
+func (it *queued) params() json.RawMessage {
+	if it.call != nil {
+		return it.call.req.Params
+	}
+	return it.note.Params
 }

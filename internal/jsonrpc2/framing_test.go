@@ -18,7 +18,7 @@ func readFrames(t *testing.T, r io.Reader, max int) ([]frame, error) {
 	lr := newLineReader(r, max)
 	var got []frame
 	for {
-		line, tooLong, err := lr.next()
+		line, _, tooLong, err := lr.next()
 		if err != nil {
 			return got, err
 		}
@@ -111,14 +111,14 @@ func (endless) Read(p []byte) (int, error) {
 // A line far past max is skipped with memory bounded by max plus the read buffer.
 func TestLineReaderSkipsWithoutGathering(t *testing.T) {
 	lr := newLineReader(io.MultiReader(io.LimitReader(endless{}, 64<<20), strings.NewReader("\nok\n")), 1000)
-	_, tooLong, err := lr.next()
+	_, _, tooLong, err := lr.next()
 	if err != nil || !tooLong {
 		t.Fatalf("got tooLong=%v err=%v, want a skipped line", tooLong, err)
 	}
 	if cap(lr.buf) > 1002+readBufSize {
 		t.Errorf("gathered %d bytes of a line past the 1000-byte limit", cap(lr.buf))
 	}
-	line, _, err := lr.next()
+	line, _, _, err := lr.next()
 	if err != nil || string(line) != "ok" {
 		t.Errorf("next line: %q, %v", line, err)
 	}

@@ -56,12 +56,23 @@ type (
 // wireIn is any incoming message. Error stays raw so that a malformed error object still
 // reaches its caller instead of leaving it waiting.
 type wireIn struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
+	JSONRPC string  `json:"jsonrpc"`
+	ID      rawSpan `json:"id"`
+	Method  string  `json:"method"`
+	Params  rawSpan `json:"params"`
+	Result  rawSpan `json:"result"`
+	Error   rawSpan `json:"error"`
+}
+
+// rawSpan is a json.RawMessage that points into the decoded line instead of copying it:
+// json.Unmarshal hands an Unmarshaler a slice of its input, and json.RawMessage would copy
+// that. A 60 MiB params value is then held once, in the line, not twice. The caller of
+// decodeMessage owns the line and decides whether to keep it or copy the spans (dispatch).
+type rawSpan []byte
+
+func (r *rawSpan) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
 }
 
 type msgKind int
@@ -93,7 +104,8 @@ func parseError(err error) decoded {
 	return decoded{kind: kindInvalid, err: &Error{Code: CodeParseError, Message: "parse error: " + err.Error()}}
 }
 
-// decodeMessage classifies one line. It never fails: every outcome is a kind.
+// decodeMessage classifies one line. It never fails: every outcome is a kind. Params, result
+// and an error's data may point into line: see own.
 func decodeMessage(line []byte) decoded {
 	b := bytes.TrimLeft(line, " \t\r\n")
 	if len(b) == 0 || b[0] != '{' {
@@ -102,7 +114,7 @@ func decodeMessage(line []byte) decoded {
 			return parseError(json.Unmarshal(b, new(json.RawMessage)))
 		}
 		if b[0] == '[' {
-			return invalid(ID{}, "invalid request: batches are not supported")
+			return invalid(ID{}, "invalid request: batches are not supported; none of the requests in this batch was processed, and none will be answered")
 		}
 		return invalid(ID{}, "invalid request: not a JSON object")
 	}
@@ -120,8 +132,8 @@ func decodeMessage(line []byte) decoded {
 	if !idOK {
 		replyID = ID{}
 	}
-	hasResult := w.Result != nil
-	hasError := w.Error != nil && string(w.Error) != "null"
+	hasResult := len(w.Result) > 0
+	hasError := len(w.Error) > 0 && string(w.Error) != "null"
 	isResponse := w.Method == "" && !methodBad && (hasResult || hasError)
 
 	if w.JSONRPC != "2.0" {
@@ -137,8 +149,8 @@ func decodeMessage(line []byte) decoded {
 		if !idOK {
 			return invalid(ID{}, `invalid request: "id" must be a string, a number or null`)
 		}
-		params := w.Params
-		if string(params) == "null" {
+		params := json.RawMessage(w.Params)
+		if len(params) == 0 || string(params) == "null" {
 			params = nil
 		}
 		kind := kindNotification
@@ -155,9 +167,18 @@ func decodeMessage(line []byte) decoded {
 		return decoded{kind: kindIgnored, note: fmt.Sprintf("response without a usable id: result=%.200s error=%.200s", w.Result, w.Error)}
 	}
 	if hasError {
-		return decoded{kind: kindResponse, id: id, err: decodeErrorObject(w.Error)}
+		return decoded{kind: kindResponse, id: id, err: decodeErrorObject(json.RawMessage(w.Error))}
 	}
-	return decoded{kind: kindResponse, id: id, result: w.Result}
+	return decoded{kind: kindResponse, id: id, result: json.RawMessage(w.Result)}
+}
+
+// own copies what d holds of its line, so the line's buffer can be reused.
+func (d *decoded) own() {
+	d.params = bytes.Clone(d.params)
+	d.result = bytes.Clone(d.result)
+	if d.err != nil && d.err.Data != nil {
+		d.err.Data = bytes.Clone(d.err.Data)
+	}
 }
 
 func decodeErrorObject(raw json.RawMessage) *Error {

@@ -41,12 +41,12 @@ func TestWireReplies(t *testing.T) {
 		{
 			name: "batch",
 			in:   `[{"jsonrpc":"2.0","id":1,"method":"echo"},{"jsonrpc":"2.0","id":2,"method":"echo"}]` + "\n",
-			want: []string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: batches are not supported"}}`},
+			want: []string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: batches are not supported; none of the requests in this batch was processed, and none will be answered"}}`},
 		},
 		{
 			name: "empty batch",
 			in:   "[]\n",
-			want: []string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: batches are not supported"}}`},
+			want: []string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: batches are not supported; none of the requests in this batch was processed, and none will be answered"}}`},
 		},
 		{
 			name: "not an object",

@@ -5,12 +5,24 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 )
 
 // Outgoing messages go through one writer goroutine, in the order they were
 // sent, so that no sender ever blocks in Write: a peer that stops reading
 // fills the pipe and blocks the writer, but a Call or Notify still returns
 // when its ctx ends.
+//
+// The queue is bounded in bytes (Options.MaxQueuedBytes). A sender first
+// takes the turn, waits until the queue is below the bound, and only then
+// encodes its message and queues it: the values waiting to be sent stay as
+// the senders hold them, and at most one encoded message beyond the bound
+// exists at a time. A peer that leaves a write blocked for StallTimeout ends
+// the connection.
+
+// writeChunk is the most one Write is given, so that a large message written
+// to a slow but steady reader keeps resetting the stall timer.
+const writeChunk = 256 << 10
 
 // outgoing is one encoded message waiting for the writer.
 type outgoing struct {
@@ -25,23 +37,14 @@ const (
 	outDropped
 )
 
-// send queues buf for the writer and waits until it is written or ctx
-// ends. When ctx ends first, send returns ctx.Err() and reports whether
-// the message may have reached the peer: false if it was still queued (it
-// is then never written), true if the writer had taken it.
-func (c *Conn) send(ctx context.Context, buf *bytes.Buffer) (maybeSent bool, err error) {
-	m := &outgoing{buf: buf, done: make(chan error, 1)}
-	c.oqmu.Lock()
-	if c.wstopped || c.closing.Load() {
-		c.oqmu.Unlock()
-		putBuf(buf)
-		return false, ErrClosed
-	}
-	c.oq = append(c.oq, m)
-	c.oqmu.Unlock()
-	c.wakeWriter()
-	if c.onQueued != nil {
-		c.onQueued()
+// send queues the message that enc encodes and waits until it is written
+// or ctx ends. When ctx ends first, send returns ctx.Err() and reports
+// whether the message may have reached the peer: false if it was still
+// queued (it is then never written), true if the writer had taken it.
+func (c *Conn) send(ctx context.Context, enc func() (*bytes.Buffer, error)) (maybeSent bool, err error) {
+	m, err := c.enqueue(ctx, enc)
+	if err != nil {
+		return false, err
 	}
 	select {
 	case err := <-m.done:
@@ -54,9 +57,61 @@ func (c *Conn) send(ctx context.Context, buf *bytes.Buffer) (maybeSent bool, err
 	}
 }
 
+// enqueue takes the turn, waits for room in the queue, encodes the message
+// with enc and queues it for the writer. It fails when ctx ends first, when
+// the writer has stopped, or with enc's error.
+func (c *Conn) enqueue(ctx context.Context, enc func() (*bytes.Buffer, error)) (*outgoing, error) {
+	select {
+	case c.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.wdone:
+		return nil, c.closedErr()
+	}
+	defer func() { <-c.turn }()
+	for {
+		c.oqmu.Lock()
+		stopped, room := c.wstopped || c.closing.Load(), c.oqBytes < c.maxQueued
+		c.oqmu.Unlock()
+		if stopped {
+			return nil, c.closedErr()
+		}
+		if room {
+			break
+		}
+		select {
+		case <-c.budgetKick:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.wdone:
+			return nil, c.closedErr()
+		}
+	}
+	buf, err := enc()
+	if err != nil {
+		return nil, err
+	}
+	m := &outgoing{buf: buf, done: make(chan error, 1)}
+	c.oqmu.Lock()
+	if c.wstopped || c.closing.Load() {
+		c.oqmu.Unlock()
+		putBuf(buf)
+		return nil, c.closedErr()
+	}
+	c.oq = append(c.oq, m)
+	c.oqBytes += int64(buf.Len())
+	c.oqmu.Unlock()
+	c.wakeWriter()
+	if c.onQueued != nil {
+		c.onQueued()
+	}
+	return m, nil
+}
+
 // queueCancel queues $/cancel_request for call n. The writer sends queued
 // cancellations before any other message, so the peer sees one before
 // whatever its caller sends next, and nobody waits for it to be written.
+// They stay outside the byte bound: there is at most one per Call.
 func (c *Conn) queueCancel(n int64) {
 	c.oqmu.Lock()
 	if c.wstopped {
@@ -71,7 +126,7 @@ func (c *Conn) queueCancel(n int64) {
 func (c *Conn) wakeWriter() { wake(c.wkick) }
 
 // writeLoop is the writer goroutine. It stops when the connection's ctx
-// ends (end of input or Close) and fails what is still queued.
+// ends (end of input, Close or a failure) and fails what is still queued.
 func (c *Conn) writeLoop() {
 	defer c.wg.Done()
 	for {
@@ -108,7 +163,13 @@ func (c *Conn) writeNext() bool {
 	if m.state.CompareAndSwap(outQueued, outTaken) {
 		m.done <- c.writeBytes(m.buf.Bytes())
 	}
+	c.oqmu.Lock()
+	c.oqBytes -= int64(m.buf.Len())
+	c.oqmu.Unlock()
 	putBuf(m.buf)
+	// Room in the queue: for the sender holding the turn, and for the reader.
+	wake(c.budgetKick)
+	wake(c.rkick)
 	return true
 }
 
@@ -117,11 +178,13 @@ func (c *Conn) stopWriter() {
 	c.oqmu.Lock()
 	c.wstopped = true
 	q := c.oq
-	c.oq, c.cancels = nil, nil
+	c.oq, c.cancels, c.oqBytes = nil, nil, 0
 	c.oqmu.Unlock()
+	close(c.wdone)
+	err := c.closedErr()
 	for _, m := range q {
 		if m.state.CompareAndSwap(outQueued, outTaken) {
-			m.done <- ErrClosed
+			m.done <- err
 		}
 		putBuf(m.buf)
 	}
@@ -143,15 +206,58 @@ func (c *Conn) writeCancel(n int64) {
 
 // writeBytes writes one message; only the writer goroutine calls it. After
 // a failed write the stream may hold half a message, so the error sticks.
+// Each Write is watched by the stall timer.
 func (c *Conn) writeBytes(b []byte) error {
-	if c.werr != nil {
-		return c.werr
-	}
-	if _, err := c.w.Write(b); err != nil {
-		c.werr = fmt.Errorf("%w: write: %w", ErrClosed, err)
-		if !c.closing.Load() {
-			c.logf("jsonrpc2: write failed; sending nothing more: %v", err)
+	for c.werr == nil && len(b) > 0 {
+		k := min(len(b), writeChunk)
+		c.armStall()
+		_, err := c.w.Write(b[:k])
+		if c.disarmStall() {
+			c.werr = c.closedErr()
+			break
 		}
+		if err != nil {
+			c.werr = fmt.Errorf("%w: write: %w", ErrClosed, err)
+			if !c.closing.Load() {
+				c.logf("jsonrpc2: write failed; sending nothing more: %v", err)
+			}
+		}
+		b = b[k:]
 	}
 	return c.werr
+}
+
+// armStall starts the stall timer for one Write.
+func (c *Conn) armStall() {
+	if c.stall < 0 {
+		return
+	}
+	if c.stallTimer == nil {
+		c.stallTimer = time.AfterFunc(c.stall, c.stalled)
+		return
+	}
+	c.stallTimer.Reset(c.stall)
+}
+
+// disarmStall stops the stall timer after a Write and reports whether it
+// fired. If it did, it also waits for its function to return, so that no
+// goroutine of the Conn outlives the writer.
+func (c *Conn) disarmStall() bool {
+	if c.stallTimer == nil || c.stallTimer.Stop() {
+		return false
+	}
+	<-c.stallFired
+	return true
+}
+
+// stalled runs when a Write has been blocked for StallTimeout: the peer has
+// stopped reading. It ends the connection, which closes w and so unblocks the
+// Write (for a pipe or socket; for a writer that is not an io.Closer, the
+// writer goroutine stays in Write until the peer reads or Close returns).
+func (c *Conn) stalled() {
+	defer close(c.stallFired)
+	c.oqmu.Lock()
+	queued := c.oqBytes
+	c.oqmu.Unlock()
+	c.fail(fmt.Errorf("jsonrpc2: %w for %s with %d bytes queued", ErrPeerStalled, c.stall, queued))
 }

@@ -1,0 +1,395 @@
+//go:build linux
+
+package cgroup
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// prefix starts the name of every cgroup this package makes.
+const prefix = "acpterm-"
+
+// EmptyTimeout bounds the wait for killed members to leave a cgroup:
+// SIGKILL takes effect in microseconds unless a process is stuck in the
+// kernel (uninterruptible I/O), and then waiting longer rarely helps.
+const EmptyTimeout = 5 * time.Second
+
+// New makes a cgroup for the calling process under parent ("" means the
+// calling process's own cgroup), named as the package doc says, after
+// removing the stale cgroups of dead owners under the same parent. It
+// fails when the tree is not writable or lacks cgroup.kill (Linux < 5.14).
+func New(parent, kind string) (string, error) {
+	if parent == "" {
+		var err error
+		if parent, err = Own(); err != nil {
+			return "", err
+		}
+	}
+	CleanStale(parent)
+	start, err := startTime(os.Getpid())
+	if err != nil {
+		return "", err
+	}
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	dir := filepath.Join(parent, fmt.Sprintf("%s%d-%d-%s-%s", prefix, os.Getpid(), start, kind, hex.EncodeToString(rnd[:])))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
+		_ = unix.Rmdir(dir)
+		return "", fmt.Errorf("no cgroup.kill (Linux < 5.14?): %w", err)
+	}
+	return dir, nil
+}
+
+// Start starts cmd directly inside the cgroup dir (clone3 with
+// CLONE_INTO_CGROUP), so that not even the command's first fork happens
+// outside it. It keeps the rest of cmd.SysProcAttr.
+func Start(cmd *exec.Cmd, dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.UseCgroupFD = true
+	cmd.SysProcAttr.CgroupFD = fd
+	err = cmd.Start()
+	// The fd is closed on return: leave no stale number in cmd.
+	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = false, 0
+	return err
+}
+
+// Kill kills every process in the cgroup dir and its descendants at once
+// (cgroup.kill). Members leave asynchronously; Remove waits for them.
+func Kill(dir string) error {
+	return os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+}
+
+// Signal sends sig to each process listed in dir's cgroup.procs (not to
+// those of child cgroups): the polite step before Kill, which gives
+// descendants that called setsid the same chance to clean up as the
+// process group.
+func Signal(dir string, sig syscall.Signal) {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return
+	}
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			_ = unix.Kill(pid, sig)
+		}
+	}
+}
+
+// Remove removes the cgroup dir, whose members were killed. They leave
+// asynchronously, so while rmdir fails with EBUSY it waits, at most
+// EmptyTimeout, for cgroup.events to say the cgroup is no longer
+// populated. A cgroup that is busy because it has child cgroups fails at
+// once with EBUSY.
+func Remove(dir string) error {
+	return remove(dir, time.Now().Add(EmptyTimeout))
+}
+
+// RemoveTree kills everything in the cgroup dir and below (cgroup.kill
+// covers descendants) and removes it with its child cgroups, bottom up,
+// within EmptyTimeout. A member running as root can make child cgroups of
+// its own, so a cgroup handed to untrusted code is removed this way.
+func RemoveTree(dir string) error {
+	_ = Kill(dir) // fails only when dir is gone, which removeTree sees
+	return removeTree(dir, time.Now().Add(EmptyTimeout))
+}
+
+func removeTree(dir string, deadline time.Time) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			if err := removeTree(filepath.Join(dir, e.Name()), deadline); err != nil {
+				return err
+			}
+		}
+	}
+	return remove(dir, deadline)
+}
+
+func remove(dir string, deadline time.Time) error {
+	empty := false // cgroup.events said unpopulated before this rmdir
+	for {
+		err := unix.Rmdir(dir)
+		if err == nil || err == unix.ENOENT {
+			return nil
+		}
+		if err != unix.EBUSY || empty {
+			// Busy without members means child cgroups, which waiting
+			// will not remove.
+			return &fs.PathError{Op: "rmdir", Path: dir, Err: err}
+		}
+		waited, err := waitUnpopulated(dir, deadline)
+		if err != nil {
+			return &fs.PathError{Op: "rmdir", Path: dir, Err: fmt.Errorf("%w (%w)", unix.EBUSY, err)}
+		}
+		empty = !waited
+	}
+}
+
+// waitUnpopulated waits until cgroup dir has no process in it or deadline
+// passes, and reports whether it had any to wait for. The kernel signals a
+// change of cgroup.events to poll(2) as POLLPRI, so this sleeps until the
+// members are gone rather than polling.
+func waitUnpopulated(dir string, deadline time.Time) (waited bool, err error) {
+	fd, err := unix.Open(filepath.Join(dir, "cgroup.events"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
+		return true, nil // removed meanwhile: let rmdir say so
+	}
+	if err != nil {
+		return false, err
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 256)
+	for {
+		// Reading arms the notification: poll reports only changes made
+		// after the last read.
+		n, err := unix.Pread(fd, buf, 0)
+		if err != nil {
+			return waited, err
+		}
+		busy, ok := populated(buf[:n])
+		if !ok {
+			return waited, fmt.Errorf("no populated key in %q", buf[:n])
+		}
+		if !busy {
+			return waited, nil
+		}
+		waited = true
+		left := time.Until(deadline)
+		if left <= 0 {
+			return waited, errors.New("members still running after " + EmptyTimeout.String())
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLPRI}}
+		if _, err := unix.Poll(fds, int(left.Milliseconds())+1); err != nil && err != unix.EINTR {
+			return waited, err
+		}
+	}
+}
+
+// populated reads the "populated" key of a cgroup.events file: 1 while
+// the cgroup or any of its descendants has a live process.
+func populated(events []byte) (busy, ok bool) {
+	for line := range strings.SplitSeq(string(events), "\n") {
+		if v, found := strings.CutPrefix(line, "populated "); found {
+			return strings.TrimSpace(v) != "0", true
+		}
+	}
+	return false, false
+}
+
+// Populated reports whether the cgroup dir or a descendant of it has a
+// live process.
+func Populated(dir string) (bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+	if err != nil {
+		return false, err
+	}
+	busy, ok := populated(b)
+	if !ok {
+		return false, fmt.Errorf("no populated key in %s/cgroup.events", dir)
+	}
+	return busy, nil
+}
+
+// CleanStale kills and removes the cgroups under parent that belong to
+// dead owners (see the package doc) and returns the directories it
+// removed. Every stale cgroup is killed before any is waited for, so n of
+// them take one EmptyTimeout at most, not n.
+func CleanStale(parent string) []string {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return nil
+	}
+	var stale []string
+	for _, e := range ents {
+		if e.IsDir() && Stale(e.Name()) {
+			dir := filepath.Join(parent, e.Name())
+			_ = Kill(dir)
+			stale = append(stale, dir)
+		}
+	}
+	deadline := time.Now().Add(EmptyTimeout)
+	var removed []string
+	for _, dir := range stale {
+		if removeTree(dir, deadline) == nil {
+			removed = append(removed, dir)
+		}
+	}
+	return removed
+}
+
+// Stale reports whether name is a cgroup this package makes whose owner
+// is dead.
+func Stale(name string) bool {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok {
+		return false
+	}
+	f := strings.SplitN(rest, "-", 4)
+	pid, err := strconv.Atoi(f[0])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	switch len(f) {
+	case 2: // acpterm-PID-RANDOM, from before START was in the name
+		return unix.Kill(pid, 0) == unix.ESRCH
+	case 4:
+		want, err := strconv.ParseUint(f[1], 10, 64)
+		if err != nil {
+			return false
+		}
+		st, err := readStat(pid)
+		if errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+		if err != nil {
+			return false // unreadable: not ours to judge
+		}
+		return st.state == "Z" || st.state == "X" || st.start != want
+	}
+	return false
+}
+
+// startTime is pid's start time in clock ticks after boot.
+func startTime(pid int) (uint64, error) {
+	st, err := readStat(pid)
+	return st.start, err
+}
+
+type stat struct {
+	state string
+	start uint64
+}
+
+// readStat reads the state and start time of /proc/PID/stat.
+func readStat(pid int) (stat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return stat{}, err
+	}
+	// pid (comm) state ppid … starttime is field 22; comm may hold spaces
+	// and parentheses, so count from the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return stat{}, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	const startField = 22 - 3 // fields after comm start at 3 (state)
+	if len(f) <= startField {
+		return stat{}, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	start, err := strconv.ParseUint(f[startField], 10, 64)
+	if err != nil {
+		return stat{}, fmt.Errorf("malformed /proc/%d/stat: %w", pid, err)
+	}
+	return stat{state: f[0], start: start}, nil
+}
+
+// Own finds the directory of the calling process's cgroup in the cgroup v2
+// hierarchy.
+func Own() (string, error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	var rel string
+	found := false
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			rel, found = p, true
+			break
+		}
+	}
+	if !found {
+		return "", errors.New("no cgroup v2 entry in /proc/self/cgroup")
+	}
+	mnt, root, err := cgroup2Mount()
+	if err != nil {
+		return "", err
+	}
+	rel = strings.TrimSuffix(rel, " (deleted)")
+	if root != "/" {
+		r, ok := strings.CutPrefix(rel, root)
+		if !ok {
+			return "", fmt.Errorf("cgroup %s is outside the mounted root %s", rel, root)
+		}
+		rel = r
+	}
+	return filepath.Join(mnt, rel), nil
+}
+
+// cgroup2Mount returns the mount point and root of the cgroup2 hierarchy.
+func cgroup2Mount() (mountPoint, root string, err error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		// ID parent major:minor root mountpoint options [optional…] - fstype source super
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
+			continue
+		}
+		if fs := strings.Fields(post); len(fs) == 0 || fs[0] != "cgroup2" {
+			continue
+		}
+		fs := strings.Fields(pre)
+		if len(fs) < 5 {
+			continue
+		}
+		return unescapeMount(fs[4]), unescapeMount(fs[3]), nil
+	}
+	if err := sc.Err(); err != nil {
+		return "", "", err
+	}
+	return "", "", errors.New("no cgroup2 mount")
+}
+
+// unescapeMount undoes the octal escapes (\040 for space, …) of mountinfo.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
