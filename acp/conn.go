@@ -179,7 +179,19 @@ func notify[Req any](ctx context.Context, req *jsonrpc2.Request, f func(context.
 	if err := decodeParams(req.Params, p); err != nil {
 		return nil, err
 	}
-	return nil, f(ctx, p)
+	return nil, f(context.WithValue(ctx, rawParamsKey{}, req.Params), p)
+}
+
+type rawParamsKey struct{}
+
+// RawParams returns, in a notification handler's ctx, the notification's
+// params exactly as the peer sent them (nil when there were none), and nil
+// in any other ctx. A host that logs or forwards messages can use them
+// verbatim instead of encoding the decoded value again, which for a large
+// message costs several times its size. The bytes must not be modified.
+func RawParams(ctx context.Context) json.RawMessage {
+	raw, _ := ctx.Value(rawParamsKey{}).(json.RawMessage)
+	return raw
 }
 
 // serveExt routes an extension method or notification, or reports that the

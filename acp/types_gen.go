@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Generated from the schema with sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a (see schema/v1/SOURCE).
@@ -4319,19 +4320,181 @@ func genUnmarshal(b []byte, x genObject) error {
 
 // genParseObject splits a JSON object into its members. null counts as {}: peers send it for
 // empty results.
+//
+// The members are slices of b, not copies: each level of a nested message (params, update,
+// content, text) would otherwise copy, and scan twice, everything below it, so a 60 MiB
+// agent_message_chunk cost hundreds of MiB and seconds. b is valid JSON wherever it comes from
+// (encoding/json validates before it calls an UnmarshalJSON, and so does the engine for a
+// whole line), so this only has to find where each member ends; it still never panics or loops
+// on malformed input, and reports it as an error.
 func genParseObject(b []byte) (genFields, error) {
-	var f genFields
-	if err := json.Unmarshal(b, &f); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, fmt.Errorf("want a JSON object, got %s", te.Value)
+	i := genSkipSpace(b, 0)
+	if i == len(b) {
+		return nil, errors.New("unexpected end of JSON input")
+	}
+	switch c := b[i]; {
+	case c == 'n' && genSkipSpace(b, i+4) == len(b) && string(b[i:min(i+4, len(b))]) == "null":
+		return genFields{}, nil
+	case c != '{':
+		return nil, fmt.Errorf("want a JSON object, got %s", genKind(c))
+	}
+	f := genFields{}
+	i = genSkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return f, genTrailing(b, i+1)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return nil, errors.New("invalid JSON object: want a member name")
 		}
-		return nil, err
+		end := genSkipString(b, i)
+		if end < 0 {
+			return nil, errors.New("invalid JSON object: unterminated member name")
+		}
+		key, err := genKey(b[i:end])
+		if err != nil {
+			return nil, err
+		}
+		i = genSkipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return nil, errors.New("invalid JSON object: want ':' after a member name")
+		}
+		start := genSkipSpace(b, i+1)
+		end = genSkipValue(b, start)
+		if end < 0 {
+			return nil, fmt.Errorf("invalid JSON object: bad value of %q", key)
+		}
+		f[key] = json.RawMessage(b[start:end:end])
+		i = genSkipSpace(b, end)
+		if i >= len(b) {
+			return nil, errors.New("invalid JSON object: unexpected end")
+		}
+		switch b[i] {
+		case ',':
+			i = genSkipSpace(b, i+1)
+		case '}':
+			return f, genTrailing(b, i+1)
+		default:
+			return nil, errors.New("invalid JSON object: want ',' or '}' after a member")
+		}
 	}
-	if f == nil {
-		f = genFields{}
+}
+
+func genTrailing(b []byte, i int) error {
+	if genSkipSpace(b, i) != len(b) {
+		return errors.New("invalid JSON: data after the object")
 	}
-	return f, nil
+	return nil
+}
+
+// genKind names the JSON type that starts with c, for an error message.
+func genKind(c byte) string {
+	switch {
+	case c == '"':
+		return "string"
+	case c == '[':
+		return "array"
+	case c == 't' || c == 'f':
+		return "bool"
+	case c == '-' || c >= '0' && c <= '9':
+		return "number"
+	}
+	return "invalid JSON"
+}
+
+// genKey decodes a member name; only one with escapes or non-ASCII bytes goes through
+// encoding/json, which unescapes it and replaces invalid UTF-8 as map keys always were.
+func genKey(quoted []byte) (string, error) {
+	plain := true
+	for _, c := range quoted[1 : len(quoted)-1] {
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(quoted[1 : len(quoted)-1]), nil
+	}
+	var k string
+	if err := json.Unmarshal(quoted, &k); err != nil {
+		return "", fmt.Errorf("invalid JSON object: bad member name: %w", err)
+	}
+	return k, nil
+}
+
+func genSkipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// genSkipString returns the index just past the string that starts at b[i] (a '"'), or -1.
+// It jumps from quote to quote, so a long string costs one IndexByte scan.
+func genSkipString(b []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		// The quote is escaped when an odd number of backslashes precede it.
+		n := 0
+		for j-1-n > i && b[j-1-n] == '\\' {
+			n++
+		}
+		j++
+		if n%2 == 0 {
+			return j
+		}
+	}
+}
+
+// genSkipValue returns the index just past the value that starts at b[i], or -1. Objects and
+// arrays are matched by depth, skipping strings; what is inside is checked by whoever decodes
+// it.
+func genSkipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return genSkipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); {
+			switch b[j] {
+			case '"':
+				j = genSkipString(b, j)
+				if j < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+			j++
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) {
+		c := b[j]
+		if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			break
+		}
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
 }
 
 // without returns a copy of f minus keys: what is left of an object for the union inlined in it.
@@ -4404,8 +4567,35 @@ func genFlat[T any](d *genDecoder, dst *T, dec func(genFields) (T, error), own .
 
 func genJSON[T any](b []byte) (T, error) {
 	var v T
+	if p, ok := any(&v).(*string); ok {
+		if s, ok := genPlainString(b); ok {
+			*p = s
+			return v, nil
+		}
+	}
 	err := json.Unmarshal(b, &v)
 	return v, err
+}
+
+// genPlainString decodes a JSON string without escapes in one copy, where encoding/json would
+// scan it twice first; anything else (escapes, controls, invalid UTF-8) is left to it.
+func genPlainString(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	body := b[1 : len(b)-1]
+	if bytes.IndexByte(body, '\\') >= 0 || bytes.IndexByte(body, '"') >= 0 {
+		return "", false
+	}
+	for _, c := range body {
+		if c < 0x20 {
+			return "", false
+		}
+	}
+	if !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
 }
 
 func genRaw(b []byte) (json.RawMessage, error) { return genCanonical(b), nil }

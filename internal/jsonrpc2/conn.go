@@ -145,6 +145,7 @@ type Conn struct {
 	turn       chan struct{} // held while waiting for room in oq, encoding and queueing
 	budgetKick chan struct{} // wakes the holder of turn when oq shrinks
 	werr       error         // the writer's: sticky after a failed write
+	wfailed    atomic.Bool   // a write failed: werr is set and nothing more will be written
 	stallTimer *time.Timer   // the writer's: fires when one write is blocked for stall
 	stallFired chan struct{} // closed when the stall timer's function has returned
 	onQueued   func()        // tests: called when send has queued a message

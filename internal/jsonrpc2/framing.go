@@ -3,6 +3,7 @@ package jsonrpc2
 import (
 	"bufio"
 	"io"
+	"runtime"
 )
 
 const (
@@ -130,8 +131,21 @@ func (lr *lineReader) join(n int) []byte {
 		line = append(line, b...)
 	}
 	lr.blocks = nil
+	if n >= collectAfter {
+		// The blocks are garbage now, as large as the line. Left to the
+		// pacer, they would stay until the heap doubles, and decoding the
+		// line (its strings are another copy) would pile on top of them:
+		// collected now, a message costs about twice its size at the peak
+		// instead of three to four times. A full collection is cheap next
+		// to reading this many bytes, and the heap is mostly pointer-free.
+		runtime.GC()
+	}
 	return line
 }
+
+// collectAfter is the line size from which join collects the garbage it
+// leaves.
+const collectAfter = 16 << 20
 
 // firstBytes returns up to k bytes of the start of the line gathered so far.
 func (lr *lineReader) firstBytes(k int) []byte {

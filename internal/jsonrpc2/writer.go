@@ -71,7 +71,7 @@ func (c *Conn) enqueue(ctx context.Context, enc func() (*bytes.Buffer, error)) (
 	defer func() { <-c.turn }()
 	for {
 		c.oqmu.Lock()
-		stopped, room := c.wstopped || c.closing.Load(), c.oqBytes < c.maxQueued
+		stopped, room := c.wstopped || c.closing.Load() || c.wfailed.Load(), c.oqBytes < c.maxQueued
 		c.oqmu.Unlock()
 		if stopped {
 			return nil, c.closedErr()
@@ -133,6 +133,11 @@ func (c *Conn) writeLoop() {
 		select {
 		case <-c.wkick:
 		case <-c.ctx.Done():
+			// At the end of input, what is queued is still written (the
+			// peer may read on: the answer to its last, malformed line,
+			// say); after Close, nothing is.
+			for !c.closing.Load() && c.writeNext() {
+			}
 			c.stopWriter()
 			return
 		}
@@ -218,6 +223,9 @@ func (c *Conn) writeBytes(b []byte) error {
 		}
 		if err != nil {
 			c.werr = fmt.Errorf("%w: write: %w", ErrClosed, err)
+			// Later sends fail at once instead of encoding, in vain, what
+			// a flood of calls from a peer that has gone still asks for.
+			c.wfailed.Store(true)
 			if !c.closing.Load() {
 				c.logf("jsonrpc2: write failed; sending nothing more: %v", err)
 			}
