@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpterm/acpterm/sandbox"
 )
 
 const captureBytes = 200 << 20
@@ -237,4 +239,77 @@ func rssHelper(arg string) int {
 	}
 	fmt.Fprintln(os.Stderr, "no VmHWM in /proc/self/status")
 	return 1
+}
+
+// BenchmarkSandbox compares a sandboxed terminal (workspace-write, and
+// workspace-write with the network denied) with an unsandboxed one in the
+// same run, interleaved so that machine noise hits them alike: create →
+// exit → release of `true`, and capturing 200 MB of output. It reports
+// medians: milliseconds per terminal and their difference, and capture
+// throughput as a percentage of the unsandboxed one.
+func BenchmarkSandbox(b *testing.B) {
+	ws := b.TempDir()
+	policies := []struct {
+		name string
+		sp   *sandbox.Policy
+	}{
+		{"off", nil},
+		{"workspace-write", &sandbox.Policy{Mode: sandbox.WorkspaceWrite}},
+		{"workspace-write+deny", &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Network: sandbox.DenyNetwork}},
+	}
+	mgrs := make([]*Manager, len(policies))
+	for i, p := range policies {
+		mgrs[i] = NewManager(&Options{DefaultCwd: ws, Policy: &Policy{Sandbox: p.sp}})
+		defer mgrs[i].Close()
+	}
+	run := func(b *testing.B, m *Manager, req Request) time.Duration {
+		start := time.Now()
+		req.SessionID = "bench"
+		info, err := m.Create(testCtx(b), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st := mustWait(b, m, info); st.ExitCode == nil || *st.ExitCode != 0 {
+			b.Fatalf("%s: %v", req.Command, st)
+		}
+		mustOutput(b, m, info)
+		mustRelease(b, m, info)
+		return time.Since(start)
+	}
+	b.Run("lifecycle", func(b *testing.B) {
+		trueReq := Request{Command: "true", Args: []string{"x"}}
+		times := make([][]float64, len(mgrs))
+		for b.Loop() {
+			for i, m := range mgrs {
+				times[i] = append(times[i], ms(run(b, m, trueReq)))
+			}
+		}
+		for i, p := range policies {
+			b.ReportMetric(median(times[i]), p.name+"-ms/op")
+			if i > 0 {
+				diff := make([]float64, len(times[i]))
+				for j := range diff {
+					diff[j] = times[i][j] - times[0][j]
+				}
+				b.ReportMetric(median(diff), p.name+"-extra-ms/op")
+			}
+		}
+	})
+	b.Run("capture", func(b *testing.B) {
+		limit := uint64(1 << 20)
+		req := Request{Command: fmt.Sprintf("head -c %d /dev/zero", captureBytes), OutputByteLimit: &limit}
+		ratios := make([][]float64, len(mgrs))
+		var base []float64
+		for b.Loop() {
+			t0 := run(b, mgrs[0], req)
+			base = append(base, captureBytes/t0.Seconds()/1e6)
+			for i := 1; i < len(mgrs); i++ {
+				ratios[i] = append(ratios[i], 100*t0.Seconds()/run(b, mgrs[i], req).Seconds())
+			}
+		}
+		b.ReportMetric(median(base), "off-MB/s")
+		for i := 1; i < len(mgrs); i++ {
+			b.ReportMetric(median(ratios[i]), policies[i].name+"-%-of-off")
+		}
+	})
 }

@@ -3,6 +3,7 @@ package terminal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/acpterm/acpterm/sandbox"
 )
 
 // Create starts a terminal (terminal/create) and returns once the command
@@ -230,29 +233,40 @@ func (m *Manager) create(ctx context.Context, pl plan) (*term, error) {
 		pw.Close()
 		return nil, internalErr(err, "opening %s: %v", os.DevNull, err)
 	}
+	sbx, tmp, err := m.sandboxFor(info)
+	if err != nil {
+		devNull.Close()
+		pr.Close()
+		pw.Close()
+		return nil, err
+	}
 	// argv[0] of an exec'd command stays as the agent wrote it.
 	argv := append([]string{info.Argv[0]}, info.Argv[1:]...)
 	if !info.Shell {
 		argv[0] = info.Command
 	}
-	p, err := m.iso.start(&spawnSpec{
-		id:     info.TerminalID,
-		marker: marker,
-		path:   pl.path,
-		argv:   argv,
-		shell:  info.Shell,
-		env:    env,
-		dir:    info.Cwd,
-		stdin:  devNull,
-		stdout: pw,
-	})
+	spec := &spawnSpec{
+		id:      info.TerminalID,
+		marker:  marker,
+		path:    pl.path,
+		argv:    argv,
+		shell:   info.Shell,
+		env:     env,
+		dir:     info.Cwd,
+		stdin:   devNull,
+		stdout:  pw,
+		sandbox: sbx,
+	}
+	p, err := m.iso.start(spec)
 	devNull.Close()
 	pw.Close() // the child has its copy; EOF comes when the last holder exits
 	if err != nil {
 		pr.Close()
+		m.removeTemp(tmp)
 		return nil, startErr(info, err)
 	}
 	info.PID = p.pid()
+	info.Sandbox = spec.applied
 	info.Started = time.Now()
 	limit := info.OutputByteLimit
 	if limit > math.MaxInt {
@@ -264,6 +278,7 @@ func (m *Manager) create(ctx context.Context, pl plan) (*term, error) {
 		key:        termKey(info.SessionID, info.TerminalID),
 		proc:       p,
 		pr:         pr,
+		tmp:        tmp,
 		out:        newTail(int(limit)),
 		exited:     make(chan struct{}),
 		readerDone: make(chan struct{}),
@@ -294,7 +309,56 @@ func (m *Manager) create(ctx context.Context, pl plan) (*term, error) {
 	return t, nil
 }
 
+// sandboxFor is the sandbox policy of one command, with its Writable
+// paths and a private TMPDIR (tmp, which the caller removes); nil when
+// commands are not sandboxed.
+func (m *Manager) sandboxFor(info Info) (p *sandbox.Policy, tmp string, err error) {
+	if m.cfg.sandbox == nil {
+		return nil, "", nil
+	}
+	sp := *m.cfg.sandbox
+	if sp.Mode == sandbox.WorkspaceWrite && len(sp.Writable) == 0 {
+		// No roots: the workspace is where the command runs.
+		sp.Writable = sandbox.DefaultWritable(info.Cwd)
+	}
+	if sp.Mode != sandbox.Off {
+		// Made here rather than by Wrap, which may run twice (see
+		// startInCgroup), and named for the terminal, for whoever finds it.
+		tmp, err = os.MkdirTemp("", "acpterm-"+info.TerminalID+"-")
+		if err != nil {
+			return nil, "", internalErr(err, "creating the command's TMPDIR: %v", err)
+		}
+		sp.TempDir = tmp
+	}
+	return &sp, tmp, nil
+}
+
+// removeTemp removes a terminal's private TMPDIR with what the command
+// left in it.
+func (m *Manager) removeTemp(dir string) {
+	if dir == "" {
+		return
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		m.cfg.logf("terminal: removing %s: %v", dir, err)
+	}
+}
+
+// startErr maps a failed start to the error create returns. A sandbox
+// the kernel cannot provide is CodeDenied, like a refusal by Decide: the
+// request is sound and the host healthy, but the host's policy does not
+// let the command run unconfined, and asking again will not change that
+// (CodeInternalError would suggest a passing failure). A host program that
+// does not call sandbox.Init is the host's bug: CodeInternalError.
 func startErr(info Info, err error) error {
+	var se *sandboxError
+	if errors.As(err, &se) {
+		if errors.Is(err, sandbox.ErrUnsupported) {
+			return &Error{Code: CodeDenied, Kind: ErrDenied, Err: err,
+				Message: fmt.Sprintf("permission denied: %q cannot run in the sandbox the host requires: %v", info.Argv[0], err)}
+		}
+		return internalErr(err, "sandboxing %q: %v", info.Argv[0], err)
+	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		switch errno {

@@ -120,6 +120,18 @@
 // (64), the output ceiling (16 MiB) and, optionally, the run time of each
 // command; Policy.Decide sees every create, resolved, before it starts.
 //
+// # Sandbox
+//
+// Policy.Sandbox (nil: off) confines every command with package sandbox:
+// the host's main must call sandbox.Init first. The command is wrapped
+// just before it starts, so it keeps its pid, process group and cgroup;
+// in any mode but Off it gets a private TMPDIR, created for the terminal
+// and removed at release. A WorkspaceWrite policy without Writable paths
+// writes in sandbox.DefaultWritable(Policy.Roots...) (the command's cwd
+// when there are no roots). Info.Sandbox records what was applied. When
+// the kernel cannot enforce the policy, create fails with CodeDenied (see
+// Errors) and nothing runs, unless the policy has BestEffort.
+//
 // # Errors
 //
 // Errors wrap an *Error carrying the JSON-RPC code the methods of
@@ -132,9 +144,13 @@
 //     message, `terminal "ID" not found`, so nothing reveals whether
 //     another session has a terminal of that ID.
 //   - -32003 (CodeDenied): Policy.Decide refused (its reason is in the
-//     message), the session has too many live terminals, or the cwd is
-//     outside Policy.Roots.
-//   - -32603 (CodeInternalError): the host failed, or the manager is closed.
+//     message), the session has too many live terminals, the cwd is
+//     outside Policy.Roots, or this system cannot enforce Policy.Sandbox
+//     (the error also wraps sandbox.ErrUnsupported and names what is
+//     missing). Not -32603: nothing failed, and asking again will not
+//     make the host run the command unconfined.
+//   - -32603 (CodeInternalError): the host failed, or the manager is closed,
+//     or the host's main does not call sandbox.Init (sandbox.ErrNoInit).
 //   - A request cancelled by $/cancel_request returns context.Canceled,
 //     which the connection sends as -32800; a cancelled wait leaves the
 //     command running.

@@ -5,6 +5,7 @@ package terminal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -12,10 +13,20 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/internal/proctest"
+	"github.com/acpterm/acpterm/sandbox"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
+	// First: the sandboxed tests and benchmarks re-execute the test binary
+	// as the sandbox helper.
+	sandbox.Init()
+	if os.Getenv(noLandlockEnv) != "" {
+		if err := hideLandlock(); err != nil {
+			fmt.Fprintf(os.Stderr, "hiding Landlock: %v\n", err)
+			os.Exit(1)
+		}
+	}
 	// The peak-RSS benchmark re-executes the test binary as a capture
 	// helper (see rss_test.go).
 	if n := os.Getenv(rssHelperEnv); n != "" {

@@ -275,6 +275,7 @@ func (m *Manager) finish(t *term, registered bool) {
 	_ = t.pr.Close()
 	t.wg.Wait()
 	t.proc.release(m.cfg.logf)
+	m.removeTemp(t.tmp)
 
 	t.mu.Lock()
 	snap := Snapshot{Info: t.info, Output: t.outputLocked(), Released: true}

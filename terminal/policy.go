@@ -3,6 +3,8 @@ package terminal
 import (
 	"context"
 	"time"
+
+	"github.com/acpterm/acpterm/sandbox"
 )
 
 // Defaults applied to zero fields of Options and Policy.
@@ -80,6 +82,18 @@ type Policy struct {
 	// resolved) must be one of the roots or inside one, else create fails
 	// with CodeDenied. The command then runs in that real path.
 	Roots []string
+
+	// Sandbox, when not nil, confines every command (see package sandbox
+	// and "Sandbox" in the package doc); nil runs commands with the host's
+	// rights, as mode off does. The host's main must call sandbox.Init.
+	//
+	// A WorkspaceWrite policy with no Writable paths gets
+	// sandbox.DefaultWritable(Roots...), or of the command's cwd when Roots
+	// is empty. TempDir is ignored: each terminal gets a private TMPDIR,
+	// removed at release. When the kernel cannot enforce the policy and
+	// BestEffort is not set, create fails with CodeDenied, naming what is
+	// missing; Info.Sandbox says what was applied.
+	Sandbox *sandbox.Policy
 }
 
 // Isolation is how a manager makes sure no descendant of a terminal's
@@ -182,6 +196,7 @@ type config struct {
 	ceiling      uint64
 	timeout      time.Duration
 	roots        []string
+	sandbox      *sandbox.Policy // a copy; Writable filled in when the roots decide it
 	shell        []string
 	env          []string
 	envSet       bool
@@ -247,5 +262,14 @@ func newConfig(o *Options) config {
 		c.logf = func(string, ...any) {}
 	}
 	c.shell = shellArgv(o.Shell)
+	if p.Sandbox != nil {
+		sp := *p.Sandbox
+		sp.Writable = append([]string(nil), sp.Writable...)
+		sp.TempDir = ""
+		if sp.Mode == sandbox.WorkspaceWrite && len(sp.Writable) == 0 && len(c.roots) > 0 {
+			sp.Writable = sandbox.DefaultWritable(c.roots...)
+		}
+		c.sandbox = &sp
+	}
 	return c
 }

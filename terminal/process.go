@@ -16,7 +16,12 @@ package terminal
 //	func (*proc) release(logf)            // reap, free OS resources; after sweep
 //	func shellCommand(shell []string, line string) []string
 
-import "os"
+import (
+	"os"
+	"os/exec"
+
+	"github.com/acpterm/acpterm/sandbox"
+)
 
 // spawnSpec is everything needed to start one command.
 type spawnSpec struct {
@@ -29,4 +34,28 @@ type spawnSpec struct {
 	dir    string
 	stdin  *os.File
 	stdout *os.File // also the child's stderr
+
+	sandbox *sandbox.Policy  // nil: not confined
+	applied *sandbox.Applied // set by wrap
 }
+
+// wrap puts cmd under the sandbox policy, if any; it is the last step
+// before cmd.Start. A failure is a *sandboxError.
+func (s *spawnSpec) wrap(cmd *exec.Cmd) error {
+	if s.sandbox == nil {
+		return nil
+	}
+	a, err := s.sandbox.Wrap(cmd)
+	if err != nil {
+		return &sandboxError{err}
+	}
+	s.applied = a
+	return nil
+}
+
+// sandboxError is a command that was not started because the sandbox
+// could not be set up: create maps it to its own error (see startErr).
+type sandboxError struct{ err error }
+
+func (e *sandboxError) Error() string { return e.err.Error() }
+func (e *sandboxError) Unwrap() error { return e.err }

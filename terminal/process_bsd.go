@@ -33,6 +33,9 @@ func (*isolator) start(s *spawnSpec) (*proc, error) {
 		Stderr:      s.stdout,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
+	if err := s.wrap(cmd); err != nil {
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

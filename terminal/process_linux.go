@@ -95,6 +95,9 @@ func (iso *isolator) start(s *spawnSpec) (*proc, error) {
 	}
 	p.scan = iso.mode() != IsolationGroup
 	p.cmd = newCmd(s)
+	if err := s.wrap(p.cmd); err != nil {
+		return nil, err
+	}
 	if err := p.cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -112,6 +115,12 @@ func (iso *isolator) startInCgroup(p *proc, s *spawnSpec) error {
 		return err
 	}
 	cmd := newCmd(s)
+	// Wrap keeps SysProcAttr, to which cgroup.Start adds the cgroup.
+	if err := s.wrap(cmd); err != nil {
+		_ = unix.Rmdir(dir)
+		p.cmd = cmd
+		return err
+	}
 	err := cgroup.Start(cmd, dir)
 	if err == nil {
 		p.cmd, p.cgroup = cmd, dir
@@ -121,6 +130,10 @@ func (iso *isolator) startInCgroup(p *proc, s *spawnSpec) error {
 	// clone3 into a cgroup can fail where a plain start works (old kernel,
 	// a parent with controllers enabled, …). Try once without it.
 	cmd2 := newCmd(s)
+	if err2 := s.wrap(cmd2); err2 != nil {
+		p.cmd = cmd2
+		return err2
+	}
 	if err2 := cmd2.Start(); err2 != nil {
 		p.cmd = cmd2
 		return err2

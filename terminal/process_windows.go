@@ -45,6 +45,9 @@ func (*isolator) start(s *spawnSpec) (*proc, error) {
 		cmd.SysProcAttr.CmdLine = syscall.EscapeArg(s.argv[0]) + " " +
 			strings.Join(s.argv[1:n-1], " ") + ` "` + s.argv[n-1] + `"`
 	}
+	if err := s.wrap(cmd); err != nil {
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

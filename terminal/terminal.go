@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/acpterm/acpterm/sandbox"
 )
 
 // Info describes a terminal as it was created.
@@ -35,6 +37,11 @@ type Info struct {
 	// PID of the command's process (0 in Policy.Decide).
 	PID     int
 	Started time.Time
+	// Sandbox is what confines the command, as sandbox.Policy.Wrap
+	// arranged it (with BestEffort, Missing names what the kernel could
+	// not give); nil when Policy.Sandbox is nil, and in Policy.Decide.
+	// It is shared by the copies of Info: do not modify it.
+	Sandbox *sandbox.Applied
 }
 
 // ExitStatus is how a command ended.
@@ -93,6 +100,7 @@ type term struct {
 	key  string // session + "\x00" + terminal ID
 	proc *proc
 	pr   *os.File // read end of the command's stdout/stderr pipe
+	tmp  string   // the command's private TMPDIR, removed at release; "" for none
 
 	exited     chan struct{} // the command's process exited
 	readerDone chan struct{} // the reader stopped (EOF, drain deadline)

@@ -39,6 +39,8 @@ with this prompt, one command per line:
 It shows a command's output, output streaming live, a failing exit code,
 output truncated to the agent's 4 KiB limit, and a command killed by its
 timeout. It needs nothing but the binary and takes about six seconds.
+The commands run in the sandbox, workspace-write by default (see acpterm
+help run and acpterm sandbox).
 `
 
 func indent(s string) string {
@@ -49,6 +51,7 @@ func newDemoFlags(out io.Writer) *runFlags {
 	f := &runFlags{fs: flag.NewFlagSet("acpterm demo", flag.ContinueOnError), format: "text"}
 	f.fs.SetOutput(out)
 	f.addCommon(f.fs)
+	f.sandbox.add(f.fs)
 	f.fs.Usage = usageText(f.fs, demoUsage)
 	return f
 }
@@ -75,7 +78,7 @@ func demoCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if format == client.FormatText {
 		fmt.Fprintf(stdout, "acpterm demo: the built-in agent runs five commands through acpterm's terminals\n(approved automatically; agent output limit %s, command timeout %s)\n\n", demoOutputLimit, demoTimeout)
 	}
-	return runClient(ctx, &client.Config{
+	cfg := &client.Config{
 		Agent:    []string{exe, "agent", "--keep-going", "--output-limit", demoOutputLimit},
 		Prompt:   demoPrompt,
 		Format:   format,
@@ -84,5 +87,10 @@ func demoCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Timeout:  demoTimeout,
 		Stdout:   stdout,
 		Stderr:   stderr,
-	})
+	}
+	if err := f.sandbox.apply(cfg); err != nil {
+		fmt.Fprintf(stderr, "acpterm demo: %v\n(see acpterm help demo)\n", err)
+		return client.ExitUsage
+	}
+	return runClient(ctx, cfg)
 }

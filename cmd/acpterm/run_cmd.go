@@ -49,6 +49,16 @@ permission, then stop or error) and nothing else.
 Commands an agent runs itself and streams for display (Zed's
 _meta.terminal_output extension, which acpterm advertises) are shown like
 acpterm's own terminals; in JSON their terminal_created has "display":true.
+
+Sandbox: by default the agent's commands run in workspace-write: they read
+anywhere but write only in the roots, the build caches (Go, npm, pip,
+cargo, ~/.cache), a private TMPDIR and the --writable paths; the .git of
+each writable directory stays read-only, and /tmp is not writable (TMPDIR
+is). A denied write fails with the program's own "Permission denied"; the
+tool call's terminal says "sandbox: MODE". --sandbox off turns it off;
+--network deny also cuts the network, loopback included. --sandbox-agent
+confines the agent process too. "acpterm sandbox" shows what this machine
+enforces; the sandbox needs Linux (elsewhere use --sandbox off).
 `
 
 type runFlags struct {
@@ -67,6 +77,7 @@ type runFlags struct {
 	timeout      time.Duration
 	shell        string
 	initTimeout  time.Duration
+	sandbox      sandboxFlags
 }
 
 func newRunFlags(out io.Writer) *runFlags {
@@ -93,6 +104,7 @@ func newRunFlags(out io.Writer) *runFlags {
 	fs.DurationVar(&f.timeout, "timeout", 0, "kill any command that runs longer than this `DURATION` (default: none)")
 	fs.StringVar(&f.shell, "shell", "", "the shell `PATH` that runs commands sent as one line\n(default: $SHELL when it is a POSIX shell, else /bin/sh)")
 	fs.DurationVar(&f.initTimeout, "init-timeout", f.initTimeout, "give the agent `DURATION` to answer initialize and session/new")
+	f.sandbox.add(fs)
 	fs.Usage = usageText(fs, runUsage)
 	return f
 }
@@ -187,6 +199,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		InitTimeout:  f.initTimeout,
 		Stdout:       stdout,
 		Stderr:       stderr,
+	}
+	if err := f.sandbox.apply(cfg); err != nil {
+		return usage("%v", err)
 	}
 	if approval == client.ApprovalAsk {
 		closeTTY := askOnTTY(cfg, stdin, stderr)

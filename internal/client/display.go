@@ -66,7 +66,7 @@ type metaTerminalExit struct {
 // SessionUpdate passes n to the renderer, preceded by the terminal events
 // its _meta describes, so that a tool call's terminal exists, and has its
 // status, by the time the renderer sees the tool call.
-func (d *displayTerminals) SessionUpdate(n *acp.SessionNotification) {
+func (d *displayTerminals) SessionUpdate(n *acp.SessionNotification, raw json.RawMessage) {
 	var meta acp.Meta
 	var id acp.ToolCallID
 	switch u := n.Update.(type) {
@@ -86,7 +86,7 @@ func (d *displayTerminals) SessionUpdate(n *acp.SessionNotification) {
 	if len(meta) > 0 {
 		d.fromMeta(string(n.SessionID), id, meta)
 	}
-	d.r.SessionUpdate(n)
+	d.r.SessionUpdate(n, raw)
 }
 
 func (d *displayTerminals) fromMeta(sessionID string, call acp.ToolCallID, meta acp.Meta) {

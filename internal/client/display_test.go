@@ -23,7 +23,7 @@ func (r *callLog) add(s string) {
 	r.log = append(r.log, s)
 }
 
-func (r *callLog) SessionUpdate(n *acp.SessionNotification) {
+func (r *callLog) SessionUpdate(n *acp.SessionNotification, _ json.RawMessage) {
 	r.add(fmt.Sprintf("update %T", n.Update))
 }
 
@@ -48,7 +48,7 @@ func TestDisplayTerminals(t *testing.T) {
 	log := &callLog{}
 	d := newDisplayTerminals(log)
 	send := func(u acp.SessionUpdate) {
-		d.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: u})
+		d.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: u}, nil)
 	}
 	meta := func(kv ...string) acp.Meta {
 		m := acp.Meta{}

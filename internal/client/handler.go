@@ -26,7 +26,7 @@ var (
 )
 
 func (h *handler) SessionUpdate(ctx context.Context, n *acp.SessionNotification) error {
-	h.disp.SessionUpdate(n)
+	h.disp.SessionUpdate(n, acp.RawParams(ctx))
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -14,8 +15,9 @@ import (
 // concurrent use: updates, terminal events and permission decisions come
 // from different goroutines.
 type Renderer interface {
-	// SessionUpdate shows one session/update notification.
-	SessionUpdate(n *acp.SessionNotification)
+	// SessionUpdate shows one session/update notification; raw is its
+	// params as received, or nil when they are not at hand.
+	SessionUpdate(n *acp.SessionNotification, raw json.RawMessage)
 	// TerminalEvent shows what happened to a terminal (live output, exit).
 	TerminalEvent(ev terminal.Event)
 	// Permission records a permission decision.

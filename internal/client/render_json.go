@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -41,7 +42,7 @@ func NewJSONRenderer(w io.Writer, now Clock) Renderer {
 type jsonSessionUpdate struct {
 	Event     string          `json:"event"`
 	SessionID acp.SessionID   `json:"sessionId"`
-	Update    json.RawMessage `json:"update"`
+	Update    json.RawMessage `json:"update,omitempty"` // written by hand, see SessionUpdate
 }
 
 type jsonTerminalCreated struct {
@@ -58,6 +59,17 @@ type jsonTerminalCreated struct {
 	// Display marks a command the agent runs itself and streams to the
 	// client for display (the _meta.terminal_output extension).
 	Display bool `json:"display,omitempty"`
+	// Sandbox is how the command was confined; absent when acpterm ran it
+	// with no sandbox policy (and for display terminals).
+	Sandbox *jsonSandbox `json:"sandbox,omitempty"`
+}
+
+// jsonSandbox is a terminal's sandbox.Applied, in short.
+type jsonSandbox struct {
+	Mode    string `json:"mode"`    // off, read-only, workspace-write
+	Network string `json:"network"` // allow, deny
+	// Missing names what the kernel could not enforce (best effort only).
+	Missing []string `json:"missing,omitempty"`
 }
 
 type jsonTerminalOutput struct {
@@ -113,22 +125,69 @@ func (r *jsonRenderer) emit(v any) {
 	_, r.err = r.w.Write(textsafe.JSON(buf.Bytes()))
 }
 
-func (r *jsonRenderer) SessionUpdate(n *acp.SessionNotification) {
-	// The update as received: the decoded value encodes back to the same
-	// object (unknown variants keep their raw JSON).
-	b, err := json.Marshal(n)
+func (r *jsonRenderer) SessionUpdate(n *acp.SessionNotification, raw json.RawMessage) {
+	// The update as received. The raw bytes are used as they are when they
+	// can be: encoding the decoded value again would give the same object
+	// (unknown variants keep their raw JSON) but cost several times the
+	// size of a large message.
+	update := verbatimUpdate(raw)
+	if update == nil {
+		// The notification writes the update's discriminator; the update
+		// alone would not.
+		b, err := json.Marshal(n)
+		if err != nil {
+			return
+		}
+		if update = verbatimUpdate(b); update == nil {
+			return
+		}
+	}
+	head, err := json.Marshal(jsonSessionUpdate{Event: "session_update", SessionID: n.SessionID})
 	if err != nil {
-		return
-	}
-	var whole struct {
-		Update json.RawMessage `json:"update"`
-	}
-	if json.Unmarshal(b, &whole) != nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.emit(jsonSessionUpdate{Event: "session_update", SessionID: n.SessionID, Update: whole.Update})
+	if r.err != nil {
+		return
+	}
+	// head is {"event":…,"sessionId":…}: the update goes in before its
+	// closing brace, written in place rather than copied into one line.
+	line := net.Buffers{head[:len(head)-1], []byte(`,"update":`), textsafe.JSON(update), []byte("}\n")}
+	_, r.err = line.WriteTo(r.w)
+}
+
+// verbatimUpdate returns the "update" member of raw session/update
+// params, or nil when there is none. The engine checked that the message
+// is valid JSON on one line, so the member has no newline; a tab or CR in
+// it can only be whitespace between tokens, and it is compacted away.
+func verbatimUpdate(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var p struct {
+		Update rawSpan `json:"update"`
+	}
+	if json.Unmarshal(raw, &p) != nil || len(p.Update) == 0 {
+		return nil
+	}
+	if bytes.IndexByte(p.Update, '\r') < 0 && bytes.IndexByte(p.Update, '\t') < 0 {
+		return json.RawMessage(p.Update)
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, p.Update) != nil {
+		return nil
+	}
+	return b.Bytes()
+}
+
+// rawSpan is a json.RawMessage that points into the decoded input rather
+// than copying it.
+type rawSpan []byte
+
+func (s *rawSpan) UnmarshalJSON(b []byte) error {
+	*s = b
+	return nil
 }
 
 func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
@@ -150,6 +209,9 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 			if e.Display = isDisplay(ev.Info); !e.Display {
 				limit := ev.Info.OutputByteLimit
 				e.OutputByteLimit = &limit
+			}
+			if a := ev.Info.Sandbox; a != nil {
+				e.Sandbox = &jsonSandbox{Mode: a.Mode.String(), Network: a.Network.String(), Missing: a.Missing}
 			}
 		}
 		r.emit(e)

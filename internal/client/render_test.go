@@ -25,7 +25,14 @@ func play(r Renderer, clock *fakeClock, steps []step) {
 	for _, s := range steps {
 		switch {
 		case s.update != nil:
-			r.SessionUpdate(&acp.SessionNotification{SessionID: "sess_1", Update: s.update})
+			// The raw params as an agent would send them, so the JSON
+			// renderer takes its verbatim path.
+			n := &acp.SessionNotification{SessionID: "sess_1", Update: s.update}
+			raw, err := json.Marshal(n)
+			if err != nil {
+				panic(err)
+			}
+			r.SessionUpdate(n, raw)
 		case s.term != nil:
 			r.TerminalEvent(*s.term)
 		case s.perm != nil:
@@ -424,5 +431,38 @@ func TestJSONRendererSignal(t *testing.T) {
 	play(r, clock, []step{created("t", "sleep", []string{"30"}, 1), exited("t", terminal.ExitStatus{Signal: "SIGKILL", TimedOut: true})})
 	if !strings.Contains(out.String(), `{"event":"terminal_exit","terminalId":"t","exitCode":null,"signal":"SIGKILL","timedOut":true,"durationMs":0}`) {
 		t.Fatalf("got %s", out.String())
+	}
+}
+
+// The JSON renderer writes a session/update as received: verbatim when the
+// raw params are at hand (whitespace compacted, DEL/C1 escaped), else the
+// decoded update encoded again.
+func TestJSONSessionUpdateVerbatim(t *testing.T) {
+	n := &acp.SessionNotification{SessionID: "s1", Update: &acp.AgentMessageChunk{Content: &acp.TextContent{Text: "hi\u0085"}}}
+	tests := []struct {
+		name string
+		raw  string
+		want string
+	}{
+		{"verbatim", `{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"hi` + "\u0085" + `","type":"text"},"x":1}}`,
+			`{"event":"session_update","sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"text":"hi\u0085","type":"text"},"x":1}}` + "\n"},
+		{"whitespace", "{\"sessionId\":\"s1\",\"update\":{\t\"sessionUpdate\":\"agent_message_chunk\",\r\"content\":{\"type\":\"text\",\"text\":\"hi\"}}}",
+			`{"event":"session_update","sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}` + "\n"},
+		{"no raw", "",
+			`{"event":"session_update","sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi\u0085"}}}` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			r := NewJSONRenderer(&out, nil)
+			var raw json.RawMessage
+			if tt.raw != "" {
+				raw = json.RawMessage(tt.raw)
+			}
+			r.SessionUpdate(n, raw)
+			if got := out.String(); got != tt.want {
+				t.Errorf("(-want +got):\n-%s+%s", tt.want, got)
+			}
+		})
 	}
 }

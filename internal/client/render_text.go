@@ -1,14 +1,17 @@
 package client
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -65,6 +68,8 @@ type textRenderer struct {
 	termOrder []*termView
 	embedded  map[string]bool // terminal IDs referenced by a tool call
 	queue     []*item
+	// queuedProse is the size of the text items in queue.
+	queuedProse int
 
 	drawn     int    // lines of the live region on screen
 	lastLive  string // what they show
@@ -101,7 +106,8 @@ type termView struct {
 	command  string
 	tail     *lineTail
 	limit    uint64
-	display  bool // run by the agent, shown through _meta (display.go)
+	display  bool   // run by the agent, shown through _meta (display.go)
+	sandbox  string // how the command was confined, "" when it was not
 	started  time.Time
 	ended    time.Time
 	status   *terminal.ExitStatus
@@ -175,7 +181,7 @@ func (r *textRenderer) lineWidth(indent int) int {
 	return max(cols-1-indent, 10)
 }
 
-func (r *textRenderer) SessionUpdate(n *acp.SessionNotification) {
+func (r *textRenderer) SessionUpdate(n *acp.SessionNotification, _ json.RawMessage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.finished {
@@ -341,13 +347,36 @@ func (r *textRenderer) addText(kind streamKind, s string) {
 	for {
 		i := strings.IndexByte(s, '\n')
 		if i < 0 {
-			r.partial = append(r.partial, s...)
+			r.addPartial(s)
 			return
 		}
-		r.partial = append(r.partial, s[:i]...)
+		r.addPartial(s[:i])
 		r.pushLine()
 		s = s[i+1:]
 	}
+}
+
+// maxProseLine bounds the text held for a line of a message that has not
+// ended: a longer one is shown in pieces of this size, so an agent that
+// streams megabytes without a newline costs this much memory, not its
+// whole line.
+const maxProseLine = 64 << 10
+
+// addPartial adds text without a newline to the partial line, breaking it
+// at a character start whenever it reaches maxProseLine.
+func (r *textRenderer) addPartial(s string) {
+	for len(r.partial)+len(s) > maxProseLine {
+		k := maxProseLine - len(r.partial)
+		// Back up to a character start, at most a character's length (the
+		// text may not be UTF-8 at all).
+		for j := 0; j < utf8.UTFMax-1 && k > 0 && !utf8.RuneStart(s[k]); j++ {
+			k--
+		}
+		r.partial = append(r.partial, s[:k]...)
+		r.pushLine()
+		s = s[k:]
+	}
+	r.partial = append(r.partial, s...)
 }
 
 // endText ends a partial line of text, if any.
@@ -361,17 +390,31 @@ func (r *textRenderer) endText() {
 func (r *textRenderer) pushLine() {
 	// A line of a message may hold anything but a newline; a CR before
 	// one is a CRLF line end.
-	line := textsafe.Text(strings.TrimSuffix(string(r.partial), "\r"))
-	r.partial = r.partial[:0]
 	if r.stream == streamThought {
+		line := textsafe.Text(strings.TrimSuffix(string(r.partial), "\r"))
+		r.partial = r.partial[:0]
 		r.push(itemProse, r.st.dim("· "+line)+"\n")
 		return
 	}
-	r.push(itemProse, line+"\n")
+	// Text drops the CR of a CRLF; with the newline added first, the
+	// line is copied once (Text returns plain text as it is).
+	r.partial = append(r.partial, '\n')
+	line := textsafe.Text(string(r.partial))
+	r.partial = r.partial[:0]
+	r.push(itemProse, line)
+	if r.queuedProse >= maxQueuedProse {
+		// A message of megabytes is written as it comes, not gathered.
+		r.flush(false)
+	}
 }
+
+// maxQueuedProse is how many bytes of message text may wait in the queue
+// before SessionUpdate's own flush.
+const maxQueuedProse = 256 << 10
 
 func (r *textRenderer) push(kind itemKind, text string) {
 	r.queue = append(r.queue, &item{kind: kind, text: text})
+	r.queuedProse += len(text)
 }
 
 func (r *textRenderer) planText(entries []acp.PlanEntry) string {
@@ -402,6 +445,7 @@ func (r *textRenderer) TerminalEvent(ev terminal.Event) {
 		tv = &termView{id: ev.TerminalID, tail: newLineTail(max(r.o.LiveLines, r.o.TailLines)), started: r.o.Now()}
 		if ev.Info != nil {
 			tv.command, tv.limit, tv.display = textsafe.Line(commandLine(ev.Info)), ev.Info.OutputByteLimit, isDisplay(ev.Info)
+			tv.sandbox = sandboxNote(ev.Info.Sandbox)
 		}
 		r.terms[ev.TerminalID] = tv
 		r.termOrder = append(r.termOrder, tv)
@@ -531,6 +575,7 @@ func (r *textRenderer) flush(force bool) {
 		return
 	}
 	var b strings.Builder
+	b.Grow(r.queuedProse) // most of what is queued, in one allocation
 	now := r.o.Now()
 	r.announce(now)
 	for len(r.queue) > 0 {
@@ -539,6 +584,7 @@ func (r *textRenderer) flush(force bool) {
 			break
 		}
 		r.queue = r.queue[1:]
+		r.queuedProse -= len(it.text)
 		if r.printed && it.kind != itemNote && r.lastKind != itemNote && (it.kind != r.lastKind || it.kind == itemBlock && it.tool == nil) {
 			b.WriteString("\n")
 		}
@@ -578,6 +624,11 @@ func (r *textRenderer) paint(committed string) {
 		live = r.liveText(r.o.Now())
 	}
 	if committed == "" && live == r.lastLive {
+		return
+	}
+	if r.drawn == 0 && live == "" {
+		r.lastLive = ""
+		_, _ = io.WriteString(r.w, committed) // nothing to redraw: no copy
 		return
 	}
 	var b strings.Builder
@@ -726,5 +777,30 @@ func (r *textRenderer) writeTerminal(b *strings.Builder, tv *termView, now time.
 	if tv.tail.skipped > 0 {
 		notes += fmt.Sprintf(" · %s not shown here (display fell behind)", formatBytes(tv.tail.skipped))
 	}
+	if tv.sandbox != "" {
+		notes += " · " + tv.sandbox
+	}
 	b.WriteString(r.st.dim("  └ ") + status + r.st.dim(notes) + "\n")
+}
+
+// sandboxNote says in a few words how a command was confined
+// ("sandbox: workspace-write, network denied"); "" when it was not.
+func sandboxNote(a *sandbox.Applied) string {
+	if a == nil || (a.Mode == sandbox.Off && a.Network == sandbox.AllowNetwork) {
+		return ""
+	}
+	var parts []string
+	if a.Mode != sandbox.Off {
+		parts = append(parts, a.Mode.String())
+	}
+	if a.Network == sandbox.DenyNetwork {
+		parts = append(parts, "network denied")
+	}
+	note := "sandbox: " + strings.Join(parts, ", ")
+	if len(a.Missing) > 0 {
+		// Best effort: the kernel's messages, not the agent's, but kept
+		// to one line all the same.
+		note += " (partial: " + textsafe.Line(strings.Join(a.Missing, "; ")) + ")"
+	}
+	return note
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -80,6 +81,22 @@ type Config struct {
 	// before it is killed.
 	CancelGrace time.Duration
 
+	// Sandbox confines the terminal commands (see package sandbox); the
+	// zero value, sandbox.Off, does not. The host's main must call
+	// sandbox.Init for any other mode, or for DenyNetwork.
+	Sandbox sandbox.Mode
+	// Network is the sandbox's network setting.
+	Network sandbox.Network
+	// Writable lists absolute paths that a WorkspaceWrite sandbox may
+	// write on top of sandbox.DefaultWritable(Roots...). Each must exist.
+	Writable []string
+	// WritableGit leaves the .git of writable directories writable
+	// (sandbox.Policy.WritableGit).
+	WritableGit bool
+	// SandboxAgent runs the agent itself, and everything it starts, in
+	// the same sandbox (with its own private TMPDIR).
+	SandboxAgent bool
+
 	Stdout, Stderr io.Writer
 	// Interrupts delivers SIGINT/SIGTERM: the first cancels the turn
 	// (session/cancel), the second kills the agent and its terminals.
@@ -122,6 +139,9 @@ type driver struct {
 	mgr  *terminal.Manager
 	conn *acp.ClientConn
 	cmd  *exec.Cmd
+
+	sandbox      *sandbox.Policy  // of the terminals, and of the agent with SandboxAgent
+	agentSandbox *sandbox.Applied // the agent's, with SandboxAgent
 
 	stop     chan struct{} // closed at shutdown: ends the ticker and signal watcher
 	wg       sync.WaitGroup
@@ -192,6 +212,11 @@ func (d *driver) run(ctx context.Context) int {
 	if real, err := filepath.EvalSymlinks(cwd); err != nil || !ws.contains(real) {
 		return d.usage("--cwd %s is outside every --root (%s)", cwd, strings.Join(ws.Roots(), ", "))
 	}
+	sp, code := d.sandboxPolicy(ws.Roots())
+	if sp == nil {
+		return code
+	}
+	d.sandbox = sp
 
 	if c.Format == FormatJSON {
 		d.r = NewJSONRenderer(c.Stdout, c.Text.Now)
@@ -211,6 +236,7 @@ func (d *driver) run(ctx context.Context) int {
 			OutputCeiling:          c.OutputLimit,
 			Timeout:                c.Timeout,
 			Roots:                  ws.Roots(),
+			Sandbox:                sp,
 		},
 		Shell:      c.Shell,
 		KillGrace:  c.KillGrace,
@@ -232,6 +258,9 @@ func (d *driver) run(ctx context.Context) int {
 	reason, code, msg := d.session(ctx, h)
 
 	d.shutdown(code == ExitAgent || d.wasKilled())
+	if err := d.agentSandbox.Cleanup(); err != nil {
+		d.warn("acpterm: removing the agent's TMPDIR: " + err.Error())
+	}
 	d.r.Finish(reason)
 	if msg != "" {
 		if reason == "" {
@@ -254,6 +283,18 @@ func (d *driver) session(ctx context.Context, h *handler) (acp.StopReason, int, 
 		return "", ExitFailure, err.Error()
 	}
 	cmd.Stderr = pw
+	if c.SandboxAgent {
+		// Wrap keeps SysProcAttr, and StartAgent adds to it: the process
+		// group, the cgroup and Pdeathsig apply to the helper, which
+		// becomes the agent.
+		a, err := d.sandbox.Wrap(cmd)
+		if err != nil {
+			pr.Close()
+			pw.Close()
+			return "", ExitFailure, fmt.Sprintf("cannot sandbox the agent: %v", err)
+		}
+		d.agentSandbox = a
+	}
 	// Contain: the agent leads its own process group (a Ctrl-C typed at
 	// the terminal reaches acpterm only, which turns it into
 	// session/cancel), runs in a cgroup of its own where the tree is
@@ -694,4 +735,35 @@ func shortStopReason(r acp.StopReason) string {
 		s = s[:64] + "…"
 	}
 	return s
+}
+
+// sandboxPolicy is the policy of the run's terminals (and agent): the
+// roots and the caches (sandbox.DefaultWritable), then Config.Writable.
+// It checks the policy against this machine now, so that a sandbox the
+// kernel cannot provide ends the run at once, rather than fail each
+// command the agent tries; on failure it returns nil and the exit status.
+func (d *driver) sandboxPolicy(roots []string) (*sandbox.Policy, int) {
+	c := &d.cfg
+	sp := &sandbox.Policy{Mode: c.Sandbox, Network: c.Network, WritableGit: c.WritableGit}
+	if c.Sandbox == sandbox.WorkspaceWrite {
+		sp.Writable = sandbox.DefaultWritable(roots...)
+	}
+	for _, w := range c.Writable {
+		if !filepath.IsAbs(w) {
+			return nil, d.usage("--writable %s is not an absolute path", w)
+		}
+		if _, err := os.Stat(w); err != nil {
+			return nil, d.usage("--writable: %v", err)
+		}
+		sp.Writable = append(sp.Writable, filepath.Clean(w))
+	}
+	// A command that is never started: Wrap only works out the plan (and
+	// makes a TMPDIR, removed at once).
+	a, err := sp.Wrap(&exec.Cmd{Path: "/bin/true"})
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "acpterm: the sandbox cannot be set up: %v\n(see acpterm sandbox; --sandbox off runs commands unconfined)\n", err)
+		return nil, ExitFailure
+	}
+	_ = a.Cleanup()
+	return sp, 0
 }

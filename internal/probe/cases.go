@@ -142,6 +142,15 @@ var suite = []*probeCase{
 	{Case{"session-scoped-ids", "terminal ids are scoped to their session",
 		"convention: a terminal id used with another sessionId is unknown, with the same error as any unknown id", false},
 		caseSessionScopedIDs},
+	{Case{"write-outside-cwd", "a command writing in $HOME",
+		"report: whether a command may create a file in $HOME, outside the session cwd (a sandboxing client denies it)", false},
+		caseWriteOutsideCwd},
+	{Case{"write-outside-tmpdir", "a command writing in TMPDIR and /tmp",
+		"report: the command's TMPDIR, and whether it may write there and in /tmp itself", false},
+		caseWriteOutsideTmpdir},
+	{Case{"loopback-reach", "a command connecting to the host's loopback",
+		"report: whether a command reaches a TCP listener the agent opens on 127.0.0.1", false},
+		caseLoopback},
 }
 
 // runToEnd creates a terminal, waits for it and reads its output.

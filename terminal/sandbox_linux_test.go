@@ -1,0 +1,248 @@
+//go:build linux
+
+package terminal
+
+import (
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/acpterm/acpterm/sandbox"
+	"golang.org/x/sys/unix"
+)
+
+// noLandlockEnv makes TestMain hide Landlock from the test binary (and
+// everything it starts) with a seccomp filter, to play a kernel without
+// it; see TestSandboxUnsupported.
+const noLandlockEnv = "TERMINAL_TEST_NO_LANDLOCK"
+
+func TestSandboxNilIsOff(t *testing.T) {
+	t.Parallel()
+	m := newTestManager(t, nil)
+	outside := t.TempDir()
+	info := mustCreate(t, m, Request{Command: "echo x > " + outside + "/f"})
+	if info.Sandbox != nil {
+		t.Errorf("Info.Sandbox = %v without Policy.Sandbox", info.Sandbox)
+	}
+	wantStatus(t, mustWait(t, m, info), ExitStatus{ExitCode: code(0)})
+	mustRelease(t, m, info)
+	if _, err := os.Stat(filepath.Join(outside, "f")); err != nil {
+		t.Fatalf("an unsandboxed command could not write outside: %v", err)
+	}
+}
+
+func TestSandboxWorkspaceWrite(t *testing.T) {
+	t.Parallel()
+	ws, outside := t.TempDir(), t.TempDir()
+	m := newTestManager(t, &Options{
+		DefaultCwd: ws,
+		Policy: &Policy{
+			Roots:   []string{ws},
+			Sandbox: &sandbox.Policy{Mode: sandbox.WorkspaceWrite},
+		},
+	})
+	sub, err := m.Subscribe("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	// Writes in the root and in TMPDIR succeed, one outside fails with the
+	// program's own error; the command reports where TMPDIR was.
+	line := `echo in > inside && echo tmp > "$TMPDIR/t" && echo "$TMPDIR" && echo out > ` + outside + `/f`
+	info := mustCreate(t, m, Request{Command: line})
+	st := mustWait(t, m, info)
+	out := mustOutput(t, m, info)
+	if st.ExitCode == nil || *st.ExitCode == 0 {
+		t.Errorf("the write outside the workspace succeeded: %v\n%s", st, out.Text)
+	}
+	if !strings.Contains(out.Text, "Permission denied") {
+		t.Errorf("output lacks the program's Permission denied:\n%s", out.Text)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "inside")); err != nil {
+		t.Errorf("no write inside the root: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "f")); err == nil {
+		t.Error("the file outside the workspace exists")
+	}
+
+	a := info.Sandbox
+	if a == nil || a.Mode != sandbox.WorkspaceWrite || !a.Confined() || a.TempDir == "" {
+		t.Fatalf("Info.Sandbox = %v", a)
+	}
+	tmp := strings.TrimSpace(strings.SplitN(out.Text, "\n", 2)[0])
+	if tmp != a.TempDir {
+		t.Errorf("TMPDIR = %q, Info.Sandbox.TempDir = %q", tmp, a.TempDir)
+	}
+	real, _ := filepath.EvalSymlinks(ws)
+	if len(a.Writable) == 0 || a.Writable[0] != real {
+		t.Errorf("Writable %q does not start with the root %q", a.Writable, real)
+	}
+	// The Created event carries the same Info.
+	for {
+		ev, err := sub.Next(testCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == EventCreated {
+			if ev.Info.Sandbox != a {
+				t.Errorf("Created event's Info.Sandbox = %v, want %v", ev.Info.Sandbox, a)
+			}
+			break
+		}
+	}
+
+	mustRelease(t, m, info)
+	if _, err := os.Stat(a.TempDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("TMPDIR %s still there after release: %v", a.TempDir, err)
+	}
+}
+
+// Without Roots the workspace is the command's cwd; ReadOnly writes only
+// in TMPDIR.
+func TestSandboxModes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode     sandbox.Mode
+		cwdWrite bool
+	}{
+		{sandbox.Off, true},
+		{sandbox.ReadOnly, false},
+		{sandbox.WorkspaceWrite, true},
+	} {
+		t.Run(tc.mode.String(), func(t *testing.T) {
+			t.Parallel()
+			cwd := t.TempDir()
+			m := newTestManager(t, &Options{DefaultCwd: cwd, Policy: &Policy{Sandbox: &sandbox.Policy{Mode: tc.mode}}})
+			line := `echo ok > here`
+			if tc.mode != sandbox.Off {
+				line = `echo t > "$TMPDIR/t" && ` + line
+			}
+			out, st := runTerminal(t, m, Request{Command: line})
+			if got := st.ExitCode != nil && *st.ExitCode == 0; got != tc.cwdWrite {
+				t.Errorf("write in the cwd succeeded: %v, want %v\n%s", got, tc.cwdWrite, out.Text)
+			}
+			if !tc.cwdWrite && !strings.Contains(out.Text, "Permission denied") {
+				t.Errorf("output:\n%s", out.Text)
+			}
+		})
+	}
+}
+
+func TestSandboxNetworkDeny(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is needed for /dev/tcp")
+	}
+	l := listenLoopback(t)
+	line := `exec 3<>/dev/tcp/127.0.0.1/` + l
+	for _, tc := range []struct {
+		net  sandbox.Network
+		want bool
+	}{{sandbox.AllowNetwork, true}, {sandbox.DenyNetwork, false}} {
+		m := newTestManager(t, &Options{Policy: &Policy{Sandbox: &sandbox.Policy{Mode: sandbox.ReadOnly, Network: tc.net}}})
+		info := mustCreate(t, m, Request{Command: "bash", Args: []string{"-c", line}})
+		st := mustWait(t, m, info)
+		out := mustOutput(t, m, info)
+		mustRelease(t, m, info)
+		if got := *st.ExitCode == 0; got != tc.want {
+			t.Errorf("network %s: connected %v, want %v\n%s", tc.net, got, tc.want, out.Text)
+		}
+		if tc.net == sandbox.DenyNetwork && !info.Sandbox.NetNamespace {
+			t.Errorf("Info.Sandbox = %v", info.Sandbox)
+		}
+	}
+}
+
+// listenLoopback opens a TCP listener on the host's loopback and returns
+// its port; connections are accepted and closed by the test's end.
+func listenLoopback(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	_, port, _ := strings.Cut(ln.Addr().String(), ":")
+	return port
+}
+
+// A kernel without Landlock (simulated by a seccomp filter in a child
+// test process) fails create with CodeDenied naming what is missing,
+// and runs nothing; BestEffort runs the command and says what is missing.
+func TestSandboxUnsupported(t *testing.T) {
+	if os.Getenv(noLandlockEnv) == "" {
+		t.Parallel()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSandboxUnsupported$", "-test.v")
+		cmd.Env = append(os.Environ(), noLandlockEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("child test: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), "--- PASS: TestSandboxUnsupported") {
+			t.Fatalf("child test did not pass:\n%s", out)
+		}
+		return
+	}
+	cwd := t.TempDir()
+	m := newTestManager(t, &Options{DefaultCwd: cwd, Policy: &Policy{Sandbox: &sandbox.Policy{Mode: sandbox.WorkspaceWrite}}})
+	_, err := m.Create(testCtx(t), Request{SessionID: "s", Command: "echo ran > ran"})
+	wantCode(t, err, ErrDenied, CodeDenied)
+	if !errors.Is(err, sandbox.ErrUnsupported) || !strings.Contains(err.Error(), "Landlock is not available") {
+		t.Errorf("error does not name what is missing: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "ran")); err == nil {
+		t.Error("the command ran")
+	}
+	if n := len(m.Terminals("s")); n != 0 {
+		t.Errorf("%d terminals after a failed create", n)
+	}
+
+	mb := newTestManager(t, &Options{DefaultCwd: cwd, Policy: &Policy{Sandbox: &sandbox.Policy{Mode: sandbox.WorkspaceWrite, BestEffort: true}}})
+	info := mustCreate(t, mb, Request{Command: "true"})
+	wantStatus(t, mustWait(t, mb, info), ExitStatus{ExitCode: code(0)})
+	mustRelease(t, mb, info)
+	if a := info.Sandbox; a == nil || a.Confined() || len(a.Missing) == 0 {
+		t.Errorf("best effort: Info.Sandbox = %v", a)
+	}
+}
+
+// hideLandlock installs a seccomp filter on every thread that fails the
+// Landlock system calls with ENOSYS, as a kernel without Landlock does.
+// It does not check the architecture: the numbers are this build's, and
+// the test binary runs nothing of another architecture.
+func hideLandlock() error {
+	// no_new_privs and the filter are set on this thread; TSYNC copies
+	// both to the others.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const (
+		ldW   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret   = unix.BPF_RET | unix.BPF_K
+		nrOff = 0 // offsetof(struct seccomp_data, nr)
+	)
+	filter := []unix.SockFilter{
+		{Code: ldW, K: nrOff},
+		{Code: jeq, Jt: 3, K: unix.SYS_LANDLOCK_CREATE_RULESET},
+		{Code: jeq, Jt: 2, K: unix.SYS_LANDLOCK_ADD_RULE},
+		{Code: jeq, Jt: 1, K: unix.SYS_LANDLOCK_RESTRICT_SELF},
+		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+		{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+	}
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
+		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
