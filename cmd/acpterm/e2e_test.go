@@ -109,6 +109,7 @@ func acpterm(t *testing.T, o opts, args ...string) result {
 		t.Fatalf("acpterm %q: %v\nstdout:\n%s\nstderr:\n%s", args, err, r.stdout, r.stderr)
 	}
 	checkNoRace(t, r.stderr)
+	assertNoCgroups(t, cmd.Process.Pid)
 	return r
 }
 
@@ -423,6 +424,7 @@ func (s *started) finish(t *testing.T, want int) (stdout, stderr string) {
 	code := s.wait()
 	stdout, stderr = s.stdout.drain(), s.stderr.drain()
 	checkNoRace(t, stderr)
+	assertNoCgroups(t, s.cmd.Process.Pid)
 	if code != want {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, want, stdout, stderr)
 	}

@@ -359,5 +359,6 @@ func runBinary(t *testing.T, bin string, env []string, args ...string) result {
 	default:
 		t.Fatalf("%s %q: %v\nstderr:\n%.2000s", bin, args, err, r.stderr)
 	}
+	assertNoCgroups(t, cmd.Process.Pid)
 	return r
 }

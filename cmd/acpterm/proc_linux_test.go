@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/acpterm/acpterm/internal/cgroup"
 	"github.com/acpterm/acpterm/internal/proctest"
 )
 
@@ -19,5 +22,23 @@ func assertGone(t *testing.T, pid int) {
 	t.Helper()
 	if err := proctest.WaitGroupGone(pid, 5*time.Second); err != nil {
 		t.Fatalf("terminal group: %v", err)
+	}
+}
+
+// assertNoCgroups checks that acpterm process pid, which has exited, left
+// none of its cgroups behind (they are named acpterm-PID-…, under the
+// cgroup acpterm started in, which is ours).
+func assertNoCgroups(t *testing.T, pid int) {
+	t.Helper()
+	own, err := cgroup.Own()
+	if err != nil {
+		return // no cgroup v2: acpterm made none either
+	}
+	left, err := filepath.Glob(filepath.Join(own, fmt.Sprintf("acpterm-%d-*", pid)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("acpterm (pid %d) left cgroups behind: %v", pid, left)
 	}
 }

@@ -71,6 +71,7 @@ func runPTY(t *testing.T, env []string, interact func(*ptyScreen, *os.File), arg
 	}
 	out := screen.String()
 	checkNoRace(t, out)
+	assertNoCgroups(t, cmd.Process.Pid)
 	return out, code
 }
 
