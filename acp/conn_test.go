@@ -207,9 +207,9 @@ func mustOK(t *testing.T, what string, err error) {
 }
 
 // methodsOf lists the table's methods handled by side, extensions excluded.
-func methodsOf(side string) []string {
+func methodsOf(side Side) []string {
 	var out []string
-	for _, m := range Methods {
+	for m := range Methods() {
 		if m.Side == side {
 			out = append(out, m.Name)
 		}
@@ -275,7 +275,7 @@ func TestEveryAgentMethod(t *testing.T) {
 	mustOK(t, "barrier", cc.ExtNotification(ctx, "_acpterm/barrier", nil))
 	<-agent.barrier
 
-	want := append(methodsOf("agent"), "_acpterm/barrier", "_acpterm/echo", "_acpterm/note")
+	want := append(methodsOf(SideAgent), "_acpterm/barrier", "_acpterm/echo", "_acpterm/note")
 	sort.Strings(want)
 	if got := agent.methods(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("agent served\n  %v\nwant\n  %v", got, want)
@@ -358,7 +358,7 @@ func TestEveryClientMethod(t *testing.T) {
 	mustOK(t, "barrier", ac.ExtNotification(ctx, "_acpterm/barrier", nil))
 	<-client.barrier
 
-	want := append(methodsOf("client"), "_acpterm/barrier", "_acpterm/echo", "_acpterm/note")
+	want := append(methodsOf(SideClient), "_acpterm/barrier", "_acpterm/echo", "_acpterm/note")
 	sort.Strings(want)
 	if got := client.methods(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("client served\n  %v\nwant\n  %v", got, want)

@@ -11,10 +11,14 @@
 // The package has three layers:
 //
 //   - Types for every definition of the pinned schema (schema/v1/schema.json),
-//     generated into types_gen.go. Optional fields are pointers or omitted
-//     empties, so absent, null and zero survive a round trip; unions such as
-//     ContentBlock, SessionUpdate and ToolCallContent are sealed interfaces
+//     generated into types_gen.go with the schema's descriptions as their
+//     docs. Optional fields are pointers or omitted empties, so absent, null
+//     and zero survive a round trip; a required array is sent as [] when it
+//     is nil, so a NewSessionRequest without MCPServers is valid. Unions such
+//     as ContentBlock, SessionUpdate and ToolCallContent are sealed interfaces
 //     whose unknown variants decode into Unknown... values instead of failing.
+//     Methods and MethodByName describe each protocol method: which Side
+//     serves it and the Go types of its params and result.
 //   - Connections. A client uses ClientConn (StartAgent launches an agent
 //     process and connects to it) and implements Client, plus any of the
 //     optional interfaces TerminalHandler, FileReader, FileWriter, Elicitor,

@@ -22,7 +22,7 @@ func FuzzDecodeMessages(f *testing.F) {
 		f.Add(data)
 	}
 	var types []func() any
-	for _, m := range acp.Methods {
+	for m := range acp.Methods() {
 		types = append(types, m.Request)
 		if m.Response != nil {
 			types = append(types, m.Response)

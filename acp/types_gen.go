@@ -7,154 +7,437 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strconv"
 	"unicode/utf8"
 )
 
 // Generated from the schema with sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a (see schema/v1/SOURCE).
 // Every $def of the schema (178) has a Go type below, except:
-//   - AgentNotification: message-union wrapper; internal/jsonrpc2 frames messages and Methods maps names to types
-//   - AgentRequest: message-union wrapper; internal/jsonrpc2 frames messages and Methods maps names to types
-//   - AgentResponse: message-union wrapper; internal/jsonrpc2 frames messages and Methods maps names to types
-//   - ClientNotification: message-union wrapper; internal/jsonrpc2 frames messages and Methods maps names to types
-//   - ClientRequest: message-union wrapper; internal/jsonrpc2 frames messages and Methods maps names to types
-//   - ClientResponse: message-union wrapper; internal/jsonrpc2 frames messages and Methods maps names to types
+//   - AgentNotification: message-union wrapper; internal/jsonrpc2 frames messages and the method table maps names to types
+//   - AgentRequest: message-union wrapper; internal/jsonrpc2 frames messages and the method table maps names to types
+//   - AgentResponse: message-union wrapper; internal/jsonrpc2 frames messages and the method table maps names to types
+//   - ClientNotification: message-union wrapper; internal/jsonrpc2 frames messages and the method table maps names to types
+//   - ClientRequest: message-union wrapper; internal/jsonrpc2 frames messages and the method table maps names to types
+//   - ClientResponse: message-union wrapper; internal/jsonrpc2 frames messages and the method table maps names to types
 //   - Error: hand-written as acp.Error (errors.go) because it implements error
 //   - ErrorCode: hand-written: acp.ErrorCode(err) and the Err* sentinels carry the codes
 
-// Method names, one per x-method of the schema.
+// Method names, one per x-method of the schema, with what the schema says of each method.
 const (
-	MethodCancelRequest            = "$/cancel_request"
-	MethodAuthenticate             = "authenticate"
-	MethodElicitationComplete      = "elicitation/complete"
-	MethodElicitationCreate        = "elicitation/create"
-	MethodFSReadTextFile           = "fs/read_text_file"
-	MethodFSWriteTextFile          = "fs/write_text_file"
-	MethodInitialize               = "initialize"
-	MethodLogout                   = "logout"
-	MethodSessionCancel            = "session/cancel"
-	MethodSessionClose             = "session/close"
-	MethodSessionDelete            = "session/delete"
-	MethodSessionList              = "session/list"
-	MethodSessionLoad              = "session/load"
-	MethodSessionNew               = "session/new"
-	MethodSessionPrompt            = "session/prompt"
+	// Cancels an ongoing request.
+	//
+	// This is a notification sent by the side that sent a request to cancel that request.
+	//
+	// Upon receiving this notification, the receiver:
+	//
+	//  1. MAY cancel the corresponding request activity and all nested activities
+	//  2. MAY send any pending notifications.
+	//  3. MUST send one of these responses for the original request:
+	//   - Valid response with appropriate data (partial results or cancellation marker)
+	//   - Error response with code -32800 (Cancelled)
+	//
+	// See protocol docs: [Cancellation]
+	//
+	// [Cancellation]: https://agentclientprotocol.com/protocol/v1/cancellation
+	MethodCancelRequest = "$/cancel_request"
+
+	// Authenticates the client using the specified authentication method.
+	//
+	// Called when the agent requires authentication before allowing session creation. The client
+	// provides an authentication method ID that was advertised during initialization and whose type
+	// defines the "authenticate" flow.
+	//
+	// After successful authentication, the client can proceed to create sessions with "session/new"
+	// without receiving an "auth_required" (-32000) error.
+	//
+	// See protocol docs: [Initialization]
+	//
+	// [Initialization]: https://agentclientprotocol.com/protocol/v1/initialization
+	MethodAuthenticate = "authenticate"
+
+	// Notification that a URL-based elicitation has completed.
+	//
+	// See protocol docs: [Elicitation]
+	//
+	// [Elicitation]: https://agentclientprotocol.com/protocol/v1/elicitation#url-completion
+	MethodElicitationComplete = "elicitation/complete"
+
+	// Requests structured user input via a form or URL.
+	//
+	// See protocol docs: [Elicitation]
+	//
+	// [Elicitation]: https://agentclientprotocol.com/protocol/v1/elicitation
+	MethodElicitationCreate = "elicitation/create"
+
+	// Reads content from a text file in the client's file system.
+	//
+	// Only available if the client advertises the "fs.readTextFile" capability. Allows the agent to
+	// access file contents within the client's environment.
+	//
+	// See protocol docs: [Client]
+	//
+	// [Client]: https://agentclientprotocol.com/protocol/v1/overview#client
+	MethodFSReadTextFile = "fs/read_text_file"
+
+	// Writes content to a text file in the client's file system.
+	//
+	// Only available if the client advertises the "fs.writeTextFile" capability. Allows the agent
+	// to create or modify files within the client's environment.
+	//
+	// See protocol docs: [Client]
+	//
+	// [Client]: https://agentclientprotocol.com/protocol/v1/overview#client
+	MethodFSWriteTextFile = "fs/write_text_file"
+
+	// Establishes the connection with a client and negotiates protocol capabilities.
+	//
+	// This method is called once at the beginning of the connection to:
+	//
+	//   - Negotiate the protocol version to use
+	//   - Exchange capability information between client and agent
+	//   - Determine available authentication methods
+	//
+	// The agent should respond with its supported protocol version and capabilities.
+	//
+	// See protocol docs: [Initialization]
+	//
+	// [Initialization]: https://agentclientprotocol.com/protocol/v1/initialization
+	MethodInitialize = "initialize"
+
+	// Logs out of the current authenticated state.
+	//
+	// After a successful logout, all new sessions will require authentication. There is no
+	// guarantee about the behavior of already running sessions.
+	MethodLogout = "logout"
+
+	// Cancels ongoing operations for a session.
+	//
+	// This is a notification sent by the client to cancel an ongoing prompt turn.
+	//
+	// Upon receiving this notification, the Agent SHOULD:
+	//
+	//   - Stop all language model requests as soon as possible
+	//   - Abort all tool call invocations in progress
+	//   - Send any pending "session/update" notifications
+	//   - Respond to the original "session/prompt" request with the "cancelled" stop reason
+	//
+	// See protocol docs: [Cancellation]
+	//
+	// [Cancellation]: https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation
+	MethodSessionCancel = "session/cancel"
+
+	// Closes an active session and frees up any resources associated with it.
+	//
+	// This method is only available if the agent advertises the "sessionCapabilities.close"
+	// capability.
+	//
+	// The agent must cancel any ongoing work (as if "session/cancel" was called) and then free up
+	// any resources associated with the session.
+	MethodSessionClose = "session/close"
+
+	// Deletes an existing session from "session/list".
+	//
+	// This method is only available if the agent advertises the "sessionCapabilities.delete"
+	// capability.
+	MethodSessionDelete = "session/delete"
+
+	// Lists existing sessions known to the agent.
+	//
+	// This method is only available if the agent advertises the "sessionCapabilities.list"
+	// capability.
+	//
+	// The agent should return metadata about sessions with optional filtering and pagination
+	// support.
+	MethodSessionList = "session/list"
+
+	// Loads an existing session to resume a previous conversation.
+	//
+	// This method is only available if the agent advertises the "loadSession" capability.
+	//
+	// The agent should:
+	//
+	//   - Restore the session context and conversation history
+	//   - Connect to the specified MCP servers
+	//   - Stream the entire conversation history back to the client via notifications
+	//
+	// See protocol docs: [Loading Sessions]
+	//
+	// [Loading Sessions]: https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions
+	MethodSessionLoad = "session/load"
+
+	// Creates a new conversation session with the agent.
+	//
+	// Sessions represent independent conversation contexts with their own history and state.
+	//
+	// The agent should:
+	//
+	//   - Create a new session context
+	//   - Connect to any specified MCP servers
+	//   - Return a unique session ID for future requests
+	//
+	// May return an "auth_required" (-32000) error if the agent requires authentication.
+	//
+	// See protocol docs: [Session Setup]
+	//
+	// [Session Setup]: https://agentclientprotocol.com/protocol/v1/session-setup
+	MethodSessionNew = "session/new"
+
+	// Processes a user prompt within a session.
+	//
+	// This method handles the whole lifecycle of a prompt:
+	//
+	//   - Receives user messages with optional context (files, images, etc.)
+	//   - Processes the prompt using language models
+	//   - Reports language model content and tool calls to the Clients
+	//   - Requests permission to run tools
+	//   - Executes any requested tool calls
+	//   - Returns when the turn is complete with a stop reason
+	//
+	// See protocol docs: [Prompt Turn]
+	//
+	// [Prompt Turn]: https://agentclientprotocol.com/protocol/v1/prompt-turn
+	MethodSessionPrompt = "session/prompt"
+
+	// Requests permission from the user for a tool call operation.
+	//
+	// Called by the agent when it needs user authorization before executing a potentially sensitive
+	// operation. The client should present the options to the user and return their decision.
+	//
+	// If the client cancels the prompt turn via "session/cancel", it MUST respond to this request
+	// with the "cancelled" outcome.
+	//
+	// See protocol docs: [Requesting Permission]
+	//
+	// [Requesting Permission]: https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission
 	MethodSessionRequestPermission = "session/request_permission"
-	MethodSessionResume            = "session/resume"
-	MethodSessionSetConfigOption   = "session/set_config_option"
-	MethodSessionSetMode           = "session/set_mode"
-	MethodSessionUpdate            = "session/update"
-	MethodTerminalCreate           = "terminal/create"
-	MethodTerminalKill             = "terminal/kill"
-	MethodTerminalOutput           = "terminal/output"
-	MethodTerminalRelease          = "terminal/release"
-	MethodTerminalWaitForExit      = "terminal/wait_for_exit"
+
+	// Resumes an existing session without returning previous messages.
+	//
+	// This method is only available if the agent advertises the "sessionCapabilities.resume"
+	// capability.
+	//
+	// The agent should resume the session context, allowing the conversation to continue without
+	// replaying the message history (unlike "session/load").
+	MethodSessionResume = "session/resume"
+
+	// Sets the current value for a session configuration option.
+	MethodSessionSetConfigOption = "session/set_config_option"
+
+	// Sets the current mode for a session.
+	//
+	// Allows switching between different agent modes (e.g., "ask", "architect", "code") that affect
+	// system prompts, tool availability, and permission behaviors.
+	//
+	// The mode must be one of the modes advertised in "availableModes" during session creation or
+	// loading. Agents may also change modes autonomously and notify the client via
+	// "current_mode_update" notifications.
+	//
+	// This method can be called at any time during a session, whether the Agent is idle or actively
+	// generating a response.
+	//
+	// See protocol docs: [Session Modes]
+	//
+	// [Session Modes]: https://agentclientprotocol.com/protocol/v1/session-modes
+	MethodSessionSetMode = "session/set_mode"
+
+	// Handles session update notifications from the agent.
+	//
+	// This is a notification endpoint (no response expected) that receives real-time updates about
+	// session progress, including message chunks, tool calls, and execution plans.
+	//
+	// Note: Clients SHOULD continue accepting tool call updates even after sending a
+	// "session/cancel" notification, as the agent may send final updates before responding with the
+	// cancelled stop reason.
+	//
+	// See protocol docs: [Agent Reports Output]
+	//
+	// [Agent Reports Output]: https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output
+	MethodSessionUpdate = "session/update"
+
+	// Executes a command in a new terminal
+	//
+	// Only available if the "terminal" Client capability is set to true.
+	//
+	// Returns a [TerminalID] that can be used with other terminal methods to get the current
+	// output, wait for exit, and kill the command.
+	//
+	// The [TerminalID] can also be used to embed the terminal in a tool call by using "terminal"
+	// tool call content.
+	//
+	// The Agent is responsible for releasing the terminal by using the "terminal/release" method.
+	//
+	// See protocol docs: [Terminals]
+	//
+	// [Terminals]: https://agentclientprotocol.com/protocol/v1/terminals
+	MethodTerminalCreate = "terminal/create"
+
+	// Kills the terminal command without releasing the terminal
+	//
+	// While "terminal/release" will also kill the command, this method will keep the [TerminalID]
+	// valid so it can be used with other methods.
+	//
+	// This method can be helpful when implementing command timeouts which terminate the command as
+	// soon as elapsed, and then get the final output so it can be sent to the model.
+	//
+	// Note: Call "terminal/release" when [TerminalID] is no longer needed.
+	//
+	// See protocol docs: [Terminals]
+	//
+	// [Terminals]: https://agentclientprotocol.com/protocol/v1/terminals
+	MethodTerminalKill = "terminal/kill"
+
+	// Gets the terminal output and exit status
+	//
+	// Returns the current content in the terminal without waiting for the command to exit. If the
+	// command has already exited, the exit status is included.
+	//
+	// See protocol docs: [Terminals]
+	//
+	// [Terminals]: https://agentclientprotocol.com/protocol/v1/terminals
+	MethodTerminalOutput = "terminal/output"
+
+	// Releases a terminal
+	//
+	// The command is killed if it hasn't exited yet. Use "terminal/wait_for_exit" to wait for the
+	// command to exit before releasing the terminal.
+	//
+	// After release, the [TerminalID] can no longer be used with other "terminal/*" methods, but
+	// tool calls that already contain it, continue to display its output.
+	//
+	// The "terminal/kill" method can be used to terminate the command without releasing the
+	// terminal, allowing the Agent to call "terminal/output" and other methods.
+	//
+	// See protocol docs: [Terminals]
+	//
+	// [Terminals]: https://agentclientprotocol.com/protocol/v1/terminals
+	MethodTerminalRelease = "terminal/release"
+
+	// Waits for the terminal command to exit and return its exit status
+	//
+	// See protocol docs: [Terminals]
+	//
+	// [Terminals]: https://agentclientprotocol.com/protocol/v1/terminals
+	MethodTerminalWaitForExit = "terminal/wait_for_exit"
 )
 
-// Methods lists every method of the protocol, sorted by name.
-var Methods = []MethodInfo{
-	{Name: MethodCancelRequest, Side: "protocol", Notification: true,
+// methodTable lists every method of the protocol, sorted by name. Methods and MethodByName
+// hand out copies, so nothing outside the package can change it.
+var methodTable = [...]MethodInfo{
+	{Name: MethodCancelRequest, Side: SideProtocol, Notification: true,
 		Request: func() any { return new(CancelRequestNotification) },
 	},
-	{Name: MethodAuthenticate, Side: "agent",
+	{Name: MethodAuthenticate, Side: SideAgent,
 		Request:  func() any { return new(AuthenticateRequest) },
 		Response: func() any { return new(AuthenticateResponse) },
 	},
-	{Name: MethodElicitationComplete, Side: "client", Notification: true,
+	{Name: MethodElicitationComplete, Side: SideClient, Notification: true,
 		Request: func() any { return new(CompleteElicitationNotification) },
 	},
-	{Name: MethodElicitationCreate, Side: "client",
+	{Name: MethodElicitationCreate, Side: SideClient,
 		Request:  func() any { return new(CreateElicitationRequest) },
 		Response: func() any { return new(CreateElicitationResponse) },
 	},
-	{Name: MethodFSReadTextFile, Side: "client",
+	{Name: MethodFSReadTextFile, Side: SideClient,
 		Request:  func() any { return new(ReadTextFileRequest) },
 		Response: func() any { return new(ReadTextFileResponse) },
 	},
-	{Name: MethodFSWriteTextFile, Side: "client",
+	{Name: MethodFSWriteTextFile, Side: SideClient,
 		Request:  func() any { return new(WriteTextFileRequest) },
 		Response: func() any { return new(WriteTextFileResponse) },
 	},
-	{Name: MethodInitialize, Side: "agent",
+	{Name: MethodInitialize, Side: SideAgent,
 		Request:  func() any { return new(InitializeRequest) },
 		Response: func() any { return new(InitializeResponse) },
 	},
-	{Name: MethodLogout, Side: "agent",
+	{Name: MethodLogout, Side: SideAgent,
 		Request:  func() any { return new(LogoutRequest) },
 		Response: func() any { return new(LogoutResponse) },
 	},
-	{Name: MethodSessionCancel, Side: "agent", Notification: true,
+	{Name: MethodSessionCancel, Side: SideAgent, Notification: true,
 		Request: func() any { return new(CancelNotification) },
 	},
-	{Name: MethodSessionClose, Side: "agent",
+	{Name: MethodSessionClose, Side: SideAgent,
 		Request:  func() any { return new(CloseSessionRequest) },
 		Response: func() any { return new(CloseSessionResponse) },
 	},
-	{Name: MethodSessionDelete, Side: "agent",
+	{Name: MethodSessionDelete, Side: SideAgent,
 		Request:  func() any { return new(DeleteSessionRequest) },
 		Response: func() any { return new(DeleteSessionResponse) },
 	},
-	{Name: MethodSessionList, Side: "agent",
+	{Name: MethodSessionList, Side: SideAgent,
 		Request:  func() any { return new(ListSessionsRequest) },
 		Response: func() any { return new(ListSessionsResponse) },
 	},
-	{Name: MethodSessionLoad, Side: "agent",
+	{Name: MethodSessionLoad, Side: SideAgent,
 		Request:  func() any { return new(LoadSessionRequest) },
 		Response: func() any { return new(LoadSessionResponse) },
 	},
-	{Name: MethodSessionNew, Side: "agent",
+	{Name: MethodSessionNew, Side: SideAgent,
 		Request:  func() any { return new(NewSessionRequest) },
 		Response: func() any { return new(NewSessionResponse) },
 	},
-	{Name: MethodSessionPrompt, Side: "agent",
+	{Name: MethodSessionPrompt, Side: SideAgent,
 		Request:  func() any { return new(PromptRequest) },
 		Response: func() any { return new(PromptResponse) },
 	},
-	{Name: MethodSessionRequestPermission, Side: "client",
+	{Name: MethodSessionRequestPermission, Side: SideClient,
 		Request:  func() any { return new(RequestPermissionRequest) },
 		Response: func() any { return new(RequestPermissionResponse) },
 	},
-	{Name: MethodSessionResume, Side: "agent",
+	{Name: MethodSessionResume, Side: SideAgent,
 		Request:  func() any { return new(ResumeSessionRequest) },
 		Response: func() any { return new(ResumeSessionResponse) },
 	},
-	{Name: MethodSessionSetConfigOption, Side: "agent",
+	{Name: MethodSessionSetConfigOption, Side: SideAgent,
 		Request:  func() any { return new(SetSessionConfigOptionRequest) },
 		Response: func() any { return new(SetSessionConfigOptionResponse) },
 	},
-	{Name: MethodSessionSetMode, Side: "agent",
+	{Name: MethodSessionSetMode, Side: SideAgent,
 		Request:  func() any { return new(SetSessionModeRequest) },
 		Response: func() any { return new(SetSessionModeResponse) },
 	},
-	{Name: MethodSessionUpdate, Side: "client", Notification: true,
+	{Name: MethodSessionUpdate, Side: SideClient, Notification: true,
 		Request: func() any { return new(SessionNotification) },
 	},
-	{Name: MethodTerminalCreate, Side: "client",
+	{Name: MethodTerminalCreate, Side: SideClient,
 		Request:  func() any { return new(CreateTerminalRequest) },
 		Response: func() any { return new(CreateTerminalResponse) },
 	},
-	{Name: MethodTerminalKill, Side: "client",
+	{Name: MethodTerminalKill, Side: SideClient,
 		Request:  func() any { return new(KillTerminalRequest) },
 		Response: func() any { return new(KillTerminalResponse) },
 	},
-	{Name: MethodTerminalOutput, Side: "client",
+	{Name: MethodTerminalOutput, Side: SideClient,
 		Request:  func() any { return new(TerminalOutputRequest) },
 		Response: func() any { return new(TerminalOutputResponse) },
 	},
-	{Name: MethodTerminalRelease, Side: "client",
+	{Name: MethodTerminalRelease, Side: SideClient,
 		Request:  func() any { return new(ReleaseTerminalRequest) },
 		Response: func() any { return new(ReleaseTerminalResponse) },
 	},
-	{Name: MethodTerminalWaitForExit, Side: "client",
+	{Name: MethodTerminalWaitForExit, Side: SideClient,
 		Request:  func() any { return new(WaitForTerminalExitRequest) },
 		Response: func() any { return new(WaitForTerminalExitResponse) },
 	},
 }
 
-// AgentAuthCapabilities is the AgentAuthCapabilities object of the schema.
+// Authentication-related capabilities supported by the agent.
 type AgentAuthCapabilities struct {
+	// Whether the agent supports the logout method.
+	//
+	// Optional. Omitted or null both mean the agent does not advertise support. Supplying {} means
+	// the agent supports the logout method.
 	Logout *LogoutCapabilities `json:"logout,omitempty"`
-	Meta   Meta                `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *AgentAuthCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -167,14 +450,37 @@ func (x *AgentAuthCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// AgentCapabilities is the AgentCapabilities object of the schema.
+// Capabilities supported by the agent.
+//
+// Advertised during initialization to inform the client about available features and content types.
+//
+// See protocol docs: [Agent Capabilities]
+//
+// [Agent Capabilities]: https://agentclientprotocol.com/protocol/v1/initialization#agent-capabilities
 type AgentCapabilities struct {
-	LoadSession         bool                   `json:"loadSession,omitempty"`
-	PromptCapabilities  *PromptCapabilities    `json:"promptCapabilities,omitempty"`
-	MCPCapabilities     *MCPCapabilities       `json:"mcpCapabilities,omitempty"`
-	SessionCapabilities *SessionCapabilities   `json:"sessionCapabilities,omitempty"`
-	Auth                *AgentAuthCapabilities `json:"auth,omitempty"`
-	Meta                Meta                   `json:"_meta,omitempty"`
+	// Whether the agent supports "session/load".
+	LoadSession bool `json:"loadSession,omitempty"`
+
+	// Prompt capabilities supported by the agent.
+	PromptCapabilities *PromptCapabilities `json:"promptCapabilities,omitempty"`
+
+	// MCP capabilities supported by the agent.
+	MCPCapabilities *MCPCapabilities `json:"mcpCapabilities,omitempty"`
+
+	// Session lifecycle and prompt capabilities advertised by the agent.
+	SessionCapabilities *SessionCapabilities `json:"sessionCapabilities,omitempty"`
+
+	// Authentication-related capabilities supported by the agent.
+	Auth *AgentAuthCapabilities `json:"auth,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *AgentCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -191,8 +497,10 @@ func (x *AgentCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// AgentMessageChunk is the "agent_message_chunk" variant of SessionUpdate.
-// It has the fields of ContentChunk.
+// AgentMessageChunk is the "agent_message_chunk" variant of [SessionUpdate]. It has the fields of
+// [ContentChunk].
+//
+// A chunk of the agent's response being streamed.
 type AgentMessageChunk ContentChunk
 
 func (x *AgentMessageChunk) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -205,8 +513,10 @@ func (x AgentMessageChunk) MarshalJSON() ([]byte, error) { return ContentChunk(x
 
 func (*AgentMessageChunk) isSessionUpdate() {}
 
-// AgentThoughtChunk is the "agent_thought_chunk" variant of SessionUpdate.
-// It has the fields of ContentChunk.
+// AgentThoughtChunk is the "agent_thought_chunk" variant of [SessionUpdate]. It has the fields of
+// [ContentChunk].
+//
+// A chunk of the agent's internal reasoning being streamed.
 type AgentThoughtChunk ContentChunk
 
 func (x *AgentThoughtChunk) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -219,12 +529,28 @@ func (x AgentThoughtChunk) MarshalJSON() ([]byte, error) { return ContentChunk(x
 
 func (*AgentThoughtChunk) isSessionUpdate() {}
 
-// Annotations is the Annotations object of the schema.
+// Optional annotations for the client. The client can use annotations to inform how objects are
+// used or displayed
 type Annotations struct {
-	Audience     []Role   `json:"audience,omitzero"`
-	LastModified *string  `json:"lastModified,omitempty"`
-	Priority     *float64 `json:"priority,omitempty"`
-	Meta         Meta     `json:"_meta,omitempty"`
+	// Intended recipients for this content, such as the user or assistant.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Audience []Role `json:"audience,omitzero"`
+
+	// Timestamp indicating when the underlying resource was last modified.
+	LastModified *string `json:"lastModified,omitempty"`
+
+	// Relative importance of this content when clients choose what to surface.
+	Priority *float64 `json:"priority,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *Annotations) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -239,12 +565,27 @@ func (x *Annotations) decodeFields(f genFields) error {
 	return d.err
 }
 
-// AudioContent is the "audio" variant of ContentBlock.
+// AudioContent is the "audio" variant of [ContentBlock].
+//
+// Audio provided to or from an LLM.
 type AudioContent struct {
+	// Optional annotations that help clients decide how to display or route this content.
 	Annotations *Annotations `json:"annotations,omitempty"`
-	Data        string       `json:"data"`
-	MIMEType    string       `json:"mimeType"`
-	Meta        Meta         `json:"_meta,omitempty"`
+
+	// Base64-encoded media payload.
+	Data string `json:"data"`
+
+	// MIME type describing the encoded media payload.
+	MIMEType string `json:"mimeType"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *AudioContent) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -261,10 +602,26 @@ func (x *AudioContent) decodeFields(f genFields) error {
 
 func (*AudioContent) isContentBlock() {}
 
-// AuthCapabilities is the AuthCapabilities object of the schema.
+// Authentication capabilities supported by the client.
+//
+// Advertised during initialization to inform the agent which authentication method types the client
+// can handle. This governs opt-in types that require additional client-side support.
 type AuthCapabilities struct {
+	// Whether the client supports "terminal" authentication methods.
+	//
+	// The client should set this to true only when it can reproduce the configured agent invocation
+	// in an interactive terminal. When true, the agent may include "terminal" entries in its
+	// authentication methods.
 	Terminal bool `json:"terminal,omitempty"`
-	Meta     Meta `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *AuthCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -278,10 +635,18 @@ func (x *AuthCapabilities) decodeFields(f genFields) error {
 }
 
 // AuthMethod is one of these variants, told apart by the value of "type":
-//   - *AuthMethodTerminal: "terminal"
-//   - *AuthMethodAgent: no "type" (or "agent", "env_var")
 //
-// Other values decode into *UnknownAuthMethod.
+//   - [*AuthMethodTerminal] ("terminal"): Client runs the configured agent program as a separate
+//     interactive process, without passing this method to "authenticate".
+//   - [*AuthMethodAgent] (no "type", or "agent", "env_var"): Agent handles authentication itself
+//     through "authenticate".
+//
+// Other values decode into [*UnknownAuthMethod].
+//
+// Describes an available authentication method.
+//
+// The "type" field acts as the discriminator in the serialized JSON form. When no "type" is
+// present, the method is treated as "agent".
 type AuthMethod interface{ isAuthMethod() }
 
 func genDecodeAuthMethod(b []byte) (AuthMethod, error) {
@@ -320,12 +685,29 @@ func genEncodeAuthMethod(v AuthMethod) (json.RawMessage, error) {
 	return nil, fmt.Errorf("cannot encode %T as AuthMethod", v)
 }
 
-// AuthMethodAgent is the AuthMethod written without "type".
+// AuthMethodAgent is the [AuthMethod] written without "type".
+//
+// Agent handles authentication itself through "authenticate".
+//
+// This is the default authentication method type.
 type AuthMethodAgent struct {
-	ID          AuthMethodID `json:"id"`
-	Name        string       `json:"name"`
-	Description *string      `json:"description,omitempty"`
-	Meta        Meta         `json:"_meta,omitempty"`
+	// Unique identifier for this authentication method.
+	ID AuthMethodID `json:"id"`
+
+	// Human-readable name of the authentication method.
+	Name string `json:"name"`
+
+	// Optional human-readable description of this authentication method.
+	Description *string `json:"description,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *AuthMethodAgent) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -343,16 +725,43 @@ func (x *AuthMethodAgent) decodeFields(f genFields) error {
 func (*AuthMethodAgent) isAuthMethod() {}
 
 // AuthMethodID is a string on the wire.
+//
+// Typed identifier used for auth method values on the wire.
 type AuthMethodID string
 
-// AuthMethodTerminal is the "terminal" variant of AuthMethod.
+// AuthMethodTerminal is the "terminal" variant of [AuthMethod].
+//
+// Terminal-based authentication method.
+//
+// The client runs the configured agent program as a separate interactive process for the user to
+// authenticate via a TUI. Agents MUST advertise this method only when the client enabled its
+// terminal authentication capability. A zero exit status signals success. Any other termination
+// signals failure. The client MUST NOT pass this method to "authenticate".
 type AuthMethodTerminal struct {
-	ID          AuthMethodID      `json:"id"`
-	Name        string            `json:"name"`
-	Description *string           `json:"description,omitempty"`
-	Args        []string          `json:"args,omitempty"`
-	Env         map[string]string `json:"env,omitempty"`
-	Meta        Meta              `json:"_meta,omitempty"`
+	// Unique identifier for this authentication method.
+	ID AuthMethodID `json:"id"`
+
+	// Human-readable name of the authentication method.
+	Name string `json:"name"`
+
+	// Optional human-readable description of this authentication method.
+	Description *string `json:"description,omitempty"`
+
+	// Additional arguments to append to the configured agent invocation for terminal auth.
+	Args []string `json:"args,omitempty"`
+
+	// Additional environment variables to set on the configured agent invocation for terminal auth.
+	// These values override same-named variables in the base launch configuration.
+	Env map[string]string `json:"env,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *AuthMethodTerminal) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -371,10 +780,25 @@ func (x *AuthMethodTerminal) decodeFields(f genFields) error {
 
 func (*AuthMethodTerminal) isAuthMethod() {}
 
-// AuthenticateRequest is the params of the "authenticate" request, handled by the agent.
+// AuthenticateRequest is the params of the "authenticate" request ([MethodAuthenticate]), handled
+// by the agent.
+//
+// Request parameters for the authenticate method.
+//
+// Specifies which authentication method to use.
 type AuthenticateRequest struct {
+	// The ID of the authentication method to use. Must be one of the methods advertised in the
+	// initialize response.
 	MethodID AuthMethodID `json:"methodId"`
-	Meta     Meta         `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *AuthenticateRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -387,8 +811,17 @@ func (x *AuthenticateRequest) decodeFields(f genFields) error {
 	return d.err
 }
 
-// AuthenticateResponse is the result of the "authenticate" request.
+// AuthenticateResponse is the result of the "authenticate" request ([MethodAuthenticate]).
+//
+// Response to the "authenticate" method.
 type AuthenticateResponse struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -401,12 +834,25 @@ func (x *AuthenticateResponse) decodeFields(f genFields) error {
 	return d.err
 }
 
-// AvailableCommand is the AvailableCommand object of the schema.
+// Information about a command.
 type AvailableCommand struct {
-	Name        string                `json:"name"`
-	Description string                `json:"description"`
-	Input       AvailableCommandInput `json:"input,omitempty"`
-	Meta        Meta                  `json:"_meta,omitempty"`
+	// Command name (e.g., "create_plan", "research_codebase").
+	Name string `json:"name"`
+
+	// Human-readable description of what the command does.
+	Description string `json:"description"`
+
+	// Input for the command if required
+	Input AvailableCommandInput `json:"input,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *AvailableCommand) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -431,8 +877,13 @@ func (x AvailableCommand) MarshalJSON() ([]byte, error) {
 	return e.marshal(v)
 }
 
-// AvailableCommandInput is one of these forms, told apart by their JSON shape (tried in this order):
-//   - *UnstructuredCommandInput
+// AvailableCommandInput is one of these forms, told apart by their JSON shape (tried in this
+// order):
+//
+//   - [*UnstructuredCommandInput]: All text that was typed after the command name is provided as
+//     input.
+//
+// The input specification for a command.
 type AvailableCommandInput interface{ isAvailableCommandInput() }
 
 func genDecodeAvailableCommandInput(b []byte) (AvailableCommandInput, error) {
@@ -454,10 +905,23 @@ func genEncodeAvailableCommandInput(v AvailableCommandInput) (json.RawMessage, e
 	return nil, fmt.Errorf("cannot encode %T as AvailableCommandInput", v)
 }
 
-// AvailableCommandsUpdate is the "available_commands_update" variant of SessionUpdate.
+// AvailableCommandsUpdate is the "available_commands_update" variant of [SessionUpdate].
+//
+// Available commands are ready or have changed
 type AvailableCommandsUpdate struct {
+	// Commands the agent can execute
+	//
+	// Required: a nil slice is sent as [].
 	AvailableCommands []AvailableCommand `json:"availableCommands"`
-	Meta              Meta               `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *AvailableCommandsUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -482,12 +946,27 @@ func (x AvailableCommandsUpdate) MarshalJSON() ([]byte, error) {
 
 func (*AvailableCommandsUpdate) isSessionUpdate() {}
 
-// BlobResourceContents is a form of EmbeddedResourceResource.
+// BlobResourceContents is a form of [EmbeddedResourceResource].
+//
+// Binary resource contents.
 type BlobResourceContents struct {
-	Blob     string  `json:"blob"`
+	// Base64-encoded bytes for a binary resource payload.
+	Blob string `json:"blob"`
+
+	// MIME type describing the encoded media payload.
 	MIMEType *string `json:"mimeType,omitempty"`
-	URI      string  `json:"uri"`
-	Meta     Meta    `json:"_meta,omitempty"`
+
+	// URI associated with this resource or media payload.
+	URI string `json:"uri"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *BlobResourceContents) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -504,8 +983,17 @@ func (x *BlobResourceContents) decodeFields(f genFields) error {
 
 func (*BlobResourceContents) isEmbeddedResourceResource() {}
 
-// BooleanConfigOptionCapabilities is the BooleanConfigOptionCapabilities object of the schema.
+// Capabilities for boolean session configuration options.
+//
+// Supplying {} means the client supports boolean session configuration options.
 type BooleanConfigOptionCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -518,12 +1006,35 @@ func (x *BooleanConfigOptionCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// BooleanPropertySchema is the "boolean" variant of ElicitationPropertySchema.
+// BooleanPropertySchema is the "boolean" variant of [ElicitationPropertySchema].
+//
+// Schema for boolean properties in an elicitation form.
 type BooleanPropertySchema struct {
-	Title       *string `json:"title,omitempty"`
+	// Optional title for the property.
+	//
+	// Optional. Omitted and null are equivalent and mean no title is provided.
+	Title *string `json:"title,omitempty"`
+
+	// Human-readable description.
+	//
+	// Optional. Omitted and null are equivalent and mean no description is provided.
 	Description *string `json:"description,omitempty"`
-	Default     *bool   `json:"default,omitempty"`
-	Meta        Meta    `json:"_meta,omitempty"`
+
+	// Default value.
+	//
+	// Optional. Omitted and null are equivalent and mean no default value is provided.
+	Default *bool `json:"default,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// Optional. Omitted and null are equivalent and mean no metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *BooleanPropertySchema) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -540,10 +1051,26 @@ func (x *BooleanPropertySchema) decodeFields(f genFields) error {
 
 func (*BooleanPropertySchema) isElicitationPropertySchema() {}
 
-// CancelNotification is the params of the "session/cancel" notification, handled by the agent.
+// CancelNotification is the params of the "session/cancel" notification ([MethodSessionCancel]),
+// handled by the agent.
+//
+// Notification to cancel ongoing operations for a session.
+//
+// See protocol docs: [Cancellation]
+//
+// [Cancellation]: https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation
 type CancelNotification struct {
+	// The ID of the session to cancel operations for.
 	SessionID SessionID `json:"sessionId"`
-	Meta      Meta      `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *CancelNotification) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -556,10 +1083,26 @@ func (x *CancelNotification) decodeFields(f genFields) error {
 	return d.err
 }
 
-// CancelRequestNotification is the params of the "$/cancel_request" notification, handled by either side.
+// CancelRequestNotification is the params of the "$/cancel_request" notification
+// ([MethodCancelRequest]), handled by either side.
+//
+// Notification to cancel an ongoing request.
+//
+// See protocol docs: [Cancellation]
+//
+// [Cancellation]: https://agentclientprotocol.com/protocol/v1/cancellation
 type CancelRequestNotification struct {
+	// The ID of the request to cancel.
 	RequestID RequestID `json:"requestId"`
-	Meta      Meta      `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *CancelRequestNotification) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -572,7 +1115,16 @@ func (x *CancelRequestNotification) decodeFields(f genFields) error {
 	return d.err
 }
 
-// CancelledPermissionOutcome is the "cancelled" variant of RequestPermissionOutcome.
+// CancelledPermissionOutcome is the "cancelled" variant of [RequestPermissionOutcome].
+//
+// The prompt turn was cancelled before the user responded.
+//
+// When a client sends a "session/cancel" notification to cancel an ongoing prompt turn, it MUST
+// respond to all pending "session/request_permission" requests with this "cancelled" outcome.
+//
+// See protocol docs: [Cancellation]
+//
+// [Cancellation]: https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation
 type CancelledPermissionOutcome struct {
 }
 
@@ -585,14 +1137,45 @@ func (x *CancelledPermissionOutcome) decodeFields(genFields) error {
 
 func (*CancelledPermissionOutcome) isRequestPermissionOutcome() {}
 
-// ClientCapabilities is the ClientCapabilities object of the schema.
+// Capabilities supported by the client.
+//
+// Advertised during initialization to inform the agent about available features and methods.
+//
+// See protocol docs: [Client Capabilities]
+//
+// [Client Capabilities]: https://agentclientprotocol.com/protocol/v1/initialization#client-capabilities
 type ClientCapabilities struct {
-	FS          *FileSystemCapabilities    `json:"fs,omitempty"`
-	Terminal    bool                       `json:"terminal,omitempty"`
-	Session     *ClientSessionCapabilities `json:"session,omitempty"`
-	Auth        *AuthCapabilities          `json:"auth,omitempty"`
-	Elicitation *ElicitationCapabilities   `json:"elicitation,omitempty"`
-	Meta        Meta                       `json:"_meta,omitempty"`
+	// File system capabilities supported by the client. Determines which file operations the agent
+	// can request.
+	FS *FileSystemCapabilities `json:"fs,omitempty"`
+
+	// Whether the Client support all "terminal/*" methods.
+	Terminal bool `json:"terminal,omitempty"`
+
+	// Session-related capabilities supported by the client.
+	//
+	// Optional. Omitted or null both mean the client does not advertise any session-related
+	// extensions.
+	Session *ClientSessionCapabilities `json:"session,omitempty"`
+
+	// Authentication capabilities supported by the client. Determines which authentication method
+	// types the agent may include in its [InitializeResponse].
+	Auth *AuthCapabilities `json:"auth,omitempty"`
+
+	// Elicitation capabilities supported by the client. Determines which elicitation modes the
+	// agent may use.
+	//
+	// Optional. Omitted or null both mean the client does not advertise elicitation support.
+	Elicitation *ElicitationCapabilities `json:"elicitation,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ClientCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -609,12 +1192,32 @@ func (x *ClientCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// ClientSessionCapabilities is the ClientSessionCapabilities object of the schema.
+// Session-related capabilities supported by the client.
 type ClientSessionCapabilities struct {
-	Compaction    *CompactionCapabilities           `json:"compaction,omitempty"`
+	// Support for ID-addressed context compaction updates. Omitted or null means unsupported. {}
+	// advertises the complete compaction contract.
+	Compaction *CompactionCapabilities `json:"compaction,omitempty"`
+
+	// Config option capabilities supported by the client.
+	//
+	// Omitted or null both mean the client does not advertise support for any config option
+	// extensions.
 	ConfigOptions *SessionConfigOptionsCapabilities `json:"configOptions,omitempty"`
-	Notices       *NoticeCapabilities               `json:"notices,omitempty"`
-	Meta          Meta                              `json:"_meta,omitempty"`
+
+	// Support for live user-facing "notice" session updates.
+	//
+	// Optional. Omitted or null both mean the client does not advertise support. Supplying {} means
+	// the client can present notices to the user.
+	Notices *NoticeCapabilities `json:"notices,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ClientSessionCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -629,10 +1232,27 @@ func (x *ClientSessionCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// CloseSessionRequest is the params of the "session/close" request, handled by the agent.
+// CloseSessionRequest is the params of the "session/close" request ([MethodSessionClose]), handled
+// by the agent.
+//
+// Request parameters for closing an active session.
+//
+// If supported, the agent must cancel any ongoing work related to the session (treat it as if
+// "session/cancel" was called) and then free up any resources associated with the session.
+//
+// Only available if the Agent supports the "sessionCapabilities.close" capability.
 type CloseSessionRequest struct {
+	// The ID of the session to close.
 	SessionID SessionID `json:"sessionId"`
-	Meta      Meta      `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *CloseSessionRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -645,8 +1265,17 @@ func (x *CloseSessionRequest) decodeFields(f genFields) error {
 	return d.err
 }
 
-// CloseSessionResponse is the result of the "session/close" request.
+// CloseSessionResponse is the result of the "session/close" request ([MethodSessionClose]).
+//
+// Response from closing a session.
 type CloseSessionResponse struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -659,7 +1288,7 @@ func (x *CloseSessionResponse) decodeFields(f genFields) error {
 	return d.err
 }
 
-// CompactionCapabilities is the CompactionCapabilities object of the schema.
+// Client support for ID-addressed context compaction updates.
 type CompactionCapabilities struct {
 }
 
@@ -671,24 +1300,44 @@ func (x *CompactionCapabilities) decodeFields(genFields) error {
 }
 
 // CompactionID is a string on the wire.
+//
+// Unique identifier for a context compaction within a session.
 type CompactionID string
 
 // CompactionStatus is a string enum that the schema leaves open: other values are valid too.
+//
+// Lifecycle state of a context compaction.
 type CompactionStatus string
 
 // CompactionStatus values.
 const (
+	// Compaction has started and has not finished.
 	CompactionStatusInProgress CompactionStatus = "in_progress"
-	CompactionStatusCompleted  CompactionStatus = "completed"
-	CompactionStatusFailed     CompactionStatus = "failed"
-	CompactionStatusCancelled  CompactionStatus = "cancelled"
+
+	// Compaction finished successfully.
+	CompactionStatusCompleted CompactionStatus = "completed"
+
+	// Compaction finished unsuccessfully.
+	CompactionStatusFailed CompactionStatus = "failed"
+
+	// Compaction was cancelled before it finished.
+	CompactionStatusCancelled CompactionStatus = "cancelled"
 )
 
-// CompactionSummaryChunk is the "compaction_summary_chunk" variant of SessionUpdate.
+// CompactionSummaryChunk is the "compaction_summary_chunk" variant of [SessionUpdate].
+//
+// A content block appended to a compaction's summary. A first-seen ID creates an in-progress
+// compaction. Chunks append in receive order. Agents MUST only send this update when the Client
+// advertised the "session.compaction" Client capability.
 type CompactionSummaryChunk struct {
+	// ID of the compaction whose summary receives this content.
 	CompactionID CompactionID `json:"compactionId"`
-	Content      ContentBlock `json:"content"`
-	Meta         Meta         `json:"_meta,omitempty"`
+
+	// One content block to append.
+	Content ContentBlock `json:"content"`
+
+	// Metadata scoped to this chunk. Omission and null both mean absent.
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *CompactionSummaryChunk) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -714,13 +1363,31 @@ func (x CompactionSummaryChunk) MarshalJSON() ([]byte, error) {
 
 func (*CompactionSummaryChunk) isSessionUpdate() {}
 
-// CompactionUpdate is the "compaction_update" variant of SessionUpdate.
+// CompactionUpdate is the "compaction_update" variant of [SessionUpdate].
+//
+// A context compaction upsert. The first notification fixes the compaction's timeline position.
+// Later updates with the same ID patch that entity in place. Agents MUST only send this update when
+// the Client advertised the "session.compaction" Client capability.
+//
+// "summary", "error", and "_meta" have patch semantics: omission leaves the stored value unchanged,
+// null clears it, and a concrete value replaces it. summary: [] also clears the summary.
 type CompactionUpdate struct {
-	CompactionID CompactionID     `json:"compactionId"`
-	Status       CompactionStatus `json:"status"`
-	Summary      []ContentBlock   `json:"summary,omitzero"`
-	Error        *string          `json:"error,omitempty"`
-	Meta         Meta             `json:"_meta,omitempty"`
+	// The Agent-owned ID of this compaction, unique within the session.
+	CompactionID CompactionID `json:"compactionId"`
+
+	// Current lifecycle status.
+	Status CompactionStatus `json:"status"`
+
+	// Complete replacement user-displayable summary content for the compaction.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Summary []ContentBlock `json:"summary,omitzero"`
+
+	// Human-readable error details for the compaction.
+	Error *string `json:"error,omitempty"`
+
+	// Extensible metadata patch for this compaction.
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *CompactionUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -748,10 +1415,24 @@ func (x CompactionUpdate) MarshalJSON() ([]byte, error) {
 
 func (*CompactionUpdate) isSessionUpdate() {}
 
-// CompleteElicitationNotification is the params of the "elicitation/complete" notification, handled by the client.
+// CompleteElicitationNotification is the params of the "elicitation/complete" notification
+// ([MethodElicitationComplete]), handled by the client.
+//
+// Notification sent by the agent when a URL-based elicitation is complete.
 type CompleteElicitationNotification struct {
+	// The ID of the elicitation that completed.
 	ElicitationID ElicitationID `json:"elicitationId"`
-	Meta          Meta          `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// Optional. Omitted and null are equivalent and mean no metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *CompleteElicitationNotification) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -764,10 +1445,23 @@ func (x *CompleteElicitationNotification) decodeFields(f genFields) error {
 	return d.err
 }
 
-// ConfigOptionUpdate is the "config_option_update" variant of SessionUpdate.
+// ConfigOptionUpdate is the "config_option_update" variant of [SessionUpdate].
+//
+// Session configuration options have been updated.
 type ConfigOptionUpdate struct {
+	// The full set of configuration options and their current values.
+	//
+	// Required: a nil slice is sent as [].
 	ConfigOptions []SessionConfigOption `json:"configOptions"`
-	Meta          Meta                  `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ConfigOptionUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -792,10 +1486,21 @@ func (x ConfigOptionUpdate) MarshalJSON() ([]byte, error) {
 
 func (*ConfigOptionUpdate) isSessionUpdate() {}
 
-// Content is the "content" variant of ToolCallContent.
+// Content is the "content" variant of [ToolCallContent].
+//
+// Standard content block (text, images, resources).
 type Content struct {
+	// The actual content block.
 	Content ContentBlock `json:"content"`
-	Meta    Meta         `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *Content) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -821,13 +1526,30 @@ func (x Content) MarshalJSON() ([]byte, error) {
 func (*Content) isToolCallContent() {}
 
 // ContentBlock is one of these variants, told apart by the value of "type":
-//   - *TextContent: "text"
-//   - *ImageContent: "image"
-//   - *AudioContent: "audio"
-//   - *ResourceLink: "resource_link"
-//   - *EmbeddedResource: "resource"
 //
-// Other values decode into *UnknownContentBlock.
+//   - [*TextContent] ("text"): Text content.
+//   - [*ImageContent] ("image"): Images for visual context or analysis.
+//   - [*AudioContent] ("audio"): Audio data for transcription or analysis.
+//   - [*ResourceLink] ("resource_link"): References to resources that the agent can access.
+//   - [*EmbeddedResource] ("resource"): Complete resource contents embedded directly in the
+//     message.
+//
+// Other values decode into [*UnknownContentBlock].
+//
+// Content blocks represent displayable information in the Agent Client Protocol.
+//
+// Content blocks appear in:
+//
+//   - User prompts sent via "session/prompt"
+//   - Language model output streamed through "session/update" notifications
+//   - Progress updates and results from tool calls
+//
+// This structure is compatible with the Model Context Protocol (MCP), so agents can forward content
+// from MCP tool outputs without transformation.
+//
+// See protocol docs: [Content]
+//
+// [Content]: https://agentclientprotocol.com/protocol/v1/content
 type ContentBlock interface{ isContentBlock() }
 
 func genDecodeContentBlock(b []byte) (ContentBlock, error) {
@@ -880,11 +1602,25 @@ func genEncodeContentBlock(v ContentBlock) (json.RawMessage, error) {
 	return nil, fmt.Errorf("cannot encode %T as ContentBlock", v)
 }
 
-// ContentChunk is the ContentChunk object of the schema.
+// ContentChunk is a streamed item of content
 type ContentChunk struct {
-	Content   ContentBlock `json:"content"`
-	MessageID *MessageID   `json:"messageId,omitempty"`
-	Meta      Meta         `json:"_meta,omitempty"`
+	// A single item of content
+	Content ContentBlock `json:"content"`
+
+	// A unique identifier for the message this chunk belongs to.
+	//
+	// All chunks belonging to the same message share the same "messageId". A change in "messageId"
+	// indicates a new message has started.
+	MessageID *MessageID `json:"messageId,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ContentChunk) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -908,11 +1644,23 @@ func (x ContentChunk) MarshalJSON() ([]byte, error) {
 	return e.marshal(v)
 }
 
-// Cost is the Cost object of the schema.
+// Cost information for a session.
 type Cost struct {
-	Amount   float64 `json:"amount"`
-	Currency string  `json:"currency"`
-	Meta     Meta    `json:"_meta,omitempty"`
+	// Total cumulative cost for session.
+	Amount float64 `json:"amount"`
+
+	// Unit of "amount": an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another unit
+	// such as "credits".
+	Currency string `json:"currency"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *Cost) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -926,12 +1674,33 @@ func (x *Cost) decodeFields(f genFields) error {
 	return d.err
 }
 
-// CreateElicitationRequest is the params of the "elicitation/create" request, handled by the client.
-// The members of its Mode field sit in the same JSON object as the others.
+// CreateElicitationRequest is the params of the "elicitation/create" request
+// ([MethodElicitationCreate]), handled by the client. The members of its Mode field sit in the same
+// JSON object as the others.
+//
+// Request from the agent to elicit structured user input.
+//
+// The agent sends this to the client to request information from the user, either via a form or by
+// directing them to a URL. Elicitations are tied to a session (optionally a tool call) or a
+// request.
 type CreateElicitationRequest struct {
-	Message string          `json:"message"`
-	Mode    ElicitationMode `json:"-"` // inline: encoded into this object
-	Meta    Meta            `json:"_meta,omitempty"`
+	// A human-readable message describing what input is needed.
+	Message string `json:"message"`
+
+	// One of the variants of [ElicitationMode]. Its members are encoded into this object, next to
+	// the others, and decoded from it.
+	Mode ElicitationMode `json:"-"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// Optional. Omitted and null are equivalent and mean no metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *CreateElicitationRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -952,11 +1721,26 @@ func (x CreateElicitationRequest) MarshalJSON() ([]byte, error) {
 	return e.merge(v, genEncOne(&e, "Mode", x.Mode, genEncodeElicitationMode, true))
 }
 
-// CreateElicitationResponse is the result of the "elicitation/create" request.
-// The members of its Action field sit in the same JSON object as the others.
+// CreateElicitationResponse is the result of the "elicitation/create" request
+// ([MethodElicitationCreate]). The members of its Action field sit in the same JSON object as the
+// others.
+//
+// Response from the client to an elicitation request.
 type CreateElicitationResponse struct {
-	Action ElicitationAction `json:"-"` // inline: encoded into this object
-	Meta   Meta              `json:"_meta,omitempty"`
+	// One of the variants of [ElicitationAction]. Its members are encoded into this object, next to
+	// the others, and decoded from it.
+	Action ElicitationAction `json:"-"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// Optional. Omitted and null are equivalent and mean no metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *CreateElicitationResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -976,15 +1760,43 @@ func (x CreateElicitationResponse) MarshalJSON() ([]byte, error) {
 	return e.merge(v, genEncOne(&e, "Action", x.Action, genEncodeElicitationAction, true))
 }
 
-// CreateTerminalRequest is the params of the "terminal/create" request, handled by the client.
+// CreateTerminalRequest is the params of the "terminal/create" request ([MethodTerminalCreate]),
+// handled by the client.
+//
+// Request to create a new terminal and execute a command.
 type CreateTerminalRequest struct {
-	SessionID       SessionID     `json:"sessionId"`
-	Command         string        `json:"command"`
-	Args            []string      `json:"args,omitempty"`
-	Env             []EnvVariable `json:"env,omitempty"`
-	Cwd             *string       `json:"cwd,omitempty"`
-	OutputByteLimit *uint64       `json:"outputByteLimit,omitempty"`
-	Meta            Meta          `json:"_meta,omitempty"`
+	// The session ID for this request.
+	SessionID SessionID `json:"sessionId"`
+
+	// The command to execute.
+	Command string `json:"command"`
+
+	// Array of command arguments.
+	Args []string `json:"args,omitempty"`
+
+	// Environment variables for the command.
+	Env []EnvVariable `json:"env,omitempty"`
+
+	// Working directory for the command. Must be an absolute path.
+	Cwd *string `json:"cwd,omitempty"`
+
+	// Maximum number of output bytes to retain.
+	//
+	// When the limit is exceeded, the Client truncates from the beginning of the output to stay
+	// within the limit.
+	//
+	// The Client MUST ensure truncation happens at a character boundary to maintain valid string
+	// output, even if this means the retained output is slightly less than the specified limit.
+	OutputByteLimit *uint64 `json:"outputByteLimit,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *CreateTerminalRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1002,10 +1814,21 @@ func (x *CreateTerminalRequest) decodeFields(f genFields) error {
 	return d.err
 }
 
-// CreateTerminalResponse is the result of the "terminal/create" request.
+// CreateTerminalResponse is the result of the "terminal/create" request ([MethodTerminalCreate]).
+//
+// Response containing the ID of the created terminal.
 type CreateTerminalResponse struct {
+	// The unique identifier for the created terminal.
 	TerminalID TerminalID `json:"terminalId"`
-	Meta       Meta       `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *CreateTerminalResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1018,10 +1841,25 @@ func (x *CreateTerminalResponse) decodeFields(f genFields) error {
 	return d.err
 }
 
-// CurrentModeUpdate is the "current_mode_update" variant of SessionUpdate.
+// CurrentModeUpdate is the "current_mode_update" variant of [SessionUpdate].
+//
+// # The current mode of the session has changed
+//
+// See protocol docs: [Session Modes]
+//
+// [Session Modes]: https://agentclientprotocol.com/protocol/v1/session-modes
 type CurrentModeUpdate struct {
+	// The ID of the current mode
 	CurrentModeID SessionModeID `json:"currentModeId"`
-	Meta          Meta          `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *CurrentModeUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1036,10 +1874,24 @@ func (x *CurrentModeUpdate) decodeFields(f genFields) error {
 
 func (*CurrentModeUpdate) isSessionUpdate() {}
 
-// DeleteSessionRequest is the params of the "session/delete" request, handled by the agent.
+// DeleteSessionRequest is the params of the "session/delete" request ([MethodSessionDelete]),
+// handled by the agent.
+//
+// Request parameters for deleting an existing session from "session/list".
+//
+// Only available if the Agent supports the "sessionCapabilities.delete" capability.
 type DeleteSessionRequest struct {
+	// The ID of the session to delete.
 	SessionID SessionID `json:"sessionId"`
-	Meta      Meta      `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *DeleteSessionRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1052,8 +1904,17 @@ func (x *DeleteSessionRequest) decodeFields(f genFields) error {
 	return d.err
 }
 
-// DeleteSessionResponse is the result of the "session/delete" request.
+// DeleteSessionResponse is the result of the "session/delete" request ([MethodSessionDelete]).
+//
+// Response from deleting a session.
 type DeleteSessionResponse struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -1066,12 +1927,33 @@ func (x *DeleteSessionResponse) decodeFields(f genFields) error {
 	return d.err
 }
 
-// Diff is the "diff" variant of ToolCallContent.
+// Diff is the "diff" variant of [ToolCallContent].
+//
+// A diff representing file modifications.
+//
+// Shows changes to files in a format suitable for display in the client UI.
+//
+// See protocol docs: [Content]
+//
+// [Content]: https://agentclientprotocol.com/protocol/v1/tool-calls#content
 type Diff struct {
-	Path    string  `json:"path"`
+	// The absolute file path being modified.
+	Path string `json:"path"`
+
+	// The original content (omitted or null for new files).
 	OldText *string `json:"oldText,omitempty"`
-	NewText string  `json:"newText"`
-	Meta    Meta    `json:"_meta,omitempty"`
+
+	// The new content after modification.
+	NewText string `json:"newText"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *Diff) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1088,8 +1970,13 @@ func (x *Diff) decodeFields(f genFields) error {
 
 func (*Diff) isToolCallContent() {}
 
-// ElicitationAcceptAction is the "accept" variant of ElicitationAction.
+// ElicitationAcceptAction is the "accept" variant of [ElicitationAction].
+//
+// The user accepted the elicitation and provided content.
 type ElicitationAcceptAction struct {
+	// The user-provided content, if any, as an object matching the requested schema.
+	//
+	// A nil map is left out; an empty one is sent as {}.
 	Content map[string]ElicitationContentValue `json:"content,omitzero"`
 }
 
@@ -1115,12 +2002,13 @@ func (x ElicitationAcceptAction) MarshalJSON() ([]byte, error) {
 func (*ElicitationAcceptAction) isElicitationAction() {}
 
 // ElicitationAction is one of these variants, told apart by the value of "action":
-//   - *ElicitationAcceptAction: "accept"
-//   - *ElicitationDeclineAction: "decline"
-//   - *ElicitationCancelAction: "cancel"
 //
-// Other values decode into *UnknownElicitationAction.
-// Its members are written into the object that holds it.
+//   - [*ElicitationAcceptAction] ("accept"): The user accepted and provided content.
+//   - [*ElicitationDeclineAction] ("decline"): The user declined the elicitation.
+//   - [*ElicitationCancelAction] ("cancel"): The elicitation was cancelled.
+//
+// Other values decode into [*UnknownElicitationAction]. Its members are written into the object
+// that holds it.
 type ElicitationAction interface{ isElicitationAction() }
 
 func genDecodeElicitationAction(f genFields) (ElicitationAction, error) {
@@ -1161,7 +2049,9 @@ func genEncodeElicitationAction(v ElicitationAction) (json.RawMessage, error) {
 	return nil, fmt.Errorf("cannot encode %T as ElicitationAction", v)
 }
 
-// ElicitationCancelAction is the "cancel" variant of ElicitationAction.
+// ElicitationCancelAction is the "cancel" variant of [ElicitationAction].
+//
+// The elicitation was cancelled.
 type ElicitationCancelAction struct {
 }
 
@@ -1174,11 +2064,30 @@ func (x *ElicitationCancelAction) decodeFields(genFields) error {
 
 func (*ElicitationCancelAction) isElicitationAction() {}
 
-// ElicitationCapabilities is the ElicitationCapabilities object of the schema.
+// Elicitation capabilities supported by the client.
 type ElicitationCapabilities struct {
+	// Whether the client supports form-based elicitation.
+	//
+	// Optional. Omitted and null are equivalent and mean form support is not advertised. Supplying
+	// {} explicitly advertises form support.
 	Form *ElicitationFormCapabilities `json:"form,omitempty"`
-	URL  *ElicitationURLCapabilities  `json:"url,omitempty"`
-	Meta Meta                         `json:"_meta,omitempty"`
+
+	// Whether the client supports URL-based elicitation.
+	//
+	// Optional. Omitted or null both mean the client does not advertise support. Supplying {} means
+	// the client supports URL-based elicitation.
+	URL *ElicitationURLCapabilities `json:"url,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// Optional. Omitted and null are equivalent and mean no metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ElicitationCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1192,17 +2101,23 @@ func (x *ElicitationCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// ElicitationContentBoolean is the bool form of ElicitationContentValue.
+// ElicitationContentBoolean is the bool form of [ElicitationContentValue].
+//
+// Boolean value accepted in elicitation response content.
 type ElicitationContentBoolean bool
 
 func (ElicitationContentBoolean) isElicitationContentValue() {}
 
-// ElicitationContentInteger is the int64 form of ElicitationContentValue.
+// ElicitationContentInteger is the int64 form of [ElicitationContentValue].
+//
+// Integer value accepted in elicitation response content.
 type ElicitationContentInteger int64
 
 func (ElicitationContentInteger) isElicitationContentValue() {}
 
-// ElicitationContentNumber is the float64 form of ElicitationContentValue.
+// ElicitationContentNumber is the float64 form of [ElicitationContentValue].
+//
+// Number value accepted in elicitation response content.
 type ElicitationContentNumber float64
 
 // MarshalJSON writes whole numbers with a fraction, so that they decode back as numbers, not integers.
@@ -1210,22 +2125,30 @@ func (x ElicitationContentNumber) MarshalJSON() ([]byte, error) { return genFloa
 
 func (ElicitationContentNumber) isElicitationContentValue() {}
 
-// ElicitationContentString is the string form of ElicitationContentValue.
+// ElicitationContentString is the string form of [ElicitationContentValue].
+//
+// String value accepted in elicitation response content.
 type ElicitationContentString string
 
 func (ElicitationContentString) isElicitationContentValue() {}
 
-// ElicitationContentStringArray is the string form of ElicitationContentValue.
+// ElicitationContentStringArray is the string form of [ElicitationContentValue].
+//
+// String array value accepted in elicitation response content.
 type ElicitationContentStringArray []string
 
 func (ElicitationContentStringArray) isElicitationContentValue() {}
 
-// ElicitationContentValue is one of these forms, told apart by their JSON shape (tried in this order):
-//   - ElicitationContentString
-//   - ElicitationContentInteger
-//   - ElicitationContentNumber
-//   - ElicitationContentBoolean
-//   - ElicitationContentStringArray
+// ElicitationContentValue is one of these forms, told apart by their JSON shape (tried in this
+// order):
+//
+//   - [ElicitationContentString]: String value accepted in elicitation response content.
+//   - [ElicitationContentInteger]: Integer value accepted in elicitation response content.
+//   - [ElicitationContentNumber]: Number value accepted in elicitation response content.
+//   - [ElicitationContentBoolean]: Boolean value accepted in elicitation response content.
+//   - [ElicitationContentStringArray]: String array value accepted in elicitation response content.
+//
+// Allowed wire representations for [ElicitationContentValue].
 type ElicitationContentValue interface{ isElicitationContentValue() }
 
 func genDecodeElicitationContentValue(b []byte) (ElicitationContentValue, error) {
@@ -1266,7 +2189,9 @@ func genEncodeElicitationContentValue(v ElicitationContentValue) (json.RawMessag
 	return nil, fmt.Errorf("cannot encode %T as ElicitationContentValue", v)
 }
 
-// ElicitationDeclineAction is the "decline" variant of ElicitationAction.
+// ElicitationDeclineAction is the "decline" variant of [ElicitationAction].
+//
+// The user declined the elicitation.
 type ElicitationDeclineAction struct {
 }
 
@@ -1279,8 +2204,19 @@ func (x *ElicitationDeclineAction) decodeFields(genFields) error {
 
 func (*ElicitationDeclineAction) isElicitationAction() {}
 
-// ElicitationFormCapabilities is the ElicitationFormCapabilities object of the schema.
+// Form-based elicitation capabilities.
+//
+// Supplying {} means the client supports form-based elicitation.
 type ElicitationFormCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// Optional. Omitted and null are equivalent and mean no metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -1293,11 +2229,17 @@ func (x *ElicitationFormCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// ElicitationFormMode is the "form" variant of ElicitationMode.
-// The members of its Scope field sit in the same JSON object as the others.
+// ElicitationFormMode is the "form" variant of [ElicitationMode]. The members of its Scope field
+// sit in the same JSON object as the others.
+//
+// Form-based elicitation mode where the client renders a form from the provided schema.
 type ElicitationFormMode struct {
+	// A JSON Schema describing the form fields to present to the user.
 	RequestedSchema ElicitationSchema `json:"requestedSchema"`
-	Scope           ElicitationScope  `json:"-"` // inline: encoded into this object
+
+	// One of the variants of [ElicitationScope]. Its members are encoded into this object, next to
+	// the others, and decoded from it.
+	Scope ElicitationScope `json:"-"`
 }
 
 func (x *ElicitationFormMode) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1320,14 +2262,19 @@ func (x ElicitationFormMode) MarshalJSON() ([]byte, error) {
 func (*ElicitationFormMode) isElicitationMode() {}
 
 // ElicitationID is a string on the wire.
+//
+// Unique identifier for an elicitation.
 type ElicitationID string
 
 // ElicitationMode is one of these variants, told apart by the value of "mode":
-//   - *ElicitationFormMode: "form"
-//   - *ElicitationURLMode: "url"
 //
-// Other values decode into *UnknownElicitationMode.
-// Its members are written into the object that holds it.
+//   - [*ElicitationFormMode] ("form"): Form-based elicitation where the client renders a form from
+//     the provided schema.
+//   - [*ElicitationURLMode] ("url"): URL-based elicitation where the client directs the user to a
+//     URL.
+//
+// Other values decode into [*UnknownElicitationMode]. Its members are written into the object that
+// holds it.
 type ElicitationMode interface{ isElicitationMode() }
 
 func genDecodeElicitationMode(f genFields) (ElicitationMode, error) {
@@ -1365,13 +2312,20 @@ func genEncodeElicitationMode(v ElicitationMode) (json.RawMessage, error) {
 }
 
 // ElicitationPropertySchema is one of these variants, told apart by the value of "type":
-//   - *StringPropertySchema: "string"
-//   - *NumberPropertySchema: "number"
-//   - *IntegerPropertySchema: "integer"
-//   - *BooleanPropertySchema: "boolean"
-//   - *MultiSelectPropertySchema: "array"
 //
-// Other values decode into *UnknownElicitationPropertySchema.
+//   - [*StringPropertySchema] ("string"): String property (or single-select enum when
+//     "enum"/"oneOf" is set).
+//   - [*NumberPropertySchema] ("number"): Number (floating-point) property.
+//   - [*IntegerPropertySchema] ("integer"): Integer property.
+//   - [*BooleanPropertySchema] ("boolean"): Boolean property.
+//   - [*MultiSelectPropertySchema] ("array"): Multi-select array property.
+//
+// Other values decode into [*UnknownElicitationPropertySchema].
+//
+// Property schema for elicitation form fields.
+//
+// Each variant corresponds to a JSON Schema "type" value. Single-select enums use type: "string"
+// with "enum" or "oneOf" set. Multi-select enums use type: "array".
 type ElicitationPropertySchema interface{ isElicitationPropertySchema() }
 
 func genDecodeElicitationPropertySchema(b []byte) (ElicitationPropertySchema, error) {
@@ -1424,8 +2378,12 @@ func genEncodeElicitationPropertySchema(v ElicitationPropertySchema) (json.RawMe
 	return nil, fmt.Errorf("cannot encode %T as ElicitationPropertySchema", v)
 }
 
-// ElicitationRequestScope is a form of ElicitationScope.
+// ElicitationRequestScope is a form of [ElicitationScope].
+//
+// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session (e.g.,
+// during auth/configuration phases before any session is started).
 type ElicitationRequestScope struct {
+	// The request this elicitation is tied to.
 	RequestID RequestID `json:"requestId"`
 }
 
@@ -1440,14 +2398,44 @@ func (x *ElicitationRequestScope) decodeFields(f genFields) error {
 
 func (*ElicitationRequestScope) isElicitationScope() {}
 
-// ElicitationSchema is the ElicitationSchema object of the schema.
+// Type-safe elicitation schema for requesting structured user input.
+//
+// This represents a JSON Schema object with primitive-typed properties, as required by the
+// elicitation specification.
 type ElicitationSchema struct {
-	Type        ElicitationSchemaType                `json:"type,omitempty"`
-	Title       *string                              `json:"title,omitempty"`
-	Properties  map[string]ElicitationPropertySchema `json:"properties,omitempty"`
-	Required    []string                             `json:"required,omitzero"`
-	Description *string                              `json:"description,omitempty"`
-	Meta        Meta                                 `json:"_meta,omitempty"`
+	// Type discriminator. Always "object".
+	Type ElicitationSchemaType `json:"type,omitempty"`
+
+	// Optional title for the schema.
+	//
+	// Optional. Omitted and null are equivalent and mean no title is provided.
+	Title *string `json:"title,omitempty"`
+
+	// Property definitions (must be primitive types).
+	Properties map[string]ElicitationPropertySchema `json:"properties,omitempty"`
+
+	// List of required property names.
+	//
+	// Optional. Omitted and null are equivalent and mean no property names are required.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Required []string `json:"required,omitzero"`
+
+	// Optional description of what this schema represents.
+	//
+	// Optional. Omitted and null are equivalent and mean no schema description is provided.
+	Description *string `json:"description,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// Optional. Omitted and null are equivalent and mean no metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ElicitationSchema) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1474,17 +2462,24 @@ func (x ElicitationSchema) MarshalJSON() ([]byte, error) {
 	return e.marshal(v)
 }
 
-// ElicitationSchemaType is a string enum. Values not listed below decode unchanged, to be ignored or reported by the user.
+// ElicitationSchemaType is a string enum. Values not listed below decode unchanged, to be ignored
+// or reported by the user.
+//
+// Type discriminator for elicitation schemas.
 type ElicitationSchemaType string
 
 // ElicitationSchemaType values.
 const (
+	// Object schema type.
 	ElicitationSchemaTypeObject ElicitationSchemaType = "object"
 )
 
 // ElicitationScope is one of these forms, told apart by their JSON shape (tried in this order):
-//   - *ElicitationSessionScope
-//   - *ElicitationRequestScope
+//
+//   - [*ElicitationSessionScope]: Tied to a session, optionally to a specific tool call within that
+//     session.
+//   - [*ElicitationRequestScope]: Tied to a specific JSON-RPC request outside of a session (e.g.,
+//     during auth/configuration phases before any session is started).
 //
 // Its members are written into the object that holds it.
 type ElicitationScope interface{ isElicitationScope() }
@@ -1509,9 +2504,21 @@ func genEncodeElicitationScope(v ElicitationScope) (json.RawMessage, error) {
 	return nil, fmt.Errorf("cannot encode %T as ElicitationScope", v)
 }
 
-// ElicitationSessionScope is a form of ElicitationScope.
+// ElicitationSessionScope is a form of [ElicitationScope].
+//
+// Session-scoped elicitation, optionally tied to a specific tool call.
+//
+// When "toolCallId" is set, the elicitation is tied to a specific tool call. This is useful when an
+// agent receives an elicitation from an MCP server during a tool call and needs to redirect it to
+// the user.
 type ElicitationSessionScope struct {
-	SessionID  SessionID   `json:"sessionId"`
+	// The session this elicitation is tied to.
+	SessionID SessionID `json:"sessionId"`
+
+	// Optional tool call within the session.
+	//
+	// Optional. Omitted and null are equivalent and mean the elicitation is scoped to the session
+	// without a specific tool call.
 	ToolCallID *ToolCallID `json:"toolCallId,omitempty"`
 }
 
@@ -1527,8 +2534,19 @@ func (x *ElicitationSessionScope) decodeFields(f genFields) error {
 
 func (*ElicitationSessionScope) isElicitationScope() {}
 
-// ElicitationURLCapabilities is the ElicitationUrlCapabilities object of the schema.
+// URL-based elicitation capabilities.
+//
+// Supplying {} means the client supports URL-based elicitation.
 type ElicitationURLCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// Optional. Omitted and null are equivalent and mean no metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -1541,12 +2559,20 @@ func (x *ElicitationURLCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// ElicitationURLMode is the "url" variant of ElicitationMode.
-// The members of its Scope field sit in the same JSON object as the others.
+// ElicitationURLMode is the "url" variant of [ElicitationMode]. The members of its Scope field sit
+// in the same JSON object as the others.
+//
+// URL-based elicitation mode where the client directs the user to a URL.
 type ElicitationURLMode struct {
-	ElicitationID ElicitationID    `json:"elicitationId"`
-	URL           string           `json:"url"`
-	Scope         ElicitationScope `json:"-"` // inline: encoded into this object
+	// The unique identifier for this elicitation.
+	ElicitationID ElicitationID `json:"elicitationId"`
+
+	// The URL to direct the user to.
+	URL string `json:"url"`
+
+	// One of the variants of [ElicitationScope]. Its members are encoded into this object, next to
+	// the others, and decoded from it.
+	Scope ElicitationScope `json:"-"`
 }
 
 func (x *ElicitationURLMode) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1569,11 +2595,24 @@ func (x ElicitationURLMode) MarshalJSON() ([]byte, error) {
 
 func (*ElicitationURLMode) isElicitationMode() {}
 
-// EmbeddedResource is the "resource" variant of ContentBlock.
+// EmbeddedResource is the "resource" variant of [ContentBlock].
+//
+// The contents of a resource, embedded into a prompt or tool call result.
 type EmbeddedResource struct {
-	Annotations *Annotations             `json:"annotations,omitempty"`
-	Resource    EmbeddedResourceResource `json:"resource"`
-	Meta        Meta                     `json:"_meta,omitempty"`
+	// Optional annotations that help clients decide how to display or route this content.
+	Annotations *Annotations `json:"annotations,omitempty"`
+
+	// Embedded resource payload, either text or binary data.
+	Resource EmbeddedResourceResource `json:"resource"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *EmbeddedResource) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1599,9 +2638,13 @@ func (x EmbeddedResource) MarshalJSON() ([]byte, error) {
 
 func (*EmbeddedResource) isContentBlock() {}
 
-// EmbeddedResourceResource is one of these forms, told apart by their JSON shape (tried in this order):
-//   - *TextResourceContents
-//   - *BlobResourceContents
+// EmbeddedResourceResource is one of these forms, told apart by their JSON shape (tried in this
+// order):
+//
+//   - [*TextResourceContents]: Text resource contents embedded directly in the message.
+//   - [*BlobResourceContents]: Binary resource contents embedded directly in the message.
+//
+// Resource content that can be embedded in a message.
 type EmbeddedResourceResource interface{ isEmbeddedResourceResource() }
 
 func genDecodeEmbeddedResourceResource(b []byte) (EmbeddedResourceResource, error) {
@@ -1628,12 +2671,30 @@ func genEncodeEmbeddedResourceResource(v EmbeddedResourceResource) (json.RawMess
 	return nil, fmt.Errorf("cannot encode %T as EmbeddedResourceResource", v)
 }
 
-// EnumOption is the EnumOption object of the schema.
+// EnumOption is a titled enum option with a const value, human-readable title, and optional
+// description.
 type EnumOption struct {
-	Const       string  `json:"const"`
-	Title       string  `json:"title"`
+	// The constant value for this option.
+	Const string `json:"const"`
+
+	// Human-readable title for this option.
+	Title string `json:"title"`
+
+	// Human-readable description.
+	//
+	// Optional. Omitted and null are equivalent and mean no description is provided.
 	Description *string `json:"description,omitempty"`
-	Meta        Meta    `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// Optional. Omitted and null are equivalent and mean no metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *EnumOption) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1648,11 +2709,22 @@ func (x *EnumOption) decodeFields(f genFields) error {
 	return d.err
 }
 
-// EnvVariable is the EnvVariable object of the schema.
+// EnvVariable is an environment variable to set when launching an MCP server.
 type EnvVariable struct {
-	Name  string `json:"name"`
+	// The name of the environment variable.
+	Name string `json:"name"`
+
+	// The value to set for the environment variable.
 	Value string `json:"value"`
-	Meta  Meta   `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *EnvVariable) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1667,19 +2739,58 @@ func (x *EnvVariable) decodeFields(f genFields) error {
 }
 
 // ExtNotification is the params of an extension notification: any JSON.
+//
+// Allows either side to send an arbitrary notification that is not part of the ACP spec. Extension
+// notifications provide a way to send one-way messages for custom functionality while maintaining
+// protocol compatibility.
+//
+// See protocol docs: [Extensibility]
+//
+// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 type ExtNotification = json.RawMessage
 
-// ExtRequest is the params or result of an extension request (a method starting with "_"): any JSON.
+// ExtRequest is the params or result of an extension request (a method starting with "_"): any
+// JSON.
+//
+// Allows for sending an arbitrary request that is not part of the ACP spec. Extension methods
+// provide a way to add custom functionality while maintaining protocol compatibility.
+//
+// See protocol docs: [Extensibility]
+//
+// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 type ExtRequest = json.RawMessage
 
 // ExtResponse is the result of an extension request: any JSON.
+//
+// Allows for sending an arbitrary response to an extension request that is not part of the ACP
+// spec. Extension methods provide a way to add custom functionality while maintaining protocol
+// compatibility.
+//
+// See protocol docs: [Extensibility]
+//
+// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 type ExtResponse = json.RawMessage
 
-// FileSystemCapabilities is the FileSystemCapabilities object of the schema.
+// File system capabilities that a client may support.
+//
+// See protocol docs: [FileSystem]
+//
+// [FileSystem]: https://agentclientprotocol.com/protocol/v1/initialization#filesystem
 type FileSystemCapabilities struct {
-	ReadTextFile  bool `json:"readTextFile,omitempty"`
+	// Whether the Client supports "fs/read_text_file" requests.
+	ReadTextFile bool `json:"readTextFile,omitempty"`
+
+	// Whether the Client supports "fs/write_text_file" requests.
 	WriteTextFile bool `json:"writeTextFile,omitempty"`
-	Meta          Meta `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *FileSystemCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1693,11 +2804,22 @@ func (x *FileSystemCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// HTTPHeader is the HttpHeader object of the schema.
+// HTTPHeader is an HTTP header to set when making requests to the MCP server.
 type HTTPHeader struct {
-	Name  string `json:"name"`
+	// The name of the HTTP header.
+	Name string `json:"name"`
+
+	// The value to set for the HTTP header.
 	Value string `json:"value"`
-	Meta  Meta   `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *HTTPHeader) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1711,13 +2833,30 @@ func (x *HTTPHeader) decodeFields(f genFields) error {
 	return d.err
 }
 
-// ImageContent is the "image" variant of ContentBlock.
+// ImageContent is the "image" variant of [ContentBlock].
+//
+// An image provided to or from an LLM.
 type ImageContent struct {
+	// Optional annotations that help clients decide how to display or route this content.
 	Annotations *Annotations `json:"annotations,omitempty"`
-	Data        string       `json:"data"`
-	MIMEType    string       `json:"mimeType"`
-	URI         *string      `json:"uri,omitempty"`
-	Meta        Meta         `json:"_meta,omitempty"`
+
+	// Base64-encoded media payload.
+	Data string `json:"data"`
+
+	// MIME type describing the encoded media payload.
+	MIMEType string `json:"mimeType"`
+
+	// URI associated with this resource or media payload.
+	URI *string `json:"uri,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ImageContent) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1735,12 +2874,31 @@ func (x *ImageContent) decodeFields(f genFields) error {
 
 func (*ImageContent) isContentBlock() {}
 
-// Implementation is the Implementation object of the schema.
+// Metadata about the implementation of the client or agent. Describes the name and version of an
+// ACP implementation, with an optional title for UI representation.
 type Implementation struct {
-	Name    string  `json:"name"`
-	Title   *string `json:"title,omitempty"`
-	Version string  `json:"version"`
-	Meta    Meta    `json:"_meta,omitempty"`
+	// Intended for programmatic or logical use, but can be used as a display name fallback if title
+	// isn't present.
+	Name string `json:"name"`
+
+	// Intended for UI and end-user contexts and optimized to be human-readable and easily
+	// understood.
+	//
+	// If not provided, the name should be used for display.
+	Title *string `json:"title,omitempty"`
+
+	// Version of the implementation. Can be displayed to the user or used for debugging or metrics
+	// purposes. (e.g. "1.0.0").
+	Version string `json:"version"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *Implementation) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1755,12 +2913,36 @@ func (x *Implementation) decodeFields(f genFields) error {
 	return d.err
 }
 
-// InitializeRequest is the params of the "initialize" request, handled by the agent.
+// InitializeRequest is the params of the "initialize" request ([MethodInitialize]), handled by the
+// agent.
+//
+// Request parameters for the initialize method.
+//
+// Sent by the client to establish connection and negotiate capabilities.
+//
+// See protocol docs: [Initialization]
+//
+// [Initialization]: https://agentclientprotocol.com/protocol/v1/initialization
 type InitializeRequest struct {
-	ProtocolVersion    ProtocolVersion     `json:"protocolVersion"`
+	// The latest protocol version supported by the client.
+	ProtocolVersion ProtocolVersion `json:"protocolVersion"`
+
+	// Capabilities supported by the client.
 	ClientCapabilities *ClientCapabilities `json:"clientCapabilities,omitempty"`
-	ClientInfo         *Implementation     `json:"clientInfo,omitempty"`
-	Meta               Meta                `json:"_meta,omitempty"`
+
+	// Information about the Client name and version sent to the Agent.
+	//
+	// Note: in future versions of the protocol, this will be required.
+	ClientInfo *Implementation `json:"clientInfo,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *InitializeRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1775,13 +2957,41 @@ func (x *InitializeRequest) decodeFields(f genFields) error {
 	return d.err
 }
 
-// InitializeResponse is the result of the "initialize" request.
+// InitializeResponse is the result of the "initialize" request ([MethodInitialize]).
+//
+// Response to the "initialize" method.
+//
+// Contains the negotiated protocol version and agent capabilities.
+//
+// See protocol docs: [Initialization]
+//
+// [Initialization]: https://agentclientprotocol.com/protocol/v1/initialization
 type InitializeResponse struct {
-	ProtocolVersion   ProtocolVersion    `json:"protocolVersion"`
+	// The protocol version the client specified if supported by the agent, or the latest protocol
+	// version supported by the agent.
+	//
+	// The client should disconnect, if it doesn't support this version.
+	ProtocolVersion ProtocolVersion `json:"protocolVersion"`
+
+	// Capabilities supported by the agent.
 	AgentCapabilities *AgentCapabilities `json:"agentCapabilities,omitempty"`
-	AuthMethods       []AuthMethod       `json:"authMethods,omitempty"`
-	AgentInfo         *Implementation    `json:"agentInfo,omitempty"`
-	Meta              Meta               `json:"_meta,omitempty"`
+
+	// Authentication methods supported by the agent.
+	AuthMethods []AuthMethod `json:"authMethods,omitempty"`
+
+	// Information about the Agent name and version sent to the Client.
+	//
+	// Note: in future versions of the protocol, this will be required.
+	AgentInfo *Implementation `json:"agentInfo,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *InitializeResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1807,14 +3017,45 @@ func (x InitializeResponse) MarshalJSON() ([]byte, error) {
 	return e.marshal(v)
 }
 
-// IntegerPropertySchema is the "integer" variant of ElicitationPropertySchema.
+// IntegerPropertySchema is the "integer" variant of [ElicitationPropertySchema].
+//
+// Schema for integer properties in an elicitation form.
 type IntegerPropertySchema struct {
-	Title       *string `json:"title,omitempty"`
+	// Optional title for the property.
+	//
+	// Optional. Omitted and null are equivalent and mean no title is provided.
+	Title *string `json:"title,omitempty"`
+
+	// Human-readable description.
+	//
+	// Optional. Omitted and null are equivalent and mean no description is provided.
 	Description *string `json:"description,omitempty"`
-	Minimum     *int64  `json:"minimum,omitempty"`
-	Maximum     *int64  `json:"maximum,omitempty"`
-	Default     *int64  `json:"default,omitempty"`
-	Meta        Meta    `json:"_meta,omitempty"`
+
+	// Minimum value (inclusive).
+	//
+	// Optional. Omitted and null are equivalent and mean there is no inclusive lower bound.
+	Minimum *int64 `json:"minimum,omitempty"`
+
+	// Maximum value (inclusive).
+	//
+	// Optional. Omitted and null are equivalent and mean there is no inclusive upper bound.
+	Maximum *int64 `json:"maximum,omitempty"`
+
+	// Default value.
+	//
+	// Optional. Omitted and null are equivalent and mean no default value is provided.
+	Default *int64 `json:"default,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// Optional. Omitted and null are equivalent and mean no metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *IntegerPropertySchema) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1833,11 +3074,25 @@ func (x *IntegerPropertySchema) decodeFields(f genFields) error {
 
 func (*IntegerPropertySchema) isElicitationPropertySchema() {}
 
-// KillTerminalRequest is the params of the "terminal/kill" request, handled by the client.
+// KillTerminalRequest is the params of the "terminal/kill" request ([MethodTerminalKill]), handled
+// by the client.
+//
+// Request to kill a terminal without releasing it.
 type KillTerminalRequest struct {
-	SessionID  SessionID  `json:"sessionId"`
+	// The session ID for this request.
+	SessionID SessionID `json:"sessionId"`
+
+	// The ID of the terminal to kill.
 	TerminalID TerminalID `json:"terminalId"`
-	Meta       Meta       `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *KillTerminalRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1851,8 +3106,17 @@ func (x *KillTerminalRequest) decodeFields(f genFields) error {
 	return d.err
 }
 
-// KillTerminalResponse is the result of the "terminal/kill" request.
+// KillTerminalResponse is the result of the "terminal/kill" request ([MethodTerminalKill]).
+//
+// Response to "terminal/kill" method
 type KillTerminalResponse struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -1865,11 +3129,27 @@ func (x *KillTerminalResponse) decodeFields(f genFields) error {
 	return d.err
 }
 
-// ListSessionsRequest is the params of the "session/list" request, handled by the agent.
+// ListSessionsRequest is the params of the "session/list" request ([MethodSessionList]), handled by
+// the agent.
+//
+// Request parameters for listing existing sessions.
+//
+// Only available if the Agent supports the "sessionCapabilities.list" capability.
 type ListSessionsRequest struct {
-	Cwd    *string `json:"cwd,omitempty"`
+	// Filter sessions by working directory. Must be an absolute path.
+	Cwd *string `json:"cwd,omitempty"`
+
+	// Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
 	Cursor *string `json:"cursor,omitempty"`
-	Meta   Meta    `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ListSessionsRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1883,11 +3163,27 @@ func (x *ListSessionsRequest) decodeFields(f genFields) error {
 	return d.err
 }
 
-// ListSessionsResponse is the result of the "session/list" request.
+// ListSessionsResponse is the result of the "session/list" request ([MethodSessionList]).
+//
+// Response from listing sessions.
 type ListSessionsResponse struct {
-	Sessions   []SessionInfo `json:"sessions"`
-	NextCursor *string       `json:"nextCursor,omitempty"`
-	Meta       Meta          `json:"_meta,omitempty"`
+	// Array of session information objects
+	//
+	// Required: a nil slice is sent as [].
+	Sessions []SessionInfo `json:"sessions"`
+
+	// Opaque cursor token. If present, pass this in the next request's cursor parameter to fetch
+	// the next page. If absent, there are no more results.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ListSessionsResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1911,13 +3207,43 @@ func (x ListSessionsResponse) MarshalJSON() ([]byte, error) {
 	return e.marshal(v)
 }
 
-// LoadSessionRequest is the params of the "session/load" request, handled by the agent.
+// LoadSessionRequest is the params of the "session/load" request ([MethodSessionLoad]), handled by
+// the agent.
+//
+// Request parameters for loading an existing session.
+//
+// Only available if the Agent supports the "loadSession" capability.
+//
+// See protocol docs: [Loading Sessions]
+//
+// [Loading Sessions]: https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions
 type LoadSessionRequest struct {
-	MCPServers            []MCPServer `json:"mcpServers"`
-	Cwd                   string      `json:"cwd"`
-	AdditionalDirectories []string    `json:"additionalDirectories,omitempty"`
-	SessionID             SessionID   `json:"sessionId"`
-	Meta                  Meta        `json:"_meta,omitempty"`
+	// List of MCP servers to connect to for this session.
+	//
+	// Required: a nil slice is sent as [].
+	MCPServers []MCPServer `json:"mcpServers"`
+
+	// The working directory for this session. Must be an absolute path.
+	Cwd string `json:"cwd"`
+
+	// Additional workspace roots to activate for this session. Each path must be absolute.
+	//
+	// When omitted or empty, no additional roots are activated. When non-empty, this is the
+	// complete resulting additional-root list for the loaded session. It may differ from any
+	// previously used or reported list as long as the request "cwd" matches the session's "cwd".
+	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
+
+	// The ID of the session to load.
+	SessionID SessionID `json:"sessionId"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *LoadSessionRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1943,11 +3269,30 @@ func (x LoadSessionRequest) MarshalJSON() ([]byte, error) {
 	return e.marshal(v)
 }
 
-// LoadSessionResponse is the result of the "session/load" request.
+// LoadSessionResponse is the result of the "session/load" request ([MethodSessionLoad]).
+//
+// Response from loading an existing session.
 type LoadSessionResponse struct {
-	Modes         *SessionModeState     `json:"modes,omitempty"`
+	// Initial mode state if supported by the Agent
+	//
+	// See protocol docs: [Session Modes]
+	//
+	// [Session Modes]: https://agentclientprotocol.com/protocol/v1/session-modes
+	Modes *SessionModeState `json:"modes,omitempty"`
+
+	// Initial session configuration options if supported by the Agent.
+	//
+	// A nil slice is left out; an empty one is sent as [].
 	ConfigOptions []SessionConfigOption `json:"configOptions,omitzero"`
-	Meta          Meta                  `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *LoadSessionResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -1961,8 +3306,17 @@ func (x *LoadSessionResponse) decodeFields(f genFields) error {
 	return d.err
 }
 
-// LogoutCapabilities is the LogoutCapabilities object of the schema.
+// Logout capabilities supported by the agent.
+//
+// Supplying {} means the agent supports the logout method.
 type LogoutCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -1975,8 +3329,19 @@ func (x *LogoutCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// LogoutRequest is the params of the "logout" request, handled by the agent.
+// LogoutRequest is the params of the "logout" request ([MethodLogout]), handled by the agent.
+//
+// Request parameters for the logout method.
+//
+// Terminates the current authenticated session.
 type LogoutRequest struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -1989,8 +3354,17 @@ func (x *LogoutRequest) decodeFields(f genFields) error {
 	return d.err
 }
 
-// LogoutResponse is the result of the "logout" request.
+// LogoutResponse is the result of the "logout" request ([MethodLogout]).
+//
+// Response to the "logout" method.
 type LogoutResponse struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -2003,10 +3377,21 @@ func (x *LogoutResponse) decodeFields(f genFields) error {
 	return d.err
 }
 
-// MCPCapabilities is the McpCapabilities object of the schema.
+// MCP capabilities supported by the agent
 type MCPCapabilities struct {
+	// Agent supports "http" MCP servers.
 	HTTP bool `json:"http,omitempty"`
-	SSE  bool `json:"sse,omitempty"`
+
+	// Agent supports "sse" MCP servers.
+	SSE bool `json:"sse,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -2022,11 +3407,20 @@ func (x *MCPCapabilities) decodeFields(f genFields) error {
 }
 
 // MCPServer is one of these variants, told apart by the value of "type":
-//   - *MCPServerHTTP: "http"
-//   - *MCPServerSSE: "sse"
-//   - *MCPServerStdio: no "type" (or "stdio")
 //
-// Other values decode into *UnknownMCPServer.
+//   - [*MCPServerHTTP] ("http"): HTTP transport configuration
+//   - [*MCPServerSSE] ("sse"): SSE transport configuration
+//   - [*MCPServerStdio] (no "type", or "stdio"): Stdio transport configuration
+//
+// Other values decode into [*UnknownMCPServer].
+//
+// Configuration for connecting to an MCP (Model Context Protocol) server.
+//
+// MCP servers provide tools and context that the agent can use when processing prompts.
+//
+// See protocol docs: [MCP Servers]
+//
+// [MCP Servers]: https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers
 type MCPServer interface{ isMCPServer() }
 
 func genDecodeMCPServer(b []byte) (MCPServer, error) {
@@ -2069,12 +3463,29 @@ func genEncodeMCPServer(v MCPServer) (json.RawMessage, error) {
 	return nil, fmt.Errorf("cannot encode %T as MCPServer", v)
 }
 
-// MCPServerHTTP is the "http" variant of MCPServer.
+// MCPServerHTTP is the "http" variant of [MCPServer].
+//
+// HTTP transport configuration for MCP.
 type MCPServerHTTP struct {
-	Name    string       `json:"name"`
-	URL     string       `json:"url"`
+	// Human-readable name identifying this MCP server.
+	Name string `json:"name"`
+
+	// URL to the MCP server.
+	URL string `json:"url"`
+
+	// HTTP headers to set when making requests to the MCP server.
+	//
+	// Required: a nil slice is sent as [].
 	Headers []HTTPHeader `json:"headers"`
-	Meta    Meta         `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *MCPServerHTTP) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2101,12 +3512,29 @@ func (x MCPServerHTTP) MarshalJSON() ([]byte, error) {
 
 func (*MCPServerHTTP) isMCPServer() {}
 
-// MCPServerSSE is the "sse" variant of MCPServer.
+// MCPServerSSE is the "sse" variant of [MCPServer].
+//
+// SSE transport configuration for MCP.
 type MCPServerSSE struct {
-	Name    string       `json:"name"`
-	URL     string       `json:"url"`
+	// Human-readable name identifying this MCP server.
+	Name string `json:"name"`
+
+	// URL to the MCP server.
+	URL string `json:"url"`
+
+	// HTTP headers to set when making requests to the MCP server.
+	//
+	// Required: a nil slice is sent as [].
 	Headers []HTTPHeader `json:"headers"`
-	Meta    Meta         `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *MCPServerSSE) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2133,13 +3561,34 @@ func (x MCPServerSSE) MarshalJSON() ([]byte, error) {
 
 func (*MCPServerSSE) isMCPServer() {}
 
-// MCPServerStdio is the MCPServer written without "type".
+// MCPServerStdio is the [MCPServer] written without "type".
+//
+// Stdio transport configuration for MCP.
 type MCPServerStdio struct {
-	Name    string        `json:"name"`
-	Command string        `json:"command"`
-	Args    []string      `json:"args"`
-	Env     []EnvVariable `json:"env"`
-	Meta    Meta          `json:"_meta,omitempty"`
+	// Human-readable name identifying this MCP server.
+	Name string `json:"name"`
+
+	// Absolute path to the MCP server executable.
+	Command string `json:"command"`
+
+	// Command-line arguments to pass to the MCP server.
+	//
+	// Required: a nil slice is sent as [].
+	Args []string `json:"args"`
+
+	// Environment variables to set when launching the MCP server.
+	//
+	// Required: a nil slice is sent as [].
+	Env []EnvVariable `json:"env"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *MCPServerStdio) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2169,13 +3618,18 @@ func (x MCPServerStdio) MarshalJSON() ([]byte, error) {
 func (*MCPServerStdio) isMCPServer() {}
 
 // MessageID is a string on the wire.
+//
+// Unique identifier for a message within a session.
 type MessageID string
 
 // MultiSelectItems is one of these variants, told apart by the value of "type":
-//   - *StringMultiSelectItems: "string"
-//   - *TitledMultiSelectItems: no "type"
 //
-// Other values decode into *UnknownMultiSelectItems.
+//   - [*StringMultiSelectItems] ("string"): Multi-select string items with plain string values.
+//   - [*TitledMultiSelectItems] (no "type"): Titled multi-select items with human-readable labels.
+//
+// Other values decode into [*UnknownMultiSelectItems].
+//
+// Items for a multi-select (array) property schema.
 type MultiSelectItems interface{ isMultiSelectItems() }
 
 func genDecodeMultiSelectItems(b []byte) (MultiSelectItems, error) {
@@ -2214,15 +3668,50 @@ func genEncodeMultiSelectItems(v MultiSelectItems) (json.RawMessage, error) {
 	return nil, fmt.Errorf("cannot encode %T as MultiSelectItems", v)
 }
 
-// MultiSelectPropertySchema is the "array" variant of ElicitationPropertySchema.
+// MultiSelectPropertySchema is the "array" variant of [ElicitationPropertySchema].
+//
+// Schema for multi-select (array) properties in an elicitation form.
 type MultiSelectPropertySchema struct {
-	Title       *string          `json:"title,omitempty"`
-	Description *string          `json:"description,omitempty"`
-	MinItems    *uint64          `json:"minItems,omitempty"`
-	MaxItems    *uint64          `json:"maxItems,omitempty"`
-	Items       MultiSelectItems `json:"items"`
-	Default     []string         `json:"default,omitzero"`
-	Meta        Meta             `json:"_meta,omitempty"`
+	// Optional title for the property.
+	//
+	// Optional. Omitted and null are equivalent and mean no title is provided.
+	Title *string `json:"title,omitempty"`
+
+	// Human-readable description.
+	//
+	// Optional. Omitted and null are equivalent and mean no description is provided.
+	Description *string `json:"description,omitempty"`
+
+	// Minimum number of items to select.
+	//
+	// Optional. Omitted and null are equivalent and mean there is no minimum selection count.
+	MinItems *uint64 `json:"minItems,omitempty"`
+
+	// Maximum number of items to select.
+	//
+	// Optional. Omitted and null are equivalent and mean there is no maximum selection count.
+	MaxItems *uint64 `json:"maxItems,omitempty"`
+
+	// The items definition describing allowed values.
+	Items MultiSelectItems `json:"items"`
+
+	// Default selected values.
+	//
+	// Optional. Omitted and null are equivalent and mean no default selections are provided.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Default []string `json:"default,omitzero"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// Optional. Omitted and null are equivalent and mean no metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *MultiSelectPropertySchema) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2252,12 +3741,38 @@ func (x MultiSelectPropertySchema) MarshalJSON() ([]byte, error) {
 
 func (*MultiSelectPropertySchema) isElicitationPropertySchema() {}
 
-// NewSessionRequest is the params of the "session/new" request, handled by the agent.
+// NewSessionRequest is the params of the "session/new" request ([MethodSessionNew]), handled by the
+// agent.
+//
+// Request parameters for creating a new session.
+//
+// See protocol docs: [Creating a Session]
+//
+// [Creating a Session]: https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session
 type NewSessionRequest struct {
-	Cwd                   string      `json:"cwd"`
-	AdditionalDirectories []string    `json:"additionalDirectories,omitempty"`
-	MCPServers            []MCPServer `json:"mcpServers"`
-	Meta                  Meta        `json:"_meta,omitempty"`
+	// The working directory for this session. Must be an absolute path.
+	Cwd string `json:"cwd"`
+
+	// Additional workspace roots for this session. Each path must be absolute.
+	//
+	// These expand the session's filesystem scope without changing "cwd", which remains the base
+	// for relative paths. When omitted or empty, no additional roots are activated for the new
+	// session.
+	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
+
+	// List of MCP (Model Context Protocol) servers the agent should connect to.
+	//
+	// Required: a nil slice is sent as [].
+	MCPServers []MCPServer `json:"mcpServers"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *NewSessionRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2282,12 +3797,39 @@ func (x NewSessionRequest) MarshalJSON() ([]byte, error) {
 	return e.marshal(v)
 }
 
-// NewSessionResponse is the result of the "session/new" request.
+// NewSessionResponse is the result of the "session/new" request ([MethodSessionNew]).
+//
+// Response from creating a new session.
+//
+// See protocol docs: [Creating a Session]
+//
+// [Creating a Session]: https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session
 type NewSessionResponse struct {
-	SessionID     SessionID             `json:"sessionId"`
-	Modes         *SessionModeState     `json:"modes,omitempty"`
+	// Unique identifier for the created session.
+	//
+	// Used in all subsequent requests for this conversation.
+	SessionID SessionID `json:"sessionId"`
+
+	// Initial mode state if supported by the Agent
+	//
+	// See protocol docs: [Session Modes]
+	//
+	// [Session Modes]: https://agentclientprotocol.com/protocol/v1/session-modes
+	Modes *SessionModeState `json:"modes,omitempty"`
+
+	// Initial session configuration options if supported by the Agent.
+	//
+	// A nil slice is left out; an empty one is sent as [].
 	ConfigOptions []SessionConfigOption `json:"configOptions,omitzero"`
-	Meta          Meta                  `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *NewSessionResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2302,12 +3844,34 @@ func (x *NewSessionResponse) decodeFields(f genFields) error {
 	return d.err
 }
 
-// Notice is the "notice" variant of SessionUpdate.
+// Notice is the "notice" variant of [SessionUpdate].
+//
+// Fire-and-forget information for the user.
+//
+// Notices are live events rather than session history. Agents must not rely on a notice being
+// received, displayed, or seen by the user. Agents MUST only send notices when the Client
+// advertised the "session.notices" Client capability. Otherwise, Agents may use an agent message
+// when the information should still be surfaced to the user.
+//
+// See RFD: [Session Notices]
+//
+// [Session Notices]: https://agentclientprotocol.com/rfds/session-notices
 type Notice struct {
-	Severity    NoticeSeverity `json:"severity"`
-	Title       string         `json:"title"`
-	Description *string        `json:"description,omitempty"`
-	Meta        Meta           `json:"_meta,omitempty"`
+	// Presentation severity hint.
+	Severity NoticeSeverity `json:"severity"`
+
+	// Required non-empty plain-text title that can stand alone.
+	Title string `json:"title"`
+
+	// Optional plain-text detail or guidance.
+	//
+	// Omitted and null are equivalent and mean no description was supplied.
+	Description *string `json:"description,omitempty"`
+
+	// Metadata scoped to this notice.
+	//
+	// Omitted and null are equivalent and mean no metadata was supplied.
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *Notice) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2324,7 +3888,7 @@ func (x *Notice) decodeFields(f genFields) error {
 
 func (*Notice) isSessionUpdate() {}
 
-// NoticeCapabilities is the NoticeCapabilities object of the schema.
+// Client support for presenting live notices to the user.
 type NoticeCapabilities struct {
 }
 
@@ -2333,23 +3897,61 @@ func (x *NoticeCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal
 func (x *NoticeCapabilities) decodeFields(genFields) error { *x = NoticeCapabilities{}; return nil }
 
 // NoticeSeverity is a string enum that the schema leaves open: other values are valid too.
+//
+// Severity hint for a session notice.
 type NoticeSeverity string
 
 // NoticeSeverity values.
 const (
-	NoticeSeverityInfo    NoticeSeverity = "info"
+	// Informational notice.
+	NoticeSeverityInfo NoticeSeverity = "info"
+
+	// Warning notice.
 	NoticeSeverityWarning NoticeSeverity = "warning"
-	NoticeSeverityError   NoticeSeverity = "error"
+
+	// Error notice.
+	NoticeSeverityError NoticeSeverity = "error"
 )
 
-// NumberPropertySchema is the "number" variant of ElicitationPropertySchema.
+// NumberPropertySchema is the "number" variant of [ElicitationPropertySchema].
+//
+// Schema for number (floating-point) properties in an elicitation form.
 type NumberPropertySchema struct {
-	Title       *string  `json:"title,omitempty"`
-	Description *string  `json:"description,omitempty"`
-	Minimum     *float64 `json:"minimum,omitempty"`
-	Maximum     *float64 `json:"maximum,omitempty"`
-	Default     *float64 `json:"default,omitempty"`
-	Meta        Meta     `json:"_meta,omitempty"`
+	// Optional title for the property.
+	//
+	// Optional. Omitted and null are equivalent and mean no title is provided.
+	Title *string `json:"title,omitempty"`
+
+	// Human-readable description.
+	//
+	// Optional. Omitted and null are equivalent and mean no description is provided.
+	Description *string `json:"description,omitempty"`
+
+	// Minimum value (inclusive).
+	//
+	// Optional. Omitted and null are equivalent and mean there is no inclusive lower bound.
+	Minimum *float64 `json:"minimum,omitempty"`
+
+	// Maximum value (inclusive).
+	//
+	// Optional. Omitted and null are equivalent and mean there is no inclusive upper bound.
+	Maximum *float64 `json:"maximum,omitempty"`
+
+	// Default value.
+	//
+	// Optional. Omitted and null are equivalent and mean no default value is provided.
+	Default *float64 `json:"default,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// Optional. Omitted and null are equivalent and mean no metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *NumberPropertySchema) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2368,12 +3970,25 @@ func (x *NumberPropertySchema) decodeFields(f genFields) error {
 
 func (*NumberPropertySchema) isElicitationPropertySchema() {}
 
-// PermissionOption is the PermissionOption object of the schema.
+// PermissionOption is an option presented to the user when requesting permission.
 type PermissionOption struct {
-	OptionID PermissionOptionID   `json:"optionId"`
-	Name     string               `json:"name"`
-	Kind     PermissionOptionKind `json:"kind"`
-	Meta     Meta                 `json:"_meta,omitempty"`
+	// Unique identifier for this permission option.
+	OptionID PermissionOptionID `json:"optionId"`
+
+	// Human-readable label to display to the user.
+	Name string `json:"name"`
+
+	// Hint about the nature of this permission option.
+	Kind PermissionOptionKind `json:"kind"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *PermissionOption) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2389,23 +4004,61 @@ func (x *PermissionOption) decodeFields(f genFields) error {
 }
 
 // PermissionOptionID is a string on the wire.
+//
+// Unique identifier for a permission option.
 type PermissionOptionID string
 
-// PermissionOptionKind is a string enum. Values not listed below decode unchanged, to be ignored or reported by the user.
+// PermissionOptionKind is a string enum. Values not listed below decode unchanged, to be ignored or
+// reported by the user.
+//
+// The type of permission option being presented to the user.
+//
+// Helps clients choose appropriate icons and UI treatment.
 type PermissionOptionKind string
 
 // PermissionOptionKind values.
 const (
-	PermissionOptionKindAllowOnce    PermissionOptionKind = "allow_once"
-	PermissionOptionKindAllowAlways  PermissionOptionKind = "allow_always"
-	PermissionOptionKindRejectOnce   PermissionOptionKind = "reject_once"
+	// Allow this operation only this time.
+	PermissionOptionKindAllowOnce PermissionOptionKind = "allow_once"
+
+	// Allow this operation and remember the choice.
+	PermissionOptionKindAllowAlways PermissionOptionKind = "allow_always"
+
+	// Reject this operation only this time.
+	PermissionOptionKindRejectOnce PermissionOptionKind = "reject_once"
+
+	// Reject this operation and remember the choice.
 	PermissionOptionKindRejectAlways PermissionOptionKind = "reject_always"
 )
 
-// Plan is the "plan" variant of SessionUpdate.
+// Plan is the "plan" variant of [SessionUpdate].
+//
+// An execution plan for accomplishing complex tasks.
+//
+// Plans consist of multiple entries representing individual tasks or goals. Agents report plans to
+// clients to provide visibility into their execution strategy. Plans can evolve during execution as
+// the agent discovers new requirements or completes tasks.
+//
+// See protocol docs: [Agent Plan]
+//
+// [Agent Plan]: https://agentclientprotocol.com/protocol/v1/agent-plan
 type Plan struct {
+	// The list of tasks to be accomplished.
+	//
+	// When updating a plan, the agent must send a complete list of all entries with their current
+	// status. The client replaces the entire plan with each update.
+	//
+	// Required: a nil slice is sent as [].
 	Entries []PlanEntry `json:"entries"`
-	Meta    Meta        `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *Plan) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2430,12 +4083,31 @@ func (x Plan) MarshalJSON() ([]byte, error) {
 
 func (*Plan) isSessionUpdate() {}
 
-// PlanEntry is the PlanEntry object of the schema.
+// PlanEntry is a single entry in the execution plan.
+//
+// Represents a task or goal that the assistant intends to accomplish as part of fulfilling the
+// user's request. See protocol docs: [Plan Entries]
+//
+// [Plan Entries]: https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries
 type PlanEntry struct {
-	Content  string            `json:"content"`
+	// Human-readable description of what this task aims to accomplish.
+	Content string `json:"content"`
+
+	// The relative importance of this task. Used to indicate which tasks are most critical to the
+	// overall goal.
 	Priority PlanEntryPriority `json:"priority"`
-	Status   PlanEntryStatus   `json:"status"`
-	Meta     Meta              `json:"_meta,omitempty"`
+
+	// Current execution status of this task.
+	Status PlanEntryStatus `json:"status"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *PlanEntry) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2450,32 +4122,87 @@ func (x *PlanEntry) decodeFields(f genFields) error {
 	return d.err
 }
 
-// PlanEntryPriority is a string enum. Values not listed below decode unchanged, to be ignored or reported by the user.
+// PlanEntryPriority is a string enum. Values not listed below decode unchanged, to be ignored or
+// reported by the user.
+//
+// Priority levels for plan entries.
+//
+// Used to indicate the relative importance or urgency of different tasks in the execution plan. See
+// protocol docs: [Plan Entries]
+//
+// [Plan Entries]: https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries
 type PlanEntryPriority string
 
 // PlanEntryPriority values.
 const (
-	PlanEntryPriorityHigh   PlanEntryPriority = "high"
+	// High priority task - critical to the overall goal.
+	PlanEntryPriorityHigh PlanEntryPriority = "high"
+
+	// Medium priority task - important but not critical.
 	PlanEntryPriorityMedium PlanEntryPriority = "medium"
-	PlanEntryPriorityLow    PlanEntryPriority = "low"
+
+	// Low priority task - nice to have but not essential.
+	PlanEntryPriorityLow PlanEntryPriority = "low"
 )
 
-// PlanEntryStatus is a string enum. Values not listed below decode unchanged, to be ignored or reported by the user.
+// PlanEntryStatus is a string enum. Values not listed below decode unchanged, to be ignored or
+// reported by the user.
+//
+// Status of a plan entry in the execution flow.
+//
+// Tracks the lifecycle of each task from planning through completion. See protocol docs:
+// [Plan Entries]
+//
+// [Plan Entries]: https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries
 type PlanEntryStatus string
 
 // PlanEntryStatus values.
 const (
-	PlanEntryStatusPending    PlanEntryStatus = "pending"
+	// The task has not started yet.
+	PlanEntryStatusPending PlanEntryStatus = "pending"
+
+	// The task is currently being worked on.
 	PlanEntryStatusInProgress PlanEntryStatus = "in_progress"
-	PlanEntryStatusCompleted  PlanEntryStatus = "completed"
+
+	// The task has been successfully completed.
+	PlanEntryStatusCompleted PlanEntryStatus = "completed"
 )
 
-// PromptCapabilities is the PromptCapabilities object of the schema.
+// Prompt capabilities supported by the agent in "session/prompt" requests.
+//
+// Baseline agent functionality requires support for "text" and "resource_link" content blocks in
+// prompt requests.
+//
+// Other variants must be explicitly opted in to. Capabilities for different types of content in
+// prompt requests.
+//
+// Indicates which content types beyond the baseline (text and resource links) the agent can
+// process.
+//
+// See protocol docs: [Prompt Capabilities]
+//
+// [Prompt Capabilities]: https://agentclientprotocol.com/protocol/v1/initialization#prompt-capabilities
 type PromptCapabilities struct {
-	Image           bool `json:"image,omitempty"`
-	Audio           bool `json:"audio,omitempty"`
+	// Agent supports "image" content blocks.
+	Image bool `json:"image,omitempty"`
+
+	// Agent supports "audio" content blocks.
+	Audio bool `json:"audio,omitempty"`
+
+	// Agent supports embedded context in "session/prompt" requests.
+	//
+	// When enabled, the Client is allowed to include "resource" content blocks in prompt requests
+	// for pieces of context that are referenced in the message.
 	EmbeddedContext bool `json:"embeddedContext,omitempty"`
-	Meta            Meta `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *PromptCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2490,11 +4217,44 @@ func (x *PromptCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// PromptRequest is the params of the "session/prompt" request, handled by the agent.
+// PromptRequest is the params of the "session/prompt" request ([MethodSessionPrompt]), handled by
+// the agent.
+//
+// Request parameters for sending a user prompt to the agent.
+//
+// Contains the user's message and any additional context.
+//
+// See protocol docs: [User Message]
+//
+// [User Message]: https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message
 type PromptRequest struct {
-	SessionID SessionID      `json:"sessionId"`
-	Prompt    []ContentBlock `json:"prompt"`
-	Meta      Meta           `json:"_meta,omitempty"`
+	// The ID of the session to send this user message to
+	SessionID SessionID `json:"sessionId"`
+
+	// The blocks of content that compose the user's message.
+	//
+	// As a baseline, the Agent MUST support "text" and "resource_link" content blocks, while other
+	// variants are optionally enabled via [PromptCapabilities].
+	//
+	// The Client MUST adapt its interface according to [PromptCapabilities].
+	//
+	// The client MAY include referenced pieces of context as either "resource" or "resource_link"
+	// content blocks.
+	//
+	// When available, "resource" is preferred as it avoids extra round-trips and allows the message
+	// to include pieces of context from sources the agent may not have access to.
+	//
+	// Required: a nil slice is sent as [].
+	Prompt []ContentBlock `json:"prompt"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *PromptRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2518,10 +4278,25 @@ func (x PromptRequest) MarshalJSON() ([]byte, error) {
 	return e.marshal(v)
 }
 
-// PromptResponse is the result of the "session/prompt" request.
+// PromptResponse is the result of the "session/prompt" request ([MethodSessionPrompt]).
+//
+// Response from processing a user prompt.
+//
+// See protocol docs: [Check for Completion]
+//
+// [Check for Completion]: https://agentclientprotocol.com/protocol/v1/prompt-turn#4-check-for-completion
 type PromptResponse struct {
+	// Indicates why the agent stopped processing the turn.
 	StopReason StopReason `json:"stopReason"`
-	Meta       Meta       `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *PromptResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2535,15 +4310,40 @@ func (x *PromptResponse) decodeFields(f genFields) error {
 }
 
 // ProtocolVersion is an integer (uint16) on the wire.
+//
+// Protocol version identifier.
+//
+// This version is only bumped for breaking changes. Non-breaking changes should be introduced via
+// capabilities.
 type ProtocolVersion uint16
 
-// ReadTextFileRequest is the params of the "fs/read_text_file" request, handled by the client.
+// ReadTextFileRequest is the params of the "fs/read_text_file" request ([MethodFSReadTextFile]),
+// handled by the client.
+//
+// Request to read content from a text file.
+//
+// Only available if the client supports the "fs.readTextFile" capability.
 type ReadTextFileRequest struct {
+	// The session ID for this request.
 	SessionID SessionID `json:"sessionId"`
-	Path      string    `json:"path"`
-	Line      *uint32   `json:"line,omitempty"`
-	Limit     *uint32   `json:"limit,omitempty"`
-	Meta      Meta      `json:"_meta,omitempty"`
+
+	// Absolute path to the file to read.
+	Path string `json:"path"`
+
+	// Line number to start reading from (1-based).
+	Line *uint32 `json:"line,omitempty"`
+
+	// Maximum number of lines to read.
+	Limit *uint32 `json:"limit,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ReadTextFileRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2559,10 +4359,21 @@ func (x *ReadTextFileRequest) decodeFields(f genFields) error {
 	return d.err
 }
 
-// ReadTextFileResponse is the result of the "fs/read_text_file" request.
+// ReadTextFileResponse is the result of the "fs/read_text_file" request ([MethodFSReadTextFile]).
+//
+// Response containing the contents of a text file.
 type ReadTextFileResponse struct {
+	// Content payload returned by this response.
 	Content string `json:"content"`
-	Meta    Meta   `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ReadTextFileResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2575,11 +4386,25 @@ func (x *ReadTextFileResponse) decodeFields(f genFields) error {
 	return d.err
 }
 
-// ReleaseTerminalRequest is the params of the "terminal/release" request, handled by the client.
+// ReleaseTerminalRequest is the params of the "terminal/release" request ([MethodTerminalRelease]),
+// handled by the client.
+//
+// Request to release a terminal and free its resources.
 type ReleaseTerminalRequest struct {
-	SessionID  SessionID  `json:"sessionId"`
+	// The session ID for this request.
+	SessionID SessionID `json:"sessionId"`
+
+	// The ID of the terminal to release.
 	TerminalID TerminalID `json:"terminalId"`
-	Meta       Meta       `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ReleaseTerminalRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2593,8 +4418,18 @@ func (x *ReleaseTerminalRequest) decodeFields(f genFields) error {
 	return d.err
 }
 
-// ReleaseTerminalResponse is the result of the "terminal/release" request.
+// ReleaseTerminalResponse is the result of the "terminal/release" request
+// ([MethodTerminalRelease]).
+//
+// Response to terminal/release method
 type ReleaseTerminalResponse struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -2608,10 +4443,14 @@ func (x *ReleaseTerminalResponse) decodeFields(f genFields) error {
 }
 
 // RequestPermissionOutcome is one of these variants, told apart by the value of "outcome":
-//   - *CancelledPermissionOutcome: "cancelled"
-//   - *SelectedPermissionOutcome: "selected"
 //
-// Other values decode into *UnknownRequestPermissionOutcome.
+//   - [*CancelledPermissionOutcome] ("cancelled"): The prompt turn was cancelled before the user
+//     responded.
+//   - [*SelectedPermissionOutcome] ("selected"): The user selected one of the provided options.
+//
+// Other values decode into [*UnknownRequestPermissionOutcome].
+//
+// The outcome of a permission request.
 type RequestPermissionOutcome interface{ isRequestPermissionOutcome() }
 
 func genDecodeRequestPermissionOutcome(b []byte) (RequestPermissionOutcome, error) {
@@ -2652,12 +4491,36 @@ func genEncodeRequestPermissionOutcome(v RequestPermissionOutcome) (json.RawMess
 	return nil, fmt.Errorf("cannot encode %T as RequestPermissionOutcome", v)
 }
 
-// RequestPermissionRequest is the params of the "session/request_permission" request, handled by the client.
+// RequestPermissionRequest is the params of the "session/request_permission" request
+// ([MethodSessionRequestPermission]), handled by the client.
+//
+// Request for user permission to execute a tool call.
+//
+// Sent when the agent needs authorization before performing a sensitive operation.
+//
+// See protocol docs: [Requesting Permission]
+//
+// [Requesting Permission]: https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission
 type RequestPermissionRequest struct {
-	SessionID SessionID          `json:"sessionId"`
-	ToolCall  ToolCallUpdate     `json:"toolCall"`
-	Options   []PermissionOption `json:"options"`
-	Meta      Meta               `json:"_meta,omitempty"`
+	// The session ID for this request.
+	SessionID SessionID `json:"sessionId"`
+
+	// Details about the tool call requiring permission.
+	ToolCall ToolCallUpdate `json:"toolCall"`
+
+	// Available permission options for the user to choose from.
+	//
+	// Required: a nil slice is sent as [].
+	Options []PermissionOption `json:"options"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *RequestPermissionRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2682,10 +4545,22 @@ func (x RequestPermissionRequest) MarshalJSON() ([]byte, error) {
 	return e.marshal(v)
 }
 
-// RequestPermissionResponse is the result of the "session/request_permission" request.
+// RequestPermissionResponse is the result of the "session/request_permission" request
+// ([MethodSessionRequestPermission]).
+//
+// Response to a permission request.
 type RequestPermissionResponse struct {
+	// The user's decision on the permission request.
 	Outcome RequestPermissionOutcome `json:"outcome"`
-	Meta    Meta                     `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *RequestPermissionResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2708,16 +4583,39 @@ func (x RequestPermissionResponse) MarshalJSON() ([]byte, error) {
 	return e.marshal(v)
 }
 
-// ResourceLink is the "resource_link" variant of ContentBlock.
+// ResourceLink is the "resource_link" variant of [ContentBlock].
+//
+// A resource that the server is capable of reading, included in a prompt or tool call result.
 type ResourceLink struct {
+	// Optional annotations that help clients decide how to display or route this content.
 	Annotations *Annotations `json:"annotations,omitempty"`
-	Description *string      `json:"description,omitempty"`
-	MIMEType    *string      `json:"mimeType,omitempty"`
-	Name        string       `json:"name"`
-	Size        *int64       `json:"size,omitempty"`
-	Title       *string      `json:"title,omitempty"`
-	URI         string       `json:"uri"`
-	Meta        Meta         `json:"_meta,omitempty"`
+
+	// Optional human-readable details shown with this protocol object.
+	Description *string `json:"description,omitempty"`
+
+	// MIME type describing the encoded media payload.
+	MIMEType *string `json:"mimeType,omitempty"`
+
+	// Human-readable name shown for this protocol object.
+	Name string `json:"name"`
+
+	// Optional size of the linked resource in bytes, if known.
+	Size *int64 `json:"size,omitempty"`
+
+	// Optional display title for end-user UI.
+	Title *string `json:"title,omitempty"`
+
+	// URI associated with this resource or media payload.
+	URI string `json:"uri"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ResourceLink) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2738,13 +4636,40 @@ func (x *ResourceLink) decodeFields(f genFields) error {
 
 func (*ResourceLink) isContentBlock() {}
 
-// ResumeSessionRequest is the params of the "session/resume" request, handled by the agent.
+// ResumeSessionRequest is the params of the "session/resume" request ([MethodSessionResume]),
+// handled by the agent.
+//
+// Request parameters for resuming an existing session.
+//
+// Resumes an existing session without returning previous messages (unlike "session/load"). This is
+// useful for agents that can resume sessions but don't implement full session loading.
+//
+// Only available if the Agent supports the "sessionCapabilities.resume" capability.
 type ResumeSessionRequest struct {
-	SessionID             SessionID   `json:"sessionId"`
-	Cwd                   string      `json:"cwd"`
-	AdditionalDirectories []string    `json:"additionalDirectories,omitempty"`
-	MCPServers            []MCPServer `json:"mcpServers,omitempty"`
-	Meta                  Meta        `json:"_meta,omitempty"`
+	// The ID of the session to resume.
+	SessionID SessionID `json:"sessionId"`
+
+	// The working directory for this session. Must be an absolute path.
+	Cwd string `json:"cwd"`
+
+	// Additional workspace roots to activate for this session. Each path must be absolute.
+	//
+	// When omitted or empty, no additional roots are activated. When non-empty, this is the
+	// complete resulting additional-root list for the resumed session. It may differ from any
+	// previously used or reported list as long as the request "cwd" matches the session's "cwd".
+	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
+
+	// List of MCP servers to connect to for this session.
+	MCPServers []MCPServer `json:"mcpServers,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ResumeSessionRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2770,11 +4695,30 @@ func (x ResumeSessionRequest) MarshalJSON() ([]byte, error) {
 	return e.marshal(v)
 }
 
-// ResumeSessionResponse is the result of the "session/resume" request.
+// ResumeSessionResponse is the result of the "session/resume" request ([MethodSessionResume]).
+//
+// Response from resuming an existing session.
 type ResumeSessionResponse struct {
-	Modes         *SessionModeState     `json:"modes,omitempty"`
+	// Initial mode state if supported by the Agent
+	//
+	// See protocol docs: [Session Modes]
+	//
+	// [Session Modes]: https://agentclientprotocol.com/protocol/v1/session-modes
+	Modes *SessionModeState `json:"modes,omitempty"`
+
+	// Initial session configuration options if supported by the Agent.
+	//
+	// A nil slice is left out; an empty one is sent as [].
 	ConfigOptions []SessionConfigOption `json:"configOptions,omitzero"`
-	Meta          Meta                  `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ResumeSessionResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2788,19 +4732,36 @@ func (x *ResumeSessionResponse) decodeFields(f genFields) error {
 	return d.err
 }
 
-// Role is a string enum. Values not listed below decode unchanged, to be ignored or reported by the user.
+// Role is a string enum. Values not listed below decode unchanged, to be ignored or reported by the
+// user.
+//
+// The sender or recipient of messages and data in a conversation.
 type Role string
 
 // Role values.
 const (
+	// The assistant side of a conversation.
 	RoleAssistant Role = "assistant"
-	RoleUser      Role = "user"
+
+	// The user side of a conversation.
+	RoleUser Role = "user"
 )
 
-// SelectedPermissionOutcome is the "selected" variant of RequestPermissionOutcome.
+// SelectedPermissionOutcome is the "selected" variant of [RequestPermissionOutcome].
+//
+// The user selected one of the provided options.
 type SelectedPermissionOutcome struct {
+	// The ID of the option the user selected.
 	OptionID PermissionOptionID `json:"optionId"`
-	Meta     Meta               `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *SelectedPermissionOutcome) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2815,8 +4776,20 @@ func (x *SelectedPermissionOutcome) decodeFields(f genFields) error {
 
 func (*SelectedPermissionOutcome) isRequestPermissionOutcome() {}
 
-// SessionAdditionalDirectoriesCapabilities is the SessionAdditionalDirectoriesCapabilities object of the schema.
+// Capabilities for additional session directories support.
+//
+// Supplying {} means the agent supports the "additionalDirectories" field on supported session
+// lifecycle requests. Agents that also support "session/list" may return
+// "SessionInfo.additionalDirectories" to report the complete ordered additional-root list
+// associated with a listed session.
 type SessionAdditionalDirectoriesCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -2831,14 +4804,62 @@ func (x *SessionAdditionalDirectoriesCapabilities) decodeFields(f genFields) err
 	return d.err
 }
 
-// SessionCapabilities is the SessionCapabilities object of the schema.
+// Session capabilities supported by the agent.
+//
+// As a baseline, all Agents MUST support "session/new", "session/prompt", "session/cancel", and
+// "session/update".
+//
+// Optionally, they MAY support other session methods and notifications by specifying additional
+// capabilities.
+//
+// Note: "session/load" is still handled by the top-level "loadSession" capability. This will be
+// unified in future versions of the protocol.
+//
+// See protocol docs: [Session Capabilities]
+//
+// [Session Capabilities]: https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities
 type SessionCapabilities struct {
-	List                  *SessionListCapabilities                  `json:"list,omitempty"`
-	Delete                *SessionDeleteCapabilities                `json:"delete,omitempty"`
+	// Whether the agent supports "session/list".
+	//
+	// Optional. Omitted or null both mean the agent does not advertise support. Supplying {} means
+	// the agent supports listing sessions.
+	List *SessionListCapabilities `json:"list,omitempty"`
+
+	// Whether the agent supports "session/delete".
+	//
+	// Optional. Omitted or null both mean the agent does not advertise support. Supplying {} means
+	// the agent supports deleting sessions from "session/list".
+	Delete *SessionDeleteCapabilities `json:"delete,omitempty"`
+
+	// Whether the agent supports "additionalDirectories" on supported session lifecycle requests.
+	//
+	// Optional. Omitted or null both mean the agent does not advertise support. Supplying {} means
+	// the agent supports "additionalDirectories" on supported session lifecycle requests.
+	//
+	// Agents that also support "session/list" may return "SessionInfo.additionalDirectories" to
+	// report the complete ordered additional-root list associated with a listed session.
 	AdditionalDirectories *SessionAdditionalDirectoriesCapabilities `json:"additionalDirectories,omitempty"`
-	Resume                *SessionResumeCapabilities                `json:"resume,omitempty"`
-	Close                 *SessionCloseCapabilities                 `json:"close,omitempty"`
-	Meta                  Meta                                      `json:"_meta,omitempty"`
+
+	// Whether the agent supports "session/resume".
+	//
+	// Optional. Omitted or null both mean the agent does not advertise support. Supplying {} means
+	// the agent supports resuming sessions.
+	Resume *SessionResumeCapabilities `json:"resume,omitempty"`
+
+	// Whether the agent supports "session/close".
+	//
+	// Optional. Omitted or null both mean the agent does not advertise support. Supplying {} means
+	// the agent supports closing sessions.
+	Close *SessionCloseCapabilities `json:"close,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *SessionCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2855,8 +4876,17 @@ func (x *SessionCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// SessionCloseCapabilities is the SessionCloseCapabilities object of the schema.
+// Capabilities for the "session/close" method.
+//
+// Supplying {} means the agent supports closing sessions.
 type SessionCloseCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -2869,8 +4899,11 @@ func (x *SessionCloseCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// SessionConfigBoolean is the "boolean" variant of SessionConfigKind.
+// SessionConfigBoolean is the "boolean" variant of [SessionConfigKind].
+//
+// A boolean on/off toggle session configuration option payload.
 type SessionConfigBoolean struct {
+	// The current value of the boolean option.
 	CurrentValue bool `json:"currentValue"`
 }
 
@@ -2885,8 +4918,11 @@ func (x *SessionConfigBoolean) decodeFields(f genFields) error {
 
 func (*SessionConfigBoolean) isSessionConfigKind() {}
 
-// SessionConfigBooleanValue is the "boolean" variant of SessionConfigValue.
+// SessionConfigBooleanValue is the "boolean" variant of [SessionConfigValue].
+//
+// A boolean value (type: "boolean").
 type SessionConfigBooleanValue struct {
+	// The boolean value.
 	Value bool `json:"value"`
 }
 
@@ -2902,17 +4938,22 @@ func (x *SessionConfigBooleanValue) decodeFields(f genFields) error {
 func (*SessionConfigBooleanValue) isSessionConfigValue() {}
 
 // SessionConfigGroupID is a string on the wire.
+//
+// Unique identifier for a session configuration option value group.
 type SessionConfigGroupID string
 
 // SessionConfigID is a string on the wire.
+//
+// Unique identifier for a session configuration option.
 type SessionConfigID string
 
 // SessionConfigKind is one of these variants, told apart by the value of "type":
-//   - *SessionConfigSelect: "select"
-//   - *SessionConfigBoolean: "boolean"
 //
-// Other values decode into *UnknownSessionConfigKind.
-// Its members are written into the object that holds it.
+//   - [*SessionConfigSelect] ("select"): Single-value selector (dropdown).
+//   - [*SessionConfigBoolean] ("boolean"): Boolean on/off toggle.
+//
+// Other values decode into [*UnknownSessionConfigKind]. Its members are written into the object
+// that holds it.
 type SessionConfigKind interface{ isSessionConfigKind() }
 
 func genDecodeSessionConfigKind(f genFields) (SessionConfigKind, error) {
@@ -2949,15 +4990,34 @@ func genEncodeSessionConfigKind(v SessionConfigKind) (json.RawMessage, error) {
 	return nil, fmt.Errorf("cannot encode %T as SessionConfigKind", v)
 }
 
-// SessionConfigOption is the SessionConfigOption object of the schema.
+// SessionConfigOption is a session configuration option selector and its current state.
+//
 // The members of its Kind field sit in the same JSON object as the others.
 type SessionConfigOption struct {
-	ID          SessionConfigID              `json:"id"`
-	Name        string                       `json:"name"`
-	Description *string                      `json:"description,omitempty"`
-	Category    *SessionConfigOptionCategory `json:"category,omitempty"`
-	Kind        SessionConfigKind            `json:"-"` // inline: encoded into this object
-	Meta        Meta                         `json:"_meta,omitempty"`
+	// Unique identifier for the configuration option.
+	ID SessionConfigID `json:"id"`
+
+	// Human-readable label for the option.
+	Name string `json:"name"`
+
+	// Optional description for the Client to display to the user.
+	Description *string `json:"description,omitempty"`
+
+	// Optional semantic category for this option (UX only).
+	Category *SessionConfigOptionCategory `json:"category,omitempty"`
+
+	// One of the variants of [SessionConfigKind]. Its members are encoded into this object, next to
+	// the others, and decoded from it.
+	Kind SessionConfigKind `json:"-"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *SessionConfigOption) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -2981,21 +5041,52 @@ func (x SessionConfigOption) MarshalJSON() ([]byte, error) {
 	return e.merge(v, genEncOne(&e, "Kind", x.Kind, genEncodeSessionConfigKind, true))
 }
 
-// SessionConfigOptionCategory is a string enum that the schema leaves open: other values are valid too.
+// SessionConfigOptionCategory is a string enum that the schema leaves open: other values are valid
+// too.
+//
+// Semantic category for a session configuration option.
+//
+// This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
+// session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
+// placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
+// categories gracefully.
+//
+// Category names beginning with "_" are free for custom use, like other ACP extension methods.
+// Category names that do not begin with "_" are reserved for the ACP spec.
 type SessionConfigOptionCategory string
 
 // SessionConfigOptionCategory values.
 const (
-	SessionConfigOptionCategoryMode         SessionConfigOptionCategory = "mode"
-	SessionConfigOptionCategoryModel        SessionConfigOptionCategory = "model"
-	SessionConfigOptionCategoryModelConfig  SessionConfigOptionCategory = "model_config"
+	// Session mode selector.
+	SessionConfigOptionCategoryMode SessionConfigOptionCategory = "mode"
+
+	// Model selector.
+	SessionConfigOptionCategoryModel SessionConfigOptionCategory = "model"
+
+	// Model-related configuration parameter.
+	SessionConfigOptionCategoryModelConfig SessionConfigOptionCategory = "model_config"
+
+	// Thought/reasoning level selector.
 	SessionConfigOptionCategoryThoughtLevel SessionConfigOptionCategory = "thought_level"
 )
 
-// SessionConfigOptionsCapabilities is the SessionConfigOptionsCapabilities object of the schema.
+// Session configuration option capabilities supported by the client.
 type SessionConfigOptionsCapabilities struct {
+	// Whether the client supports boolean session configuration options.
+	//
+	// Optional. Omitted or null both mean the client does not advertise support. Supplying {} means
+	// agents may include type: "boolean" entries in "configOptions", and the client may send
+	// "session/set_config_option" requests with type: "boolean" and a boolean "value".
 	Boolean *BooleanConfigOptionCapabilities `json:"boolean,omitempty"`
-	Meta    Meta                             `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *SessionConfigOptionsCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3008,10 +5099,15 @@ func (x *SessionConfigOptionsCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// SessionConfigSelect is the "select" variant of SessionConfigKind.
+// SessionConfigSelect is the "select" variant of [SessionConfigKind].
+//
+// A single-value selector (dropdown) session configuration option payload.
 type SessionConfigSelect struct {
-	CurrentValue SessionConfigValueID       `json:"currentValue"`
-	Options      SessionConfigSelectOptions `json:"options"`
+	// The currently selected value.
+	CurrentValue SessionConfigValueID `json:"currentValue"`
+
+	// The set of selectable options.
+	Options SessionConfigSelectOptions `json:"options"`
 }
 
 func (x *SessionConfigSelect) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3036,12 +5132,27 @@ func (x SessionConfigSelect) MarshalJSON() ([]byte, error) {
 
 func (*SessionConfigSelect) isSessionConfigKind() {}
 
-// SessionConfigSelectGroup is the SessionConfigSelectGroup object of the schema.
+// SessionConfigSelectGroup is a group of possible values for a session configuration option.
 type SessionConfigSelectGroup struct {
-	Group   SessionConfigGroupID        `json:"group"`
-	Name    string                      `json:"name"`
+	// Unique identifier for this group.
+	Group SessionConfigGroupID `json:"group"`
+
+	// Human-readable label for this group.
+	Name string `json:"name"`
+
+	// The set of option values in this group.
+	//
+	// Required: a nil slice is sent as [].
 	Options []SessionConfigSelectOption `json:"options"`
-	Meta    Meta                        `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *SessionConfigSelectGroup) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3066,17 +5177,33 @@ func (x SessionConfigSelectGroup) MarshalJSON() ([]byte, error) {
 	return e.marshal(v)
 }
 
-// SessionConfigSelectGroupList is the SessionConfigSelectGroup form of SessionConfigSelectOptions.
+// SessionConfigSelectGroupList is the SessionConfigSelectGroup form of
+// [SessionConfigSelectOptions].
+//
+// A list of options grouped under headers.
 type SessionConfigSelectGroupList []SessionConfigSelectGroup
 
 func (SessionConfigSelectGroupList) isSessionConfigSelectOptions() {}
 
-// SessionConfigSelectOption is the SessionConfigSelectOption object of the schema.
+// SessionConfigSelectOption is a possible value for a session configuration option.
 type SessionConfigSelectOption struct {
-	Value       SessionConfigValueID `json:"value"`
-	Name        string               `json:"name"`
-	Description *string              `json:"description,omitempty"`
-	Meta        Meta                 `json:"_meta,omitempty"`
+	// Unique identifier for this option value.
+	Value SessionConfigValueID `json:"value"`
+
+	// Human-readable label for this option value.
+	Name string `json:"name"`
+
+	// Optional description for this option value.
+	Description *string `json:"description,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *SessionConfigSelectOption) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3091,14 +5218,21 @@ func (x *SessionConfigSelectOption) decodeFields(f genFields) error {
 	return d.err
 }
 
-// SessionConfigSelectOptionList is the SessionConfigSelectOption form of SessionConfigSelectOptions.
+// SessionConfigSelectOptionList is the SessionConfigSelectOption form of
+// [SessionConfigSelectOptions].
+//
+// A flat list of options with no grouping.
 type SessionConfigSelectOptionList []SessionConfigSelectOption
 
 func (SessionConfigSelectOptionList) isSessionConfigSelectOptions() {}
 
-// SessionConfigSelectOptions is one of these forms, told apart by their JSON shape (tried in this order):
-//   - SessionConfigSelectOptionList
-//   - SessionConfigSelectGroupList
+// SessionConfigSelectOptions is one of these forms, told apart by their JSON shape (tried in this
+// order):
+//
+//   - [SessionConfigSelectOptionList]: A flat list of options with no grouping.
+//   - [SessionConfigSelectGroupList]: A list of options grouped under headers.
+//
+// Possible values for a session configuration option.
 type SessionConfigSelectOptions interface{ isSessionConfigSelectOptions() }
 
 func genDecodeSessionConfigSelectOptions(b []byte) (SessionConfigSelectOptions, error) {
@@ -3124,8 +5258,14 @@ func genEncodeSessionConfigSelectOptions(v SessionConfigSelectOptions) (json.Raw
 	return nil, fmt.Errorf("cannot encode %T as SessionConfigSelectOptions", v)
 }
 
-// SessionConfigSelectValue is the SessionConfigValue written without "type".
+// SessionConfigSelectValue is the [SessionConfigValue] written without "type".
+//
+// A [SessionConfigValueID] string value.
+//
+// This is the default when "type" is absent on the wire. Unknown "type" values with string payloads
+// also gracefully deserialize into this variant.
 type SessionConfigSelectValue struct {
+	// The value ID.
 	Value SessionConfigValueID `json:"value"`
 }
 
@@ -3141,11 +5281,12 @@ func (x *SessionConfigSelectValue) decodeFields(f genFields) error {
 func (*SessionConfigSelectValue) isSessionConfigValue() {}
 
 // SessionConfigValue is one of these variants, told apart by the value of "type":
-//   - *SessionConfigBooleanValue: "boolean"
-//   - *SessionConfigSelectValue: no "type"
 //
-// Other values decode into *UnknownSessionConfigValue.
-// Its members are written into the object that holds it.
+//   - [*SessionConfigBooleanValue] ("boolean"): A boolean value (type: "boolean").
+//   - [*SessionConfigSelectValue] (no "type"): A [SessionConfigValueID] string value.
+//
+// Other values decode into [*UnknownSessionConfigValue]. Its members are written into the object
+// that holds it.
 type SessionConfigValue interface{ isSessionConfigValue() }
 
 func genDecodeSessionConfigValue(f genFields) (SessionConfigValue, error) {
@@ -3181,10 +5322,21 @@ func genEncodeSessionConfigValue(v SessionConfigValue) (json.RawMessage, error) 
 }
 
 // SessionConfigValueID is a string on the wire.
+//
+// Unique identifier for a session configuration option value.
 type SessionConfigValueID string
 
-// SessionDeleteCapabilities is the SessionDeleteCapabilities object of the schema.
+// Capabilities for the "session/delete" method.
+//
+// Supplying {} means the agent supports deleting sessions from "session/list".
 type SessionDeleteCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -3197,17 +5349,46 @@ func (x *SessionDeleteCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// SessionID is a string on the wire.
+// SessionID is a unique identifier for a conversation session between a client and agent.
+//
+// Each session has its own context, conversation history, and state, so one agent can run several
+// independent sessions.
+//
+// See protocol docs: [Session ID]
+//
+// It is a string on the wire.
+//
+// [Session ID]: https://agentclientprotocol.com/protocol/v1/session-setup#session-id
 type SessionID string
 
-// SessionInfo is the SessionInfo object of the schema.
+// Information about a session returned by session/list
 type SessionInfo struct {
-	SessionID             SessionID `json:"sessionId"`
-	Cwd                   string    `json:"cwd"`
-	AdditionalDirectories []string  `json:"additionalDirectories,omitempty"`
-	Title                 *string   `json:"title,omitempty"`
-	UpdatedAt             *string   `json:"updatedAt,omitempty"`
-	Meta                  Meta      `json:"_meta,omitempty"`
+	// Unique identifier for the session
+	SessionID SessionID `json:"sessionId"`
+
+	// The working directory for this session. Must be an absolute path.
+	Cwd string `json:"cwd"`
+
+	// Additional workspace roots reported for this session. Each path must be absolute.
+	//
+	// When present, this is the complete ordered additional-root list reported by the Agent.
+	// Omitted and empty values are equivalent: the response reports no additional roots.
+	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
+
+	// Human-readable title for the session
+	Title *string `json:"title,omitempty"`
+
+	// ISO 8601 timestamp of last activity
+	UpdatedAt *string `json:"updatedAt,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *SessionInfo) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3224,11 +5405,27 @@ func (x *SessionInfo) decodeFields(f genFields) error {
 	return d.err
 }
 
-// SessionInfoUpdate is the "session_info_update" variant of SessionUpdate.
+// SessionInfoUpdate is the "session_info_update" variant of [SessionUpdate].
+//
+// Update to session metadata. All fields are optional to support partial updates.
+//
+// Agents send this notification to update session information like title or custom metadata.
+// Clients can use it to keep session titles and state current.
 type SessionInfoUpdate struct {
-	Title     *string `json:"title,omitempty"`
+	// Human-readable title for the session. Set to null to clear.
+	Title *string `json:"title,omitempty"`
+
+	// ISO 8601 timestamp of last activity. Set to null to clear.
 	UpdatedAt *string `json:"updatedAt,omitempty"`
-	Meta      Meta    `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *SessionInfoUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3244,8 +5441,17 @@ func (x *SessionInfoUpdate) decodeFields(f genFields) error {
 
 func (*SessionInfoUpdate) isSessionUpdate() {}
 
-// SessionListCapabilities is the SessionListCapabilities object of the schema.
+// Capabilities for the "session/list" method.
+//
+// Supplying {} means the agent supports listing sessions.
 type SessionListCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -3258,12 +5464,29 @@ func (x *SessionListCapabilities) decodeFields(f genFields) error {
 	return d.err
 }
 
-// SessionMode is the SessionMode object of the schema.
+// SessionMode is a mode the agent can operate in.
+//
+// See protocol docs: [Session Modes]
+//
+// [Session Modes]: https://agentclientprotocol.com/protocol/v1/session-modes
 type SessionMode struct {
-	ID          SessionModeID `json:"id"`
-	Name        string        `json:"name"`
-	Description *string       `json:"description,omitempty"`
-	Meta        Meta          `json:"_meta,omitempty"`
+	// Stable identifier used to refer to this protocol object in later messages.
+	ID SessionModeID `json:"id"`
+
+	// Human-readable name shown for this protocol object.
+	Name string `json:"name"`
+
+	// Optional human-readable details shown with this protocol object.
+	Description *string `json:"description,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *SessionMode) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3279,13 +5502,28 @@ func (x *SessionMode) decodeFields(f genFields) error {
 }
 
 // SessionModeID is a string on the wire.
+//
+// Unique identifier for a Session Mode.
 type SessionModeID string
 
-// SessionModeState is the SessionModeState object of the schema.
+// The set of modes and the one currently active.
 type SessionModeState struct {
-	CurrentModeID  SessionModeID `json:"currentModeId"`
+	// The current mode the Agent is in.
+	CurrentModeID SessionModeID `json:"currentModeId"`
+
+	// The set of modes that the Agent can operate in
+	//
+	// Required: a nil slice is sent as [].
 	AvailableModes []SessionMode `json:"availableModes"`
-	Meta           Meta          `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *SessionModeState) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3309,11 +5547,31 @@ func (x SessionModeState) MarshalJSON() ([]byte, error) {
 	return e.marshal(v)
 }
 
-// SessionNotification is the params of the "session/update" notification, handled by the client.
+// SessionNotification is the params of the "session/update" notification ([MethodSessionUpdate]),
+// handled by the client.
+//
+// Notification containing a session update from the agent.
+//
+// Used to stream real-time progress and results during prompt processing.
+//
+// See protocol docs: [Agent Reports Output]
+//
+// [Agent Reports Output]: https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output
 type SessionNotification struct {
-	SessionID SessionID     `json:"sessionId"`
-	Update    SessionUpdate `json:"update"`
-	Meta      Meta          `json:"_meta,omitempty"`
+	// The ID of the session this update pertains to.
+	SessionID SessionID `json:"sessionId"`
+
+	// The actual update content.
+	Update SessionUpdate `json:"update"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *SessionNotification) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3337,8 +5595,17 @@ func (x SessionNotification) MarshalJSON() ([]byte, error) {
 	return e.marshal(v)
 }
 
-// SessionResumeCapabilities is the SessionResumeCapabilities object of the schema.
+// Capabilities for the "session/resume" method.
+//
+// Supplying {} means the agent supports resuming sessions.
 type SessionResumeCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -3352,22 +5619,36 @@ func (x *SessionResumeCapabilities) decodeFields(f genFields) error {
 }
 
 // SessionUpdate is one of these variants, told apart by the value of "sessionUpdate":
-//   - *UserMessageChunk: "user_message_chunk"
-//   - *AgentMessageChunk: "agent_message_chunk"
-//   - *AgentThoughtChunk: "agent_thought_chunk"
-//   - *ToolCall: "tool_call"
-//   - *ToolCallUpdate: "tool_call_update"
-//   - *Plan: "plan"
-//   - *AvailableCommandsUpdate: "available_commands_update"
-//   - *CurrentModeUpdate: "current_mode_update"
-//   - *ConfigOptionUpdate: "config_option_update"
-//   - *SessionInfoUpdate: "session_info_update"
-//   - *UsageUpdate: "usage_update"
-//   - *Notice: "notice"
-//   - *CompactionUpdate: "compaction_update"
-//   - *CompactionSummaryChunk: "compaction_summary_chunk"
 //
-// Other values decode into *UnknownSessionUpdate.
+//   - [*UserMessageChunk] ("user_message_chunk"): A chunk of the user's message being streamed.
+//   - [*AgentMessageChunk] ("agent_message_chunk"): A chunk of the agent's response being streamed.
+//   - [*AgentThoughtChunk] ("agent_thought_chunk"): A chunk of the agent's internal reasoning being
+//     streamed.
+//   - [*ToolCall] ("tool_call"): Notification that a new tool call has been initiated.
+//   - [*ToolCallUpdate] ("tool_call_update"): Update on the status or results of a tool call.
+//   - [*Plan] ("plan"): The agent's execution plan for complex tasks.
+//   - [*AvailableCommandsUpdate] ("available_commands_update"): Available commands are ready or
+//     have changed
+//   - [*CurrentModeUpdate] ("current_mode_update"): The current mode of the session has changed
+//   - [*ConfigOptionUpdate] ("config_option_update"): Session configuration options have been
+//     updated.
+//   - [*SessionInfoUpdate] ("session_info_update"): Session metadata has been updated (title,
+//     timestamps, custom metadata)
+//   - [*UsageUpdate] ("usage_update"): Context window and cost update for the session.
+//   - [*Notice] ("notice"): Information for the user that is not part of session history.
+//   - [*CompactionUpdate] ("compaction_update"): A context compaction has been created or updated.
+//   - [*CompactionSummaryChunk] ("compaction_summary_chunk"): A content block appended to a context
+//     compaction's retained summary.
+//
+// Other values decode into [*UnknownSessionUpdate].
+//
+// Different types of updates that can be sent during session processing.
+//
+// These updates provide real-time feedback about the agent's progress.
+//
+// See protocol docs: [Agent Reports Output]
+//
+// [Agent Reports Output]: https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output
 type SessionUpdate interface{ isSessionUpdate() }
 
 func genDecodeSessionUpdate(b []byte) (SessionUpdate, error) {
@@ -3456,13 +5737,30 @@ func genEncodeSessionUpdate(v SessionUpdate) (json.RawMessage, error) {
 	return nil, fmt.Errorf("cannot encode %T as SessionUpdate", v)
 }
 
-// SetSessionConfigOptionRequest is the params of the "session/set_config_option" request, handled by the agent.
-// The members of its Value field sit in the same JSON object as the others.
+// SetSessionConfigOptionRequest is the params of the "session/set_config_option" request
+// ([MethodSessionSetConfigOption]), handled by the agent. The members of its Value field sit in the
+// same JSON object as the others.
+//
+// Request parameters for setting a session configuration option.
 type SetSessionConfigOptionRequest struct {
-	SessionID SessionID          `json:"sessionId"`
-	ConfigID  SessionConfigID    `json:"configId"`
-	Value     SessionConfigValue `json:"-"` // inline: encoded into this object
-	Meta      Meta               `json:"_meta,omitempty"`
+	// The ID of the session to set the configuration option for.
+	SessionID SessionID `json:"sessionId"`
+
+	// The ID of the configuration option to set.
+	ConfigID SessionConfigID `json:"configId"`
+
+	// One of the variants of [SessionConfigValue]. Its members are encoded into this object, next
+	// to the others, and decoded from it.
+	Value SessionConfigValue `json:"-"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *SetSessionConfigOptionRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3484,10 +5782,24 @@ func (x SetSessionConfigOptionRequest) MarshalJSON() ([]byte, error) {
 	return e.merge(v, genEncOne(&e, "Value", x.Value, genEncodeSessionConfigValue, true))
 }
 
-// SetSessionConfigOptionResponse is the result of the "session/set_config_option" request.
+// SetSessionConfigOptionResponse is the result of the "session/set_config_option" request
+// ([MethodSessionSetConfigOption]).
+//
+// Response to "session/set_config_option" method.
 type SetSessionConfigOptionResponse struct {
+	// The full set of configuration options and their current values.
+	//
+	// Required: a nil slice is sent as [].
 	ConfigOptions []SessionConfigOption `json:"configOptions"`
-	Meta          Meta                  `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *SetSessionConfigOptionResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3510,11 +5822,25 @@ func (x SetSessionConfigOptionResponse) MarshalJSON() ([]byte, error) {
 	return e.marshal(v)
 }
 
-// SetSessionModeRequest is the params of the "session/set_mode" request, handled by the agent.
+// SetSessionModeRequest is the params of the "session/set_mode" request ([MethodSessionSetMode]),
+// handled by the agent.
+//
+// Request parameters for setting a session mode.
 type SetSessionModeRequest struct {
-	SessionID SessionID     `json:"sessionId"`
-	ModeID    SessionModeID `json:"modeId"`
-	Meta      Meta          `json:"_meta,omitempty"`
+	// The ID of the session to set the mode for.
+	SessionID SessionID `json:"sessionId"`
+
+	// The ID of the mode to set.
+	ModeID SessionModeID `json:"modeId"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *SetSessionModeRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3528,8 +5854,17 @@ func (x *SetSessionModeRequest) decodeFields(f genFields) error {
 	return d.err
 }
 
-// SetSessionModeResponse is the result of the "session/set_mode" request.
+// SetSessionModeResponse is the result of the "session/set_mode" request ([MethodSessionSetMode]).
+//
+// Response to "session/set_mode" method.
 type SetSessionModeResponse struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -3542,33 +5877,81 @@ func (x *SetSessionModeResponse) decodeFields(f genFields) error {
 	return d.err
 }
 
-// StopReason is a string enum. Values not listed below decode unchanged, to be ignored or reported by the user.
+// StopReason is a string enum. Values not listed below decode unchanged, to be ignored or reported
+// by the user.
+//
+// Reasons why an agent stops processing a prompt turn.
+//
+// See protocol docs: [Stop Reasons]
+//
+// [Stop Reasons]: https://agentclientprotocol.com/protocol/v1/prompt-turn#stop-reasons
 type StopReason string
 
 // StopReason values.
 const (
-	StopReasonEndTurn         StopReason = "end_turn"
-	StopReasonMaxTokens       StopReason = "max_tokens"
+	// The turn ended successfully.
+	StopReasonEndTurn StopReason = "end_turn"
+
+	// The turn ended because the agent reached the maximum number of tokens.
+	StopReasonMaxTokens StopReason = "max_tokens"
+
+	// The turn ended because the agent reached the maximum number of allowed agent requests between
+	// user turns.
 	StopReasonMaxTurnRequests StopReason = "max_turn_requests"
-	StopReasonRefusal         StopReason = "refusal"
-	StopReasonCancelled       StopReason = "cancelled"
+
+	// The turn ended because the agent refused to continue. The user prompt and everything that
+	// comes after it won't be included in the next prompt, so this should be reflected in the UI.
+	StopReasonRefusal StopReason = "refusal"
+
+	// The turn was cancelled by the client via "session/cancel".
+	//
+	// This stop reason MUST be returned when the client sends a "session/cancel" notification, even
+	// if the cancellation causes exceptions in underlying operations. Agents should catch these
+	// exceptions and return this semantically meaningful response to confirm successful
+	// cancellation.
+	StopReasonCancelled StopReason = "cancelled"
 )
 
-// StringFormat is a string enum. Values not listed below decode unchanged, to be ignored or reported by the user.
+// StringFormat is a string enum. Values not listed below decode unchanged, to be ignored or
+// reported by the user.
+//
+// String format types for string properties in elicitation schemas.
 type StringFormat string
 
 // StringFormat values.
 const (
-	StringFormatEmail    StringFormat = "email"
-	StringFormatURI      StringFormat = "uri"
-	StringFormatDate     StringFormat = "date"
+	// Email address format.
+	StringFormatEmail StringFormat = "email"
+
+	// URI format.
+	StringFormatURI StringFormat = "uri"
+
+	// Date format (YYYY-MM-DD).
+	StringFormatDate StringFormat = "date"
+
+	// Date-time format (ISO 8601).
 	StringFormatDateTime StringFormat = "date-time"
 )
 
-// StringMultiSelectItems is the "string" variant of MultiSelectItems.
+// StringMultiSelectItems is the "string" variant of [MultiSelectItems].
+//
+// String item schema for multi-select enum properties.
 type StringMultiSelectItems struct {
+	// Allowed enum values.
+	//
+	// Required: a nil slice is sent as [].
 	Enum []string `json:"enum"`
-	Meta Meta     `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// Optional. Omitted and null are equivalent and mean no metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *StringMultiSelectItems) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3593,18 +5976,69 @@ func (x StringMultiSelectItems) MarshalJSON() ([]byte, error) {
 
 func (*StringMultiSelectItems) isMultiSelectItems() {}
 
-// StringPropertySchema is the "string" variant of ElicitationPropertySchema.
+// StringPropertySchema is the "string" variant of [ElicitationPropertySchema].
+//
+// Schema for string properties in an elicitation form.
+//
+// When "enum" or "oneOf" is set, this represents a single-select enum with "type": "string".
 type StringPropertySchema struct {
-	Title       *string       `json:"title,omitempty"`
-	Description *string       `json:"description,omitempty"`
-	MinLength   *uint32       `json:"minLength,omitempty"`
-	MaxLength   *uint32       `json:"maxLength,omitempty"`
-	Pattern     *string       `json:"pattern,omitempty"`
-	Format      *StringFormat `json:"format,omitempty"`
-	Default     *string       `json:"default,omitempty"`
-	Enum        []string      `json:"enum,omitzero"`
-	OneOf       []EnumOption  `json:"oneOf,omitzero"`
-	Meta        Meta          `json:"_meta,omitempty"`
+	// Optional title for the property.
+	//
+	// Optional. Omitted and null are equivalent and mean no title is provided.
+	Title *string `json:"title,omitempty"`
+
+	// Human-readable description.
+	//
+	// Optional. Omitted and null are equivalent and mean no description is provided.
+	Description *string `json:"description,omitempty"`
+
+	// Minimum string length.
+	//
+	// Optional. Omitted and null are equivalent and mean there is no minimum length constraint.
+	MinLength *uint32 `json:"minLength,omitempty"`
+
+	// Maximum string length.
+	//
+	// Optional. Omitted and null are equivalent and mean there is no maximum length constraint.
+	MaxLength *uint32 `json:"maxLength,omitempty"`
+
+	// Pattern the string must match.
+	//
+	// Optional. Omitted and null are equivalent and mean there is no pattern constraint.
+	Pattern *string `json:"pattern,omitempty"`
+
+	// String format.
+	//
+	// Optional. Omitted and null are equivalent and mean there is no format constraint.
+	Format *StringFormat `json:"format,omitempty"`
+
+	// Default value.
+	//
+	// Optional. Omitted and null are equivalent and mean no default value is provided.
+	Default *string `json:"default,omitempty"`
+
+	// Enum values for untitled single-select enums. Optional. Omitted and null are equivalent and
+	// mean no untitled single-select choices are declared by "enum".
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Enum []string `json:"enum,omitzero"`
+
+	// Titled enum options for titled single-select enums. Optional. Omitted and null are equivalent
+	// and mean no titled single-select choices are declared by "oneOf".
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	OneOf []EnumOption `json:"oneOf,omitzero"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// Optional. Omitted and null are equivalent and mean no metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *StringPropertySchema) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3627,10 +6061,27 @@ func (x *StringPropertySchema) decodeFields(f genFields) error {
 
 func (*StringPropertySchema) isElicitationPropertySchema() {}
 
-// Terminal is the "terminal" variant of ToolCallContent.
+// Terminal is the "terminal" variant of [ToolCallContent].
+//
+// Embed a terminal created with "terminal/create" by its id.
+//
+// The terminal must be added before calling "terminal/release".
+//
+// See protocol docs: [Terminal]
+//
+// [Terminal]: https://agentclientprotocol.com/protocol/v1/terminals
 type Terminal struct {
+	// Identifier of the terminal instance to embed in the content stream.
 	TerminalID TerminalID `json:"terminalId"`
-	Meta       Meta       `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *Terminal) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3645,11 +6096,22 @@ func (x *Terminal) decodeFields(f genFields) error {
 
 func (*Terminal) isToolCallContent() {}
 
-// TerminalExitStatus is the TerminalExitStatus object of the schema.
+// Exit status of a terminal command.
 type TerminalExitStatus struct {
+	// The process exit code (may be null if terminated by signal).
 	ExitCode *uint32 `json:"exitCode,omitempty"`
-	Signal   *string `json:"signal,omitempty"`
-	Meta     Meta    `json:"_meta,omitempty"`
+
+	// The signal that terminated the process (may be null if exited normally).
+	Signal *string `json:"signal,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *TerminalExitStatus) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3664,13 +6126,29 @@ func (x *TerminalExitStatus) decodeFields(f genFields) error {
 }
 
 // TerminalID is a string on the wire.
+//
+// Typed identifier used for terminal values on the wire.
 type TerminalID string
 
-// TerminalOutputRequest is the params of the "terminal/output" request, handled by the client.
+// TerminalOutputRequest is the params of the "terminal/output" request ([MethodTerminalOutput]),
+// handled by the client.
+//
+// Request to get the current output and status of a terminal.
 type TerminalOutputRequest struct {
-	SessionID  SessionID  `json:"sessionId"`
+	// The session ID for this request.
+	SessionID SessionID `json:"sessionId"`
+
+	// The ID of the terminal to get output from.
 	TerminalID TerminalID `json:"terminalId"`
-	Meta       Meta       `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *TerminalOutputRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3684,12 +6162,27 @@ func (x *TerminalOutputRequest) decodeFields(f genFields) error {
 	return d.err
 }
 
-// TerminalOutputResponse is the result of the "terminal/output" request.
+// TerminalOutputResponse is the result of the "terminal/output" request ([MethodTerminalOutput]).
+//
+// Response containing the terminal output and exit status.
 type TerminalOutputResponse struct {
-	Output     string              `json:"output"`
-	Truncated  bool                `json:"truncated"`
+	// The terminal output captured so far.
+	Output string `json:"output"`
+
+	// Whether the output was truncated due to byte limits.
+	Truncated bool `json:"truncated"`
+
+	// Exit status if the command has completed.
 	ExitStatus *TerminalExitStatus `json:"exitStatus,omitempty"`
-	Meta       Meta                `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *TerminalOutputResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3704,11 +6197,24 @@ func (x *TerminalOutputResponse) decodeFields(f genFields) error {
 	return d.err
 }
 
-// TextContent is the "text" variant of ContentBlock.
+// TextContent is the "text" variant of [ContentBlock].
+//
+// Text provided to or from an LLM.
 type TextContent struct {
+	// Optional annotations that help clients decide how to display or route this content.
 	Annotations *Annotations `json:"annotations,omitempty"`
-	Text        string       `json:"text"`
-	Meta        Meta         `json:"_meta,omitempty"`
+
+	// Text payload carried by this content block.
+	Text string `json:"text"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *TextContent) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3724,12 +6230,27 @@ func (x *TextContent) decodeFields(f genFields) error {
 
 func (*TextContent) isContentBlock() {}
 
-// TextResourceContents is a form of EmbeddedResourceResource.
+// TextResourceContents is a form of [EmbeddedResourceResource].
+//
+// Text-based resource contents.
 type TextResourceContents struct {
+	// MIME type describing the encoded media payload.
 	MIMEType *string `json:"mimeType,omitempty"`
-	Text     string  `json:"text"`
-	URI      string  `json:"uri"`
-	Meta     Meta    `json:"_meta,omitempty"`
+
+	// Text payload carried by this content block.
+	Text string `json:"text"`
+
+	// URI associated with this resource or media payload.
+	URI string `json:"uri"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *TextResourceContents) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3746,10 +6267,25 @@ func (x *TextResourceContents) decodeFields(f genFields) error {
 
 func (*TextResourceContents) isEmbeddedResourceResource() {}
 
-// TitledMultiSelectItems is the MultiSelectItems written without "type".
+// TitledMultiSelectItems is the [MultiSelectItems] written without "type".
+//
+// Items definition for titled multi-select enum properties.
 type TitledMultiSelectItems struct {
+	// Titled enum options.
+	//
+	// Required: a nil slice is sent as [].
 	AnyOf []EnumOption `json:"anyOf"`
-	Meta  Meta         `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// Optional. Omitted and null are equivalent and mean no metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *TitledMultiSelectItems) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3774,18 +6310,54 @@ func (x TitledMultiSelectItems) MarshalJSON() ([]byte, error) {
 
 func (*TitledMultiSelectItems) isMultiSelectItems() {}
 
-// ToolCall is the "tool_call" variant of SessionUpdate.
+// ToolCall is the "tool_call" variant of [SessionUpdate].
+//
+// Represents a tool call that the language model has requested.
+//
+// Tool calls are actions that the agent executes on behalf of the language model, such as reading
+// files, executing code, or fetching data from external sources.
+//
+// See protocol docs: [Tool Calls]
+//
+// [Tool Calls]: https://agentclientprotocol.com/protocol/v1/tool-calls
 type ToolCall struct {
-	ToolCallID ToolCallID         `json:"toolCallId"`
-	Title      string             `json:"title"`
-	Name       *string            `json:"name,omitempty"`
-	Kind       ToolKind           `json:"kind,omitempty"`
-	Status     ToolCallStatus     `json:"status,omitempty"`
-	Content    []ToolCallContent  `json:"content,omitempty"`
-	Locations  []ToolCallLocation `json:"locations,omitempty"`
-	RawInput   json.RawMessage    `json:"rawInput,omitempty"`
-	RawOutput  json.RawMessage    `json:"rawOutput,omitempty"`
-	Meta       Meta               `json:"_meta,omitempty"`
+	// Unique identifier for this tool call within the session.
+	ToolCallID ToolCallID `json:"toolCallId"`
+
+	// Human-readable title describing what the tool is doing.
+	Title string `json:"title"`
+
+	// Programmatic name of the tool being invoked.
+	//
+	// This field is optional. Omitting it or sending null both mean that no tool name is available.
+	Name *string `json:"name,omitempty"`
+
+	// The category of tool being invoked. Helps clients choose appropriate icons and UI treatment.
+	Kind ToolKind `json:"kind,omitempty"`
+
+	// Current execution status of the tool call.
+	Status ToolCallStatus `json:"status,omitempty"`
+
+	// Content produced by the tool call.
+	Content []ToolCallContent `json:"content,omitempty"`
+
+	// File locations affected by this tool call. Enables "follow-along" features in clients.
+	Locations []ToolCallLocation `json:"locations,omitempty"`
+
+	// Raw input parameters sent to the tool.
+	RawInput json.RawMessage `json:"rawInput,omitempty"`
+
+	// Raw output returned by the tool.
+	RawOutput json.RawMessage `json:"rawOutput,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ToolCall) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3819,11 +6391,21 @@ func (x ToolCall) MarshalJSON() ([]byte, error) {
 func (*ToolCall) isSessionUpdate() {}
 
 // ToolCallContent is one of these variants, told apart by the value of "type":
-//   - *Content: "content"
-//   - *Diff: "diff"
-//   - *Terminal: "terminal"
 //
-// Other values decode into *UnknownToolCallContent.
+//   - [*Content] ("content"): Standard content block (text, images, resources).
+//   - [*Diff] ("diff"): File modification shown as a diff.
+//   - [*Terminal] ("terminal"): Embed a terminal created with "terminal/create" by its id.
+//
+// Other values decode into [*UnknownToolCallContent].
+//
+// Content produced by a tool call.
+//
+// Tool calls can produce different types of content including standard content blocks (text,
+// images) or file diffs.
+//
+// See protocol docs: [Content]
+//
+// [Content]: https://agentclientprotocol.com/protocol/v1/tool-calls#content
 type ToolCallContent interface{ isToolCallContent() }
 
 func genDecodeToolCallContent(b []byte) (ToolCallContent, error) {
@@ -3869,13 +6451,33 @@ func genEncodeToolCallContent(v ToolCallContent) (json.RawMessage, error) {
 }
 
 // ToolCallID is a string on the wire.
+//
+// Unique identifier for a tool call within a session.
 type ToolCallID string
 
-// ToolCallLocation is the ToolCallLocation object of the schema.
+// ToolCallLocation is a file location being accessed or modified by a tool.
+//
+// Enables clients to implement "follow-along" features that track which files the agent is working
+// with in real-time.
+//
+// See protocol docs: [Following the Agent]
+//
+// [Following the Agent]: https://agentclientprotocol.com/protocol/v1/tool-calls#following-the-agent
 type ToolCallLocation struct {
-	Path string  `json:"path"`
+	// The absolute file path being accessed or modified.
+	Path string `json:"path"`
+
+	// Optional 1-based line number within the file.
 	Line *uint32 `json:"line,omitempty"`
-	Meta Meta    `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ToolCallLocation) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3889,29 +6491,87 @@ func (x *ToolCallLocation) decodeFields(f genFields) error {
 	return d.err
 }
 
-// ToolCallStatus is a string enum. Values not listed below decode unchanged, to be ignored or reported by the user.
+// ToolCallStatus is a string enum. Values not listed below decode unchanged, to be ignored or
+// reported by the user.
+//
+// Execution status of a tool call.
+//
+// Tool calls progress through different statuses during their lifecycle.
+//
+// See protocol docs: [Status]
+//
+// [Status]: https://agentclientprotocol.com/protocol/v1/tool-calls#status
 type ToolCallStatus string
 
 // ToolCallStatus values.
 const (
-	ToolCallStatusPending    ToolCallStatus = "pending"
+	// The tool call hasn't started running yet because the input is either streaming or we're
+	// awaiting approval.
+	ToolCallStatusPending ToolCallStatus = "pending"
+
+	// The tool call is currently running.
 	ToolCallStatusInProgress ToolCallStatus = "in_progress"
-	ToolCallStatusCompleted  ToolCallStatus = "completed"
-	ToolCallStatusFailed     ToolCallStatus = "failed"
+
+	// The tool call completed successfully.
+	ToolCallStatusCompleted ToolCallStatus = "completed"
+
+	// The tool call failed with an error.
+	ToolCallStatusFailed ToolCallStatus = "failed"
 )
 
-// ToolCallUpdate is the "tool_call_update" variant of SessionUpdate.
+// ToolCallUpdate is the "tool_call_update" variant of [SessionUpdate].
+//
+// An update to an existing tool call.
+//
+// Used to report progress and results as tools execute. All fields except the tool call ID are
+// optional - only changed fields need to be included.
+//
+// See protocol docs: [Updating]
+//
+// [Updating]: https://agentclientprotocol.com/protocol/v1/tool-calls#updating
 type ToolCallUpdate struct {
-	ToolCallID ToolCallID         `json:"toolCallId"`
-	Kind       *ToolKind          `json:"kind,omitempty"`
-	Status     *ToolCallStatus    `json:"status,omitempty"`
-	Title      *string            `json:"title,omitempty"`
-	Name       *string            `json:"name,omitempty"`
-	Content    []ToolCallContent  `json:"content,omitzero"`
-	Locations  []ToolCallLocation `json:"locations,omitzero"`
-	RawInput   json.RawMessage    `json:"rawInput,omitempty"`
-	RawOutput  json.RawMessage    `json:"rawOutput,omitempty"`
-	Meta       Meta               `json:"_meta,omitempty"`
+	// The ID of the tool call being updated.
+	ToolCallID ToolCallID `json:"toolCallId"`
+
+	// Update the tool kind.
+	Kind *ToolKind `json:"kind,omitempty"`
+
+	// Update the execution status.
+	Status *ToolCallStatus `json:"status,omitempty"`
+
+	// Update the human-readable title.
+	Title *string `json:"title,omitempty"`
+
+	// Update the programmatic name of the tool being invoked.
+	//
+	// This field is optional. Omitting it or sending null both mean that the existing name is left
+	// unchanged.
+	Name *string `json:"name,omitempty"`
+
+	// Replace the content collection.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Content []ToolCallContent `json:"content,omitzero"`
+
+	// Replace the locations collection.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Locations []ToolCallLocation `json:"locations,omitzero"`
+
+	// Update the raw input.
+	RawInput json.RawMessage `json:"rawInput,omitempty"`
+
+	// Update the raw output.
+	RawOutput json.RawMessage `json:"rawOutput,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *ToolCallUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -3944,24 +6604,53 @@ func (x ToolCallUpdate) MarshalJSON() ([]byte, error) {
 
 func (*ToolCallUpdate) isSessionUpdate() {}
 
-// ToolKind is a string enum. Values not listed below decode unchanged, to be ignored or reported by the user.
+// ToolKind is a string enum. Values not listed below decode unchanged, to be ignored or reported by
+// the user.
+//
+// Categories of tools that can be invoked.
+//
+// Tool kinds help clients choose appropriate icons and optimize how they display tool execution
+// progress.
+//
+// See protocol docs: [Creating]
+//
+// [Creating]: https://agentclientprotocol.com/protocol/v1/tool-calls#creating
 type ToolKind string
 
 // ToolKind values.
 const (
-	ToolKindRead       ToolKind = "read"
-	ToolKindEdit       ToolKind = "edit"
-	ToolKindDelete     ToolKind = "delete"
-	ToolKindMove       ToolKind = "move"
-	ToolKindSearch     ToolKind = "search"
-	ToolKindExecute    ToolKind = "execute"
-	ToolKindThink      ToolKind = "think"
-	ToolKindFetch      ToolKind = "fetch"
+	// Reading files or data.
+	ToolKindRead ToolKind = "read"
+
+	// Modifying files or content.
+	ToolKindEdit ToolKind = "edit"
+
+	// Removing files or data.
+	ToolKindDelete ToolKind = "delete"
+
+	// Moving or renaming files.
+	ToolKindMove ToolKind = "move"
+
+	// Searching for information.
+	ToolKindSearch ToolKind = "search"
+
+	// Running commands or code.
+	ToolKindExecute ToolKind = "execute"
+
+	// Internal reasoning or planning.
+	ToolKindThink ToolKind = "think"
+
+	// Retrieving external data.
+	ToolKindFetch ToolKind = "fetch"
+
+	// Switching the current session mode.
 	ToolKindSwitchMode ToolKind = "switch_mode"
-	ToolKindOther      ToolKind = "other"
+
+	// Other tool types (default).
+	ToolKindOther ToolKind = "other"
 )
 
-// UnknownAuthMethod is a AuthMethod whose "type" this package does not know. It encodes as Raw, unchanged.
+// UnknownAuthMethod is a [AuthMethod] whose "type" this package does not know. It encodes as Raw, unchanged.
 type UnknownAuthMethod struct {
 	Kind string          // the "type" value
 	Raw  json.RawMessage // the whole object, "type" included
@@ -3973,7 +6662,7 @@ func (x UnknownAuthMethod) MarshalJSON() ([]byte, error) {
 
 func (*UnknownAuthMethod) isAuthMethod() {}
 
-// UnknownContentBlock is a ContentBlock whose "type" this package does not know. It encodes as Raw, unchanged.
+// UnknownContentBlock is a [ContentBlock] whose "type" this package does not know. It encodes as Raw, unchanged.
 type UnknownContentBlock struct {
 	Kind string          // the "type" value
 	Raw  json.RawMessage // the whole object, "type" included
@@ -3985,7 +6674,7 @@ func (x UnknownContentBlock) MarshalJSON() ([]byte, error) {
 
 func (*UnknownContentBlock) isContentBlock() {}
 
-// UnknownElicitationAction is a ElicitationAction whose "action" this package does not know. It encodes as Raw, unchanged.
+// UnknownElicitationAction is a [ElicitationAction] whose "action" this package does not know. It encodes as Raw, unchanged.
 type UnknownElicitationAction struct {
 	Kind string          // the "action" value
 	Raw  json.RawMessage // the members of the object that belong to the ElicitationAction, "action" included
@@ -3997,7 +6686,7 @@ func (x UnknownElicitationAction) MarshalJSON() ([]byte, error) {
 
 func (*UnknownElicitationAction) isElicitationAction() {}
 
-// UnknownElicitationMode is a ElicitationMode whose "mode" this package does not know. It encodes as Raw, unchanged.
+// UnknownElicitationMode is a [ElicitationMode] whose "mode" this package does not know. It encodes as Raw, unchanged.
 type UnknownElicitationMode struct {
 	Kind string          // the "mode" value
 	Raw  json.RawMessage // the members of the object that belong to the ElicitationMode, "mode" included
@@ -4009,7 +6698,7 @@ func (x UnknownElicitationMode) MarshalJSON() ([]byte, error) {
 
 func (*UnknownElicitationMode) isElicitationMode() {}
 
-// UnknownElicitationPropertySchema is a ElicitationPropertySchema whose "type" this package does not know. It encodes as Raw, unchanged.
+// UnknownElicitationPropertySchema is a [ElicitationPropertySchema] whose "type" this package does not know. It encodes as Raw, unchanged.
 type UnknownElicitationPropertySchema struct {
 	Kind string          // the "type" value
 	Raw  json.RawMessage // the whole object, "type" included
@@ -4021,7 +6710,7 @@ func (x UnknownElicitationPropertySchema) MarshalJSON() ([]byte, error) {
 
 func (*UnknownElicitationPropertySchema) isElicitationPropertySchema() {}
 
-// UnknownMCPServer is a MCPServer whose "type" this package does not know. It encodes as Raw, unchanged.
+// UnknownMCPServer is a [MCPServer] whose "type" this package does not know. It encodes as Raw, unchanged.
 type UnknownMCPServer struct {
 	Kind string          // the "type" value
 	Raw  json.RawMessage // the whole object, "type" included
@@ -4031,7 +6720,7 @@ func (x UnknownMCPServer) MarshalJSON() ([]byte, error) { return genUnknownJSON(
 
 func (*UnknownMCPServer) isMCPServer() {}
 
-// UnknownMultiSelectItems is a MultiSelectItems whose "type" this package does not know. It encodes as Raw, unchanged.
+// UnknownMultiSelectItems is a [MultiSelectItems] whose "type" this package does not know. It encodes as Raw, unchanged.
 type UnknownMultiSelectItems struct {
 	Kind string          // the "type" value
 	Raw  json.RawMessage // the whole object, "type" included
@@ -4043,7 +6732,7 @@ func (x UnknownMultiSelectItems) MarshalJSON() ([]byte, error) {
 
 func (*UnknownMultiSelectItems) isMultiSelectItems() {}
 
-// UnknownRequestPermissionOutcome is a RequestPermissionOutcome whose "outcome" this package does not know. It encodes as Raw, unchanged.
+// UnknownRequestPermissionOutcome is a [RequestPermissionOutcome] whose "outcome" this package does not know. It encodes as Raw, unchanged.
 type UnknownRequestPermissionOutcome struct {
 	Kind string          // the "outcome" value
 	Raw  json.RawMessage // the whole object, "outcome" included
@@ -4055,7 +6744,7 @@ func (x UnknownRequestPermissionOutcome) MarshalJSON() ([]byte, error) {
 
 func (*UnknownRequestPermissionOutcome) isRequestPermissionOutcome() {}
 
-// UnknownSessionConfigKind is a SessionConfigKind whose "type" this package does not know. It encodes as Raw, unchanged.
+// UnknownSessionConfigKind is a [SessionConfigKind] whose "type" this package does not know. It encodes as Raw, unchanged.
 type UnknownSessionConfigKind struct {
 	Kind string          // the "type" value
 	Raw  json.RawMessage // the members of the object that belong to the SessionConfigKind, "type" included
@@ -4067,7 +6756,7 @@ func (x UnknownSessionConfigKind) MarshalJSON() ([]byte, error) {
 
 func (*UnknownSessionConfigKind) isSessionConfigKind() {}
 
-// UnknownSessionConfigValue is a SessionConfigValue whose "type" this package does not know. It encodes as Raw, unchanged.
+// UnknownSessionConfigValue is a [SessionConfigValue] whose "type" this package does not know. It encodes as Raw, unchanged.
 type UnknownSessionConfigValue struct {
 	Kind string          // the "type" value
 	Raw  json.RawMessage // the members of the object that belong to the SessionConfigValue, "type" included
@@ -4079,7 +6768,7 @@ func (x UnknownSessionConfigValue) MarshalJSON() ([]byte, error) {
 
 func (*UnknownSessionConfigValue) isSessionConfigValue() {}
 
-// UnknownSessionUpdate is a SessionUpdate whose "sessionUpdate" this package does not know. It encodes as Raw, unchanged.
+// UnknownSessionUpdate is a [SessionUpdate] whose "sessionUpdate" this package does not know. It encodes as Raw, unchanged.
 type UnknownSessionUpdate struct {
 	Kind string          // the "sessionUpdate" value
 	Raw  json.RawMessage // the whole object, "sessionUpdate" included
@@ -4091,7 +6780,7 @@ func (x UnknownSessionUpdate) MarshalJSON() ([]byte, error) {
 
 func (*UnknownSessionUpdate) isSessionUpdate() {}
 
-// UnknownToolCallContent is a ToolCallContent whose "type" this package does not know. It encodes as Raw, unchanged.
+// UnknownToolCallContent is a [ToolCallContent] whose "type" this package does not know. It encodes as Raw, unchanged.
 type UnknownToolCallContent struct {
 	Kind string          // the "type" value
 	Raw  json.RawMessage // the whole object, "type" included
@@ -4103,10 +6792,21 @@ func (x UnknownToolCallContent) MarshalJSON() ([]byte, error) {
 
 func (*UnknownToolCallContent) isToolCallContent() {}
 
-// UnstructuredCommandInput is a form of AvailableCommandInput.
+// UnstructuredCommandInput is a form of [AvailableCommandInput].
+//
+// All text that was typed after the command name is provided as input.
 type UnstructuredCommandInput struct {
+	// A hint to display when the input hasn't been provided yet
 	Hint string `json:"hint"`
-	Meta Meta   `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *UnstructuredCommandInput) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -4121,12 +6821,27 @@ func (x *UnstructuredCommandInput) decodeFields(f genFields) error {
 
 func (*UnstructuredCommandInput) isAvailableCommandInput() {}
 
-// UsageUpdate is the "usage_update" variant of SessionUpdate.
+// UsageUpdate is the "usage_update" variant of [SessionUpdate].
+//
+// Context window and cost update for a session.
 type UsageUpdate struct {
+	// Tokens currently in context.
 	Used uint64 `json:"used"`
+
+	// Total context window size in tokens.
 	Size uint64 `json:"size"`
-	Cost *Cost  `json:"cost,omitempty"`
-	Meta Meta   `json:"_meta,omitempty"`
+
+	// Cumulative session cost (optional).
+	Cost *Cost `json:"cost,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *UsageUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -4143,8 +6858,10 @@ func (x *UsageUpdate) decodeFields(f genFields) error {
 
 func (*UsageUpdate) isSessionUpdate() {}
 
-// UserMessageChunk is the "user_message_chunk" variant of SessionUpdate.
-// It has the fields of ContentChunk.
+// UserMessageChunk is the "user_message_chunk" variant of [SessionUpdate]. It has the fields of
+// [ContentChunk].
+//
+// A chunk of the user's message being streamed.
 type UserMessageChunk ContentChunk
 
 func (x *UserMessageChunk) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -4155,11 +6872,25 @@ func (x UserMessageChunk) MarshalJSON() ([]byte, error) { return ContentChunk(x)
 
 func (*UserMessageChunk) isSessionUpdate() {}
 
-// WaitForTerminalExitRequest is the params of the "terminal/wait_for_exit" request, handled by the client.
+// WaitForTerminalExitRequest is the params of the "terminal/wait_for_exit" request
+// ([MethodTerminalWaitForExit]), handled by the client.
+//
+// Request to wait for a terminal command to exit.
 type WaitForTerminalExitRequest struct {
-	SessionID  SessionID  `json:"sessionId"`
+	// The session ID for this request.
+	SessionID SessionID `json:"sessionId"`
+
+	// The ID of the terminal to wait for.
 	TerminalID TerminalID `json:"terminalId"`
-	Meta       Meta       `json:"_meta,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *WaitForTerminalExitRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -4173,11 +6904,25 @@ func (x *WaitForTerminalExitRequest) decodeFields(f genFields) error {
 	return d.err
 }
 
-// WaitForTerminalExitResponse is the result of the "terminal/wait_for_exit" request.
+// WaitForTerminalExitResponse is the result of the "terminal/wait_for_exit" request
+// ([MethodTerminalWaitForExit]).
+//
+// Response containing the exit status of a terminal command.
 type WaitForTerminalExitResponse struct {
+	// The process exit code (may be null if terminated by signal).
 	ExitCode *uint32 `json:"exitCode,omitempty"`
-	Signal   *string `json:"signal,omitempty"`
-	Meta     Meta    `json:"_meta,omitempty"`
+
+	// The signal that terminated the process (may be null if exited normally).
+	Signal *string `json:"signal,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *WaitForTerminalExitResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -4191,12 +6936,30 @@ func (x *WaitForTerminalExitResponse) decodeFields(f genFields) error {
 	return d.err
 }
 
-// WriteTextFileRequest is the params of the "fs/write_text_file" request, handled by the client.
+// WriteTextFileRequest is the params of the "fs/write_text_file" request ([MethodFSWriteTextFile]),
+// handled by the client.
+//
+// Request to write content to a text file.
+//
+// Only available if the client supports the "fs.writeTextFile" capability.
 type WriteTextFileRequest struct {
+	// The session ID for this request.
 	SessionID SessionID `json:"sessionId"`
-	Path      string    `json:"path"`
-	Content   string    `json:"content"`
-	Meta      Meta      `json:"_meta,omitempty"`
+
+	// Absolute path to the file to write.
+	Path string `json:"path"`
+
+	// The text content to write to the file.
+	Content string `json:"content"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
+	Meta Meta `json:"_meta,omitempty"`
 }
 
 func (x *WriteTextFileRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
@@ -4211,8 +6974,18 @@ func (x *WriteTextFileRequest) decodeFields(f genFields) error {
 	return d.err
 }
 
-// WriteTextFileResponse is the result of the "fs/write_text_file" request.
+// WriteTextFileResponse is the result of the "fs/write_text_file" request
+// ([MethodFSWriteTextFile]).
+//
+// Response to "fs/write_text_file"
 type WriteTextFileResponse struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Implementations MUST NOT make assumptions about values at
+	// these keys.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v1/extensibility
 	Meta Meta `json:"_meta,omitempty"`
 }
 
@@ -4292,10 +7065,42 @@ func (id *RequestID) UnmarshalJSON(b []byte) error {
 // MethodInfo describes one protocol method.
 type MethodInfo struct {
 	Name         string     // wire name, e.g. "terminal/create"
-	Side         string     // who handles it: "agent", "client", or "protocol" (either side)
+	Side         Side       // who handles it
 	Notification bool       // no response is sent
 	Request      func() any // returns a new zero params value, e.g. *CreateTerminalRequest
 	Response     func() any // returns a new zero result value; nil for notifications
+}
+
+// Side says which side of a connection handles a method: the schema's x-side.
+type Side string
+
+// Side values.
+const (
+	SideAgent    Side = "agent"    // the agent serves it; the client calls it
+	SideClient   Side = "client"   // the client serves it; the agent calls it
+	SideProtocol Side = "protocol" // either side may send it, such as $/cancel_request
+)
+
+// Methods yields every method of the protocol, sorted by name. The values are copies: the
+// table behind them cannot be changed from outside the package.
+func Methods() iter.Seq[MethodInfo] {
+	return func(yield func(MethodInfo) bool) {
+		for _, m := range methodTable {
+			if !yield(m) {
+				return
+			}
+		}
+	}
+}
+
+// MethodByName returns the method with the given wire name, such as "terminal/create".
+func MethodByName(name string) (MethodInfo, bool) {
+	for _, m := range methodTable {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return MethodInfo{}, false
 }
 
 // Decoding. Every generated struct decodes through decodeFields, given the members of its object.

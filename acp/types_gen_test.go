@@ -258,7 +258,7 @@ func TestTypesRequestID(t *testing.T) {
 func TestTypesMethods(t *testing.T) {
 	seen := map[string]bool{}
 	var names []string
-	for _, m := range acp.Methods {
+	for m := range acp.Methods() {
 		if seen[m.Name] {
 			t.Errorf("%s listed twice", m.Name)
 		}
@@ -268,7 +268,7 @@ func TestTypesMethods(t *testing.T) {
 			t.Errorf("%s: Notification %t but Response set: %t", m.Name, m.Notification, m.Response != nil)
 		}
 		switch m.Side {
-		case "agent", "client", "protocol":
+		case acp.SideAgent, acp.SideClient, acp.SideProtocol:
 		default:
 			t.Errorf("%s: side %q", m.Name, m.Side)
 		}
@@ -285,8 +285,14 @@ func TestTypesMethods(t *testing.T) {
 		if !seen[name] {
 			t.Errorf("%s missing from Methods", name)
 		}
+		if m, ok := acp.MethodByName(name); !ok || m.Name != name {
+			t.Errorf("MethodByName(%q) = %q, %t", name, m.Name, ok)
+		}
 	}
-	if len(acp.Methods) != 25 {
-		t.Errorf("%d methods, want 25", len(acp.Methods))
+	if len(names) != 25 {
+		t.Errorf("%d methods, want 25", len(names))
+	}
+	if m, ok := acp.MethodByName("_ext/unknown"); ok {
+		t.Errorf("MethodByName of an unknown method = %+v, want none", m)
 	}
 }

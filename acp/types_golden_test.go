@@ -13,7 +13,7 @@ import (
 )
 
 // Golden files: testdata/golden/<Type>[.<case>].json holds the params or result of a method in
-// acp.Methods, of the Go type <Type>. The test decodes it, encodes it again, and compares the two
+// acp.Methods(), of the Go type <Type>. The test decodes it, encodes it again, and compares the two
 // as JSON values. When the encoding is meant to differ from the input (null members dropped,
 // lenient decoding, defaults), <Type>[.<case>].want.json holds the expected encoding.
 // Every request, response and notification type needs at least one golden file.
@@ -21,7 +21,7 @@ import (
 // goldenTypes maps the Go type names of the method table to constructors.
 func goldenTypes() map[string]func() any {
 	types := map[string]func() any{}
-	for _, m := range acp.Methods {
+	for m := range acp.Methods() {
 		for _, newV := range []func() any{m.Request, m.Response} {
 			if newV != nil {
 				types[reflect.TypeOf(newV()).Elem().Name()] = newV

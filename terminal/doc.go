@@ -19,10 +19,15 @@
 //		},
 //	})
 //	defer m.Close() // kills and releases everything
-//	m.SetSessionCwd(sessionID, workspace)
 //	conn, err := acp.StartAgent(cmd, myClient{Manager: m, …}, nil)
 //	…
-//	m.ReleaseSession(sessionID) // when the session ends
+//	sess, err := conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: workspace})
+//	…
+//	// The agent names the session; from then on its terminals run in
+//	// workspace unless a create gives a cwd.
+//	err = m.SetSessionCwd(string(sess.SessionID), workspace)
+//	…
+//	m.ReleaseSession(string(sess.SessionID)) // when the session ends
 //
 // The same operations exist as plain Go methods (Create, Output, Wait,
 // Kill, Release), keyed by session and terminal ID, for hosts that do not

@@ -39,14 +39,16 @@ func generate(schemaJSON []byte) ([]byte, error) {
 	e := &emitter{m: m}
 	e.WriteString(header)
 	e.p("package acp\n")
-	e.p("import (\n\"bytes\"\n\"encoding/json\"\n\"errors\"\n\"fmt\"\n\"strconv\"\n\"unicode/utf8\"\n)\n")
+	e.p("import (\n\"bytes\"\n\"encoding/json\"\n\"errors\"\n\"fmt\"\n\"iter\"\n\"strconv\"\n\"unicode/utf8\"\n)\n")
 	e.p("// Generated from the schema with sha256 %x (see schema/v1/SOURCE).", sha256.Sum256(schemaJSON))
 	e.p("// Every $def of the schema (%d) has a Go type below, except:", len(s.Defs))
 	for _, sk := range m.skipped {
 		e.p("//   - %s: %s", sk.Def, sk.Reason)
 	}
 	e.p("")
-	e.methods()
+	if err := e.methods(); err != nil {
+		return nil, err
+	}
 	for _, d := range m.sorted() {
 		e.decl(d)
 	}
@@ -58,20 +60,31 @@ func generate(schemaJSON []byte) ([]byte, error) {
 	return out, nil
 }
 
-func (e *emitter) methods() {
-	e.p("// Method names, one per x-method of the schema.")
+func (e *emitter) methods() error {
+	e.p("// Method names, one per x-method of the schema, with what the schema says of each method.")
 	e.p("const (")
-	for _, mt := range e.m.methods {
+	for i, mt := range e.m.methods {
+		if i > 0 {
+			e.p("")
+		}
+		var d docText
+		e.schemaDoc(&d, mt.Doc, false)
+		e.doc(&d, "\t")
 		e.p("%s = %q", methodConst(mt.Name), mt.Name)
 	}
 	e.p(")\n")
-	e.p("// Methods lists every method of the protocol, sorted by name.")
-	e.p("var Methods = []MethodInfo{")
+	e.p("// methodTable lists every method of the protocol, sorted by name. Methods and MethodByName")
+	e.p("// hand out copies, so nothing outside the package can change it.")
+	e.p("var methodTable = [...]MethodInfo{")
 	for _, mt := range e.m.methods {
+		side, ok := sideConsts[mt.Side]
+		if !ok {
+			return fmt.Errorf("method %s: unknown x-side %q", mt.Name, mt.Side)
+		}
 		if mt.Notification {
-			e.p("{Name: %s, Side: %q, Notification: true,", methodConst(mt.Name), mt.Side)
+			e.p("{Name: %s, Side: %s, Notification: true,", methodConst(mt.Name), side)
 		} else {
-			e.p("{Name: %s, Side: %q,", methodConst(mt.Name), mt.Side)
+			e.p("{Name: %s, Side: %s,", methodConst(mt.Name), side)
 		}
 		e.p("Request: func() any { return new(%s) },", mt.Request.Name)
 		if mt.Response != nil {
@@ -80,7 +93,11 @@ func (e *emitter) methods() {
 		e.p("},")
 	}
 	e.p("}\n")
+	return nil
 }
+
+// sideConsts maps an x-side to the Side constant of support.go.in.
+var sideConsts = map[string]string{"agent": "SideAgent", "client": "SideClient", "protocol": "SideProtocol"}
 
 func (e *emitter) decl(d *decl) {
 	switch d.Kind {
@@ -100,7 +117,14 @@ func (e *emitter) decl(d *decl) {
 		if d.Under != "string" {
 			what = "an integer (" + d.Under + ")"
 		}
-		e.p("// %s is %s on the wire.", d.Name, what)
+		var doc docText
+		e.schemaDoc(&doc, d.Doc, d.Deprecated)
+		if doc.leadWith(d.Name) {
+			doc.blocks = append(doc.blocks, docBlock{text: "It is " + what + " on the wire."})
+		} else {
+			doc.blocks = append([]docBlock{{text: d.Name + " is " + what + " on the wire."}}, doc.blocks...)
+		}
+		e.doc(&doc, "")
 		e.p("type %s %s\n", d.Name, d.Under)
 	case kindEnum:
 		e.enumDecl(d)
@@ -113,12 +137,12 @@ func (e *emitter) decl(d *decl) {
 		if what == "" {
 			what = "a free-form value"
 		}
-		e.p("// %s is the %s: any JSON.", d.Name, what)
+		e.intro(d, "%s is the %s: any JSON.", d.Name, what)
 		e.p("type %s = json.RawMessage\n", d.Name)
 	case kindUnion:
 		e.unionDecl(d.Union)
 	case kindValue:
-		e.p("// %s is the %s form of %s.", d.Name, strings.TrimPrefix(d.Under, "[]"), d.Implements[0].Name)
+		e.intro(d, "%s is the %s form of [%s].", d.Name, strings.TrimPrefix(d.Under, "[]"), d.Implements[0].Name)
 		e.p("type %s %s\n", d.Name, d.Under)
 		if d.Under == "float64" {
 			e.p("// MarshalJSON writes whole numbers with a fraction, so that they decode back as numbers, not integers.")
@@ -127,7 +151,7 @@ func (e *emitter) decl(d *decl) {
 		e.markers(d)
 	case kindUnknown:
 		u := d.Union
-		e.p("// %s is a %s whose %q this package does not know. It encodes as Raw, unchanged.", d.Name, u.Name, u.Tag)
+		e.p("// %s is a [%s] whose %q this package does not know. It encodes as Raw, unchanged.", d.Name, u.Name, u.Tag)
 		e.p("type %s struct {", d.Name)
 		e.p("Kind string // the %q value", u.Tag)
 		if u.Flat {
@@ -143,7 +167,8 @@ func (e *emitter) decl(d *decl) {
 	}
 }
 
-// comment writes the doc comment of a struct-like type from what the model knows about it.
+// comment writes the doc comment of a struct-like type: what the model knows about it (the
+// method it belongs to, the unions it is a variant of), then what the schema says.
 func (e *emitter) comment(d *decl) {
 	var roles []string
 	if mt := d.Method; mt != nil {
@@ -153,11 +178,11 @@ func (e *emitter) comment(d *decl) {
 		}
 		switch d.MethodRole {
 		case "request":
-			roles = append(roles, fmt.Sprintf("the params of the %q request, handled by %s", mt.Name, side))
+			roles = append(roles, fmt.Sprintf("the params of the %q request ([%s]), handled by %s", mt.Name, methodConst(mt.Name), side))
 		case "response":
-			roles = append(roles, fmt.Sprintf("the result of the %q request", mt.Name))
+			roles = append(roles, fmt.Sprintf("the result of the %q request ([%s])", mt.Name, methodConst(mt.Name)))
 		case "notification":
-			roles = append(roles, fmt.Sprintf("the params of the %q notification, handled by %s", mt.Name, side))
+			roles = append(roles, fmt.Sprintf("the params of the %q notification ([%s]), handled by %s", mt.Name, methodConst(mt.Name), side))
 		}
 	}
 	for _, u := range d.Implements {
@@ -165,25 +190,76 @@ func (e *emitter) comment(d *decl) {
 			switch {
 			case v.Decl != d:
 			case u.Tag == "":
-				roles = append(roles, "a form of "+u.Name)
+				roles = append(roles, "a form of ["+u.Name+"]")
 			case v.Tag == "":
-				roles = append(roles, fmt.Sprintf("the %s written without %q", u.Name, u.Tag))
+				roles = append(roles, fmt.Sprintf("the [%s] written without %q", u.Name, u.Tag))
 			default:
-				roles = append(roles, fmt.Sprintf("the %q variant of %s", v.Tag, u.Name))
+				roles = append(roles, fmt.Sprintf("the %q variant of [%s]", v.Tag, u.Name))
 			}
 		}
 	}
-	switch {
-	case len(roles) > 0:
-		e.p("// %s is %s.", d.Name, strings.Join(roles, "; also "))
-	case d.Def != "":
-		e.p("// %s is the %s object of the schema.", d.Name, d.Def)
-	}
+	var notes []string
 	if d.Kind == kindDistinct {
-		e.p("// It has the fields of %s.", d.Payload.Name)
+		notes = append(notes, fmt.Sprintf("It has the fields of [%s].", d.Payload.Name))
 	}
 	if d.Flat != nil {
-		e.p("// The members of its %s field sit in the same JSON object as the others.", flatUnions[d.Def].Field)
+		notes = append(notes, fmt.Sprintf("The members of its %s field sit in the same JSON object as the others.", flatUnions[d.Def].Field))
+	}
+	var doc docText
+	switch {
+	case len(roles) > 0:
+		doc.para("%s is %s.", d.Name, strings.Join(roles, "; also "))
+		doc.blocks[0].text = strings.Join(append([]string{doc.blocks[0].text}, notes...), " ")
+		e.schemaDoc(&doc, d.Doc, d.Deprecated)
+	case d.Doc != "":
+		// Plain objects read best in the schema's words, led by the Go name where the schema's
+		// first sentence is a noun phrase ("A diff representing file modifications.").
+		e.schemaDoc(&doc, d.Doc, d.Deprecated)
+		doc.leadWith(d.Name)
+		if len(notes) > 0 {
+			doc.para("%s", strings.Join(notes, " "))
+		}
+	default:
+		doc.para("%s is the %s object of the schema.", d.Name, d.Def)
+		if len(notes) > 0 {
+			doc.blocks[0].text += " " + strings.Join(notes, " ")
+		}
+		e.schemaDoc(&doc, "", d.Deprecated)
+	}
+	e.doc(&doc, "")
+}
+
+// intro writes a doc comment that starts with a sentence of the generator's and goes on with
+// what the schema says of d.
+func (e *emitter) intro(d *decl, format string, args ...any) {
+	var doc docText
+	doc.para(format, args...)
+	e.schemaDoc(&doc, d.Doc, d.Deprecated)
+	e.doc(&doc, "")
+}
+
+// schemaDoc adds a description of the schema, and says so when the schema deprecates the item.
+func (e *emitter) schemaDoc(d *docText, desc string, deprecated bool) {
+	if desc != "" {
+		d.markdown(desc, e.goType)
+	}
+	if deprecated {
+		d.para("Deprecated: the schema marks this as deprecated.")
+	}
+}
+
+// goType is the Go type generated for a $def, for turning `Name` in a description into a doc link.
+func (e *emitter) goType(def string) (string, bool) {
+	if d := e.m.byDef[def]; d != nil {
+		return d.Name, true
+	}
+	return "", false
+}
+
+// doc writes a doc comment, each line starting with indent.
+func (e *emitter) doc(d *docText, indent string) {
+	for _, l := range d.lines(indent) {
+		e.p("%s", l)
 	}
 }
 
@@ -199,14 +275,20 @@ func (e *emitter) markers(d *decl) {
 
 func (e *emitter) enumDecl(d *decl) {
 	if d.Open {
-		e.p("// %s is a string enum that the schema leaves open: other values are valid too.", d.Name)
+		e.intro(d, "%s is a string enum that the schema leaves open: other values are valid too.", d.Name)
 	} else {
-		e.p("// %s is a string enum. Values not listed below decode unchanged, to be ignored or reported by the user.", d.Name)
+		e.intro(d, "%s is a string enum. Values not listed below decode unchanged, to be ignored or reported by the user.", d.Name)
 	}
 	e.p("type %s string\n", d.Name)
 	e.p("// %s values.", d.Name)
 	e.p("const (")
-	for _, v := range d.Values {
+	for i, v := range d.Values {
+		if i > 0 {
+			e.p("")
+		}
+		var doc docText
+		e.schemaDoc(&doc, d.ValueDocs[i], false)
+		e.doc(&doc, "\t")
 		e.p("%s%s %s = %q", d.Name, goName(v), d.Name, v)
 	}
 	e.p(")\n")
@@ -216,11 +298,21 @@ func (e *emitter) structDecl(d *decl) {
 	e.comment(d)
 	e.p("type %s struct {", d.Name)
 	flatDone := false
-	for _, f := range d.Fields {
+	for i, f := range d.Fields {
+		if i > 0 {
+			e.p("") // documented fields read better apart
+		}
 		if d.Flat != nil && f.JSON == "_meta" {
 			e.flatField(d)
+			e.p("")
 			flatDone = true
 		}
+		var doc docText
+		e.schemaDoc(&doc, f.Doc, f.Deprecated)
+		if note := encodingNote(f); note != "" {
+			doc.para("%s", note)
+		}
+		e.doc(&doc, "\t")
 		tag := f.JSON
 		if f.Omit != "" {
 			tag += "," + f.Omit
@@ -228,6 +320,9 @@ func (e *emitter) structDecl(d *decl) {
 		e.p("%s %s `json:%q`", f.GoName, f.Type, tag)
 	}
 	if d.Flat != nil && !flatDone {
+		if len(d.Fields) > 0 {
+			e.p("")
+		}
 		e.flatField(d)
 	}
 	e.p("}\n")
@@ -241,7 +336,31 @@ func (e *emitter) structDecl(d *decl) {
 }
 
 func (e *emitter) flatField(d *decl) {
-	e.p("%s %s `json:\"-\"` // inline: encoded into this object", flatUnions[d.Def].Field, d.Flat.Name)
+	var doc docText
+	doc.para("One of the variants of [%s]. Its members are encoded into this object, next to the others, and decoded from it.", d.Flat.Name)
+	e.doc(&doc, "\t")
+	e.p("%s %s `json:\"-\"`", flatUnions[d.Def].Field, d.Flat.Name)
+}
+
+// encodingNote says how a nil collection is sent where that is not what its struct tag suggests.
+// A required array must be on the wire, so nil goes as []; where the schema allows null, nil is
+// left out but an empty collection is a value of its own and is kept.
+func encodingNote(f *field) string {
+	what, empty := "slice", "[]"
+	switch f.Type.Kind {
+	case "slice":
+	case "map":
+		what, empty = "map", "{}"
+	default:
+		return ""
+	}
+	switch {
+	case f.Required:
+		return fmt.Sprintf("Required: a nil %s is sent as %s.", what, empty)
+	case f.Omit == "omitzero":
+		return fmt.Sprintf("A nil %s is left out; an empty one is sent as %s.", what, empty)
+	}
+	return ""
 }
 
 func (e *emitter) decodeFields(d *decl) {
@@ -369,37 +488,61 @@ func (e *emitter) marshal(d *decl) {
 }
 
 func (e *emitter) unionDecl(u *union) {
+	var doc docText
 	if u.Tag == "" {
-		e.p("// %s is one of these forms, told apart by their JSON shape (tried in this order):", u.Name)
+		doc.para("%s is one of these forms, told apart by their JSON shape (tried in this order):", u.Name)
 	} else {
-		e.p("// %s is one of these variants, told apart by the value of %q:", u.Name, u.Tag)
+		doc.para("%s is one of these variants, told apart by the value of %q:", u.Name, u.Tag)
 	}
 	for _, v := range u.Variants {
+		var what string
 		switch {
 		case v.Decl.Kind == kindValue:
-			e.p("//   - %s", v.Decl.Name)
+			what = "[" + v.Decl.Name + "]"
 		case u.Tag == "":
-			e.p("//   - *%s", v.Decl.Name)
+			what = "[*" + v.Decl.Name + "]"
 		case v.Tag == "" && len(v.Aliases) > 0:
-			e.p("//   - *%s: no %q (or %s)", v.Decl.Name, u.Tag, quoteList(v.Aliases))
+			what = fmt.Sprintf("[*%s] (no %q, or %s)", v.Decl.Name, u.Tag, quoteList(v.Aliases))
 		case v.Tag == "":
-			e.p("//   - *%s: no %q", v.Decl.Name, u.Tag)
+			what = fmt.Sprintf("[*%s] (no %q)", v.Decl.Name, u.Tag)
 		default:
-			e.p("//   - *%s: %q", v.Decl.Name, v.Tag)
+			what = fmt.Sprintf("[*%s] (%q)", v.Decl.Name, v.Tag)
 		}
+		if s := firstSentence(v.Doc); s != "" {
+			what += ": " + doc.inline(s, e.goType)
+		}
+		doc.item("%s", what)
 	}
+	var tail []string
 	if u.Tag != "" {
-		e.p("//\n// Other values decode into *%s.", u.Unknown.Name)
+		tail = append(tail, fmt.Sprintf("Other values decode into [*%s].", u.Unknown.Name))
 	}
 	if u.Flat {
-		e.p("// Its members are written into the object that holds it.")
+		tail = append(tail, "Its members are written into the object that holds it.")
 	}
+	if len(tail) > 0 {
+		doc.para("%s", strings.Join(tail, " "))
+	}
+	if d := e.m.decls[u.Name]; d != nil {
+		e.schemaDoc(&doc, d.Doc, d.Deprecated)
+	}
+	e.doc(&doc, "")
 	e.p("type %s interface{ is%s() }\n", u.Name, u.Name)
 	if u.Tag != "" {
 		e.taggedCodec(u)
 	} else {
 		e.untaggedCodec(u)
 	}
+}
+
+// firstSentence is the first sentence of a description: enough to tell variants apart in a list.
+func firstSentence(desc string) string {
+	para, _, _ := strings.Cut(desc, "\n\n")
+	para = strings.Join(strings.Fields(para), " ")
+	if i := strings.Index(para, ". "); i >= 0 {
+		return para[:i+1]
+	}
+	return para
 }
 
 func quoteList(ss []string) string {

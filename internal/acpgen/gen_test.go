@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +113,104 @@ func TestEveryDefHasAType(t *testing.T) {
 	}
 	if len(s.Defs) != 178 {
 		t.Errorf("schema has %d $defs; the pinned one has 178", len(s.Defs))
+	}
+}
+
+func TestDocText(t *testing.T) {
+	goType := func(def string) (string, bool) {
+		if def == "TerminalId" {
+			return "TerminalID", true
+		}
+		return "", false
+	}
+	var d docText
+	d.markdown("Embed a `TerminalId` created with `terminal/create`; **MUST** be `null` or `\"x\"`.\n"+
+		"Second line.\n\nContent appears in:\n- prompts\n- tool\n  call results\n\n"+
+		"See protocol docs: [Agent Plan](https://example.com/plan)", goType)
+	got := strings.Join(d.lines("\t"), "\n")
+	want := strings.Join([]string{
+		"\t// Embed a [TerminalID] created with \"terminal/create\"; MUST be null or \"x\". Second line.",
+		"\t//",
+		"\t// Content appears in:",
+		"\t//",
+		"\t//   - prompts",
+		"\t//   - tool call results",
+		"\t//",
+		"\t// See protocol docs: [Agent Plan]",
+		"\t//",
+		"\t// [Agent Plan]: https://example.com/plan",
+	}, "\n")
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestWrap(t *testing.T) {
+	got := wrap("aa bb [doc link] cc", 8)
+	want := []string{"aa bb", "[doc link]", "cc"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("wrap = %q, want %q", got, want)
+	}
+}
+
+// TestEverythingDocumented parses the generated file and checks that every exported type,
+// struct field and constant carries a doc comment, so that `go doc` answers for each of them.
+func TestEverythingDocumented(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filepath.Join("..", "..", "acp", "types_gen.go"), nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := func(pos token.Pos, what string) { t.Errorf("%s: %s has no doc comment", fset.Position(pos), what) }
+	for _, decl := range f.Decls {
+		g, ok := decl.(*ast.GenDecl)
+		if !ok {
+			continue
+		}
+		for _, spec := range g.Specs {
+			switch s := spec.(type) {
+			case *ast.TypeSpec:
+				if !s.Name.IsExported() {
+					continue
+				}
+				if g.Doc == nil && s.Doc == nil {
+					missing(s.Pos(), "type "+s.Name.Name)
+				}
+				st, ok := s.Type.(*ast.StructType)
+				if !ok {
+					continue
+				}
+				for _, fld := range st.Fields.List {
+					if len(fld.Names) > 0 && !fld.Names[0].IsExported() {
+						continue
+					}
+					if fld.Doc == nil && fld.Comment == nil {
+						missing(fld.Pos(), s.Name.Name+" field")
+					}
+				}
+			case *ast.ValueSpec:
+				if g.Tok == token.CONST && s.Names[0].IsExported() && s.Doc == nil && s.Comment == nil {
+					missing(s.Pos(), "const "+s.Names[0].Name)
+				}
+			}
+		}
+	}
+}
+
+// The pinned schema deprecates nothing; a schema that does gets "Deprecated:" paragraphs, which
+// gopls and pkg.go.dev recognise.
+func TestDeprecated(t *testing.T) {
+	src, err := generate([]byte(`{"$defs": {"Foo": {"type": "object", "description": "A foo.", "deprecated": true,
+		"properties": {"bar": {"type": "string", "description": "The bar.", "deprecated": true}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"// Foo is a foo.\n//\n// Deprecated: the schema marks this as deprecated.\ntype Foo struct {",
+		"\t// The bar.\n\t//\n\t// Deprecated: the schema marks this as deprecated.\n\tBar *string",
+	} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("output lacks %q", want)
+		}
 	}
 }

@@ -4,8 +4,9 @@
 //	go run ../internal/acpgen -schema ../schema/v1/schema.json -out types_gen.go
 //
 // The model (model.go) decides what Go declaration each $def becomes; names.go holds the naming
-// rules and the few names the schema leaves open; emit.go writes the code, and support.go.in is the
-// hand-written part of the output that the generated code calls.
+// rules and the few names the schema leaves open; emit.go writes the code, doc.go turns the
+// schema's Markdown descriptions into its doc comments, and support.go.in is the hand-written part
+// of the output that the generated code calls.
 package main
 
 import (

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -29,13 +30,17 @@ type decl struct {
 	Kind declKind
 	node *node
 
+	Doc        string // the schema's description (Markdown)
+	Deprecated bool
+
 	Fields []*field // struct
 	Flat   *union   // struct: a union merged into this object (field Fields[FlatIdx])
 
 	Under string // newtype, value: the underlying Go type
 
-	Values []string // enum
-	Open   bool     // enum: the schema allows other strings too
+	Values    []string // enum
+	ValueDocs []string // enum: the description of each value
+	Open      bool     // enum: the schema allows other strings too
 
 	Union *union // union, unknown
 
@@ -83,6 +88,8 @@ type field struct {
 	GoName, JSON string
 	Type         *goType
 	Required     bool
+	Doc          string // the schema's description (Markdown)
+	Deprecated   bool
 	Lenient      bool // x-deserialize-default-on-error
 	SkipInvalid  bool // x-deserialize-skip-invalid-items
 	NullDefault  bool // x-deserialize-default-on-null
@@ -103,6 +110,7 @@ type variant struct {
 	Tag     string   // discriminator value; "" = written without one (the default variant)
 	Aliases []string // more discriminator values that select this variant
 	Decl    *decl
+	Doc     string // the description of the union's branch
 }
 
 // method is one x-method of the schema.
@@ -112,6 +120,7 @@ type method struct {
 	Request      *decl
 	Response     *decl // nil for notifications
 	Notification bool
+	Doc          string // the description the schema gives the method where it lists the messages
 }
 
 // skipped is a $def that gets no Go type.
@@ -134,7 +143,7 @@ func buildModel(s *schema) (*model, error) {
 			m.skipped = append(m.skipped, skipped{name, r})
 			continue
 		}
-		d := &decl{Name: goName(name), Def: name, node: n}
+		d := &decl{Name: goName(name), Def: name, node: n, Doc: n.Description, Deprecated: n.Deprecated}
 		switch {
 		case name == "RequestId":
 			d.Kind = kindSupport
@@ -148,7 +157,7 @@ func buildModel(s *schema) (*model, error) {
 			d.Kind, d.Under = kindNewtype, intType(n.Format)
 		case isStringEnum(n):
 			d.Kind = kindEnum
-			d.Values, d.Open = enumValues(n)
+			d.Values, d.ValueDocs, d.Open = enumValues(n)
 		case len(n.AnyOf) > 0 || len(n.OneOf) > 0:
 			d.Kind = kindUnion
 		default:
@@ -259,15 +268,16 @@ func isStringEnum(n *node) bool {
 	return consts > 0
 }
 
-func enumValues(n *node) (values []string, open bool) {
+func enumValues(n *node) (values, docs []string, open bool) {
 	for _, b := range branches(n) {
 		if s, ok := b.constString(); ok {
 			values = append(values, s)
+			docs = append(docs, b.Description)
 		} else {
 			open = true
 		}
 	}
-	return values, open
+	return values, docs, open
 }
 
 // buildUnion classifies the branches of a oneOf/anyOf. A branch that pins a property to a
@@ -304,13 +314,13 @@ func (m *model) taggedVariants(u *union, bs []*node) error {
 		if b.Properties.get(u.Tag) != nil && !tagged {
 			continue // the schema's explicit catch-all for other values: our Unknown variant
 		}
-		v := &variant{Tag: tag}
+		v := &variant{Tag: tag, Doc: b.Description}
 		r := b.ref()
 		switch {
 		case r != "" && refCount[r] > 1:
 			// Several tags share one payload: each gets its own Go type so that encoding knows the tag.
 			p := m.byDef[r]
-			v.Decl = &decl{Name: goName(tag), Kind: kindDistinct, Payload: p}
+			v.Decl = &decl{Name: goName(tag), Kind: kindDistinct, Payload: p, Doc: b.Description, Deprecated: b.Deprecated}
 			if err := m.add(v.Decl); err != nil {
 				return err
 			}
@@ -326,13 +336,13 @@ func (m *model) taggedVariants(u *union, bs []*node) error {
 			if !ok {
 				return fmt.Errorf("inline variant %q needs a name in inlineVariants", key)
 			}
-			in := &node{Type: typeList{"object"}, Required: b.Required}
+			in := &node{Type: typeList{"object"}, Required: b.Required, Description: b.Description, Deprecated: b.Deprecated}
 			for _, p := range b.Properties {
 				if p.Name != u.Tag {
 					in.Properties = append(in.Properties, p)
 				}
 			}
-			v.Decl = &decl{Name: gn, Kind: kindStruct, node: in}
+			v.Decl = &decl{Name: gn, Kind: kindStruct, node: in, Doc: in.Description, Deprecated: in.Deprecated}
 			if err := m.add(v.Decl); err != nil {
 				return err
 			}
@@ -357,7 +367,7 @@ func (m *model) taggedVariants(u *union, bs []*node) error {
 
 func (m *model) untaggedVariants(u *union, bs []*node) error {
 	for _, b := range bs {
-		v := &variant{}
+		v := &variant{Doc: b.Description}
 		if r := b.ref(); r != "" {
 			v.Decl = m.byDef[r]
 			if v.Decl == nil || v.Decl.Kind != kindStruct {
@@ -380,7 +390,7 @@ func (m *model) untaggedVariants(u *union, bs []*node) error {
 			if gn == "" || u.Flat {
 				return fmt.Errorf("unsupported untagged branch in %s", u.Name)
 			}
-			v.Decl = &decl{Name: gn, Kind: kindValue, Under: under, node: b}
+			v.Decl = &decl{Name: gn, Kind: kindValue, Under: under, node: b, Doc: b.Description, Deprecated: b.Deprecated}
 			if err := m.add(v.Decl); err != nil {
 				return err
 			}
@@ -405,7 +415,7 @@ func (m *model) buildFields(d *decl) error {
 
 func (m *model) buildField(name string, p *node, required bool) (*field, error) {
 	f := &field{
-		GoName: goName(name), JSON: name, Required: required,
+		GoName: goName(name), JSON: name, Required: required, Doc: p.Description, Deprecated: p.Deprecated,
 		Lenient: p.DefaultOnError, SkipInvalid: p.SkipInvalid, NullDefault: p.DefaultOnNull,
 	}
 	t, nullable, err := m.propType(name, p)
@@ -541,5 +551,43 @@ func (m *model) buildMethods(s *schema) error {
 		}
 	}
 	sort.Slice(m.methods, func(i, j int) bool { return m.methods[i].Name < m.methods[j].Name })
+	docs := methodDocs(s)
+	for _, mt := range m.methods {
+		mt.Doc = docs[mt.Request.Def]
+	}
 	return nil
+}
+
+// methodDocs finds what the schema says about each method. It says it where it lists the
+// messages (the message-union $defs and the schema's top-level anyOf), on the branch that refers
+// to the method's params: "Creates a new conversation session with the agent. ...". The keys are
+// the $defs of the params.
+func methodDocs(s *schema) map[string]string {
+	docs := map[string]string{}
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n == nil {
+			return
+		}
+		if r := n.ref(); r != "" && n.Description != "" && s.Defs[r] != nil && s.Defs[r].Method != "" {
+			if _, ok := docs[r]; !ok {
+				docs[r] = n.Description
+			}
+		}
+		for _, p := range n.Properties {
+			walk(p.Node)
+		}
+		for _, b := range slices.Concat(n.AnyOf, n.OneOf, n.AllOf) {
+			walk(b)
+		}
+	}
+	for _, def := range s.defNames() {
+		if _, skip := skipReasons[def]; skip {
+			walk(s.Defs[def])
+		}
+	}
+	for _, n := range s.AnyOf {
+		walk(n)
+	}
+	return docs
 }

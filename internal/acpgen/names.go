@@ -92,12 +92,12 @@ var tagAliases = map[string][]string{
 
 // skipReasons lists the $defs that get no generated Go type, and why.
 var skipReasons = map[string]string{
-	"AgentNotification":  "message-union wrapper; internal/jsonrpc2 frames messages and Methods maps names to types",
-	"AgentRequest":       "message-union wrapper; internal/jsonrpc2 frames messages and Methods maps names to types",
-	"AgentResponse":      "message-union wrapper; internal/jsonrpc2 frames messages and Methods maps names to types",
-	"ClientNotification": "message-union wrapper; internal/jsonrpc2 frames messages and Methods maps names to types",
-	"ClientRequest":      "message-union wrapper; internal/jsonrpc2 frames messages and Methods maps names to types",
-	"ClientResponse":     "message-union wrapper; internal/jsonrpc2 frames messages and Methods maps names to types",
+	"AgentNotification":  "message-union wrapper; internal/jsonrpc2 frames messages and the method table maps names to types",
+	"AgentRequest":       "message-union wrapper; internal/jsonrpc2 frames messages and the method table maps names to types",
+	"AgentResponse":      "message-union wrapper; internal/jsonrpc2 frames messages and the method table maps names to types",
+	"ClientNotification": "message-union wrapper; internal/jsonrpc2 frames messages and the method table maps names to types",
+	"ClientRequest":      "message-union wrapper; internal/jsonrpc2 frames messages and the method table maps names to types",
+	"ClientResponse":     "message-union wrapper; internal/jsonrpc2 frames messages and the method table maps names to types",
 	"Error":              "hand-written as acp.Error (errors.go) because it implements error",
 	"ErrorCode":          "hand-written: acp.ErrorCode(err) and the Err* sentinels carry the codes",
 }

@@ -9,12 +9,15 @@ import (
 
 // schema is the subset of JSON Schema (draft 2020-12) the ACP schema uses.
 type schema struct {
-	Defs map[string]*node `json:"$defs"`
+	Defs  map[string]*node `json:"$defs"`
+	AnyOf []*node          `json:"anyOf"` // the messages; their params carry the method descriptions
 }
 
 // node is one schema object. Only the keywords the generator looks at are kept.
 type node struct {
 	Ref                  string          `json:"$ref"`
+	Description          string          `json:"description"`
+	Deprecated           bool            `json:"deprecated"`
 	Type                 typeList        `json:"type"`
 	Format               string          `json:"format"`
 	Const                json.RawMessage `json:"const"`

@@ -282,8 +282,12 @@ func (c *Conn) deliver(n int64, r response) {
 	delete(c.pending, n)
 	c.mu.Unlock()
 	if p == nil {
-		if !c.closing.Load() {
-			c.logf("jsonrpc2: dropped a response for call %d, which is not pending (cancelled or unknown)", n)
+		// Ids are issued in order from 1, so an id up to the last one issued belongs to a call
+		// whose caller stopped waiting (its ctx ended, or the write failed): the peer answering
+		// it anyway is what $/cancel_request asks for, not a fault worth a log line. An id we
+		// never issued is the peer's mistake.
+		if (n < 1 || n > c.nextID.Load()) && !c.closing.Load() {
+			c.logf("jsonrpc2: dropped a response for call %d, which this connection never made", n)
 		}
 		return
 	}
