@@ -75,6 +75,12 @@ func (c *ClientConn) handle(ctx context.Context, req *jsonrpc2.Request) (any, er
 // in from the interfaces the Client implements (terminal, fs read and write);
 // a nil request sends protocol version 1 with those capabilities.
 func (c *ClientConn) Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error) {
+	return call[InitializeResponse](ctx, &c.conn, MethodInitialize, c.initializeRequest(req))
+}
+
+// initializeRequest is req (nil: protocol version 1 and nothing else) with
+// the capabilities the client's handler implements filled in.
+func (c *ClientConn) initializeRequest(req *InitializeRequest) *InitializeRequest {
 	r := InitializeRequest{ProtocolVersion: ProtocolVersion1}
 	if req != nil {
 		r = *req
@@ -92,7 +98,7 @@ func (c *ClientConn) Initialize(ctx context.Context, req *InitializeRequest) (*I
 	_, fs.WriteTextFile = c.client.(FileWriter)
 	caps.FS = &fs
 	r.ClientCapabilities = &caps
-	return call[InitializeResponse](ctx, &c.conn, MethodInitialize, &r)
+	return &r
 }
 
 // Authenticate sends authenticate.

@@ -42,6 +42,7 @@ const mainUsage = `acpterm runs Agent Client Protocol (ACP) agents with full ter
 
 Usage:
   acpterm run [flags] -- AGENT [ARGS...]   run one prompt with any ACP agent
+  acpterm login [--method ID] -- AGENT...  log in to an agent (its terminal login)
   acpterm agent [flags]                    serve the built-in agent on stdin/stdout
   acpterm demo [flags]                     run the built-in agent under acpterm run
   acpterm probe [flags]                    serve a conformance probe of a client's terminals
@@ -72,6 +73,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd {
 	case "run":
 		return runCmd(ctx, rest, stdin, stdout, stderr)
+	case "login":
+		return loginCmd(ctx, rest, stdin, stdout, stderr)
 	case "agent":
 		return agentCmd(ctx, rest, stdin, stdout, stderr)
 	case "demo":
@@ -98,6 +101,8 @@ func helpCmd(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		newRunFlags(stdout).fs.Usage()
+	case "login":
+		newLoginFlags(stdout).fs.Usage()
 	case "agent":
 		newAgentFlags(stdout).fs.Usage()
 	case "demo":

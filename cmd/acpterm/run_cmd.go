@@ -46,6 +46,15 @@ With --format json, stdout carries one JSON object per line (events
 session_update, terminal_created, terminal_output, terminal_exit,
 permission, then stop or error) and nothing else.
 
+Authentication: when session/new answers -32000 (authentication
+required), acpterm calls authenticate once and tries again, with the
+agent's env_var method whose variables are all set in the environment
+(when exactly one is, e.g. codex-acp's OPENAI_API_KEY), else the method
+chosen from a numbered list on the terminal. --auth METHOD authenticates
+with METHOD up front instead. Terminal logins are run by "acpterm login".
+When the agent still needs authentication, acpterm lists its methods and
+the command that sets each up.
+
 Commands an agent runs itself and streams for display (Zed's
 _meta.terminal_output extension, which acpterm advertises) are shown like
 acpterm's own terminals; in JSON their terminal_created has "display":true.
@@ -77,6 +86,7 @@ type runFlags struct {
 	timeout      time.Duration
 	shell        string
 	initTimeout  time.Duration
+	auth         string
 	sandbox      sandboxFlags
 }
 
@@ -104,6 +114,7 @@ func newRunFlags(out io.Writer) *runFlags {
 	fs.DurationVar(&f.timeout, "timeout", 0, "kill any command that runs longer than this `DURATION` (default: none)")
 	fs.StringVar(&f.shell, "shell", "", "the shell `PATH` that runs commands sent as one line\n(default: $SHELL when it is a POSIX shell, else /bin/sh)")
 	fs.DurationVar(&f.initTimeout, "init-timeout", f.initTimeout, "give the agent `DURATION` to answer initialize and session/new")
+	fs.StringVar(&f.auth, "auth", "", "authenticate with the agent's auth `METHOD` (its ID) before session/new\n(default: only when the agent asks; see Authentication below)")
 	f.sandbox.add(fs)
 	fs.Usage = usageText(fs, runUsage)
 	return f
@@ -197,22 +208,24 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Timeout:      f.timeout,
 		Shell:        f.shell,
 		InitTimeout:  f.initTimeout,
+		Auth:         f.auth,
 		Stdout:       stdout,
 		Stderr:       stderr,
 	}
 	if err := f.sandbox.apply(cfg); err != nil {
 		return usage("%v", err)
 	}
-	if approval == client.ApprovalAsk {
-		closeTTY := askOnTTY(cfg, stdin, stderr)
-		defer closeTTY()
-	}
+	// Also with --approve-all or --deny-all: the terminal is where an
+	// authentication method is chosen when the agent asks for one.
+	closeTTY := askOnTTY(cfg, stdin, stderr)
+	defer closeTTY()
 	return runClient(ctx, cfg)
 }
 
-// askOnTTY finds where to ask permission questions: the controlling
-// terminal, when stdin or stderr is one (a prompt piped on stdin still
-// lets the user answer). It returns the function that closes it.
+// askOnTTY finds where to ask questions (permissions, an authentication
+// method): the controlling terminal, when stdin or stderr is one (a prompt
+// piped on stdin still lets the user answer). It returns the function that
+// closes it.
 func askOnTTY(cfg *client.Config, stdin io.Reader, stderr io.Writer) func() {
 	in, _ := stdin.(*os.File)
 	errf, _ := stderr.(*os.File)

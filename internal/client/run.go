@@ -51,6 +51,10 @@ type Config struct {
 	Roots []string
 	// Prompt is the text sent with session/prompt.
 	Prompt string
+	// Auth is the ID of the authentication method to authenticate with
+	// right after initialize; "" authenticates only when session/new
+	// answers -32000 (auth_session.go).
+	Auth string
 
 	Format   Format
 	Approval Approval
@@ -314,14 +318,15 @@ func (d *driver) session(ctx context.Context, h *handler) (acp.StopReason, int, 
 
 	// initialize
 	callCtx, done := d.callCtx(ctx, c.InitTimeout)
-	init, err := conn.Initialize(callCtx, &acp.InitializeRequest{
+	init, authOpts, err := conn.InitializeAuth(callCtx, &acp.InitializeRequest{
 		ProtocolVersion: acp.ProtocolVersion1,
 		ClientInfo:      &acp.Implementation{Name: "acpterm", Version: Version()},
 		// Agents that run commands themselves may then stream them to us
 		// for display (display.go); acp fills in the standard capabilities.
-		ClientCapabilities: &acp.ClientCapabilities{
+		// Terminal logins are run by acpterm login (auth.go).
+		ClientCapabilities: withAuthCapabilities(&acp.ClientCapabilities{
 			Meta: acp.Meta{metaTerminalOutputKey: json.RawMessage("true")},
-		},
+		}),
 	})
 	if err != nil {
 		code, msg := d.callFailed(callCtx, "initialize", err)
@@ -336,15 +341,16 @@ func (d *driver) session(ctx context.Context, h *handler) (acp.StopReason, int, 
 	d.initialized = true
 	d.mu.Unlock()
 
-	// session/new
-	callCtx, done = d.callCtx(ctx, c.InitTimeout)
-	sess, err := conn.NewSession(callCtx, &acp.NewSessionRequest{Cwd: d.cwd, MCPServers: []acp.MCPServer{}})
-	if err != nil {
-		code, msg := d.callFailed(callCtx, "session/new", err)
-		done()
-		return "", code, msg
+	// authenticate (up front only with --auth), then session/new, which
+	// authenticates once and tries again on -32000 (auth_session.go)
+	auth, failCode, failMsg := d.startAuth(ctx, authOpts)
+	if auth == nil {
+		return "", failCode, failMsg
 	}
-	done()
+	sess, failCode, failMsg := auth.newSession(ctx)
+	if sess == nil {
+		return "", failCode, failMsg
+	}
 	if sess.SessionID == "" {
 		return "", ExitAgent, "the agent answered session/new without a sessionId"
 	}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/acpterm/acpterm/internal/client"
+)
+
+const loginUsage = `usage: acpterm login [--method ID] -- AGENT [ARGS...]
+
+Logs in to an ACP agent, then checks that it opens sessions. AGENT [ARGS...]
+is the agent's command line as given to acpterm run.
+
+acpterm starts the agent, sends initialize (offering terminal logins) to
+learn its authentication methods, stops it, and picks a method: --method
+ID, else the agent's only terminal login, else the one env_var method whose
+variables are all set, else the one chosen from a numbered list on the
+terminal. Without a terminal to ask on it lists the methods and stops.
+
+A terminal login runs the agent's command line with the method's extra
+arguments and environment (for the older _meta["terminal-auth"] form, the
+command the agent names), attached to this terminal, and waits for it:
+exit status 0 means logged in. What it prints is the agent's own, shown as
+is. Any other method is passed to the agent's authenticate.
+
+Then acpterm starts the agent again and opens a session (session/new in
+--cwd) to confirm the login.
+
+Exit status: 0 logged in, 2 usage (an unknown method, none chosen),
+3 the agent failed or still needs authentication, 130 interrupted.
+`
+
+type loginFlags struct {
+	fs          *flag.FlagSet
+	method      string
+	cwd         string
+	initTimeout time.Duration
+}
+
+func newLoginFlags(out io.Writer) *loginFlags {
+	f := &loginFlags{fs: flag.NewFlagSet("acpterm login", flag.ContinueOnError), initTimeout: client.DefaultInitTimeout}
+	fs := f.fs
+	fs.SetOutput(out)
+	fs.StringVar(&f.method, "method", "", "log in with the agent's auth method `ID` (default: its only terminal\nlogin, or ask)")
+	fs.StringVar(&f.cwd, "cwd", "", "run the agent and open the check's session in `DIR` (default: the\ncurrent directory)")
+	fs.DurationVar(&f.initTimeout, "init-timeout", f.initTimeout, "give the agent `DURATION` to answer initialize and session/new")
+	fs.Usage = usageText(fs, loginUsage)
+	return f
+}
+
+func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f := newLoginFlags(stderr)
+	if code, ok := parseFlags(f.fs, args); !ok {
+		return code
+	}
+	agent := f.fs.Args()
+	if len(agent) == 0 {
+		fmt.Fprintf(stderr, "acpterm login: no agent given: acpterm login [--method ID] -- AGENT [ARGS...]\n(see acpterm help login)\n")
+		return client.ExitUsage
+	}
+	cfg := &client.LoginConfig{
+		Agent:       agent,
+		Method:      f.method,
+		Cwd:         f.cwd,
+		InitTimeout: f.initTimeout,
+		Stdin:       stdin,
+		Stdout:      stdout,
+		Stderr:      stderr,
+	}
+	// Where a method is chosen when there are several.
+	var ttyCfg client.Config
+	closeTTY := askOnTTY(&ttyCfg, stdin, stderr)
+	defer closeTTY()
+	if in, ok := ttyCfg.TTYIn.(*os.File); ok {
+		cfg.TTYIn, cfg.TTYOut = in, ttyCfg.TTYOut
+	}
+	// Ctrl-C or SIGTERM ends the login; a Ctrl-C typed while the login
+	// command has the terminal reaches that command too, which decides.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return client.Login(ctx, cfg)
+}

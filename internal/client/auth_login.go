@@ -1,0 +1,323 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/textsafe"
+)
+
+// LoginConfig is one `acpterm login`. Zero fields mean the defaults.
+type LoginConfig struct {
+	// Agent is the agent's command line, as given to acpterm run.
+	Agent []string
+	// Method is the ID of the method to log in with; "" picks the only
+	// terminal method, or asks.
+	Method string
+	// Cwd is where the agent runs and where the check's session is
+	// opened; "" means the current directory.
+	Cwd string
+	// InitTimeout bounds initialize, session/new and a non-interactive
+	// authenticate.
+	InitTimeout time.Duration
+	// Stdin, Stdout and Stderr are handed to a terminal login as they are
+	// (the user's terminal, when they are its *os.File); acpterm's own
+	// messages go to Stderr.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// TTYIn and TTYOut, when set, are where the user picks a method if
+	// there is more than one to choose from.
+	TTYIn  io.ReadCloser
+	TTYOut io.Writer
+}
+
+// Login logs in to an agent and returns the exit status: ExitOK when a
+// session can be opened afterwards, ExitUsage for an unknown method,
+// ExitAgent when the agent failed or still wants authentication,
+// ExitCancelled when ctx ended first.
+//
+// It initializes the agent (offering terminal logins) to learn its
+// methods, and picks one: --method, else the only terminal method, else
+// the one env_var method whose variables are set, else the user's choice
+// on the terminal. A terminal method runs the agent's command line with
+// the method's args and env (the legacy _meta["terminal-auth"] form: its
+// own command) on the user's terminal and waits for it; exit status 0 is
+// success. Any other method is passed to authenticate. Either way Login
+// then starts the agent afresh and checks that session/new works.
+func Login(ctx context.Context, cfg *LoginConfig) int {
+	l := &login{cfg: *cfg}
+	c := &l.cfg
+	if c.Stdout == nil {
+		c.Stdout = io.Discard
+	}
+	if c.Stderr == nil {
+		c.Stderr = io.Discard
+	}
+	if c.InitTimeout <= 0 {
+		c.InitTimeout = DefaultInitTimeout
+	}
+	if len(c.Agent) == 0 || c.Agent[0] == "" {
+		return l.fail(ExitUsage, "no agent command given")
+	}
+	if c.Cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return l.fail(ExitUsage, "cannot get the current directory: "+err.Error())
+		}
+		c.Cwd = wd
+	}
+	cwd, err := filepath.Abs(c.Cwd)
+	if err != nil {
+		return l.fail(ExitUsage, "--cwd: "+err.Error())
+	}
+	c.Cwd = cwd
+	return l.run(ctx)
+}
+
+type login struct {
+	cfg LoginConfig
+	mu  sync.Mutex // of Stderr: the agent's stderr is copied there meanwhile
+}
+
+// say writes one line, already safe to print, to stderr.
+func (l *login) say(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintln(l.cfg.Stderr, line)
+}
+
+// fail reports msg, which may quote the agent, and returns code.
+func (l *login) fail(code int, msg string) int {
+	l.say("acpterm: " + textsafe.Line(msg))
+	return code
+}
+
+func (l *login) run(ctx context.Context) int {
+	c := &l.cfg
+	var opts []acp.AuthOption
+	code, msg := l.withAgent(ctx, func(ctx context.Context, conn *acp.ClientConn, o []acp.AuthOption) (int, string) {
+		opts = o
+		return ExitOK, ""
+	})
+	if code != ExitOK {
+		return l.fail(code, msg)
+	}
+	o, code, msg := l.pick(ctx, opts)
+	if code != ExitOK {
+		return l.fail(code, msg)
+	}
+	l.say("acpterm: logging in with " + describeAuth(o))
+	if o.Kind == acp.AuthKindTerminal {
+		if code, msg := l.terminalLogin(ctx, o); code != ExitOK {
+			return l.fail(code, msg)
+		}
+	}
+	// A fresh agent: a terminal login wrote its credentials somewhere the
+	// agent reads at start, and an authenticate is checked on the
+	// connection that made it.
+	code, msg = l.withAgent(ctx, func(ctx context.Context, conn *acp.ClientConn, opts []acp.AuthOption) (int, string) {
+		if o.Kind != acp.AuthKindTerminal {
+			callCtx, cancel := context.WithTimeout(ctx, c.InitTimeout)
+			if o.Kind == acp.AuthKindAgent {
+				callCtx, cancel = context.WithTimeout(ctx, max(c.InitTimeout, authUserTimeout))
+			}
+			_, err := conn.Authenticate(callCtx, &acp.AuthenticateRequest{MethodID: o.ID})
+			cancel()
+			if err != nil {
+				return l.callFailed(ctx, "authenticate", err, opts)
+			}
+		}
+		callCtx, cancel := context.WithTimeout(ctx, c.InitTimeout)
+		defer cancel()
+		sess, err := conn.NewSession(callCtx, &acp.NewSessionRequest{Cwd: c.Cwd, MCPServers: []acp.MCPServer{}})
+		if err != nil {
+			return l.callFailed(ctx, "session/new", err, opts)
+		}
+		if sess.SessionID == "" {
+			return ExitAgent, "the agent answered session/new without a sessionId"
+		}
+		return ExitOK, ""
+	})
+	if code != ExitOK {
+		return l.fail(code, msg)
+	}
+	l.say("acpterm: logged in: the agent opens sessions now (checked with session/new in " + textsafe.Line(c.Cwd) + ")")
+	return ExitOK
+}
+
+// pick chooses the method to log in with.
+func (l *login) pick(ctx context.Context, opts []acp.AuthOption) (*acp.AuthOption, int, string) {
+	c := &l.cfg
+	if len(opts) == 0 {
+		return nil, ExitAgent, "the agent advertised no authentication methods: log in with its own tools"
+	}
+	if c.Method != "" {
+		o := findAuthMethod(opts, c.Method)
+		switch {
+		case o == nil:
+			return nil, ExitUsage, fmt.Sprintf("--method %s: the agent offers no such method (it offers %s)", c.Method, authIDs(opts))
+		case !authenticatable(o) && o.Kind != acp.AuthKindTerminal:
+			return nil, ExitUsage, fmt.Sprintf("--method %s: acpterm cannot use methods of type %q", c.Method, o.Kind)
+		}
+		if missing := missingVars(o, os.LookupEnv); len(missing) > 0 {
+			return nil, ExitUsage, fmt.Sprintf("--method %s needs %s set in the environment", c.Method, strings.Join(missing, " and "))
+		}
+		return o, ExitOK, ""
+	}
+	isTerminal := func(o *acp.AuthOption) bool { return o.Kind == acp.AuthKindTerminal }
+	if t := authCandidates(opts, isTerminal); len(t) == 1 {
+		return t[0], ExitOK, ""
+	}
+	if o, _ := autoAuthMethod(opts, os.LookupEnv); o != nil {
+		return o, ExitOK, ""
+	}
+	usable := func(o *acp.AuthOption) bool { return isTerminal(o) || authenticatable(o) }
+	if cands := authCandidates(opts, usable); c.TTYIn != nil && c.TTYOut != nil && len(cands) > 0 {
+		o, err := askAuthMethod(ctx, c.TTYIn, c.TTYOut, "Log in to the agent with:", cands)
+		if err != nil {
+			return nil, ExitCancelled, "interrupted"
+		}
+		if o != nil {
+			return o, ExitOK, ""
+		}
+	}
+	for _, line := range authHelp(c.Agent, opts) {
+		l.say(line)
+	}
+	return nil, ExitUsage, "choose a method with --method ID"
+}
+
+// terminalLogin runs o's login command on the user's terminal and waits
+// for it.
+func (l *login) terminalLogin(ctx context.Context, o *acp.AuthOption) (int, string) {
+	c := &l.cfg
+	argv := append(append([]string(nil), c.Agent...), o.Args...)
+	if o.Command != "" {
+		argv = append([]string{o.Command}, o.Args...)
+	}
+	l.say("acpterm: running " + shellWords(argv))
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = c.Cwd
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
+	if len(o.Env) > 0 {
+		cmd.Env = os.Environ()
+		for k, v := range o.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
+	// Not tied to ctx: the command owns the terminal, and a Ctrl-C typed
+	// there reaches it directly; it decides what that means.
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return ExitCancelled, "interrupted"
+	}
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ExitAgent, "the login command failed (" + describeExit(err) + ")"
+		}
+		return ExitAgent, fmt.Sprintf("cannot run the login command %s: %v", argv[0], unwrapExec(err))
+	}
+	return ExitOK, ""
+}
+
+// withAgent starts the agent, initializes it and runs f, then shuts the
+// agent down. The agent's stderr is copied to ours, sanitized.
+func (l *login) withAgent(ctx context.Context, f func(context.Context, *acp.ClientConn, []acp.AuthOption) (int, string)) (int, string) {
+	c := &l.cfg
+	cmd := exec.Command(c.Agent[0], c.Agent[1:]...)
+	cmd.Dir = c.Cwd
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return ExitFailure, err.Error()
+	}
+	cmd.Stderr = pw
+	conn, err := acp.StartAgent(cmd, loginClient{}, &acp.ConnOptions{Contain: true})
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return ExitAgent, fmt.Sprintf("cannot start the agent %s: %v", c.Agent[0], unwrapExec(err))
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { l.copyStderr(pr) })
+	defer func() {
+		if err := conn.Close(); err != nil {
+			l.say("acpterm: " + textsafe.Line(err.Error()))
+		}
+		// A descendant of the agent may hold its stderr open.
+		_ = pr.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		wg.Wait()
+		pr.Close()
+	}()
+	callCtx, cancel := context.WithTimeout(ctx, c.InitTimeout)
+	init, opts, err := conn.InitializeAuth(callCtx, &acp.InitializeRequest{
+		ProtocolVersion:    acp.ProtocolVersion1,
+		ClientInfo:         &acp.Implementation{Name: "acpterm", Version: Version()},
+		ClientCapabilities: withAuthCapabilities(&acp.ClientCapabilities{}),
+	})
+	cancel()
+	if err != nil {
+		return l.callFailed(ctx, "initialize", err, nil)
+	}
+	if init.ProtocolVersion != acp.ProtocolVersion1 {
+		return ExitAgent, fmt.Sprintf("the agent speaks ACP protocol version %d; acpterm speaks version 1", init.ProtocolVersion)
+	}
+	return f(ctx, conn, opts)
+}
+
+// callFailed explains a failed call; opts, when the agent still wants
+// authentication, are shown with the commands that set them up.
+func (l *login) callFailed(ctx context.Context, method string, err error, opts []acp.AuthOption) (int, string) {
+	var ae *acp.Error
+	switch {
+	case ctx.Err() != nil:
+		return ExitCancelled, "interrupted"
+	case errors.Is(err, context.DeadlineExceeded):
+		return ExitAgent, fmt.Sprintf("the agent did not answer %s in time (see --init-timeout)", method)
+	case errors.As(err, &ae) && ae.Code == acp.CodeAuthRequired:
+		if len(opts) == 0 {
+			opts = acp.ParseAuthOptions(ae.Data)
+		}
+		for _, line := range authHelp(l.cfg.Agent, opts) {
+			l.say(line)
+		}
+		return ExitAgent, "the agent still needs authentication (" + textsafe.Line(ae.Message) + ")"
+	case errors.As(err, &ae):
+		return ExitAgent, fmt.Sprintf("the agent answered %s with an error: %s", method, authErrorText(err))
+	case errors.Is(err, acp.ErrConnClosed):
+		return ExitAgent, "the agent exited before answering " + method
+	}
+	return ExitAgent, fmt.Sprintf("%s failed: %v", method, err)
+}
+
+// copyStderr copies the agent's stderr to ours, each line sanitized.
+func (l *login) copyStderr(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 64<<10)
+	for sc.Scan() {
+		l.say(textsafe.Log(strings.TrimSuffix(sc.Text(), "\r"), false))
+	}
+	// A line longer than the buffer ends the copy; drain the rest so the
+	// agent never blocks on a full pipe.
+	_, _ = io.Copy(io.Discard, r)
+}
+
+// loginClient is the client side while logging in: no session runs a
+// turn, so there is nothing to show or allow.
+type loginClient struct{}
+
+func (loginClient) RequestPermission(context.Context, *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
+	return &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}, nil
+}
+
+func (loginClient) SessionUpdate(context.Context, *acp.SessionNotification) error { return nil }
