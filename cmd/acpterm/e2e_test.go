@@ -86,9 +86,16 @@ func testExe(t *testing.T) string {
 // acpterm runs the binary to the end (bounded, so that a hang fails).
 func acpterm(t *testing.T, o opts, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	return runBinary(t, acptermBin, o, args...)
+}
+
+// runBinary runs an acpterm binary to the end, bounded, and checks that it
+// left no race report and no cgroup behind.
+func runBinary(t testing.TB, bin string, o opts, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, acptermBin, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), o.env...)
 	cmd.Dir = o.dir
 	if cmd.Dir == "" {
@@ -106,14 +113,14 @@ func acpterm(t *testing.T, o opts, args ...string) result {
 	case errors.As(err, &ee) && ee.Exited():
 		r.code = ee.ExitCode()
 	default:
-		t.Fatalf("acpterm %q: %v\nstdout:\n%s\nstderr:\n%s", args, err, r.stdout, r.stderr)
+		t.Fatalf("%s %q: %v\nstdout:\n%.2000s\nstderr:\n%.2000s", filepath.Base(bin), args, err, r.stdout, r.stderr)
 	}
 	checkNoRace(t, r.stderr)
 	assertNoCgroups(t, cmd.Process.Pid)
 	return r
 }
 
-func checkNoRace(t *testing.T, stderr string) {
+func checkNoRace(t testing.TB, stderr string) {
 	t.Helper()
 	if strings.Contains(stderr, "DATA RACE") {
 		t.Fatalf("the race detector fired:\n%s", stderr)
@@ -174,8 +181,11 @@ func TestRunText(t *testing.T) {
 	mustContain(t, "stdout", r.stdout,
 		"✓ echo hello [execute]\n  │ hello\n  └ exit 0 · ",
 		"✗ false [execute]\n  └ exit 1 · ",
-		"2 of 3 commands ran, 1 failed, 1 not run.",
+		"ok   echo hello: exit 0\nFAIL false: exit 1\n2 of 3 commands ran, 1 failed, 1 not run.",
 	)
+	if strings.Count(r.stdout, "hello\n") != 1 || strings.Contains(r.stdout, "```") {
+		t.Errorf("output printed twice:\n%s", r.stdout)
+	}
 	if strings.Contains(r.stdout, "\x1b") {
 		t.Fatalf("escape sequences without a TTY: %q", r.stdout)
 	}
@@ -214,9 +224,12 @@ func TestRunJSON(t *testing.T) {
 	if len(exits) != 2 || exits[0]["exitCode"] != 0.0 || exits[1]["exitCode"] != 4.0 || exits[0]["signal"] != nil || exits[0]["timedOut"] != false {
 		t.Fatalf("terminal_exit events %v", exits)
 	}
-	// The tool call embeds the terminal; its updates say how it went.
+	// The tool call embeds the terminal; its updates say how it went, and
+	// the final ones carry the output and exit status as text, after the
+	// terminal, for clients that show no terminal.
 	var embedded bool
 	statuses := map[string]string{}
+	var texts []string
 	for _, e := range ofKind(evs, "session_update") {
 		u := e.update()
 		switch u["sessionUpdate"] {
@@ -229,10 +242,23 @@ func TestRunJSON(t *testing.T) {
 			}
 		case "tool_call_update":
 			statuses[u["toolCallId"].(string)] = u["status"].(string)
+			content, _ := u["content"].([]any)
+			if len(content) != 2 {
+				t.Fatalf("final tool_call_update content %v, want terminal and text", content)
+			}
+			first, _ := content[0].(map[string]any)
+			text, _ := content[1].(map[string]any)["content"].(map[string]any)
+			if first["type"] != "terminal" || text["type"] != "text" {
+				t.Fatalf("final tool_call_update content %v, want terminal then text", content)
+			}
+			texts = append(texts, text["text"].(string))
 		}
 	}
 	if !embedded {
 		t.Fatalf("no tool_call embeds %s:\n%s", tid, r.stdout)
+	}
+	if want := []string{"```\nhello\nerr\n```\nexit 0", "(no output)\nexit 4"}; fmt.Sprint(texts) != fmt.Sprint(want) {
+		t.Fatalf("tool call texts %q, want %q", texts, want)
 	}
 	var got []string
 	for _, s := range statuses {
@@ -270,8 +296,17 @@ func TestDemo(t *testing.T) {
 		"✗ echo failing >&2; exit 3 [execute]\n  │ failing\n  └ exit 3",
 		"lines above", "output truncated: the agent saw only the last 4 KiB",
 		"✗ sleep 30 [execute]\n  └ timed out, killed by SIGTERM",
+		"ok   seq 1 200000: exit 0, output truncated\n",
+		// acpterm's --timeout killed it, not the agent's: the agent saw
+		// a signal.
+		"FAIL sleep 30: killed by SIGTERM\n",
 		"5 of 5 commands ran, 2 failed.",
 	)
+	// The tool calls' text copies of the output are not printed: each
+	// terminal's own tail is.
+	if strings.Contains(r.stdout, "```") || strings.Count(r.stdout, "│ hello from acpterm\n") != 1 {
+		t.Errorf("output printed twice:\n%s", r.stdout)
+	}
 	if r.elapsed > 15*time.Second {
 		t.Errorf("the demo took %v", r.elapsed)
 	}

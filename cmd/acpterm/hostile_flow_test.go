@@ -3,9 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -274,7 +272,7 @@ func TestHostileFlowFlood(t *testing.T) {
 	t.Parallel()
 	bin := plainAcpterm(t)
 	report := filepath.Join(t.TempDir(), "peak")
-	r := runBinary(t, bin, []string{fakeAgentEnv + "=flood", floodReportEnv + "=" + report},
+	r := runBinary(t, bin, opts{env: []string{fakeAgentEnv + "=flood", floodReportEnv + "=" + report}},
 		"run", "--format", "text", "--approve-all", "-p", "go", "--", testExe(t))
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%.2000s", r.code, r.stderr)
@@ -294,7 +292,7 @@ func TestHostileFlowHugeMessage(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
 			report := filepath.Join(t.TempDir(), "peak")
-			r := runBinary(t, bin, []string{fakeAgentEnv + "=huge-message", floodReportEnv + "=" + report},
+			r := runBinary(t, bin, opts{env: []string{fakeAgentEnv + "=huge-message", floodReportEnv + "=" + report}},
 				"run", "--format", format, "--approve-all", "-p", "go", "--", testExe(t))
 			if r.code != 0 {
 				t.Fatalf("exit %d\nstderr:\n%.2000s", r.code, r.stderr)
@@ -312,7 +310,7 @@ func TestHostileFlowHugeMessage(t *testing.T) {
 
 // plainAcpterm returns an acpterm binary built without the race detector,
 // whose memory use is what users get (the detector multiplies it).
-func plainAcpterm(t *testing.T) string {
+func plainAcpterm(t testing.TB) string {
 	t.Helper()
 	if !raceEnabled {
 		return acptermBin
@@ -337,28 +335,3 @@ var (
 	plainBin  string
 	plainErr  error
 )
-
-// runBinary runs bin to the end, bounded like acpterm().
-func runBinary(t *testing.T, bin string, env []string, args ...string) result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Dir = t.TempDir()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	r := result{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee) && ee.Exited():
-		r.code = ee.ExitCode()
-	default:
-		t.Fatalf("%s %q: %v\nstderr:\n%.2000s", bin, args, err, r.stderr)
-	}
-	assertNoCgroups(t, cmd.Process.Pid)
-	return r
-}

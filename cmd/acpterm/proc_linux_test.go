@@ -28,7 +28,7 @@ func assertGone(t *testing.T, pid int) {
 // assertNoCgroups checks that acpterm process pid, which has exited, left
 // none of its cgroups behind (they are named acpterm-PID-…, under the
 // cgroup acpterm started in, which is ours).
-func assertNoCgroups(t *testing.T, pid int) {
+func assertNoCgroups(t testing.TB, pid int) {
 	t.Helper()
 	own, err := cgroup.Own()
 	if err != nil {

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// The product path, end to end: the real acpterm binary running an agent
+// that has one command write benchSize bytes into a terminal and waits for
+// it, beside the same command piped into cat in the same run.
+
+const (
+	benchSize  = 200 << 20
+	benchLimit = 1 << 20
+)
+
+// benchPipeline is the command both sides run.
+var benchPipeline = fmt.Sprintf(`head -c %d /dev/zero | tr '\0' a`, benchSize)
+
+func init() {
+	registerHostile("bench-capture", benchCaptureAgent)
+}
+
+// benchCaptureAgent runs benchPipeline in a client terminal with a 1 MiB
+// limit (create, then wait_for_exit), and ends the turn.
+func benchCaptureAgent() int {
+	a := newRawAgent()
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "bench agent:", err)
+		return 1
+	}
+	promptID, err := a.handshake()
+	if err != nil {
+		return fail(err)
+	}
+	res, err := a.call(1, "terminal/create", fmt.Sprintf(`{"sessionId":"sess_flow","command":"sh","args":["-c",%s],"outputByteLimit":%d}`,
+		strconv.Quote(benchPipeline), benchLimit))
+	if err != nil {
+		return fail(err)
+	}
+	tid, err := terminalID(res)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := a.call(2, "terminal/wait_for_exit", `{"sessionId":"sess_flow","terminalId":`+strconv.Quote(tid)+`}`); err != nil {
+		return fail(err)
+	}
+	a.send(`{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"end_turn"}}`, promptID)
+	for {
+		if _, _, _, err := a.next(false); err != nil {
+			return 0
+		}
+	}
+}
+
+// BenchmarkRunCapture times `acpterm run` through a whole turn whose one
+// command writes 200 MiB, in text and JSON output, against the same
+// pipeline into cat, alternating the two so that machine noise hits both.
+//
+//	go test ./cmd/acpterm -run '^$' -bench RunCapture -benchtime 5x
+func BenchmarkRunCapture(b *testing.B) {
+	bin := plainAcpterm(b)
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	for _, format := range []string{"text", "json"} {
+		b.Run(format, func(b *testing.B) {
+			var acp, cat []float64
+			for b.Loop() {
+				acp = append(acp, timeCmd(b, dir, []string{fakeAgentEnv + "=bench-capture"},
+					bin, "run", "--format", format, "--approve-all", "-p", "go", "--", exe))
+				cat = append(cat, timeCmd(b, dir, nil, "sh", "-c", benchPipeline+" | cat > /dev/null"))
+			}
+			ma, mc := median(acp), median(cat)
+			b.ReportMetric(benchSize/ma/1e6, "acpterm-MB/s")
+			b.ReportMetric(benchSize/mc/1e6, "cat-MB/s")
+			b.ReportMetric(mc/ma, "ratio")
+		})
+	}
+}
+
+// terminalID reads a terminal/create result.
+func terminalID(res json.RawMessage) (string, error) {
+	var term struct {
+		TerminalID string `json:"terminalId"`
+	}
+	if err := json.Unmarshal(res, &term); err != nil || term.TerminalID == "" {
+		return "", fmt.Errorf("terminal/create: %s", res)
+	}
+	return term.TerminalID, nil
+}
+
+// timeCmd runs a command to the end and returns its wall time in seconds.
+func timeCmd(b *testing.B, dir string, env []string, name string, args ...string) float64 {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("%s %q: %v\n%.2000s", name, args, err, out)
+	}
+	return time.Since(start).Seconds()
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
