@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -50,6 +52,11 @@ func runAct(args []string) int {
 			fmt.Println(kv)
 		}
 		return 0
+	case "fds":
+		// Raw system calls: os.Open would start the runtime's poller,
+		// whose descriptors would show up in the list.
+		fmt.Println(openFDs())
+		return 0
 	case "pid":
 		fmt.Println(os.Getpid(), syscall.Getpgrp())
 		return 0
@@ -81,4 +88,39 @@ func result(err error) string {
 		return unix.ErrnoName(errno)
 	}
 	return "err " + err.Error()
+}
+
+// openFDs lists this process's open descriptors (fd:target), except the
+// one used to list them.
+func openFDs() string {
+	dir, err := unix.Open("/proc/self/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "err " + err.Error()
+	}
+	defer unix.Close(dir)
+	buf := make([]byte, 4096)
+	var names []string
+	for {
+		n, err := unix.ReadDirent(dir, buf)
+		if err != nil {
+			return "err " + err.Error()
+		}
+		if n == 0 {
+			break
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
+	var fds []int
+	for _, name := range names {
+		if fd, err := strconv.Atoi(name); err == nil && fd != dir {
+			fds = append(fds, fd)
+		}
+	}
+	slices.Sort(fds)
+	var out []string
+	for _, fd := range fds {
+		target, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		out = append(out, fmt.Sprintf("%d:%s", fd, target))
+	}
+	return strings.Join(out, " ")
 }

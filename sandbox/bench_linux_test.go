@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -70,4 +71,43 @@ func workspaceGit(b *testing.B, root string) {
 	if err := exec.Command("mkdir", "-p", root+"/.git/hooks").Run(); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// BenchmarkSpawner runs `sh -c true` directly and through a Spawner,
+// alternately, and reports milliseconds per run for each and their
+// difference: what a sandboxed command costs once the helper is up.
+func BenchmarkSpawner(b *testing.B) {
+	need(b, true)
+	root := b.TempDir()
+	workspaceGit(b, root)
+	s, err := (&Policy{Mode: WorkspaceWrite, Network: DenyNetwork, Writable: []string{root}}).NewSpawner()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var direct, boxed time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if err := exec.Command("/bin/sh", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		c, err := s.Start(&Cmd{Path: "/bin/sh", Args: []string{"sh", "-c", "true"}, Setpgid: true, Pdeathsig: syscall.SIGKILL})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st, err := c.Wait(); err != nil || st != (ExitStatus{}) {
+			b.Fatal(st, err)
+		}
+		if err := c.Release(); err != nil {
+			b.Fatal(err)
+		}
+		direct += t1.Sub(t0)
+		boxed += time.Since(t1)
+	}
+	n := float64(b.N)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / n }
+	b.ReportMetric(ms(direct), "direct-ms/op")
+	b.ReportMetric(ms(boxed), "spawned-ms/op")
+	b.ReportMetric(ms(boxed-direct), "extra-ms/op")
 }

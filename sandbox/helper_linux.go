@@ -21,52 +21,28 @@ var landlockConfigs = []landlock.Config{
 }
 
 // helperMain is the sandbox helper: it sets up what the plan says in this
-// process and execs the command. It never returns.
+// process and execs the command, or with pl.Serve becomes a spawner's
+// helper. It never returns.
 func helperMain(s string) {
-	// Landlock and capabilities are per-thread until exec, and exec keeps
-	// the calling thread's: everything happens on this thread, which is
-	// never unlocked. No other thread needs restricting, since exec ends
-	// them all. (go-landlock's Restrict would reach every thread with psx
-	// or TSYNC, which costs time and buys nothing here.)
+	// Landlock, no_new_privs and capabilities are per-thread until exec,
+	// and exec (or fork) keeps the calling thread's: everything happens on
+	// this thread, which is never unlocked. No other thread needs
+	// restricting: exec ends them all, and a spawner forks only from this
+	// one. (go-landlock's Restrict would reach every thread with psx or
+	// TSYNC, which costs time and buys nothing here.)
 	runtime.LockOSThread()
 	var pl plan
 	if err := json.Unmarshal([]byte(s), &pl); err != nil {
 		fail(ExitSetupFailed, "bad plan from the host: %v", err)
 	}
-	if pl.Loopback {
-		if err := loopbackUp(); err != nil {
-			fail(ExitSetupFailed, "bringing up the loopback interface: %v", err)
-		}
+	if pl.Serve {
+		serveMain(&pl) // does not return
+	}
+	if code, err := setupSelf(&pl); err != nil {
+		fail(code, "%v", err)
 	}
 	if pl.Probe {
-		if err := probeMount(); err != nil {
-			fail(ExitSetupFailed, "mount namespace: %v", err)
-		}
 		os.Exit(0)
-	}
-	if len(pl.ReadOnly) > 0 {
-		for _, p := range pl.ReadOnly {
-			if err := bindReadOnly(p); err != nil {
-				fail(ExitSetupFailed, "making %s read-only: %v", p, err)
-			}
-		}
-		// The working directory may lie under a path just covered by a
-		// mount; entering it again by name lands on the read-only copy.
-		if wd, err := syscall.Getwd(); err == nil {
-			if err := syscall.Chdir(wd); err != nil {
-				fail(ExitSetupFailed, "re-entering %s: %v", wd, err)
-			}
-		}
-	}
-	if pl.DropCaps {
-		if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-			fail(ExitSetupFailed, "dropping capabilities: %v", err)
-		}
-	}
-	if pl.ABI > 0 {
-		if err := restrictThread(&pl); err != nil {
-			fail(ExitSetupFailed, "landlock: %v", err)
-		}
 	}
 	env := withoutEnv(os.Environ(), planEnv)
 	err := syscall.Exec(pl.Path, os.Args, env)
@@ -74,6 +50,53 @@ func helperMain(s string) {
 		fail(ExitNotFound, "%s: %v", pl.Path, err)
 	}
 	fail(ExitCannotExec, "%s: %v", pl.Path, err)
+}
+
+// setupSelf applies the plan to this process and thread: the loopback,
+// the read-only mounts, the capabilities and Landlock. On failure it
+// returns the exit status the helper should end with.
+func setupSelf(pl *plan) (int, error) {
+	if pl.Loopback {
+		if err := loopbackUp(); err != nil {
+			return ExitSetupFailed, fmt.Errorf("bringing up the loopback interface: %w", err)
+		}
+	}
+	if pl.Probe {
+		if err := probeMount(); err != nil {
+			return ExitSetupFailed, fmt.Errorf("mount namespace: %w", err)
+		}
+		return 0, nil
+	}
+	if len(pl.ReadOnly) > 0 {
+		for _, p := range pl.ReadOnly {
+			if err := bindReadOnly(p); err != nil {
+				return ExitSetupFailed, fmt.Errorf("making %s read-only: %w", p, err)
+			}
+		}
+		// The working directory may lie under a path just covered by a
+		// mount; entering it again by name lands on the read-only copy.
+		if wd, err := syscall.Getwd(); err == nil {
+			if err := syscall.Chdir(wd); err != nil {
+				return ExitSetupFailed, fmt.Errorf("re-entering %s: %w", wd, err)
+			}
+		}
+	}
+	if pl.DropCaps {
+		if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+			return ExitSetupFailed, fmt.Errorf("dropping capabilities: %w", err)
+		}
+	}
+	if pl.Serve {
+		if err := guardSpawner(); err != nil {
+			return ExitSetupFailed, err
+		}
+	}
+	if pl.ABI > 0 {
+		if err := restrictThread(pl); err != nil {
+			return ExitSetupFailed, fmt.Errorf("landlock: %w", err)
+		}
+	}
+	return 0, nil
 }
 
 // restrictThread enforces the plan's Landlock ruleset on this thread.

@@ -116,6 +116,10 @@ type Applied struct {
 	// Missing names what the policy asks for and the kernel could not
 	// give; only ever non-empty with BestEffort.
 	Missing []string
+	// Shared: the command was started by a Spawner and shares its Landlock
+	// domain, namespaces and temporary root with the spawner's other
+	// commands (see Policy.NewSpawner).
+	Shared bool
 
 	ownTemp bool // Wrap created TempDir
 }
@@ -155,6 +159,9 @@ func (a *Applied) String() string {
 		parts = append(parts, "network tcp denied (landlock)")
 	default:
 		parts = append(parts, "network allowed")
+	}
+	if a.Shared {
+		parts = append(parts, "shared helper")
 	}
 	if len(a.Missing) > 0 {
 		parts = append(parts, "missing: "+strings.Join(a.Missing, "; "))

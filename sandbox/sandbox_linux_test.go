@@ -59,37 +59,30 @@ func wrap(t *testing.T, p *Policy, cmd *exec.Cmd) *Applied {
 
 // act runs the test binary's action under p in dir and returns its result
 // line.
-func act(t *testing.T, p *Policy, dir string, args ...string) string {
+func (b box) act(t *testing.T, p *Policy, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), actEnv+"=1")
 	cmd.Dir = dir
-	wrap(t, p, cmd)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v: %v\n%s", args, err, out)
+	out, code := b.run(t, p, cmd)
+	if code != 0 {
+		t.Fatalf("%v: status %d\n%s", args, code, out)
 	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(out)
 }
 
 // sh runs a shell script under p; it returns the output and exit status.
-func sh(t *testing.T, p *Policy, dir, script string, args ...string) (string, int) {
+func (b box) sh(t *testing.T, p *Policy, dir, script string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command("/bin/sh", append([]string{"-c", script, "sh"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), actEnv+"=1") // for scripts that run the test binary
-	wrap(t, p, cmd)
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		t.Fatalf("%s: %v", script, err)
-	}
-	return string(out), cmd.ProcessState.ExitCode()
+	return b.run(t, p, cmd)
 }
 
-func wantAct(t *testing.T, p *Policy, dir, want string, args ...string) {
+func (b box) wantAct(t *testing.T, p *Policy, dir, want string, args ...string) {
 	t.Helper()
-	if got := act(t, p, dir, args...); got != want {
+	if got := b.act(t, p, dir, args...); got != want {
 		t.Errorf("%v: got %q, want %q", args, got, want)
 	}
 }
@@ -101,7 +94,9 @@ func mustNotExist(t *testing.T, path string) {
 	}
 }
 
-func TestWorkspaceWrite(t *testing.T) {
+func TestWorkspaceWrite(t *testing.T) { both(t, testWorkspaceWrite) }
+
+func testWorkspaceWrite(t *testing.T, b box) {
 	need(t, true)
 	root, outside := workspace(t)
 	p := &Policy{Mode: WorkspaceWrite, Network: DenyNetwork, Writable: []string{root}}
@@ -109,16 +104,16 @@ func TestWorkspaceWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	wantAct(t, p, root, "ok", "write", filepath.Join(root, "src/a.go"))
-	wantAct(t, p, root, "ok", "rename", filepath.Join(root, "src/a.go"), filepath.Join(root, "b.go"))
-	wantAct(t, p, root, "EACCES", "write", filepath.Join(outside, "direct"))
-	wantAct(t, p, root, "EACCES", "write", filepath.Join(root, "out/via-symlink"))
+	b.wantAct(t, p, root, "ok", "write", filepath.Join(root, "src/a.go"))
+	b.wantAct(t, p, root, "ok", "rename", filepath.Join(root, "src/a.go"), filepath.Join(root, "b.go"))
+	b.wantAct(t, p, root, "EACCES", "write", filepath.Join(outside, "direct"))
+	b.wantAct(t, p, root, "EACCES", "write", filepath.Join(root, "out/via-symlink"))
 	mustNotExist(t, filepath.Join(outside, "direct"))
 	mustNotExist(t, filepath.Join(outside, "via-symlink"))
 
 	// Renaming a file out of the workspace is a write outside it.
-	wantAct(t, p, root, "EACCES", "rename", filepath.Join(root, "b.go"), filepath.Join(outside, "moved"))
-	out, code := sh(t, p, root, `mv "$1" "$2"`, filepath.Join(root, "b.go"), outside)
+	b.wantAct(t, p, root, "EACCES", "rename", filepath.Join(root, "b.go"), filepath.Join(outside, "moved"))
+	out, code := b.sh(t, p, root, `mv "$1" "$2"`, filepath.Join(root, "b.go"), outside)
 	if code == 0 {
 		t.Errorf("mv out of the workspace succeeded:\n%s", out)
 	}
@@ -133,7 +128,7 @@ func TestWorkspaceWrite(t *testing.T) {
 		"cd /":        `cd / && echo x > "${1#/}"`,
 	} {
 		target := filepath.Join(outside, strings.ReplaceAll(name, " ", "-"))
-		out, _ := sh(t, p, root, script, target)
+		out, _ := b.sh(t, p, root, script, target)
 		if !strings.Contains(out, "Permission denied") {
 			t.Errorf("%s: output %q, want Permission denied", name, out)
 		}
@@ -141,43 +136,49 @@ func TestWorkspaceWrite(t *testing.T) {
 	}
 
 	// The private TMPDIR and the null devices are writable.
-	out, code = sh(t, p, root, `echo x > "$TMPDIR/f" && echo x > /dev/null && cat "$TMPDIR/f"`)
+	out, code = b.sh(t, p, root, `echo x > "$TMPDIR/f" && echo x > /dev/null && cat "$TMPDIR/f"`)
 	if code != 0 || out != "x\n" {
 		t.Errorf("TMPDIR and /dev/null: status %d, output %q", code, out)
 	}
 }
 
-func TestGitReadOnly(t *testing.T) {
+func TestGitReadOnly(t *testing.T) { both(t, testGitReadOnly) }
+
+func testGitReadOnly(t *testing.T, b box) {
 	need(t, true)
 	root, _ := workspace(t)
 	p := &Policy{Mode: WorkspaceWrite, Writable: []string{root}}
-	wantAct(t, p, root, "EROFS", "write", filepath.Join(root, ".git/hooks/pre-commit"))
-	wantAct(t, p, root, "EROFS", "write", filepath.Join(root, ".git/config"))
+	b.wantAct(t, p, root, "EROFS", "write", filepath.Join(root, ".git/hooks/pre-commit"))
+	b.wantAct(t, p, root, "EROFS", "write", filepath.Join(root, ".git/config"))
 	// Started inside .git, a relative write still meets the mount.
-	wantAct(t, p, filepath.Join(root, ".git/hooks"), "EROFS", "write", "post-checkout")
+	b.wantAct(t, p, filepath.Join(root, ".git/hooks"), "EROFS", "write", "post-checkout")
 	// .git can be neither moved away nor replaced.
-	wantAct(t, p, root, "EBUSY", "rename", filepath.Join(root, ".git"), filepath.Join(root, "git-old"))
-	wantAct(t, p, root, "ok", "write", filepath.Join(root, "src/ok"))
+	b.wantAct(t, p, root, "EBUSY", "rename", filepath.Join(root, ".git"), filepath.Join(root, "git-old"))
+	b.wantAct(t, p, root, "ok", "write", filepath.Join(root, "src/ok"))
 	mustNotExist(t, filepath.Join(root, ".git/hooks/pre-commit"))
 	mustNotExist(t, filepath.Join(root, ".git/hooks/post-checkout"))
 
 	p.WritableGit = true
-	wantAct(t, p, root, "ok", "write", filepath.Join(root, ".git/hooks/pre-commit"))
+	b.wantAct(t, p, root, "ok", "write", filepath.Join(root, ".git/hooks/pre-commit"))
 }
 
-func TestReadOnly(t *testing.T) {
+func TestReadOnly(t *testing.T) { both(t, testReadOnly) }
+
+func testReadOnly(t *testing.T, b box) {
 	need(t, false)
 	root, outside := workspace(t)
 	p := &Policy{Mode: ReadOnly, Writable: []string{root}} // Writable is ignored
-	wantAct(t, p, root, "EACCES", "write", filepath.Join(root, "src/a.go"))
-	wantAct(t, p, root, "EACCES", "write", filepath.Join(outside, "f"))
-	out, code := sh(t, p, root, `echo x > "$TMPDIR/f" && echo y > /dev/null && cat "$TMPDIR/f" "$1"`, filepath.Join(root, ".git/config"))
+	b.wantAct(t, p, root, "EACCES", "write", filepath.Join(root, "src/a.go"))
+	b.wantAct(t, p, root, "EACCES", "write", filepath.Join(outside, "f"))
+	out, code := b.sh(t, p, root, `echo x > "$TMPDIR/f" && echo y > /dev/null && cat "$TMPDIR/f" "$1"`, filepath.Join(root, ".git/config"))
 	if code != 0 || out != "x\n[core]\n" {
 		t.Errorf("TMPDIR, /dev/null and reading: status %d, output %q", code, out)
 	}
 }
 
-func TestNetwork(t *testing.T) {
+func TestNetwork(t *testing.T) { both(t, testNetwork) }
+
+func testNetwork(t *testing.T, b box) {
 	need(t, true)
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -189,18 +190,20 @@ func TestNetwork(t *testing.T) {
 	for _, mode := range []Mode{Off, ReadOnly} {
 		t.Run(mode.String(), func(t *testing.T) {
 			deny := &Policy{Mode: mode, Network: DenyNetwork}
-			if got := act(t, deny, dir, "dial", addr); got == "ok" {
+			if got := b.act(t, deny, dir, "dial", addr); got == "ok" {
 				t.Errorf("deny: dial %s succeeded", addr)
 			}
-			wantAct(t, deny, dir, "ok", "loopback")
-			wantAct(t, &Policy{Mode: mode, Network: AllowNetwork}, dir, "ok", "dial", addr)
+			b.wantAct(t, deny, dir, "ok", "loopback")
+			b.wantAct(t, &Policy{Mode: mode, Network: AllowNetwork}, dir, "ok", "dial", addr)
 		})
 	}
 }
 
 // TestCannotLift: what the command can do to itself does not widen the
 // sandbox.
-func TestCannotLift(t *testing.T) {
+func TestCannotLift(t *testing.T) { both(t, testCannotLift) }
+
+func testCannotLift(t *testing.T, b box) {
 	need(t, true)
 	root, outside := workspace(t)
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
@@ -219,26 +222,26 @@ func TestCannotLift(t *testing.T) {
 		"unshare -U":  `unshare -U sh -c 'echo x > "$1"' sh "$1"`,
 	} {
 		target := filepath.Join(outside, strings.ReplaceAll(name, " ", ""))
-		out, _ := sh(t, p, root, script, target)
+		out, _ := b.sh(t, p, root, script, target)
 		if strings.Contains(out, "unshare:") || !strings.Contains(out, "Permission denied") {
 			t.Errorf("%s: output %q, want Permission denied from sh", name, out)
 		}
 		mustNotExist(t, target)
 	}
-	out, code := sh(t, p, root, `unshare -n "$1" dial "$2"`, os.Args[0], l.Addr().String())
+	out, code := b.sh(t, p, root, `unshare -n "$1" dial "$2"`, os.Args[0], l.Addr().String())
 	if code != 0 || strings.TrimSpace(out) == "ok" || strings.Contains(out, "unshare:") {
 		t.Errorf("unshare -n, then dial the host: status %d, output %q", code, out)
 	}
 	// Unmounting the read-only .git.
-	out, code = sh(t, p, root, `umount .git || unshare -rm umount .git`)
+	out, code = b.sh(t, p, root, `umount .git || unshare -rm umount .git`)
 	if code == 0 {
 		t.Errorf("umount .git succeeded: %s", out)
 	}
 	// A second Landlock ruleset only narrows.
-	wantAct(t, p, root, "EACCES", "relandlock", filepath.Join(outside, "relandlock"))
+	b.wantAct(t, p, root, "EACCES", "relandlock", filepath.Join(outside, "relandlock"))
 	// Signals do not leave the sandbox (Landlock ABI 6 scoping).
 	if kernelABI() >= 6 {
-		wantAct(t, p, root, "EPERM", "kill", strconv.Itoa(os.Getpid()))
+		b.wantAct(t, p, root, "EPERM", "kill", strconv.Itoa(os.Getpid()))
 	}
 }
 

@@ -34,6 +34,7 @@ type plan struct {
 	ReadOnly    []string `json:"readOnly,omitempty"`    // paths to mount read-only
 	DropCaps    bool     `json:"dropCaps,omitempty"`    // clear the ambient capabilities before exec
 	Probe       bool     `json:"probe,omitempty"`       // set up namespaces and exit 0
+	Serve       bool     `json:"serve,omitempty"`       // be a Spawner's helper (fd 3 is its socket)
 }
 
 // nullDevices are writable in every confined mode: programs open them for

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -241,30 +242,42 @@ func rssHelper(arg string) int {
 	return 1
 }
 
-// BenchmarkSandbox compares a sandboxed terminal (workspace-write, and
-// workspace-write with the network denied) with an unsandboxed one in the
-// same run, interleaved so that machine noise hits them alike: create →
-// exit → release of `true`, and capturing 200 MB of output. It reports
-// medians: milliseconds per terminal and their difference, and capture
-// throughput as a percentage of the unsandboxed one.
+// bareExecEnv makes the test binary exit as soon as it starts: what a
+// sandbox helper costs at least when it is started for each command.
+const bareExecEnv = "TERMINAL_TEST_BARE_EXEC"
+
+// BenchmarkSandbox compares sandboxed terminals (workspace-write through
+// the session's spawner, the same with the network denied, and
+// workspace-write wrapped command by command as before the spawner) with
+// unsandboxed ones in the same run, interleaved so that machine noise hits
+// them alike: create → exit → release of `true`; capturing 200 MB of
+// output; and 50 terminals created at once, beside 50 bare re-execs of
+// the binary. It reports medians: milliseconds per terminal (per batch of
+// 50) and their difference from unsandboxed ones, and capture throughput
+// as a percentage of the unsandboxed one.
 func BenchmarkSandbox(b *testing.B) {
 	ws := b.TempDir()
 	policies := []struct {
 		name string
 		sp   *sandbox.Policy
+		wrap bool
 	}{
-		{"off", nil},
-		{"workspace-write", &sandbox.Policy{Mode: sandbox.WorkspaceWrite}},
-		{"workspace-write+deny", &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Network: sandbox.DenyNetwork}},
+		{"off", nil, false},
+		{"workspace-write", &sandbox.Policy{Mode: sandbox.WorkspaceWrite}, false},
+		{"workspace-write+deny", &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Network: sandbox.DenyNetwork}, false},
+		{"workspace-write-wrapped", &sandbox.Policy{Mode: sandbox.WorkspaceWrite}, true},
 	}
 	mgrs := make([]*Manager, len(policies))
 	for i, p := range policies {
 		mgrs[i] = NewManager(&Options{DefaultCwd: ws, Policy: &Policy{Sandbox: p.sp}})
+		mgrs[i].iso.noSpawner = p.wrap
 		defer mgrs[i].Close()
 	}
 	run := func(b *testing.B, m *Manager, req Request) time.Duration {
 		start := time.Now()
-		req.SessionID = "bench"
+		if req.SessionID == "" {
+			req.SessionID = "bench"
+		}
 		info, err := m.Create(testCtx(b), req)
 		if err != nil {
 			b.Fatal(err)
@@ -276,8 +289,8 @@ func BenchmarkSandbox(b *testing.B) {
 		mustRelease(b, m, info)
 		return time.Since(start)
 	}
+	trueReq := Request{Command: "true", Args: []string{"x"}}
 	b.Run("lifecycle", func(b *testing.B) {
-		trueReq := Request{Command: "true", Args: []string{"x"}}
 		times := make([][]float64, len(mgrs))
 		for b.Loop() {
 			for i, m := range mgrs {
@@ -292,6 +305,60 @@ func BenchmarkSandbox(b *testing.B) {
 					diff[j] = times[i][j] - times[0][j]
 				}
 				b.ReportMetric(median(diff), p.name+"-extra-ms/op")
+			}
+		}
+	})
+	b.Run("concurrent50", func(b *testing.B) {
+		const n = 50
+		batch := func(b *testing.B, m *Manager) time.Duration {
+			start := time.Now()
+			var wg sync.WaitGroup
+			for range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					req := trueReq
+					req.SessionID = "bench-concurrent"
+					run(b, m, req)
+				}()
+			}
+			wg.Wait()
+			return time.Since(start)
+		}
+		bare := func(b *testing.B) time.Duration {
+			start := time.Now()
+			cmds := make([]*exec.Cmd, n)
+			for i := range cmds {
+				cmds[i] = exec.Command("/proc/self/exe")
+				cmds[i].Env = append(os.Environ(), bareExecEnv+"=1")
+				if err := cmds[i].Start(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for _, c := range cmds {
+				if err := c.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			return time.Since(start)
+		}
+		times := make([][]float64, len(mgrs))
+		var bares []float64
+		for b.Loop() {
+			bares = append(bares, ms(bare(b)))
+			for i, m := range mgrs {
+				times[i] = append(times[i], ms(batch(b, m)))
+			}
+		}
+		b.ReportMetric(median(bares), "bare-reexec-ms/batch")
+		for i, p := range policies {
+			b.ReportMetric(median(times[i]), p.name+"-ms/batch")
+			if i > 0 {
+				diff := make([]float64, len(times[i]))
+				for j := range diff {
+					diff[j] = times[i][j] - times[0][j]
+				}
+				b.ReportMetric(median(diff), p.name+"-extra-ms/batch")
 			}
 		}
 	})

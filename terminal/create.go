@@ -233,13 +233,7 @@ func (m *Manager) create(ctx context.Context, pl plan) (*term, error) {
 		pw.Close()
 		return nil, internalErr(err, "opening %s: %v", os.DevNull, err)
 	}
-	sbx, tmp, err := m.sandboxFor(info)
-	if err != nil {
-		devNull.Close()
-		pr.Close()
-		pw.Close()
-		return nil, err
-	}
+	sbx := m.sandboxFor(info)
 	// argv[0] of an exec'd command stays as the agent wrote it.
 	argv := append([]string{info.Argv[0]}, info.Argv[1:]...)
 	if !info.Shell {
@@ -247,6 +241,7 @@ func (m *Manager) create(ctx context.Context, pl plan) (*term, error) {
 	}
 	spec := &spawnSpec{
 		id:      info.TerminalID,
+		session: info.SessionID,
 		marker:  marker,
 		path:    pl.path,
 		argv:    argv,
@@ -262,7 +257,7 @@ func (m *Manager) create(ctx context.Context, pl plan) (*term, error) {
 	pw.Close() // the child has its copy; EOF comes when the last holder exits
 	if err != nil {
 		pr.Close()
-		m.removeTemp(tmp)
+		m.removeTemp(spec.tmp)
 		return nil, startErr(info, err)
 	}
 	info.PID = p.pid()
@@ -278,7 +273,7 @@ func (m *Manager) create(ctx context.Context, pl plan) (*term, error) {
 		key:        termKey(info.SessionID, info.TerminalID),
 		proc:       p,
 		pr:         pr,
-		tmp:        tmp,
+		tmp:        spec.tmp,
 		out:        newTail(int(limit)),
 		exited:     make(chan struct{}),
 		readerDone: make(chan struct{}),
@@ -310,27 +305,18 @@ func (m *Manager) create(ctx context.Context, pl plan) (*term, error) {
 }
 
 // sandboxFor is the sandbox policy of one command, with its Writable
-// paths and a private TMPDIR (tmp, which the caller removes); nil when
-// commands are not sandboxed.
-func (m *Manager) sandboxFor(info Info) (p *sandbox.Policy, tmp string, err error) {
+// paths; nil when commands are not sandboxed. Its private TMPDIR is made
+// at start (spawnSpec.tmp, or by the spawner).
+func (m *Manager) sandboxFor(info Info) *sandbox.Policy {
 	if m.cfg.sandbox == nil {
-		return nil, "", nil
+		return nil
 	}
 	sp := *m.cfg.sandbox
 	if sp.Mode == sandbox.WorkspaceWrite && len(sp.Writable) == 0 {
 		// No roots: the workspace is where the command runs.
 		sp.Writable = sandbox.DefaultWritable(info.Cwd)
 	}
-	if sp.Mode != sandbox.Off {
-		// Made here rather than by Wrap, which may run twice (see
-		// startInCgroup), and named for the terminal, for whoever finds it.
-		tmp, err = os.MkdirTemp("", "acpterm-"+info.TerminalID+"-")
-		if err != nil {
-			return nil, "", internalErr(err, "creating the command's TMPDIR: %v", err)
-		}
-		sp.TempDir = tmp
-	}
-	return &sp, tmp, nil
+	return &sp
 }
 
 // removeTemp removes a terminal's private TMPDIR with what the command

@@ -182,8 +182,9 @@ func (m *Manager) Release(ctx context.Context, sessionID, terminalID string) err
 	return nil
 }
 
-// ReleaseSession releases every terminal of the session, concurrently, and
-// forgets its cwd. Call it when the session ends.
+// ReleaseSession releases every terminal of the session, concurrently,
+// forgets its cwd and stops the session's sandbox helper. Call it when the
+// session ends.
 func (m *Manager) ReleaseSession(sessionID string) {
 	m.mu.Lock()
 	var ts []*term
@@ -198,6 +199,7 @@ func (m *Manager) ReleaseSession(sessionID string) {
 	}
 	m.mu.Unlock()
 	m.teardown(ts, true)
+	m.iso.releaseSession(sessionID)
 }
 
 // Close releases every terminal of every session, ends all subscriptions

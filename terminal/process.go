@@ -8,6 +8,7 @@ package terminal
 //	func (*isolator) mode() Isolation
 //	func (*isolator) start(s *spawnSpec) (*proc, error)
 //	func (*isolator) sweep(ps []*proc)    // kill escaped descendants of released terminals
+//	func (*isolator) releaseSession(id string) // the session ended: free what it kept
 //	func (*isolator) close()
 //	func (*proc) pid() int
 //	func (*proc) wait() (ExitStatus, error) // blocks until the command's process exited
@@ -17,6 +18,7 @@ package terminal
 //	func shellCommand(shell []string, line string) []string
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 
@@ -25,18 +27,22 @@ import (
 
 // spawnSpec is everything needed to start one command.
 type spawnSpec struct {
-	id     string // terminal ID, names the cgroup
-	marker string // value of MarkerEnv in env
-	path   string // resolved executable
-	argv   []string
-	shell  bool // argv is a shell invocation of a line (Windows quotes it itself)
-	env    []string
-	dir    string
-	stdin  *os.File
-	stdout *os.File // also the child's stderr
+	id      string // terminal ID, names the cgroup
+	session string // session ID
+	marker  string // value of MarkerEnv in env
+	path    string // resolved executable
+	argv    []string
+	shell   bool // argv is a shell invocation of a line (Windows quotes it itself)
+	env     []string
+	dir     string
+	stdin   *os.File
+	stdout  *os.File // also the child's stderr
 
 	sandbox *sandbox.Policy  // nil: not confined
-	applied *sandbox.Applied // set by wrap
+	applied *sandbox.Applied // set by wrap or the spawner
+	// tmp is the private TMPDIR wrap made, which the caller removes; a
+	// spawned command's is removed with the command.
+	tmp string
 }
 
 // wrap puts cmd under the sandbox policy, if any; it is the last step
@@ -45,7 +51,20 @@ func (s *spawnSpec) wrap(cmd *exec.Cmd) error {
 	if s.sandbox == nil {
 		return nil
 	}
-	a, err := s.sandbox.Wrap(cmd)
+	sp := *s.sandbox
+	if sp.Mode != sandbox.Off {
+		// Made here rather than by Wrap, which may run twice (see
+		// startInCgroup), and named for the terminal, for whoever finds it.
+		if s.tmp == "" {
+			tmp, err := os.MkdirTemp("", "acpterm-"+s.id+"-")
+			if err != nil {
+				return &sandboxError{fmt.Errorf("creating the command's TMPDIR: %w", err)}
+			}
+			s.tmp = tmp
+		}
+		sp.TempDir = s.tmp
+	}
+	a, err := sp.Wrap(cmd)
 	if err != nil {
 		return &sandboxError{err}
 	}

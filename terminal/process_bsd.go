@@ -66,4 +66,6 @@ func (*isolator) sweep(ps []*proc) {
 	}
 }
 
+func (*isolator) releaseSession(string) {}
+
 func (*isolator) close() {}

@@ -4,28 +4,33 @@ package terminal
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
 
 	"github.com/acpterm/acpterm/internal/cgroup"
+	"github.com/acpterm/acpterm/sandbox"
 	"golang.org/x/sys/unix"
 )
 
 // proc is one started command.
 type proc struct {
-	cmd    *exec.Cmd
-	cgroup string // the terminal's own cgroup directory, "" when not in one
-	scan   bool   // find escaped descendants by marker at sweep time
+	cmd    *exec.Cmd      // started by the manager, directly or wrapped
+	child  *sandbox.Child // or started by a sandbox spawner
+	cgroup string         // the terminal's own cgroup directory, "" when not in one
+	scan   bool           // find escaped descendants by marker at sweep time
 	marker string
 }
 
-// isolator holds the manager's cgroup and batches /proc scans.
+// isolator holds the manager's cgroup, batches /proc scans and keeps the
+// sandbox spawners.
 type isolator struct {
 	logf func(string, ...any)
 	cur  atomic.Int32 // Isolation in use; drops from cgroup to procscan on failure
@@ -34,10 +39,29 @@ type isolator struct {
 	scanMu   sync.Mutex
 	scanning bool
 	pending  map[string][]chan struct{} // marker -> sweepers waiting for it
+
+	spawnMu   sync.Mutex
+	spawners  map[string]*spawnerSlot // by session and policy (spawnerKey)
+	closed    bool
+	noSpawner bool // tests and benchmarks: wrap every command
 }
 
+// spawnerSlot is one sandbox helper, started by the first command that
+// needs it; ready is closed once sp or err is set.
+type spawnerSlot struct {
+	ready chan struct{}
+	sp    *sandbox.Spawner
+	err   error
+}
+
+// maxSpawners bounds the sandbox helpers of a manager: a session whose
+// commands ask for many different Writable sets (a cwd each, without
+// roots) gets one helper per set, and past the bound commands are wrapped
+// one by one instead.
+const maxSpawners = 32
+
 func newIsolator(c *config) *isolator {
-	iso := &isolator{logf: c.logf, pending: map[string][]chan struct{}{}}
+	iso := &isolator{logf: c.logf, pending: map[string][]chan struct{}{}, spawners: map[string]*spawnerSlot{}}
 	mode := c.isolation
 	if mode == IsolationAuto || mode == IsolationCgroup {
 		dir, err := makeManagerCgroup(c.cgroupParent)
@@ -87,18 +111,14 @@ func newCmd(s *spawnSpec) *exec.Cmd {
 func (iso *isolator) start(s *spawnSpec) (*proc, error) {
 	p := &proc{marker: s.marker}
 	if iso.mode() == IsolationCgroup {
-		if err := iso.startInCgroup(p, s); err == nil {
+		if err, fatal := iso.startInCgroup(p, s); err == nil {
 			return p, nil
-		} else if p.cmd != nil {
+		} else if fatal {
 			return nil, err // not the cgroup's fault
 		}
 	}
 	p.scan = iso.mode() != IsolationGroup
-	p.cmd = newCmd(s)
-	if err := s.wrap(p.cmd); err != nil {
-		return nil, err
-	}
-	if err := p.cmd.Start(); err != nil {
+	if err := iso.launch(p, s, ""); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -106,44 +126,208 @@ func (iso *isolator) start(s *spawnSpec) (*proc, error) {
 
 // startInCgroup starts the command directly inside a new cgroup, so that
 // not even its first fork can escape. On a cgroup failure it falls back
-// and returns an error with p.cmd nil; when the command itself cannot
-// start, p.cmd is set and the error is the command's.
-func (iso *isolator) startInCgroup(p *proc, s *spawnSpec) error {
+// and returns the error; when the command itself cannot start, fatal is
+// set and the error is the command's.
+func (iso *isolator) startInCgroup(p *proc, s *spawnSpec) (err error, fatal bool) {
 	dir := filepath.Join(iso.dir, s.id)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		iso.fallback(err)
-		return err
+		return err, false
+	}
+	err = iso.launch(p, s, dir)
+	if err == nil {
+		p.cgroup = dir
+		return nil, false
+	}
+	_ = unix.Rmdir(dir)
+	var se *sandboxError
+	if errors.As(err, &se) {
+		return err, true
+	}
+	// clone3 into a cgroup can fail where a plain start works (old kernel,
+	// a parent with controllers enabled, …). Try once without it.
+	if err2 := iso.launch(p, s, ""); err2 != nil {
+		return err2, true
+	}
+	iso.fallback(err)
+	p.scan = true
+	return nil, false
+}
+
+// launch starts the command, in the cgroup directory cg unless cg is "":
+// through the session's sandbox spawner when the command is sandboxed,
+// else (or when no spawner can be had) wrapped and started here.
+func (iso *isolator) launch(p *proc, s *spawnSpec, cg string) error {
+	if sp := s.sandbox; sp != nil && (sp.Mode != sandbox.Off || sp.Network != sandbox.AllowNetwork) {
+		err := iso.spawn(p, s, cg)
+		if err == nil || !errors.Is(err, errNoSpawner) {
+			return err
+		}
 	}
 	cmd := newCmd(s)
 	// Wrap keeps SysProcAttr, to which cgroup.Start adds the cgroup.
 	if err := s.wrap(cmd); err != nil {
-		_ = unix.Rmdir(dir)
-		p.cmd = cmd
 		return err
 	}
-	err := cgroup.Start(cmd, dir)
-	if err == nil {
-		p.cmd, p.cgroup = cmd, dir
-		return nil
+	var err error
+	if cg != "" {
+		err = cgroup.Start(cmd, cg)
+	} else {
+		err = cmd.Start()
 	}
-	_ = unix.Rmdir(dir)
-	// clone3 into a cgroup can fail where a plain start works (old kernel,
-	// a parent with controllers enabled, …). Try once without it.
-	cmd2 := newCmd(s)
-	if err2 := s.wrap(cmd2); err2 != nil {
-		p.cmd = cmd2
-		return err2
+	if err != nil {
+		return err
 	}
-	if err2 := cmd2.Start(); err2 != nil {
-		p.cmd = cmd2
-		return err2
-	}
-	iso.fallback(err)
-	p.cmd, p.scan = cmd2, true
+	p.cmd = cmd
 	return nil
 }
 
-func (p *proc) pid() int { return p.cmd.Process.Pid }
+// errNoSpawner: no spawner could be had for the command, which is then
+// wrapped instead.
+var errNoSpawner = errors.New("no sandbox spawner")
+
+// spawn starts the command through the spawner of its session and policy.
+// A helper that died or stopped answering is replaced once; failing that,
+// or when the spawner cannot start, it returns errNoSpawner. A policy the
+// kernel cannot enforce is a *sandboxError, as from Wrap.
+func (iso *isolator) spawn(p *proc, s *spawnSpec, cg string) error {
+	key := spawnerKey(s)
+	for attempt := 0; attempt < 2; attempt++ {
+		slot, err := iso.spawner(key, s.sandbox)
+		switch {
+		case err == nil:
+		case errors.Is(err, errNoSpawner):
+			return err
+		case errors.Is(err, sandbox.ErrSpawnerDead):
+			iso.logf("terminal: sandbox spawner unavailable, wrapping the command instead: %v", err)
+			return errNoSpawner
+		default:
+			// The policy cannot be enforced (or is wrong), as Wrap would say.
+			return &sandboxError{err}
+		}
+		var cgf *os.File
+		if cg != "" {
+			if cgf, err = os.Open(cg); err != nil {
+				return err
+			}
+		}
+		child, err := slot.sp.Start(&sandbox.Cmd{
+			Path: s.path, Args: s.argv, Env: s.env, Dir: s.dir,
+			Stdin: s.stdin, Stdout: s.stdout, Stderr: s.stdout,
+			// As newCmd: a process group of its own; Pdeathsig ties it to
+			// the helper, which is tied to this host.
+			Setpgid: true, Pdeathsig: syscall.SIGKILL,
+			Cgroup: cgf,
+		})
+		if cgf != nil {
+			cgf.Close()
+		}
+		if err == nil {
+			p.child = child
+			s.applied = child.Applied()
+			return nil
+		}
+		if !errors.Is(err, sandbox.ErrSpawnerDead) {
+			return err // the command's own failure (exec, cgroup)
+		}
+		iso.logf("terminal: sandbox spawner for session %q failed, restarting it: %v", s.session, err)
+		iso.dropSpawner(key, slot)
+	}
+	return errNoSpawner
+}
+
+// spawnerKey names the spawner a command can use: one per session (its
+// commands share a helper, and nothing with other sessions') and per
+// Writable set, which the helper's Landlock rules fix.
+func spawnerKey(s *spawnSpec) string {
+	return s.session + "\x00" + strings.Join(s.sandbox.Writable, "\x00")
+}
+
+// spawner returns the spawner for key, starting it on first use. Starts
+// for one key wait for the first; other keys do not.
+func (iso *isolator) spawner(key string, pol *sandbox.Policy) (*spawnerSlot, error) {
+	iso.spawnMu.Lock()
+	if iso.closed || iso.noSpawner {
+		iso.spawnMu.Unlock()
+		return nil, errNoSpawner
+	}
+	slot := iso.spawners[key]
+	if slot == nil {
+		if len(iso.spawners) >= maxSpawners {
+			iso.spawnMu.Unlock()
+			return nil, errNoSpawner
+		}
+		slot = &spawnerSlot{ready: make(chan struct{})}
+		iso.spawners[key] = slot
+		iso.spawnMu.Unlock()
+		sp := *pol
+		sp.TempDir = "" // the spawner makes the root of its commands' TMPDIRs
+		slot.sp, slot.err = sp.NewSpawner()
+		close(slot.ready)
+		if slot.err != nil {
+			iso.dropSpawner(key, slot)
+		}
+	} else {
+		iso.spawnMu.Unlock()
+		<-slot.ready
+	}
+	if slot.err != nil {
+		return nil, slot.err
+	}
+	return slot, nil
+}
+
+// dropSpawner forgets slot, if it is still the one for key, and stops it.
+func (iso *isolator) dropSpawner(key string, slot *spawnerSlot) {
+	iso.spawnMu.Lock()
+	if iso.spawners[key] == slot {
+		delete(iso.spawners, key)
+	}
+	iso.spawnMu.Unlock()
+	if slot.sp != nil {
+		_ = slot.sp.Close()
+	}
+}
+
+// releaseSession stops the session's spawners; its terminals have been
+// released.
+func (iso *isolator) releaseSession(id string) {
+	prefix := id + "\x00"
+	iso.spawnMu.Lock()
+	var slots []*spawnerSlot
+	for key, slot := range iso.spawners {
+		if strings.HasPrefix(key, prefix) {
+			slots = append(slots, slot)
+			delete(iso.spawners, key)
+		}
+	}
+	iso.spawnMu.Unlock()
+	closeSpawners(slots)
+}
+
+// closeSpawners stops spawners concurrently: each may take a moment to
+// reap and exit.
+func closeSpawners(slots []*spawnerSlot) {
+	var wg sync.WaitGroup
+	for _, slot := range slots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-slot.ready
+			if slot.sp != nil {
+				_ = slot.sp.Close()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (p *proc) pid() int {
+	if p.child != nil {
+		return p.child.Pid
+	}
+	return p.cmd.Process.Pid
+}
 
 // Values of siginfo_t.si_code for SIGCHLD.
 const (
@@ -162,6 +346,19 @@ const sigchldStatusOffset = 3*4 + (unsafe.Sizeof(uintptr(0)) - 4) + 4 + 4
 // until release, so signalling the group later cannot hit a stranger that
 // reused the number.
 func (p *proc) wait() (ExitStatus, error) {
+	if p.child != nil {
+		// The helper is the parent; it keeps the zombie until release
+		// just the same.
+		st, err := p.child.Wait()
+		if err != nil {
+			return ExitStatus{}, err
+		}
+		if st.Signal != 0 {
+			return ExitStatus{Signal: signalName(st.Signal)}, nil
+		}
+		code := uint32(st.Code)
+		return ExitStatus{ExitCode: &code}, nil
+	}
 	var info unix.Siginfo
 	for {
 		err := unix.Waitid(unix.P_PID, p.pid(), &info, unix.WEXITED|unix.WNOWAIT, nil)
@@ -185,7 +382,7 @@ func (p *proc) wait() (ExitStatus, error) {
 // terminate sends SIGTERM to the process group and, in a cgroup, to every
 // member (descendants that called setsid get the same chance to clean up).
 func (p *proc) terminate() {
-	signalGroup(p.pid(), unix.SIGTERM)
+	p.signalGroup(unix.SIGTERM)
 	if p.cgroup != "" {
 		cgroup.Signal(p.cgroup, unix.SIGTERM)
 	}
@@ -193,15 +390,30 @@ func (p *proc) terminate() {
 
 // kill sends SIGKILL to the process group and to the whole cgroup.
 func (p *proc) kill() {
-	signalGroup(p.pid(), unix.SIGKILL)
+	p.signalGroup(unix.SIGKILL)
 	if p.cgroup != "" {
 		_ = cgroup.Kill(p.cgroup)
 	}
 }
 
-// release reaps the command's process and removes its cgroup.
+func (p *proc) signalGroup(sig syscall.Signal) {
+	if p.child != nil {
+		p.child.Signal(sig, true)
+		return
+	}
+	signalGroup(p.pid(), sig)
+}
+
+// release reaps the command's process (through its spawner, which also
+// removes its TMPDIR) and removes its cgroup.
 func (p *proc) release(logf func(string, ...any)) {
-	_ = p.cmd.Wait()
+	if p.child != nil {
+		if err := p.child.Release(); err != nil {
+			logf("terminal: releasing pid %d: %v", p.child.Pid, err)
+		}
+	} else {
+		_ = p.cmd.Wait()
+	}
 	if p.cgroup != "" {
 		// RemoveTree: a command running as root may have made child
 		// cgroups of its own.
@@ -228,6 +440,15 @@ func (iso *isolator) sweep(ps []*proc) {
 }
 
 func (iso *isolator) close() {
+	iso.spawnMu.Lock()
+	iso.closed = true
+	slots := make([]*spawnerSlot, 0, len(iso.spawners))
+	for _, slot := range iso.spawners {
+		slots = append(slots, slot)
+	}
+	clear(iso.spawners)
+	iso.spawnMu.Unlock()
+	closeSpawners(slots)
 	if iso.dir != "" {
 		if err := cgroup.RemoveTree(iso.dir); err != nil {
 			iso.logf("terminal: removing cgroup %s: %v", iso.dir, err)

@@ -73,4 +73,6 @@ func (p *proc) release(func(string, ...any)) {}
 
 func (*isolator) sweep(ps []*proc) {}
 
+func (*isolator) releaseSession(string) {}
+
 func (*isolator) close() {}

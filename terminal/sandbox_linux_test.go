@@ -3,12 +3,14 @@
 package terminal
 
 import (
+	"bytes"
 	"errors"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -72,7 +74,7 @@ func TestSandboxWorkspaceWrite(t *testing.T) {
 	}
 
 	a := info.Sandbox
-	if a == nil || a.Mode != sandbox.WorkspaceWrite || !a.Confined() || a.TempDir == "" {
+	if a == nil || a.Mode != sandbox.WorkspaceWrite || !a.Confined() || a.TempDir == "" || !a.Shared {
 		t.Fatalf("Info.Sandbox = %v", a)
 	}
 	tmp := strings.TrimSpace(strings.SplitN(out.Text, "\n", 2)[0])
@@ -245,4 +247,75 @@ func hideLandlock() error {
 		return errno
 	}
 	return nil
+}
+
+// parentPID reads the parent of pid from /proc.
+func parentPID(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ppid
+}
+
+// The sandboxed commands of a session are started by one helper, each
+// with its own TMPDIR (removed at release); another session gets another
+// helper; ReleaseSession stops the session's.
+func TestSandboxSpawnerPerSession(t *testing.T) {
+	t.Parallel()
+	m := newTestManager(t, &Options{Policy: &Policy{Sandbox: &sandbox.Policy{Mode: sandbox.ReadOnly}}})
+	start := func(sid string) Info {
+		return mustCreate(t, m, Request{SessionID: sid, Command: `echo x > "$TMPDIR/f" && exec sleep 100`})
+	}
+	a1, a2, b1 := start("a"), start("a"), start("b")
+	helperA, helperB := parentPID(t, a1.PID), parentPID(t, b1.PID)
+	if parentPID(t, a2.PID) != helperA || helperA == helperB || helperA == os.Getpid() {
+		t.Errorf("helpers: a %d and %d, b %d; host %d", helperA, parentPID(t, a2.PID), helperB, os.Getpid())
+	}
+	if a1.Sandbox.TempDir == a2.Sandbox.TempDir || !a1.Sandbox.Shared {
+		t.Errorf("Info.Sandbox: %v and %v", a1.Sandbox, a2.Sandbox)
+	}
+	for _, info := range []Info{a1, a2, b1} {
+		if err := m.Kill(testCtx(t), info.SessionID, info.TerminalID); err != nil {
+			t.Fatal(err)
+		}
+		wantStatus(t, mustWait(t, m, info), ExitStatus{Signal: "SIGTERM"})
+	}
+	mustRelease(t, m, a1)
+	if _, err := os.Stat(a1.Sandbox.TempDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("TMPDIR %s after release: %v", a1.Sandbox.TempDir, err)
+	}
+	m.ReleaseSession("a")
+	waitDead(t, helperA)
+	if !alive(helperB) {
+		t.Error("session b's helper died with session a's")
+	}
+	mustRelease(t, m, b1)
+}
+
+// A helper that dies takes its running commands along, their terminals
+// end (with an unknown status) instead of hanging, and the next create
+// starts a new helper.
+func TestSandboxSpawnerDies(t *testing.T) {
+	t.Parallel()
+	m := newTestManager(t, &Options{Policy: &Policy{Sandbox: &sandbox.Policy{Mode: sandbox.ReadOnly}}})
+	info := mustCreate(t, m, Request{Command: "sleep 100"})
+	helper := parentPID(t, info.PID)
+	if err := unix.Kill(helper, unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, mustWait(t, m, info), ExitStatus{})
+	waitDead(t, info.PID)
+	mustRelease(t, m, info)
+	out, st := runTerminal(t, m, Request{Command: "echo again"})
+	wantStatus(t, st, ExitStatus{ExitCode: code(0)})
+	if out.Text != "again\n" {
+		t.Errorf("output after a new helper: %q", out.Text)
+	}
 }
