@@ -6,13 +6,20 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // finishTimeout bounds the kill, output and release calls with which
 // RunCommand ends a command, even when its ctx was cancelled.
 const finishTimeout = 10 * time.Second
+
+// DefaultOutputText is how many bytes of a command's final output the
+// finished tool call carries as text when CommandOptions.OutputText is zero:
+// enough for a test run's failures, little enough for a client to show.
+const DefaultOutputText = 64 << 10
 
 // CommandOptions tunes RunCommand. A nil *CommandOptions means defaults.
 type CommandOptions struct {
@@ -23,6 +30,11 @@ type CommandOptions struct {
 	// Timeout bounds the wait for the command; on expiry it is killed and
 	// the result says TimedOut. Zero means no timeout.
 	Timeout time.Duration
+	// OutputText bounds, in bytes, the tail of the final output that the
+	// finished tool call carries as text content after the terminal, for
+	// clients that do not show terminals (see RunCommand). Zero means
+	// DefaultOutputText; negative leaves the text out.
+	OutputText int
 }
 
 // CommandResult is how a command run by RunCommand ended.
@@ -39,11 +51,39 @@ type CommandResult struct {
 	// TimedOut reports that CommandOptions.Timeout expired and the command
 	// was killed.
 	TimedOut bool
+	// Cancelled reports that RunCommand's ctx ended while the command ran,
+	// and the command was killed.
+	Cancelled bool
 }
 
-// Succeeded reports a zero exit code without a timeout or a signal.
+// Succeeded reports a zero exit code without a timeout, a cancel or a
+// signal.
 func (r *CommandResult) Succeeded() bool {
-	return r.ExitCode != nil && *r.ExitCode == 0 && r.Signal == nil && !r.TimedOut
+	return r.ExitCode != nil && *r.ExitCode == 0 && r.Signal == nil && !r.TimedOut && !r.Cancelled
+}
+
+// Status says in a few words how the command ended: "exit 0", "exit 3",
+// "killed by SIGKILL", "timed out, killed by SIGTERM", "cancelled, killed
+// by SIGTERM", or "no exit status" when the client reported none. A signal
+// wins over an exit code, since some clients report a signalled command
+// with exit code 1 as well.
+func (r *CommandResult) Status() string {
+	var s string
+	switch {
+	case r.Signal != nil:
+		s = "killed by " + *r.Signal
+	case r.ExitCode != nil:
+		s = fmt.Sprintf("exit %d", *r.ExitCode)
+	default:
+		s = "no exit status"
+	}
+	switch {
+	case r.TimedOut:
+		s = "timed out, " + s
+	case r.Cancelled:
+		s = "cancelled, " + s
+	}
+	return s
 }
 
 // commandRawOutput is the rawOutput of the final tool call update.
@@ -65,8 +105,24 @@ type commandRawOutput struct {
 //  4. terminal/wait_for_exit, killing the command if opts.Timeout expires;
 //  5. terminal/output for the final output;
 //  6. update the tool call: completed for a zero exit, else failed, with the
-//     exit status in rawOutput and the terminal still embedded;
+//     exit status in rawOutput, the terminal still embedded and, after it,
+//     the output as text (below);
 //  7. terminal/release.
+//
+// The text content is for clients that do not render terminals (acpx, a
+// log), which would otherwise show nothing of what the command printed. It
+// is the tail of the final output, at most opts.OutputText bytes (default
+// DefaultOutputText) cut at a character start, in a fenced code block,
+// then a line with the Status and, when the client's outputByteLimit or
+// OutputText cut the output, how much of it is shown:
+//
+//	```
+//	ok  	example.com/pkg	0.012s
+//	```
+//	exit 0
+//
+// It comes after the terminal so that a client that renders terminals can
+// show the terminal and leave the text aside.
 //
 // If ctx is cancelled while the command runs (say, on session/cancel), the
 // command is killed, the tool call is marked failed, the terminal released,
@@ -96,9 +152,12 @@ func (a *AgentConn) RunCommand(ctx context.Context, req *CreateTerminalRequest, 
 		Args    []string `json:"args,omitempty"`
 		Cwd     *string  `json:"cwd,omitempty"`
 	}{req.Command, req.Args, req.Cwd})
-	if err := a.SessionUpdate(ctx, &SessionNotification{SessionID: req.SessionID, Update: call}); err != nil {
+	if err := a.SessionUpdate(ctx, &SessionNotification{SessionID: req.SessionID, Update: call}); err != nil && ctx.Err() == nil {
 		return nil, err
 	}
+	// A cancel that ended the announcement may have come after it was
+	// written: go on, so that the kill and the final update below happen
+	// as for any cancel.
 
 	waitCtx, cancelWait := ctx, context.CancelFunc(func() {})
 	if opts.Timeout > 0 {
@@ -109,54 +168,129 @@ func (a *AgentConn) RunCommand(ctx context.Context, req *CreateTerminalRequest, 
 
 	finish, cancelFinish := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancelFinish()
-	cancelled := ctx.Err() != nil
-	if err != nil && (cancelled || errors.Is(err, context.DeadlineExceeded)) {
-		res.TimedOut = !cancelled
+	res.Cancelled = ctx.Err() != nil
+	if err != nil && (res.Cancelled || errors.Is(err, context.DeadlineExceeded)) {
+		res.TimedOut = !res.Cancelled
 		if kerr := term.Kill(finish); kerr != nil {
 			return res, kerr
 		}
 		st, err = term.WaitForExit(finish)
 	}
 	if err != nil {
-		a.failToolCall(finish, req.SessionID, res, &commandRawOutput{Cancelled: cancelled})
+		a.failToolCall(finish, req.SessionID, res, "the exit status could not be read: "+err.Error())
 		return res, err
 	}
 	res.ExitCode, res.Signal = st.ExitCode, st.Signal
 
 	out, err := term.Output(finish)
 	if err != nil {
-		a.failToolCall(finish, req.SessionID, res, &commandRawOutput{ExitCode: res.ExitCode, Signal: res.Signal, Cancelled: cancelled})
+		a.failToolCall(finish, req.SessionID, res, res.Status()+"; the output could not be read: "+err.Error())
 		return res, err
 	}
 	res.Output, res.Truncated = out.Output, out.Truncated
 
 	status := ToolCallStatusCompleted
-	if !res.Succeeded() || cancelled {
+	if !res.Succeeded() {
 		status = ToolCallStatusFailed
 	}
 	update := TerminalToolCallUpdate(res.ToolCallID, status, term.ID)
-	update.RawOutput, _ = json.Marshal(&commandRawOutput{
-		ExitCode: res.ExitCode, Signal: res.Signal, Truncated: res.Truncated,
-		TimedOut: res.TimedOut, Cancelled: cancelled,
-	})
+	update.RawOutput = res.rawOutput()
+	if limit := outputTextLimit(opts.OutputText); limit >= 0 {
+		update.Content = append(update.Content, TextToolCallContent(outputText(res, limit)))
+	}
 	if err := a.SessionUpdate(finish, &SessionNotification{SessionID: req.SessionID, Update: update}); err != nil {
 		return res, err
 	}
 	if err := term.Release(finish); err != nil {
 		return res, err
 	}
-	if cancelled {
+	if res.Cancelled {
 		return res, ctx.Err()
 	}
 	return res, nil
 }
 
+// rawOutput is the rawOutput of the final tool call update.
+func (r *CommandResult) rawOutput() json.RawMessage {
+	b, _ := json.Marshal(&commandRawOutput{
+		ExitCode: r.ExitCode, Signal: r.Signal, Truncated: r.Truncated,
+		TimedOut: r.TimedOut, Cancelled: r.Cancelled,
+	})
+	return b
+}
+
 // failToolCall marks the tool call failed after an error, best effort: the
-// error that got us here is the one worth returning.
-func (a *AgentConn) failToolCall(ctx context.Context, sid SessionID, res *CommandResult, raw *commandRawOutput) {
+// error that got us here is the one worth returning. The text says what is
+// known, for clients that show no terminal.
+func (a *AgentConn) failToolCall(ctx context.Context, sid SessionID, res *CommandResult, text string) {
 	update := TerminalToolCallUpdate(res.ToolCallID, ToolCallStatusFailed, res.TerminalID)
-	update.RawOutput, _ = json.Marshal(raw)
+	update.RawOutput = res.rawOutput()
+	update.Content = append(update.Content, TextToolCallContent(text))
 	_ = a.SessionUpdate(ctx, &SessionNotification{SessionID: sid, Update: update})
+}
+
+// outputTextLimit resolves CommandOptions.OutputText: -1 for no text.
+func outputTextLimit(n int) int {
+	switch {
+	case n < 0:
+		return -1
+	case n == 0:
+		return DefaultOutputText
+	}
+	return n
+}
+
+// outputText is the text content of a finished command: the last limit
+// bytes of its output, fenced, and its status (see RunCommand).
+func outputText(res *CommandResult, limit int) string {
+	tail := tailString(res.Output, limit)
+	var b strings.Builder
+	if tail == "" {
+		b.WriteString("(no output)\n")
+	} else {
+		fence := codeFence(tail)
+		b.WriteString(fence + "\n" + tail)
+		if !strings.HasSuffix(tail, "\n") {
+			b.WriteString("\n")
+		}
+		b.WriteString(fence + "\n")
+	}
+	b.WriteString(res.Status())
+	if res.Truncated || len(tail) < len(res.Output) {
+		// Whoever cut it, what is shown is the end of the output.
+		fmt.Fprintf(&b, "; output truncated, the last %d bytes shown", len(tail))
+	}
+	return b.String()
+}
+
+// tailString is the last n bytes of s or fewer, starting at a character
+// start so that a multi-byte character is not split: it skips at most
+// utf8.UTFMax-1 continuation bytes, which also bounds the loop for a string
+// that is not UTF-8.
+func tailString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	k := len(s) - n
+	for j := 0; j < utf8.UTFMax-1 && k < len(s) && !utf8.RuneStart(s[k]); j++ {
+		k++
+	}
+	return s[k:]
+}
+
+// codeFence is a Markdown fence that text cannot close early: three
+// backticks, or one more than the longest run of backticks in text.
+func codeFence(text string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(text); i++ {
+		if text[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
 }
 
 // commandLine renders a request's command for a title.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // scriptedTerminals is a TerminalHandler whose commands are scripts:
@@ -144,31 +146,47 @@ func initialized(t *testing.T, client Client) *AgentConn {
 
 func TestRunCommand(t *testing.T) {
 	for _, tc := range []struct {
+		name       string
 		command    string
 		timeout    time.Duration
+		outputText int
 		wantStatus ToolCallStatus
 		wantCalls  string
 		wantRaw    string
+		wantText   string // "" means no text content
 	}{
-		{"exit0", 0, ToolCallStatusCompleted, "create wait output release", `{"exitCode":0,"signal":null,"truncated":false}`},
-		{"exit3", 0, ToolCallStatusFailed, "create wait output release", `{"exitCode":3,"signal":null,"truncated":false}`},
-		{"hang", time.Millisecond, ToolCallStatusFailed, "create wait kill wait output release", `{"exitCode":null,"signal":"SIGTERM","truncated":false,"timedOut":true}`},
+		{"exit0", "exit0", 0, 0, ToolCallStatusCompleted, "create wait output release", `{"exitCode":0,"signal":null,"truncated":false}`,
+			"```\nout\n```\nexit 0"},
+		{"exit3", "exit3", 0, 0, ToolCallStatusFailed, "create wait output release", `{"exitCode":3,"signal":null,"truncated":false}`,
+			"```\nout\n```\nexit 3"},
+		{"timeout", "hang", time.Millisecond, 0, ToolCallStatusFailed, "create wait kill wait output release", `{"exitCode":null,"signal":"SIGTERM","truncated":false,"timedOut":true}`,
+			"```\nout\n```\ntimed out, killed by SIGTERM"},
+		{"text cut to 2 bytes", "exit0", 0, 2, ToolCallStatusCompleted, "create wait output release", `{"exitCode":0,"signal":null,"truncated":false}`,
+			"```\nt\n```\nexit 0; output truncated, the last 2 bytes shown"},
+		{"no text", "exit0", 0, -1, ToolCallStatusCompleted, "create wait output release", `{"exitCode":0,"signal":null,"truncated":false}`,
+			""},
 	} {
-		t.Run(tc.command, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			client := newScripted()
 			ac := initialized(t, client)
 			res, err := ac.RunCommand(context.Background(), &CreateTerminalRequest{SessionID: "s1", Command: tc.command},
-				&CommandOptions{ToolCallID: "call_1", Timeout: tc.timeout})
+				&CommandOptions{ToolCallID: "call_1", Timeout: tc.timeout, OutputText: tc.outputText})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Output != "out\n" || res.TimedOut != (tc.timeout > 0) || res.ToolCallID != "call_1" {
+			if res.Output != "out\n" || res.TimedOut != (tc.timeout > 0) || res.ToolCallID != "call_1" || res.Cancelled {
 				t.Errorf("result = %+v", res)
 			}
 			<-client.updated
 			<-client.updated
 			calls, updates := client.snapshot()
-			if got := joinWords(calls); got != tc.wantCalls {
+			got := joinWords(calls)
+			if tc.timeout > 0 {
+				// The timeout may withdraw the first wait_for_exit before
+				// the client has seen it.
+				got = strings.Replace(got, "create kill", "create wait kill", 1)
+			}
+			if got != tc.wantCalls {
 				t.Errorf("calls = %q, want %q", got, tc.wantCalls)
 			}
 			if len(updates) != 2 {
@@ -180,14 +198,77 @@ func TestRunCommand(t *testing.T) {
 				t.Errorf("announcement = %#v", updates[0])
 			}
 			upd, ok := updates[1].(*ToolCallUpdate)
-			if !ok || upd.Status == nil || *upd.Status != tc.wantStatus || len(upd.Content) != 1 {
+			if !ok || upd.Status == nil || *upd.Status != tc.wantStatus {
 				t.Fatalf("final update = %#v", updates[1])
 			}
 			if !jsonEqual(upd.RawOutput, []byte(tc.wantRaw)) {
 				t.Errorf("rawOutput = %s, want %s", upd.RawOutput, tc.wantRaw)
 			}
+			// The terminal first, for clients that render it; then the
+			// text, for those that do not.
+			want := []ToolCallContent{TerminalContent(res.TerminalID)}
+			if tc.wantText != "" {
+				want = append(want, TextToolCallContent(tc.wantText))
+			}
+			gotJSON, _ := json.Marshal(upd.Content)
+			wantJSON, _ := json.Marshal(want)
+			if string(gotJSON) != string(wantJSON) {
+				t.Errorf("final content\n got %s\nwant %s", gotJSON, wantJSON)
+			}
 		})
 	}
+}
+
+func TestOutputText(t *testing.T) {
+	code := func(c uint32) *uint32 { return &c }
+	for _, tc := range []struct {
+		name  string
+		res   CommandResult
+		limit int
+		want  string
+	}{
+		{"no output", CommandResult{ExitCode: code(0)}, 100, "(no output)\nexit 0"},
+		{"no final newline", CommandResult{ExitCode: code(1), Output: "a\nb"}, 100, "```\na\nb\n```\nexit 1"},
+		{"cut by the client", CommandResult{ExitCode: code(0), Output: "tail\n", Truncated: true}, 100,
+			"```\ntail\n```\nexit 0; output truncated, the last 5 bytes shown"},
+		// "é" is two bytes: a 3-byte tail would start inside one.
+		{"cut at a character start", CommandResult{ExitCode: code(0), Output: "éé"}, 3,
+			"```\né\n```\nexit 0; output truncated, the last 2 bytes shown"},
+		{"backticks in the output", CommandResult{Signal: Ptr("SIGKILL"), Output: "```go\nx\n````\n"}, 100,
+			"`````\n```go\nx\n````\n`````\nkilled by SIGKILL"},
+		{"signal wins over exit code", CommandResult{ExitCode: code(1), Signal: Ptr("SIGINT"), Cancelled: true, Output: "x\n"}, 100,
+			"```\nx\n```\ncancelled, killed by SIGINT"},
+		{"no status", CommandResult{Output: "x\n"}, 100, "```\nx\n```\nno exit status"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := outputText(&tc.res, tc.limit); got != tc.want {
+				t.Errorf("outputText =\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzTailString checks the tail's invariants: within the limit, a suffix
+// of the input, and valid UTF-8 whenever the input is.
+func FuzzTailString(f *testing.F) {
+	f.Add("hello\n", 3)
+	f.Add("ééé", 4)
+	f.Add("\xff\x80\x80\x80\x80", 2)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 0 {
+			n = -n
+		}
+		got := tailString(s, n)
+		if len(got) > n || !strings.HasSuffix(s, got) {
+			t.Fatalf("tailString(%q, %d) = %q", s, n, got)
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Fatalf("tailString(%q, %d) = %q, not UTF-8", s, n, got)
+		}
+		if utf8.ValidString(s) && len(s)-len(got) > 0 && n-len(got) >= utf8.UTFMax {
+			t.Fatalf("tailString(%q, %d) = %q dropped more than a character", s, n, got)
+		}
+	})
 }
 
 func TestRunCommandCancelled(t *testing.T) {
@@ -202,15 +283,27 @@ func TestRunCommandCancelled(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	if res == nil || res.Signal == nil || *res.Signal != "SIGTERM" || res.TimedOut {
+	if res == nil || res.Signal == nil || *res.Signal != "SIGTERM" || res.TimedOut || !res.Cancelled || res.Succeeded() {
 		t.Fatalf("result = %+v", res)
 	}
 	if id := <-client.released; id != res.TerminalID {
 		t.Fatalf("released %q, want %q", id, res.TerminalID)
 	}
-	calls, _ := client.snapshot()
+	<-client.updated // the announcement
+	<-client.updated // the final update
+	calls, updates := client.snapshot()
 	if got := joinWords(calls); got != "create wait kill wait output release" {
 		t.Errorf("calls = %q", got)
+	}
+	upd, ok := updates[len(updates)-1].(*ToolCallUpdate)
+	if !ok || *upd.Status != ToolCallStatusFailed || len(upd.Content) != 2 {
+		t.Fatalf("final update = %#v", updates[len(updates)-1])
+	}
+	if text := upd.Content[1].(*Content).Content.(*TextContent).Text; text != "```\nout\n```\ncancelled, killed by SIGTERM" {
+		t.Errorf("final text %q", text)
+	}
+	if !jsonEqual(upd.RawOutput, []byte(`{"exitCode":null,"signal":"SIGTERM","truncated":false,"cancelled":true}`)) {
+		t.Errorf("rawOutput = %s", upd.RawOutput)
 	}
 }
 

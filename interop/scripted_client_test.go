@@ -99,16 +99,25 @@ func checkShellAgent(t *testing.T, tr transcript, cwd string) {
 		}
 	}
 
+	// Each line's final update: status, rawOutput, and the text that a
+	// client without terminals shows (the output's tail, then the status).
 	lines := []struct {
 		line   string
 		status string
 		raw    map[string]any
+		text   string
 	}{
-		{"echo interop", "completed", map[string]any{"exitCode": 0, "signal": nil, "truncated": false}},
-		{"exit 3", "failed", map[string]any{"exitCode": 3, "signal": nil, "truncated": false}},
-		{"kill -TERM $$", "failed", map[string]any{"exitCode": nil, "signal": "SIGTERM", "truncated": false}},
-		{"sleep 1000", "failed", map[string]any{"exitCode": nil, "signal": "SIGTERM", "truncated": false, "cancelled": true}},
+		{"echo interop", "completed", map[string]any{"exitCode": 0, "signal": nil, "truncated": false},
+			"```\ninterop\n```\nexit 0"},
+		{"exit 3", "failed", map[string]any{"exitCode": 3, "signal": nil, "truncated": false},
+			"(no output)\nexit 3"},
+		{"kill -TERM $$", "failed", map[string]any{"exitCode": nil, "signal": "SIGTERM", "truncated": false},
+			"(no output)\nkilled by SIGTERM"},
+		{"sleep 1000", "failed", map[string]any{"exitCode": nil, "signal": "SIGTERM", "truncated": false, "cancelled": true},
+			"```\nsleeping\n```\ncancelled, killed by SIGTERM"},
 	}
+	t.Run("without terminals", func(t *testing.T) { checkShownWithoutTerminals(t, tr) })
+
 	var creates []msg
 	for _, w := range wire {
 		if w.dir == "in" && w.m.str("method") == "terminal/create" {
@@ -162,7 +171,11 @@ func checkShellAgent(t *testing.T, tr transcript, cwd string) {
 			u = final.m.sub("params.update")
 			wantJSON(t, u, "sessionUpdate", "tool_call_update")
 			wantJSON(t, u, "status", want.status)
-			wantJSON(t, u, "content", embed)
+			// The terminal first, for clients that render it; the text
+			// after it, for those that do not.
+			wantJSON(t, u, "content", append(embed, map[string]any{
+				"type": "content", "content": map[string]any{"type": "text", "text": want.text},
+			}))
 			for k, v := range want.raw {
 				wantJSON(t, u, "rawOutput."+k, v)
 			}
@@ -193,5 +206,37 @@ func checkShellAgent(t *testing.T, tr transcript, cwd string) {
 				t.Error("no second wait_for_exit after the kill")
 			}
 		})
+	}
+}
+
+// checkShownWithoutTerminals reads the updates as the SDK parsed them, the
+// way a client that renders no terminal (acpx) shows them, from their text
+// alone: each command's output and status in its finished tool call, and a
+// closing message per turn that names every command's result.
+func checkShownWithoutTerminals(t *testing.T, tr transcript) {
+	var shown []string
+	for _, u := range tr.updates {
+		switch u.str("sessionUpdate") {
+		case "agent_message_chunk":
+			shown = append(shown, "message: "+u.str("content.text"))
+		case "tool_call_update":
+			content, _ := u.at("content").([]any)
+			for _, c := range content {
+				if c := obj(c.(map[string]any)); c.str("type") == "content" && c.str("content.type") == "text" {
+					shown = append(shown, u.str("status")+": "+c.str("content.text"))
+				}
+			}
+		}
+	}
+	want := []string{
+		"completed: ```\ninterop\n```\nexit 0",
+		"failed: (no output)\nexit 3",
+		"failed: (no output)\nkilled by SIGTERM",
+		"message: ok   echo interop: exit 0\nFAIL exit 3: exit 3\nFAIL kill -TERM $$: killed by SIGTERM\n3 of 3 commands ran, 2 failed.",
+		"failed: ```\nsleeping\n```\ncancelled, killed by SIGTERM",
+		"message: FAIL sleep 1000: cancelled, killed by SIGTERM\n1 of 2 commands ran, 1 failed, 1 not run.",
+	}
+	if got, w := strings.Join(shown, "\n--\n"), strings.Join(want, "\n--\n"); got != w {
+		t.Errorf("shown without terminals:\n%s\nwant:\n%s", got, w)
 	}
 }

@@ -141,16 +141,19 @@ func TestTTYNoColor(t *testing.T) {
 	}
 }
 
-// TestTTYAsk: without --approve-all, acpterm asks on the terminal.
+// TestTTYAsk: without --approve-all, acpterm asks on the terminal, and
+// one key answers (no Enter), echoed as the word it stands for.
 func TestTTYAsk(t *testing.T) {
 	t.Parallel()
 	out, code := runPTY(t, nil, func(s *ptyScreen, tty *os.File) {
 		s.expect(t, "the agent wants to run: sh -c 'echo first'")
 		s.expect(t, "allow? [y]es, [n]o, [a]lways")
-		tty.WriteString("y\r")
+		tty.WriteString("y")
+		s.expect(t, "rest of this run): yes\r\n")
 		s.expect(t, "the agent wants to run: sh -c 'echo second'")
 		s.expect(t, "allow?")
-		tty.WriteString("n\r")
+		tty.WriteString("n")
+		s.expect(t, "rest of this run): no\r\n")
 	}, "run", "-p", "echo first\necho second", "--", acptermBin, "agent")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%q", code, out)
@@ -159,6 +162,34 @@ func TestTTYAsk(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("terminal lacks %q", want)
 		}
+	}
+	if t.Failed() {
+		t.Fatalf("terminal output:\n%q", out)
+	}
+}
+
+// TestTTYAskCtrlC: the question holds the terminal in raw mode, where
+// Ctrl-C is a key, not a signal: it denies and interrupts the turn as
+// Ctrl-C does at any other time.
+func TestTTYAskCtrlC(t *testing.T) {
+	t.Parallel()
+	out, code := runPTY(t, nil, func(s *ptyScreen, tty *os.File) {
+		s.expect(t, "the agent wants to run: sh -c 'echo first'")
+		s.expect(t, "allow?")
+		tty.WriteString("\x03")
+		s.expect(t, "^C: no, and the turn is interrupted\r\n")
+		s.expect(t, "cancelling the turn")
+	}, "run", "-p", "echo first\necho second", "--", acptermBin, "agent")
+	if code != 130 {
+		t.Fatalf("exit %d, want 130 (cancelled):\n%q", code, out)
+	}
+	for _, want := range []string{"permission denied: \x1b[0mrun sh -c 'echo first'", "turn cancelled"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("terminal lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "echo second'") {
+		t.Errorf("the turn went on after Ctrl-C")
 	}
 	if t.Failed() {
 		t.Fatalf("terminal output:\n%q", out)

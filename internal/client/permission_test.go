@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
@@ -195,9 +196,11 @@ func (tt *tty) expect(t *testing.T, s string) {
 	tt.out.expect(t, s)
 }
 
-func (tt *tty) answer(t *testing.T, s string) {
+// answer types keys: a pipe is no terminal, so each write is one read of
+// the prompter, as a key is in raw mode.
+func (tt *tty) answer(t *testing.T, keys string) {
 	t.Helper()
-	if _, err := io.WriteString(tt.inW, s+"\n"); err != nil {
+	if _, err := io.WriteString(tt.inW, keys); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -231,36 +234,47 @@ func TestApproverAsks(t *testing.T) {
 		return ch
 	}
 
-	// y: allow once.
+	// y: allow once, echoed.
 	ch := ask(false)
 	term.expect(t, "edit main.go")
 	term.expect(t, "rest of this run): ")
 	term.answer(t, "y")
+	term.expect(t, "yes\n")
 	if r := <-ch; r.outcome != "allow" {
 		t.Fatalf("y gave %q", r.outcome)
 	}
-	// Nonsense, then n (to a command).
+	// Another key gets a reminder, Enter is ignored; then n (to a command).
 	ch = ask(true)
 	term.expect(t, "rm -rf build")
 	term.expect(t, "rest of this run): ")
-	term.answer(t, "maybe")
-	term.expect(t, "please answer y, n or a")
-	term.expect(t, "rest of this run): ") // asked again
-	term.answer(t, "no")
+	term.answer(t, "x")
+	term.expect(t, "please press y, n or a: ")
+	term.answer(t, "\r\n")
+	term.answer(t, "N")
+	term.expect(t, "no\n")
 	if r := <-ch; r.allow {
 		t.Fatal("n allowed the command")
 	}
-	// Empty means no.
+	// Enter alone is no answer: the y after it is.
 	ch = ask(false)
 	term.expect(t, "rest of this run): ")
-	term.answer(t, "")
+	term.answer(t, "\r")
+	term.answer(t, "y")
+	if r := <-ch; r.outcome != "allow" {
+		t.Fatalf("Enter then y gave %q", r.outcome)
+	}
+	// n to a request.
+	ch = ask(false)
+	term.expect(t, "rest of this run): ")
+	term.answer(t, "n")
 	if r := <-ch; r.outcome != "reject" {
-		t.Fatalf("empty answer gave %q", r.outcome)
+		t.Fatalf("n gave %q", r.outcome)
 	}
 	// a: allow always, and everything later without asking.
 	ch = ask(false)
 	term.expect(t, "rest of this run): ")
 	term.answer(t, "a")
+	term.expect(t, "always\n")
 	if r := <-ch; r.outcome != "always" {
 		t.Fatalf("a gave %q", r.outcome)
 	}
@@ -270,7 +284,7 @@ func TestApproverAsks(t *testing.T) {
 	if r := <-ask(false); r.outcome != "always" {
 		t.Fatalf("a request after 'always' gave %q", r.outcome)
 	}
-	want := []string{"allow_once", "reject_once", "reject_once", "allow_always", "allow_always", "allow_always"}
+	want := []string{"allow_once", "reject_once", "allow_once", "reject_once", "allow_always", "allow_always", "allow_always"}
 	var got []string
 	for _, e := range rec.events {
 		got = append(got, e.Decision)
@@ -328,6 +342,64 @@ func TestApproverRequestCancelled(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the question did not end with its request")
 	}
+}
+
+// TestPrompterControlKeys: Ctrl-C, which raw mode delivers as a byte,
+// answers no and interrupts; Ctrl-D answers no.
+func TestPrompterControlKeys(t *testing.T) {
+	for _, tt := range []struct {
+		name, key, echo string
+		interrupts      int
+	}{
+		{"Ctrl-C", "\x03", "^C: no, and the turn is interrupted\n", 1},
+		{"Ctrl-D", "\x04", "no\n", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			term := newTTY(t)
+			interrupts := 0
+			term.p.interrupt = func() { interrupts++ }
+			ch := make(chan answer, 1)
+			go func() { ch <- term.p.ask(context.Background(), nil, "? ") }()
+			term.expect(t, "? ")
+			term.answer(t, tt.key)
+			if got := <-ch; got != answerNo {
+				t.Fatalf("answer %v, want no", got)
+			}
+			term.expect(t, tt.echo)
+			if interrupts != tt.interrupts {
+				t.Fatalf("%d interrupts, want %d", interrupts, tt.interrupts)
+			}
+		})
+	}
+}
+
+// TestPrompterTypeAhead: a key typed before the question is not its
+// answer. synctest.Wait makes sure the key has reached the prompter before
+// the question is asked, and that the question then waits for another.
+func TestPrompterTypeAhead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inR, inW := io.Pipe()
+		p := newPrompter(inR, io.Discard, nil)
+		defer func() {
+			p.Close()
+			inW.Close()
+		}()
+		p.start()
+		go io.WriteString(inW, "y")
+		synctest.Wait() // the reader holds the "y", waiting for a question
+		ch := make(chan answer, 1)
+		go func() { ch <- p.ask(context.Background(), nil, "? ") }()
+		synctest.Wait()
+		select {
+		case got := <-ch:
+			t.Fatalf("answered %v by a key typed ahead", got)
+		default:
+		}
+		go io.WriteString(inW, "n")
+		if got := <-ch; got != answerNo {
+			t.Fatalf("answer %v, want no", got)
+		}
+	})
 }
 
 func TestPrompterEOF(t *testing.T) {

@@ -313,6 +313,23 @@ func TestTextRendererEdges(t *testing.T) {
 			want: []string{"✓ read main.go [read]\n  │ package main\n  │ edit /w/main.go\n"},
 		},
 		{
+			// RunCommand's text for clients without terminals: the
+			// terminal's own tail is shown instead, once.
+			name: "output as text beside a terminal acpterm ran",
+			steps: []step{created("t", "echo hi", nil, 1<<20), toolCall("c", "echo hi", acp.ToolCallStatusInProgress, "t"),
+				output("t", "hi\n"), exited("t", code(0)),
+				{update: &acp.ToolCallUpdate{ToolCallID: "c", Status: acp.Ptr(acp.ToolCallStatusCompleted), Content: []acp.ToolCallContent{
+					acp.TerminalContent("t"), acp.TextToolCallContent("```\nhi\n```\nexit 0")}}}},
+			want:    []string{"✓ echo hi [execute]\n  │ hi\n  └ exit 0 · "},
+			notWant: []string{"```", "│ exit 0"},
+		},
+		{
+			name: "text beside a terminal acpterm did not run",
+			steps: []step{{update: &acp.ToolCall{ToolCallID: "c", Title: "remote", Kind: acp.ToolKindExecute, Status: acp.ToolCallStatusCompleted,
+				Content: []acp.ToolCallContent{acp.TerminalContent("elsewhere"), acp.TextToolCallContent("done")}}}},
+			want: []string{"✓ remote [execute]\n  │ done\n"},
+		},
+		{
 			name: "permissions",
 			steps: []step{
 				{perm: &PermissionEvent{Title: "edit", Decision: "allow_once"}},

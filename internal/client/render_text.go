@@ -726,9 +726,20 @@ func (r *textRenderer) toolBlock(tv *toolView, now time.Time) string {
 		}
 	}
 	b.WriteString("\n")
-	for i, l := range tv.texts {
+	// An agent may add a command's output as text beside its terminal, for
+	// clients that show no terminal (acp.AgentConn.RunCommand does); when
+	// acpterm ran the terminal its tail is printed below, and the text
+	// would print the output twice.
+	texts := tv.texts
+	for _, id := range tv.terminals {
+		if r.terms[id] != nil {
+			texts = nil
+			break
+		}
+	}
+	for i, l := range texts {
 		if i == r.o.TailLines {
-			b.WriteString(r.st.dim(fmt.Sprintf("  │ … %d more lines", len(tv.texts)-i)) + "\n")
+			b.WriteString(r.st.dim(fmt.Sprintf("  │ … %d more lines", len(texts)-i)) + "\n")
 			break
 		}
 		b.WriteString(r.st.dim("  │ ") + clip(l, r.lineWidth(4)) + "\n")

@@ -63,11 +63,15 @@ func evilTurn() []step {
 		{update: &acp.ToolCall{ToolCallID: acp.ToolCallID("id" + evil), Title: title, Kind: kind, Status: acp.ToolCallStatusInProgress,
 			Content: []acp.ToolCallContent{
 				&acp.Terminal{TerminalID: "term_1"},
-				&acp.Content{Content: &acp.TextContent{Text: "content" + evil + "\nmore"}},
-				&acp.Content{Content: &acp.ResourceLink{Name: "link" + evil, URI: "file:///" + evil}},
 				&acp.Diff{Path: "/path" + evil, NewText: "x"},
 			}}},
-		{update: &acp.ToolCall{ToolCallID: acp.ToolCallID("id2" + evil), Status: acp.ToolCallStatusInProgress}},
+		// Text is shown under a tool call without a terminal acpterm ran
+		// (beside one, the terminal's tail is shown instead).
+		{update: &acp.ToolCall{ToolCallID: acp.ToolCallID("id2" + evil), Status: acp.ToolCallStatusInProgress,
+			Content: []acp.ToolCallContent{
+				&acp.Content{Content: &acp.TextContent{Text: "content" + evil + "\nmore"}},
+				&acp.Content{Content: &acp.ResourceLink{Name: "link" + evil, URI: "file:///" + evil}},
+			}}},
 		output("term_1", "output"+evil+"\n"),
 		output("term_2", "output2"+evil+"\n"),
 		advance(2 * time.Second), tick,

@@ -1,8 +1,10 @@
 // Package shellagent is acpterm's built-in ACP agent. It has no model behind
 // it: each non-empty line of a prompt is a shell command, run in order
 // through the client's terminals (one tool call per command, with the
-// terminal embedded so the user watches it live), and the turn ends with an
-// agent message that sums up how each command exited.
+// terminal embedded so the user watches it live, and the tail of its output
+// as text for clients that show no terminal), and the turn ends with an
+// agent message that names each command's result: exit code or signal, and
+// whether its output was truncated.
 //
 // Commands are sent as an explicit argv, "sh" "-c" LINE, rather than as a
 // bare shell line, so that clients which exec commands directly run them the
@@ -150,9 +152,12 @@ func (a *Agent) run(ctx context.Context, sid acp.SessionID, cwd, line string) ou
 	if a.opts.OutputLimit > 0 {
 		req.OutputByteLimit = acp.Ptr(a.opts.OutputLimit)
 	}
-	res, err := a.conn.RunCommand(ctx, req, &acp.CommandOptions{Title: line, Timeout: a.opts.Timeout})
+	res, err := a.conn.RunCommand(ctx, req, &acp.CommandOptions{Title: line, Timeout: a.opts.Timeout, OutputText: outputText})
 	if res != nil {
-		o.exitCode, o.signal, o.timedOut, o.truncated = res.ExitCode, res.Signal, res.TimedOut, res.Truncated
+		o.status, o.succeeded = res.Status(), res.Succeeded()
+		// Truncated as the tool call's text shows it: cut by the client's
+		// limit or by RunCommand's.
+		o.truncated = res.Truncated || len(res.Output) > outputText
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -164,6 +169,10 @@ func (a *Agent) run(ctx context.Context, sid acp.SessionID, cwd, line string) ou
 	}
 	return o
 }
+
+// outputText is how much of each command's output its finished tool call
+// carries as text, for clients that do not show terminals.
+const outputText = acp.DefaultOutputText
 
 func (a *Agent) say(ctx context.Context, sid acp.SessionID, text string) error {
 	return a.conn.SessionUpdate(ctx, &acp.SessionNotification{
@@ -192,42 +201,35 @@ func commandLines(prompt []acp.ContentBlock) []string {
 // outcome is how one command ended.
 type outcome struct {
 	line      string
-	exitCode  *uint32
-	signal    *string
-	timedOut  bool
+	status    string // acp.CommandResult.Status; "" when it did not run
+	succeeded bool
 	truncated bool
 	cancelled bool
 	startErr  error
 }
 
 func (o outcome) ok() bool {
-	return o.startErr == nil && !o.cancelled && !o.timedOut && o.signal == nil && o.exitCode != nil && *o.exitCode == 0
+	return o.startErr == nil && !o.cancelled && o.succeeded
 }
 
+// describe is the result of a command as the summary names it: its exit
+// code or signal (acp.CommandResult.Status), and whether its output was
+// truncated.
 func (o outcome) describe() string {
-	var parts []string
 	switch {
 	case o.startErr != nil:
 		return "could not run: " + errorText(o.startErr)
-	case o.exitCode != nil:
-		parts = append(parts, fmt.Sprintf("exit %d", *o.exitCode))
+	case o.status == "" && o.cancelled:
+		return "cancelled"
 	}
-	if o.signal != nil {
-		parts = append(parts, "killed by "+*o.signal)
-	}
-	if o.timedOut {
-		parts = append(parts, "timed out")
-	}
-	if o.cancelled {
-		parts = append(parts, "cancelled")
+	s := o.status
+	if o.cancelled && !strings.HasPrefix(s, "cancelled") {
+		s = "cancelled, " + s
 	}
 	if o.truncated {
-		parts = append(parts, "output truncated")
+		s += ", output truncated"
 	}
-	if len(parts) == 0 {
-		return "no exit status"
-	}
-	return strings.Join(parts, ", ")
+	return s
 }
 
 func errorText(err error) string {

@@ -100,6 +100,41 @@ func (c *recorder) transcript() (message string, statuses []string, titles []str
 	return message, statuses, titles
 }
 
+// outputs maps each tool call's title to the content of its final update
+// after the terminal: the output as text, for clients without terminals.
+// It fails the test if a final update does not embed the terminal first.
+func (c *recorder) outputs(t *testing.T) map[string]string {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	titles := map[acp.ToolCallID]string{}
+	texts := map[string]string{}
+	for _, u := range c.updates {
+		switch u := u.(type) {
+		case *acp.ToolCall:
+			titles[u.ToolCallID] = u.Title
+		case *acp.ToolCallUpdate:
+			if len(u.Content) != 2 {
+				t.Fatalf("final update of %q has %d content items, want terminal and text", titles[u.ToolCallID], len(u.Content))
+			}
+			if _, ok := u.Content[0].(*acp.Terminal); !ok {
+				t.Fatalf("final update of %q: first content %T, want the terminal", titles[u.ToolCallID], u.Content[0])
+			}
+			texts[titles[u.ToolCallID]] = u.Content[1].(*acp.Content).Content.(*acp.TextContent).Text
+		}
+	}
+	return texts
+}
+
+func wantOutputs(t *testing.T, got, want map[string]string) {
+	t.Helper()
+	for title, w := range want {
+		if got[title] != w {
+			t.Errorf("text of %q:\n%s\nwant:\n%s", title, got[title], w)
+		}
+	}
+}
+
 func TestStopsAtFirstFailure(t *testing.T) {
 	client := newTermClient(t)
 	cc, sid := connect(t, client, nil)
@@ -110,11 +145,13 @@ func TestStopsAtFirstFailure(t *testing.T) {
 	if strings.Join(titles, "|") != "echo hi|exit 3" || strings.Join(statuses, " ") != "completed failed" {
 		t.Errorf("titles %q statuses %q", titles, statuses)
 	}
-	for _, want := range []string{"ok   echo hi: exit 0", "FAIL exit 3: exit 3", "2 of 3 commands ran, 1 failed, 1 not run."} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("summary %q lacks %q", msg, want)
-		}
+	if want := "ok   echo hi: exit 0\nFAIL exit 3: exit 3\n2 of 3 commands ran, 1 failed, 1 not run."; msg != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", msg, want)
 	}
+	wantOutputs(t, client.outputs(t), map[string]string{
+		"echo hi": "```\nhi\n```\nexit 0",
+		"exit 3":  "(no output)\nexit 3",
+	})
 }
 
 func TestKeepGoingAndTimeout(t *testing.T) {
@@ -125,10 +162,38 @@ func TestKeepGoingAndTimeout(t *testing.T) {
 	if strings.Join(statuses, " ") != "failed failed completed completed" {
 		t.Errorf("statuses %q", statuses)
 	}
-	for _, want := range []string{"FAIL false: exit 1", "FAIL sleep 30: killed by SIGTERM, timed out", "output truncated", "4 of 4 commands ran, 2 failed."} {
+	for _, want := range []string{
+		"FAIL false: exit 1\n", "FAIL sleep 30: timed out, killed by SIGTERM\n",
+		"ok   echo 0123456789abcdef: exit 0, output truncated\n", "4 of 4 commands ran, 2 failed.",
+	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("summary %q lacks %q", msg, want)
 		}
+	}
+	wantOutputs(t, client.outputs(t), map[string]string{
+		"false":    "(no output)\nexit 1",
+		"sleep 30": "(no output)\ntimed out, killed by SIGTERM",
+		// The client kept the last 8 bytes (OutputLimit).
+		"echo 0123456789abcdef": "```\n9abcdef\n```\nexit 0; output truncated, the last 8 bytes shown",
+	})
+}
+
+// TestLongOutput: output past acp.DefaultOutputText reaches the tool call
+// as its tail, and the summary says it was truncated.
+func TestLongOutput(t *testing.T) {
+	client := newTermClient(t)
+	cc, sid := connect(t, client, nil)
+	// 100000 lines "line N": about 690 KB, under the runtime's default
+	// limit, so only RunCommand's cut applies.
+	prompt(t, cc, sid, "seq -f 'line %g' 1 100000")
+	msg, _, _ := client.transcript()
+	if !strings.Contains(msg, "ok   seq -f 'line %g' 1 100000: exit 0, output truncated\n") {
+		t.Errorf("summary %q", msg)
+	}
+	text := client.outputs(t)["seq -f 'line %g' 1 100000"]
+	if !strings.HasSuffix(text, "line 99999\nline 100000\n```\nexit 0; output truncated, the last 65536 bytes shown") ||
+		len(text) > acp.DefaultOutputText+100 {
+		t.Errorf("text: %d bytes ending %q", len(text), text[max(len(text)-200, 0):])
 	}
 }
 
@@ -150,8 +215,11 @@ func TestCancelKillsTheRunningCommand(t *testing.T) {
 		t.Errorf("terminals left after cancel: %v", live)
 	}
 	msg, _, titles := client.transcript()
-	if len(titles) != 1 || !strings.Contains(msg, "cancelled") {
+	if len(titles) != 1 || !strings.HasPrefix(msg, "FAIL sleep 30: cancelled, killed by SIG") {
 		t.Errorf("titles %q, summary %q", titles, msg)
+	}
+	if text := client.outputs(t)["sleep 30"]; !strings.HasPrefix(text, "(no output)\ncancelled, killed by SIG") {
+		t.Errorf("text of the cancelled command %q", text)
 	}
 }
 

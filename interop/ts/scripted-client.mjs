@@ -9,6 +9,7 @@
 //
 // It prints one JSON object per line on stdout:
 //   {"kind":"wire","dir":"in"|"out","msg":...}  every JSON-RPC message
+//   {"kind":"update","update":...}              a session/update as the SDK parsed it
 //   {"kind":"event","event":...}                what the scripted terminals saw
 //   {"kind":"step","step":NAME,...}             the outcome of each prompt
 //   {"kind":"wire-check","checked":N,"problems":[...]}
@@ -49,7 +50,9 @@ function lookup({ sessionId, terminalId }) {
 
 const app = acp
   .client({ name: "acpterm-interop-scripted-client" })
-  .onNotification(acp.methods.client.session.update, () => {})
+  // What the agent shows, as the SDK parsed it: the test reads it the way a
+  // client that renders no terminal would, from the text content alone.
+  .onNotification(acp.methods.client.session.update, ({ params }) => print({ kind: "update", update: params.update }))
   .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
     const allow = params.options.find((o) => o.kind.startsWith("allow"));
     return { outcome: allow ? { outcome: "selected", optionId: allow.optionId } : { outcome: "cancelled" } };
