@@ -58,6 +58,7 @@ Exit status (run, demo):
        answer initialize in time, or broke the protocol
   4    the agent refused (stopReason refusal)
   5    the agent hit a limit (stopReason max_tokens or max_turn_requests)
+  124  the turn ran longer than --turn-timeout (cancelled, then killed)
   130  cancelled by Ctrl-C or SIGTERM (stopReason cancelled)
 
 Run "acpterm help COMMAND" for a command's flags.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/acpterm/acpterm/internal/client"
@@ -37,13 +38,24 @@ directories; one read returns at most 64 MiB.
 
 Ctrl-C (or SIGTERM) cancels the turn (session/cancel); a second one kills
 the agent and its commands. Either way the exit status is 130.
+--turn-timeout cancels a turn that runs longer the same way, and kills the
+agent if it has not stopped 10s later; the exit status is then 124.
+
+Modes, models, options: --mode ID (session/set_mode, or the agent's config
+option of category mode), --model ID (its config option of category model)
+and --set ID=VALUE (any config option) are applied after session/new and
+before the prompt. A value the agent does not offer is a usage error that
+lists the ones it does. The text output shows the mode and model in a dim
+line at the start and when they change, the agent's slash commands once,
+and its last usage report (context tokens, cost) at the end; on a TTY a
+"waiting for AGENT" line appears while the agent has been silent for 2s.
 
 Exit status: 0 end_turn, 1 acpterm failed, 2 usage, 3 the agent failed
 (start, crash, init timeout, protocol error), 4 refusal, 5 max_tokens or
-max_turn_requests, 130 cancelled.
+max_turn_requests, 124 --turn-timeout, 130 cancelled.
 
 With --format json, stdout carries one JSON object per line (events
-session_update, terminal_created, terminal_output, terminal_exit,
+session, session_update, terminal_created, terminal_output, terminal_exit,
 permission, then stop or error) and nothing else.
 
 Authentication: when session/new answers -32000 (authentication
@@ -87,6 +99,10 @@ type runFlags struct {
 	shell        string
 	initTimeout  time.Duration
 	auth         string
+	mode         string
+	model        string
+	settings     []string
+	turnTimeout  time.Duration
 	sandbox      sandboxFlags
 }
 
@@ -115,6 +131,10 @@ func newRunFlags(out io.Writer) *runFlags {
 	fs.StringVar(&f.shell, "shell", "", "the shell `PATH` that runs commands sent as one line\n(default: $SHELL when it is a POSIX shell, else /bin/sh)")
 	fs.DurationVar(&f.initTimeout, "init-timeout", f.initTimeout, "give the agent `DURATION` to answer initialize and session/new")
 	fs.StringVar(&f.auth, "auth", "", "authenticate with the agent's auth `METHOD` (its ID) before session/new\n(default: only when the agent asks; see Authentication below)")
+	fs.StringVar(&f.mode, "mode", "", "switch the session to the agent's mode `ID` before the prompt")
+	fs.StringVar(&f.model, "model", "", "switch the session to model `ID` (the agent's config option of category model)")
+	fs.Var(listFlag{&f.settings}, "set", "set the agent's session config option: `ID=VALUE`; repeatable")
+	fs.DurationVar(&f.turnTimeout, "turn-timeout", 0, "cancel the turn after `DURATION`, then kill the agent (exit status 124;\ndefault: none)")
 	f.sandbox.add(fs)
 	fs.Usage = usageText(fs, runUsage)
 	return f
@@ -187,6 +207,17 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		prompt = string(b)
 	}
+	var settings []client.SessionSetting
+	for _, s := range f.settings {
+		id, value, ok := strings.Cut(s, "=")
+		if !ok || id == "" {
+			return usage("--set %q: want ID=VALUE", s)
+		}
+		settings = append(settings, client.SessionSetting{ID: id, Value: value})
+	}
+	if f.turnTimeout < 0 {
+		return usage("--turn-timeout must not be negative")
+	}
 	approval := client.ApprovalAsk
 	switch {
 	case f.approveAll:
@@ -209,6 +240,10 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Shell:        f.shell,
 		InitTimeout:  f.initTimeout,
 		Auth:         f.auth,
+		Mode:         f.mode,
+		Model:        f.model,
+		Settings:     settings,
+		TurnTimeout:  f.turnTimeout,
 		Stdout:       stdout,
 		Stderr:       stderr,
 	}

@@ -18,6 +18,11 @@ const (
 	ExitRefusal = 4
 	// ExitLimit: the turn ended with stopReason max_tokens or max_turn_requests.
 	ExitLimit = 5
+	// ExitTimeout: --turn-timeout cancelled the turn (and killed the agent
+	// if it did not stop within the cancel grace). 124 is what timeout(1)
+	// exits with, so scripts already know it; it differs from 130 so that
+	// a slow agent is not taken for a user's Ctrl-C.
+	ExitTimeout = 124
 	// ExitCancelled: the turn was cancelled (Ctrl-C, SIGTERM), as shells
 	// report a SIGINT death (128+2).
 	ExitCancelled = 130

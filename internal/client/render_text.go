@@ -77,6 +77,8 @@ type textRenderer struct {
 	printed   bool
 	suspended int
 	finished  bool
+
+	sess textSession // session state, usage, the waiting line (session_config_render.go)
 }
 
 type streamKind int
@@ -187,6 +189,7 @@ func (r *textRenderer) SessionUpdate(n *acp.SessionNotification, _ json.RawMessa
 	if r.finished {
 		return
 	}
+	r.sess.heard = r.o.Now()
 	switch u := n.Update.(type) {
 	case *acp.AgentMessageChunk:
 		r.addText(streamMessage, contentText(u.Content))
@@ -223,6 +226,10 @@ func (r *textRenderer) SessionUpdate(n *acp.SessionNotification, _ json.RawMessa
 	case *acp.Plan:
 		r.endText()
 		r.push(itemBlock, r.planText(u.Entries))
+	case *acp.AvailableCommandsUpdate:
+		r.showCommands(u.AvailableCommands)
+	case *acp.UsageUpdate:
+		r.sess.usage = u
 	}
 	r.flush(false)
 }
@@ -437,6 +444,7 @@ func (r *textRenderer) planText(entries []acp.PlanEntry) string {
 func (r *textRenderer) TerminalEvent(ev terminal.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.sess.heard = r.o.Now()
 	tv := r.terms[ev.TerminalID]
 	if tv == nil {
 		if ev.Kind != terminal.EventCreated {
@@ -476,6 +484,7 @@ func (r *textRenderer) Permission(p PermissionEvent) {
 	if r.finished {
 		return
 	}
+	r.sess.heard = r.o.Now()
 	what := textsafe.Line(p.Title)
 	if p.TerminalCommand != "" {
 		what = "run " + textsafe.Line(p.TerminalCommand)
@@ -547,6 +556,9 @@ func (r *textRenderer) Finish(reason acp.StopReason) {
 		if !r.embedded[tv.id] {
 			r.queue = append(r.queue, &item{kind: itemBlock, term: tv})
 		}
+	}
+	if line := r.usageLine(); line != "" {
+		r.push(itemNote, line)
 	}
 	switch reason {
 	case "", acp.StopReasonEndTurn:
@@ -692,6 +704,13 @@ func (r *textRenderer) liveText(now time.Time) string {
 		}
 		lines = append(lines, header("$ "+tv.command, tv.started))
 		body(tv)
+	}
+	if len(lines) == 0 {
+		// Nothing running to show: say that acpterm waits for the agent,
+		// once it has been silent for a moment.
+		if w := r.waitingLine(now, cols); w != "" {
+			lines = append(lines, w)
+		}
 	}
 	if len(lines) == 0 {
 		return ""

@@ -55,6 +55,14 @@ type Config struct {
 	// right after initialize; "" authenticates only when session/new
 	// answers -32000 (auth_session.go).
 	Auth string
+	// Mode, Model and Settings are applied after session/new, in this
+	// order, before the prompt (session_config.go); "" and nil leave the
+	// agent's choice.
+	Mode, Model string
+	Settings    []SessionSetting
+	// TurnTimeout cancels a turn that runs longer, then kills the agent
+	// after CancelGrace (0: none); the run exits with ExitTimeout.
+	TurnTimeout time.Duration
 
 	Format   Format
 	Approval Approval
@@ -139,6 +147,7 @@ type driver struct {
 	cfg  Config
 	cwd  string
 	r    Renderer
+	view *sessionView // in front of r: the session's mode and model
 	perm *approver
 	mgr  *terminal.Manager
 	conn *acp.ClientConn
@@ -160,6 +169,7 @@ type driver struct {
 	protoErr    *protocolError
 	interrupts  int
 	killed      bool
+	timedOut    bool                    // --turn-timeout ended the turn
 	cancelCall  context.CancelCauseFunc // of the call in flight
 }
 
@@ -227,6 +237,8 @@ func (d *driver) run(ctx context.Context) int {
 	} else {
 		d.r = NewTextRenderer(c.Stdout, &c.Text)
 	}
+	d.view = newSessionView(d.r)
+	d.r = d.view
 	var p *prompter
 	if c.TTYIn != nil && c.TTYOut != nil {
 		p = newPrompter(c.TTYIn, c.TTYOut, d.r.Suspend)
@@ -357,6 +369,9 @@ func (d *driver) session(ctx context.Context, h *handler) (acp.StopReason, int, 
 	if err := d.mgr.SetSessionCwd(string(sess.SessionID), d.cwd); err != nil {
 		return "", ExitFailure, err.Error()
 	}
+	if code, msg := d.configureSession(ctx, d.view, sess); code != ExitOK {
+		return "", code, msg
+	}
 
 	// session/prompt
 	d.mu.Lock()
@@ -366,6 +381,11 @@ func (d *driver) session(ctx context.Context, h *handler) (acp.StopReason, int, 
 	if interrupted {
 		return "", ExitCancelled, "interrupted before the turn started"
 	}
+	d.view.start(filepath.Base(c.Agent[0]))
+	if c.TurnTimeout > 0 {
+		d.wg.Add(1)
+		go d.watchTurn(sess.SessionID)
+	}
 	callCtx, done = d.callCtx(ctx, 0)
 	resp, err := conn.Prompt(callCtx, &acp.PromptRequest{
 		SessionID: sess.SessionID,
@@ -374,6 +394,16 @@ func (d *driver) session(ctx context.Context, h *handler) (acp.StopReason, int, 
 	d.mu.Lock()
 	d.phase = phaseDone
 	d.mu.Unlock()
+	if d.turnTimedOut() && !d.cancelledByUser() {
+		// Whether the agent ended the cancelled turn or was killed, the
+		// turn is reported as cancelled by the timeout.
+		done()
+		how := "cancelled"
+		if d.wasKilled() {
+			how = "cancelled; the agent did not stop and was killed"
+		}
+		return acp.StopReasonCancelled, ExitTimeout, fmt.Sprintf("the turn ran longer than --turn-timeout %s (%s)", c.TurnTimeout, how)
+	}
 	if err != nil {
 		code, msg := d.callFailed(callCtx, "session/prompt", err)
 		done()
@@ -490,7 +520,7 @@ func (d *driver) callFailed(ctx context.Context, method string, err error) (int,
 		if ae.Code == acp.CodeAuthRequired {
 			return ExitAgent, fmt.Sprintf("the agent needs authentication (%s); log in with the agent's own tools first", ae.Message)
 		}
-		return ExitAgent, fmt.Sprintf("the agent answered %s with an error: %s (code %d)", method, ae.Message, ae.Code)
+		return ExitAgent, fmt.Sprintf("the agent answered %s with an error: %s (code %d)%s", method, ae.Message, ae.Code, errorDataText(ae.Data))
 	}
 	return ExitAgent, fmt.Sprintf("protocol error: bad answer to %s: %v", method, err)
 }

@@ -1,0 +1,308 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/textsafe"
+)
+
+// SessionSetting is one --set ID=VALUE: a session config option and the
+// value to give it.
+type SessionSetting struct {
+	ID, Value string
+}
+
+// SessionInfo is the state of the session that a user cares to see: the
+// current mode and model, as IDs and, when the agent named them, names.
+// Empty fields mean the agent offers no such choice.
+type SessionInfo struct {
+	SessionID acp.SessionID
+	Mode      string
+	ModeName  string
+	Model     string
+	ModelName string
+}
+
+// sessionRenderer is implemented by renderers that show the session's
+// state and the waiting line: both built-in ones. An optional interface
+// keeps Renderer small for the renderers that do not care.
+type sessionRenderer interface {
+	// ShowSession shows the current mode and model: once before the
+	// prompt, then after each change.
+	ShowSession(info SessionInfo)
+	// StartTurn marks the moment the prompt is sent; agent names the agent
+	// for the waiting line.
+	StartTurn(agent string)
+}
+
+// sessionState is what the agent told us of its modes and config options:
+// the session/new result, then the answers to set_mode and
+// set_config_option and the current_mode_update / config_option_update
+// notifications. It is owned by sessionView, which locks it.
+type sessionState struct {
+	sid     acp.SessionID
+	modes   *acp.SessionModeState
+	options []acp.SessionConfigOption
+}
+
+// info is the state in the words SessionInfo uses. A mode comes from
+// modes, else from a config option of category mode (opencode's); the
+// model from a config option of category model. The pinned v1 schema has
+// no session "models" (session/set_model was removed from the unstable
+// schema), so gemini's models are not seen.
+func (s *sessionState) info() SessionInfo {
+	in := SessionInfo{SessionID: s.sid}
+	if s.modes != nil {
+		in.Mode = string(s.modes.CurrentModeID)
+		for _, m := range s.modes.AvailableModes {
+			if m.ID == s.modes.CurrentModeID {
+				in.ModeName = m.Name
+			}
+		}
+	} else if o := findOptionByCategory(s.options, acp.SessionConfigOptionCategoryMode); o != nil {
+		in.Mode, in.ModeName = selectCurrent(o)
+	}
+	if o := findOptionByCategory(s.options, acp.SessionConfigOptionCategoryModel); o != nil {
+		in.Model, in.ModelName = selectCurrent(o)
+	}
+	return in
+}
+
+// findOptionByCategory is the first select option of category cat.
+func findOptionByCategory(opts []acp.SessionConfigOption, cat acp.SessionConfigOptionCategory) *acp.SessionConfigOption {
+	for i := range opts {
+		if opts[i].Category != nil && *opts[i].Category == cat {
+			if _, ok := opts[i].Kind.(*acp.SessionConfigSelect); ok {
+				return &opts[i]
+			}
+		}
+	}
+	return nil
+}
+
+// selectCurrent is the current value of a select option and its name.
+func selectCurrent(o *acp.SessionConfigOption) (id, name string) {
+	sel, ok := o.Kind.(*acp.SessionConfigSelect)
+	if !ok {
+		return "", ""
+	}
+	for _, v := range selectValues(sel) {
+		if v.Value == sel.CurrentValue {
+			return string(v.Value), v.Name
+		}
+	}
+	return string(sel.CurrentValue), ""
+}
+
+// selectValues flattens a select's options, grouped or not.
+func selectValues(sel *acp.SessionConfigSelect) []acp.SessionConfigSelectOption {
+	switch o := sel.Options.(type) {
+	case acp.SessionConfigSelectOptionList:
+		return o
+	case acp.SessionConfigSelectGroupList:
+		var all []acp.SessionConfigSelectOption
+		for _, g := range o {
+			all = append(all, g.Options...)
+		}
+		return all
+	}
+	return nil
+}
+
+// choice is a value the user may name: its ID and its human name.
+type choice struct{ id, name string }
+
+// matchChoice finds what the user asked for among the valid choices: the
+// exact ID, else the one choice whose ID or name equals it ignoring case
+// (people type "Big Pickle" or "YOLO"). ok is false when nothing, or more
+// than one choice, matches.
+func matchChoice(want string, choices []choice) (id string, ok bool) {
+	for _, c := range choices {
+		if c.id == want {
+			return c.id, true
+		}
+	}
+	found := -1
+	for i, c := range choices {
+		if strings.EqualFold(c.id, want) || (c.name != "" && strings.EqualFold(c.name, want)) {
+			if found >= 0 && choices[found].id != c.id {
+				return "", false
+			}
+			found = i
+		}
+	}
+	if found < 0 {
+		return "", false
+	}
+	return choices[found].id, true
+}
+
+// maxListed bounds the choices listed in an error: an agent may offer
+// hundreds of models.
+const maxListed = 40
+
+// listChoices lists choices for an error message: IDs, sanitized, bounded.
+func listChoices(choices []choice) string {
+	if len(choices) == 0 {
+		return "none"
+	}
+	var b strings.Builder
+	for i, c := range choices {
+		if i == maxListed {
+			fmt.Fprintf(&b, " … and %d more", len(choices)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(textsafe.Quote(clipString(c.id, 80)))
+	}
+	return b.String()
+}
+
+// clipString cuts s to at most n bytes at a character start.
+func clipString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = strings.ToValidUTF8(s[:n], "")
+	return s + "…"
+}
+
+func modeChoices(modes *acp.SessionModeState) []choice {
+	var cs []choice
+	for _, m := range modes.AvailableModes {
+		cs = append(cs, choice{string(m.ID), m.Name})
+	}
+	return cs
+}
+
+func optionChoices(opts []acp.SessionConfigOption) []choice {
+	var cs []choice
+	for _, o := range opts {
+		cs = append(cs, choice{string(o.ID), o.Name})
+	}
+	return cs
+}
+
+func valueChoices(o *acp.SessionConfigOption) []choice {
+	switch k := o.Kind.(type) {
+	case *acp.SessionConfigSelect:
+		var cs []choice
+		for _, v := range selectValues(k) {
+			cs = append(cs, choice{string(v.Value), v.Name})
+		}
+		return cs
+	case *acp.SessionConfigBoolean:
+		return []choice{{"true", ""}, {"false", ""}}
+	}
+	return nil
+}
+
+// configValue is the session/set_config_option value for the user's
+// value of option o, or an error message listing the valid ones.
+func configValue(o *acp.SessionConfigOption, flag, want string) (acp.SessionConfigValue, string) {
+	id, ok := matchChoice(want, valueChoices(o))
+	if !ok {
+		if _, known := o.Kind.(*acp.UnknownSessionConfigKind); known {
+			return nil, fmt.Sprintf("%s: option %s is of a type acpterm cannot set", flag, textsafe.Quote(string(o.ID)))
+		}
+		return nil, fmt.Sprintf("%s: the agent offers no such value for %s; it offers %s", flag, textsafe.Quote(string(o.ID)), listChoices(valueChoices(o)))
+	}
+	if _, ok := o.Kind.(*acp.SessionConfigBoolean); ok {
+		return &acp.SessionConfigBooleanValue{Value: id == "true"}, ""
+	}
+	return &acp.SessionConfigSelectValue{Value: acp.SessionConfigValueID(id)}, ""
+}
+
+// findOption is the option the user named by its ID (or, unambiguously,
+// its name).
+func findOption(opts []acp.SessionConfigOption, want string) *acp.SessionConfigOption {
+	id, ok := matchChoice(want, optionChoices(opts))
+	if !ok {
+		return nil
+	}
+	for i := range opts {
+		if string(opts[i].ID) == id {
+			return &opts[i]
+		}
+	}
+	return nil
+}
+
+// configureSession applies --mode, --model and each --set, in this order,
+// after session/new and before the prompt. Each is checked against what
+// the agent offers at that moment (a new model may bring other options),
+// so a value the agent does not offer is a usage error that lists the
+// valid ones, and nothing is sent for it.
+func (d *driver) configureSession(ctx context.Context, v *sessionView, sess *acp.NewSessionResponse) (int, string) {
+	c := &d.cfg
+	v.setState(&sessionState{sid: sess.SessionID, modes: sess.Modes, options: sess.ConfigOptions})
+	if c.Mode != "" {
+		st := v.snapshot()
+		switch mo := findOptionByCategory(st.options, acp.SessionConfigOptionCategoryMode); {
+		case st.modes != nil && len(st.modes.AvailableModes) > 0:
+			id, ok := matchChoice(c.Mode, modeChoices(st.modes))
+			if !ok {
+				return ExitUsage, fmt.Sprintf("--mode %s: the agent offers no such mode; it offers %s", textsafe.Quote(c.Mode), listChoices(modeChoices(st.modes)))
+			}
+			callCtx, done := d.callCtx(ctx, c.InitTimeout)
+			_, err := d.conn.SetSessionMode(callCtx, &acp.SetSessionModeRequest{SessionID: sess.SessionID, ModeID: acp.SessionModeID(id)})
+			if err != nil {
+				code, msg := d.callFailed(callCtx, "session/set_mode", err)
+				done()
+				return code, msg
+			}
+			done()
+			v.setMode(acp.SessionModeID(id))
+		case mo != nil:
+			if code, msg := d.setOption(ctx, v, mo, "--mode", c.Mode); code != ExitOK {
+				return code, msg
+			}
+		default:
+			return ExitUsage, "--mode: the agent offers no modes"
+		}
+	}
+	if c.Model != "" {
+		mo := findOptionByCategory(v.snapshot().options, acp.SessionConfigOptionCategoryModel)
+		if mo == nil {
+			return ExitUsage, "--model: the agent offers no model choice (no config option of category \"model\")"
+		}
+		if code, msg := d.setOption(ctx, v, mo, "--model", c.Model); code != ExitOK {
+			return code, msg
+		}
+	}
+	for _, s := range c.Settings {
+		flag := "--set " + textsafe.Quote(s.ID+"="+s.Value)
+		opts := v.snapshot().options
+		o := findOption(opts, s.ID)
+		if o == nil {
+			return ExitUsage, fmt.Sprintf("%s: the agent offers no such option; it offers %s", flag, listChoices(optionChoices(opts)))
+		}
+		if code, msg := d.setOption(ctx, v, o, flag, s.Value); code != ExitOK {
+			return code, msg
+		}
+	}
+	return ExitOK, ""
+}
+
+// setOption sends session/set_config_option and keeps the options the
+// agent answers with.
+func (d *driver) setOption(ctx context.Context, v *sessionView, o *acp.SessionConfigOption, flag, want string) (int, string) {
+	val, msg := configValue(o, flag, want)
+	if val == nil {
+		return ExitUsage, msg
+	}
+	sid := v.snapshot().sid
+	callCtx, done := d.callCtx(ctx, d.cfg.InitTimeout)
+	defer done()
+	resp, err := d.conn.SetSessionConfigOption(callCtx, &acp.SetSessionConfigOptionRequest{SessionID: sid, ConfigID: o.ID, Value: val})
+	if err != nil {
+		return d.callFailed(callCtx, "session/set_config_option", err)
+	}
+	v.setOptions(resp.ConfigOptions)
+	return ExitOK, ""
+}

@@ -1,0 +1,130 @@
+package client
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/textsafe"
+)
+
+// textSession is what the text renderer keeps of the session beside the
+// turn itself: the slash commands (shown once), the latest usage (shown at
+// the end) and the waiting line's clock (waiting.go).
+type textSession struct {
+	agent         string    // for the waiting line; "" before StartTurn
+	heard         time.Time // the last sign of the agent
+	commandsShown bool
+	usage         *acp.UsageUpdate
+}
+
+var (
+	_ sessionRenderer = (*textRenderer)(nil)
+	_ sessionRenderer = (*jsonRenderer)(nil)
+)
+
+// sessionLine is the one line that shows the mode and model ("" when the
+// agent offers neither). The agent's IDs and names go through textsafe.
+func sessionLine(in SessionInfo) string {
+	var parts []string
+	add := func(what, id, name string) {
+		if id == "" {
+			return
+		}
+		s := what + " " + textsafe.Line(clipString(id, 80))
+		if name != "" && !strings.EqualFold(name, id) {
+			s += " (" + textsafe.Line(clipString(name, 80)) + ")"
+		}
+		parts = append(parts, s)
+	}
+	add("mode", in.Mode, in.ModeName)
+	add("model", in.Model, in.ModelName)
+	return strings.Join(parts, " · ")
+}
+
+func (r *textRenderer) ShowSession(in SessionInfo) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	line := sessionLine(in)
+	if r.finished || line == "" {
+		return
+	}
+	r.endText()
+	r.push(itemNote, r.st.dim(line)+"\n")
+	r.flush(false)
+}
+
+func (r *textRenderer) StartTurn(agent string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sess.agent = textsafe.Line(clipString(agent, 60))
+	r.sess.heard = r.o.Now()
+}
+
+// Bounds of the slash command line: an agent may send hundreds.
+const (
+	maxCommandsShown   = 30
+	maxCommandNameSize = 40
+)
+
+// showCommands shows the agent's slash commands, names only, the first
+// time it sends them (r.mu held): later updates are the same list again
+// or a small change not worth a line in a one-shot run.
+func (r *textRenderer) showCommands(cmds []acp.AvailableCommand) {
+	if r.sess.commandsShown || len(cmds) == 0 {
+		return
+	}
+	r.sess.commandsShown = true
+	var b strings.Builder
+	b.WriteString("commands:")
+	for i, c := range cmds {
+		if i == maxCommandsShown {
+			fmt.Fprintf(&b, " … +%d more", len(cmds)-i)
+			break
+		}
+		b.WriteString(" /" + textsafe.Line(clipString(c.Name, maxCommandNameSize)))
+	}
+	r.endText()
+	r.push(itemNote, r.st.dim(b.String())+"\n")
+}
+
+// usageLine is the last usage_update as one line ("" when none came).
+func (r *textRenderer) usageLine() string {
+	u := r.sess.usage
+	if u == nil {
+		return ""
+	}
+	s := fmt.Sprintf("context: %s / %s tokens", groupDigits(u.Used), groupDigits(u.Size))
+	if u.Cost != nil {
+		s += " · cost " + strconv.FormatFloat(u.Cost.Amount, 'f', -1, 64) + " " + textsafe.Line(clipString(u.Cost.Currency, 16))
+	}
+	return r.st.dim(s) + "\n"
+}
+
+// groupDigits writes n with thousands separators: 200,000.
+func groupDigits(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// jsonSession is the "session" event: the mode and model the turn starts
+// with, then each change.
+type jsonSession struct {
+	Event     string        `json:"event"`
+	SessionID acp.SessionID `json:"sessionId"`
+	Mode      string        `json:"mode,omitempty"`
+	Model     string        `json:"model,omitempty"`
+}
+
+func (r *jsonRenderer) ShowSession(in SessionInfo) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(jsonSession{Event: "session", SessionID: in.SessionID, Mode: in.Mode, Model: in.Model})
+}
+
+func (r *jsonRenderer) StartTurn(string) {}
