@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"io"
 	"sync"
 
@@ -18,23 +19,57 @@ type AgentConn struct {
 	clientCaps *ClientCapabilities // from the last initialize request
 }
 
+// ServeAgent serves agent to a client over r (the agent's stdin) and w (its
+// stdout) until the connection ends or ctx does, then closes the connection
+// and waits for every goroutine it started, handlers included. It is
+// NewAgentConn, Wait and Close in one call, the usual main of an agent
+// process:
+//
+//	err := acp.ServeAgent(ctx, agent, os.Stdin, os.Stdout, nil)
+//
+// It returns nil when the client ended its input (closed the agent's
+// stdin); ctx.Err() when ctx ended first; else the error that ended the
+// connection (a failed read, a client that stopped reading: see
+// ConnOptions.StallTimeout). What Close reports is joined to it.
+func ServeAgent(ctx context.Context, agent Agent, r io.Reader, w io.Writer, opts *ConnOptions) error {
+	a := NewAgentConn(agent, r, w, opts)
+	var stopped error
+	select {
+	case <-a.Done():
+	case <-ctx.Done():
+		stopped = ctx.Err()
+	}
+	closeErr := a.Close()
+	if stopped != nil {
+		return errors.Join(stopped, closeErr)
+	}
+	// After Close, Wait returns at once: the reader has stopped.
+	return errors.Join(a.Wait(), closeErr)
+}
+
 // NewAgentConn serves agent on a connection to a client: r carries what the
 // client writes (the agent's stdin) and w what it reads (the agent's stdout).
-// If agent has a method SetConn(*AgentConn), it is called with the new
+// If agent implements AgentConnSetter, SetConn is called with the new
 // connection before any message is served, so that the agent can send
 // updates and call the client from its handlers. Serving starts at once;
-// Close ends the connection.
+// Close ends the connection. ServeAgent does all this and waits for the end.
 func NewAgentConn(agent Agent, r io.Reader, w io.Writer, opts *ConnOptions) *AgentConn {
 	a := &AgentConn{agent: agent}
 	a.conn = newConn(r, w, a.handle, opts)
-	if s, ok := agent.(interface{ SetConn(*AgentConn) }); ok {
+	if s, ok := agent.(AgentConnSetter); ok {
 		s.SetConn(a)
 	}
 	close(a.ready)
 	return a
 }
 
-// Close ends the connection and joins its goroutines. It is idempotent.
+// Close ends the connection: handlers' contexts are cancelled, calls in
+// flight fail with ErrConnClosed, and Close returns once every goroutine the
+// connection started has returned, so a handler that ignores its context
+// delays it. It reports what went wrong on the way out: closing r or w
+// failed, or a write had failed before (what was queued behind it never
+// reached the client). Close is idempotent; every call returns the first
+// one's result.
 func (a *AgentConn) Close() error { return a.rpc.Close() }
 
 // ClientCapabilities returns the capabilities the client advertised in

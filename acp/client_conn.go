@@ -16,9 +16,10 @@ type ClientConn struct {
 }
 
 // NewClientConn serves client on a connection to an agent: r carries what the
-// agent writes (its stdout) and w what it reads (its stdin). If client has a
-// method SetConn(*ClientConn), it is called with the new connection before
-// any message is served. Serving starts at once; Close ends the connection.
+// agent writes (its stdout) and w what it reads (its stdin). If client
+// implements ClientConnSetter, SetConn is called with the new connection
+// before any message is served. Serving starts at once; Close ends the
+// connection.
 func NewClientConn(client Client, r io.Reader, w io.Writer, opts *ConnOptions) *ClientConn {
 	return newClientConn(client, r, w, opts, nil)
 }
@@ -26,7 +27,7 @@ func NewClientConn(client Client, r io.Reader, w io.Writer, opts *ConnOptions) *
 func newClientConn(client Client, r io.Reader, w io.Writer, opts *ConnOptions, proc *agentProcess) *ClientConn {
 	c := &ClientConn{client: client, proc: proc}
 	c.conn = newConn(r, w, c.handle, opts)
-	if s, ok := client.(interface{ SetConn(*ClientConn) }); ok {
+	if s, ok := client.(ClientConnSetter); ok {
 		s.SetConn(c)
 	}
 	close(c.ready)
@@ -164,9 +165,14 @@ func (c *ClientConn) Cancel(ctx context.Context, n *CancelNotification) error {
 	return c.rpc.Notify(ctx, MethodSessionCancel, n)
 }
 
-// Close ends the connection and joins its goroutines. For a connection made
-// by StartAgent it also shuts the agent process down: close its stdin, wait,
-// SIGTERM, wait, SIGKILL, each step bounded. Close is idempotent.
+// Close ends the connection and joins its goroutines, reporting what went
+// wrong on the way out, as AgentConn.Close does. For a connection made by
+// StartAgent it also shuts the agent process down: close its stdin, wait,
+// SIGTERM, wait, SIGKILL, each step bounded (see StartAgent); it then
+// reports an agent that had to be signalled (ErrAgentSignalled) and
+// handlers it had to abandon (ErrHandlersRunning), not the closing of the
+// pipes, which the shutdown itself closed. Close is idempotent; every call
+// returns the first one's result.
 func (c *ClientConn) Close() error {
 	if c.proc != nil {
 		return c.proc.shutdown(c.rpc)

@@ -57,6 +57,15 @@ type ConnOptions struct {
 	// tree is writable, which takes setsid daemons too; it also dies with
 	// the calling process (PR_SET_PDEATHSIG). See StartAgent.
 	Contain bool
+	// TerminateDuration, for StartAgent only, is how long ClientConn.Close
+	// waits for the agent to exit after closing its stdin, and again after
+	// SIGTERM, before it sends the next signal. Zero or negative means 2 s.
+	TerminateDuration time.Duration
+	// HandlerWait, for StartAgent only, is how long ClientConn.Close waits
+	// for request handlers to return once their contexts are cancelled;
+	// past it Close reports ErrHandlersRunning and leaves them to finish on
+	// their own. Zero or negative means 1 s.
+	HandlerWait time.Duration
 }
 
 func (o *ConnOptions) rpcOptions() *jsonrpc2.Options {

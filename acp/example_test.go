@@ -11,6 +11,12 @@ import (
 // echoAgent answers every prompt by streaming its text back.
 type echoAgent struct{ conn *acp.AgentConn }
 
+// echoAgent sends updates from its handlers, so it takes its connection
+// through SetConn, which is called before the first message is served.
+var _ acp.AgentConnSetter = (*echoAgent)(nil)
+
+func (a *echoAgent) SetConn(c *acp.AgentConn) { a.conn = c }
+
 func (a *echoAgent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
 	return &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}, nil
 }
@@ -52,20 +58,22 @@ func (printingClient) RequestPermission(ctx context.Context, req *acp.RequestPer
 	return &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}, nil
 }
 
-// An agent and a client talking over an in-memory pipe. Over a real agent
-// process, acp.StartAgent makes the ClientConn instead.
+// An agent and a client talking over an in-memory pipe. An agent process
+// serves on its stdin and stdout, with acp.ServeAgent(ctx, agent, os.Stdin,
+// os.Stdout, nil) as its main; over a real agent process, acp.StartAgent
+// makes the ClientConn.
 func Example() {
 	toAgentR, toAgentW := io.Pipe()
 	toClientR, toClientW := io.Pipe()
+	ctx := context.Background()
 
-	agent := &echoAgent{}
-	agent.conn = acp.NewAgentConn(agent, toAgentR, toClientW, nil)
-	defer agent.conn.Close()
+	served := make(chan error, 1)
+	go func() { served <- acp.ServeAgent(ctx, &echoAgent{}, toAgentR, toClientW, nil) }()
+	defer func() { <-served }() // the client's Close ends the agent's input
 
 	client := acp.NewClientConn(printingClient{}, toClientR, toAgentW, nil)
 	defer client.Close()
 
-	ctx := context.Background()
 	if _, err := client.Initialize(ctx, nil); err != nil {
 		fmt.Println(err)
 		return
@@ -88,4 +96,40 @@ func Example() {
 	// Output:
 	// agent: you said: hello
 	// stop reason: end_turn
+}
+
+// ServeAgent runs until the client ends the agent's input, then returns
+// nil; if ctx ends first it stops serving and returns ctx's error.
+func ExampleServeAgent() {
+	toAgentR, toAgentW := io.Pipe()
+	toClientR, toClientW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	served := make(chan error, 1)
+	go func() { served <- acp.ServeAgent(ctx, &echoAgent{}, toAgentR, toClientW, nil) }()
+
+	client := acp.NewClientConn(printingClient{}, toClientR, toAgentW, nil)
+	init, err := client.Initialize(ctx, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("protocol version:", init.ProtocolVersion)
+	fmt.Println("client closes:", client.Close())
+	fmt.Println("ServeAgent:", <-served)
+
+	// The same agent, stopped by its context while the client stays.
+	toAgentR, toAgentW = io.Pipe()
+	toClientR, toClientW = io.Pipe()
+	client = acp.NewClientConn(printingClient{}, toClientR, toAgentW, nil)
+	defer client.Close()
+	go func() { served <- acp.ServeAgent(ctx, &echoAgent{}, toAgentR, toClientW, nil) }()
+	cancel()
+	fmt.Println("ServeAgent:", <-served)
+	// Output:
+	// protocol version: 1
+	// client closes: <nil>
+	// ServeAgent: <nil>
+	// ServeAgent: context canceled
 }

@@ -111,3 +111,19 @@ type ExtHandler interface {
 	ExtMethod(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 	ExtNotification(ctx context.Context, method string, params json.RawMessage) error
 }
+
+// AgentConnSetter is implemented by an Agent that calls the client from its
+// handlers (session/update, permission requests, terminals). NewAgentConn,
+// and so ServeAgent, calls SetConn with the new connection before it serves
+// the first message, so a handler can use the connection it stored without
+// further synchronization.
+type AgentConnSetter interface {
+	SetConn(*AgentConn)
+}
+
+// ClientConnSetter is implemented by a Client that calls the agent from its
+// handlers. NewClientConn and StartAgent call SetConn with the new
+// connection before it serves the first message.
+type ClientConnSetter interface {
+	SetConn(*ClientConn)
+}

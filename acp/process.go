@@ -12,21 +12,32 @@ import (
 	"github.com/acpterm/acpterm/internal/jsonrpc2"
 )
 
-// Bounds of the orderly shutdown of an agent process started by StartAgent
-// (variables so that tests can shorten them).
-var (
-	stdinCloseWait = 2 * time.Second // after closing its stdin
-	sigtermWait    = 2 * time.Second // after SIGTERM, before SIGKILL
-	killWait       = 2 * time.Second // after SIGKILL, for the exit to be seen
-	agentWaitDelay = 2 * time.Second // cmd.WaitDelay, when the caller left it zero
-	handlerWait    = 1 * time.Second // for request handlers to return at Close
+// Defaults and fixed bounds of the orderly shutdown of an agent process
+// started by StartAgent. The first two are ConnOptions fields.
+const (
+	defaultTerminateDuration = 2 * time.Second // ConnOptions.TerminateDuration
+	defaultHandlerWait       = 1 * time.Second // ConnOptions.HandlerWait
+	// killWait is how long the exit may take to be seen after SIGKILL. Not
+	// a setting: past it the process is stuck in the kernel, and waiting
+	// longer would not help.
+	killWait = 2 * time.Second
+	// defaultWaitDelay is cmd.WaitDelay when the caller left it zero.
+	defaultWaitDelay = 2 * time.Second
 )
 
 // ErrHandlersRunning is returned (wrapped) by ClientConn.Close of a
-// StartAgent connection when request handlers did not return within a
-// second of their contexts being cancelled: Close stops waiting for them
-// rather than hang, and they finish, or not, on their own.
+// StartAgent connection when request handlers did not return within
+// ConnOptions.HandlerWait of their contexts being cancelled: Close stops
+// waiting for them rather than hang, and they finish, or not, on their own.
 var ErrHandlersRunning = errors.New("acp: request handlers still running")
+
+// ErrAgentSignalled is returned (wrapped) by ClientConn.Close of a
+// StartAgent connection when the agent did not exit within
+// ConnOptions.TerminateDuration of its stdin closing, so that Close had to
+// send it SIGTERM, and SIGKILL if that did not do. The error says which. An
+// agent that was already gone, or that Kill had killed, is not reported:
+// its fate is in ExitError.
+var ErrAgentSignalled = errors.New("acp: the agent had to be signalled")
 
 // StartAgent starts cmd as an ACP agent and returns a client connection over
 // its stdin and stdout. cmd.Stdin and cmd.Stdout must be nil; cmd.Stderr is
@@ -35,10 +46,13 @@ var ErrHandlersRunning = errors.New("acp: request handlers still running")
 // when it exits.
 //
 // ClientConn.Close shuts the agent down in order and in bounded time: close
-// its stdin, wait up to 2 s, send SIGTERM, wait up to 2 s, send SIGKILL,
-// wait up to 2 s for the exit, then stop serving, waiting at most 1 s more
-// for request handlers, whose contexts are cancelled, to return (a handler
-// that ignores its context is abandoned: Close reports ErrHandlersRunning).
+// its stdin, wait up to opts.TerminateDuration (2 s by default), send
+// SIGTERM, wait as long again, send SIGKILL, wait up to 2 s for the exit,
+// then stop serving, waiting at most opts.HandlerWait (1 s) more for request
+// handlers, whose contexts are cancelled, to return. Close reports each step
+// that did not go as asked: an agent that had to be signalled
+// (ErrAgentSignalled), one that outlived SIGKILL, abandoned handlers
+// (ErrHandlersRunning), what containment could not clean up.
 // ClientConn.Kill kills the agent at once. On Unix, an agent that leads its
 // own process group (cmd.SysProcAttr.Setpgid) gets the signals with its
 // whole group.
@@ -89,7 +103,7 @@ func StartAgent(cmd *exec.Cmd, client Client, opts *ConnOptions) (*ClientConn, e
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
 	if cmd.WaitDelay == 0 {
-		cmd.WaitDelay = agentWaitDelay
+		cmd.WaitDelay = defaultWaitDelay
 	}
 	var cg string
 	if contain {
@@ -105,7 +119,16 @@ func StartAgent(cmd *exec.Cmd, client Client, opts *ConnOptions) (*ClientConn, e
 		return nil, fmt.Errorf("acp: start agent %s: %w", cmd.Path, err)
 	}
 	stdin, stdout := inW, outR
-	p := &agentProcess{cmd: cmd, stdin: stdin, exited: make(chan struct{}), contain: contain, cgroup: cg}
+	p := &agentProcess{
+		cmd: cmd, stdin: stdin, exited: make(chan struct{}), contain: contain, cgroup: cg,
+		terminate: defaultTerminateDuration, handlerWait: defaultHandlerWait,
+	}
+	if opts != nil && opts.TerminateDuration > 0 {
+		p.terminate = opts.TerminateDuration
+	}
+	if opts != nil && opts.HandlerWait > 0 {
+		p.handlerWait = opts.HandlerWait
+	}
 	go p.wait()
 	return newClientConn(client, stdout, stdin, opts, p), nil
 }
@@ -118,6 +141,9 @@ type agentProcess struct {
 	waitErr error
 	contain bool   // opts.Contain
 	cgroup  string // the agent's cgroup directory; "" when not in one
+
+	terminate   time.Duration // opts.TerminateDuration, or its default
+	handlerWait time.Duration // opts.HandlerWait, or its default
 
 	once     sync.Once
 	closeErr error
@@ -171,17 +197,18 @@ func (p *agentProcess) shutdown(rpc *jsonrpc2.Conn) error {
 		// is left to finish on its own.
 		closed := make(chan struct{})
 		go func() {
-			// The pipes are closed by now, so what Close reports about
-			// them says nothing; the process's fate is in ExitError.
+			// The pipes are closed by now, and a write that failed
+			// because the agent had gone says nothing ExitError does
+			// not, so what Close reports is not news here.
 			_ = rpc.Close()
 			close(closed)
 		}()
-		t := time.NewTimer(handlerWait)
+		t := time.NewTimer(p.handlerWait)
 		defer t.Stop()
 		select {
 		case <-closed:
 		case <-t.C:
-			p.closeErr = errors.Join(p.closeErr, fmt.Errorf("%w %s after Close", ErrHandlersRunning, handlerWait))
+			p.closeErr = errors.Join(p.closeErr, fmt.Errorf("%w %s after Close", ErrHandlersRunning, p.handlerWait))
 		}
 	})
 	return p.closeErr
@@ -193,12 +220,17 @@ func (p *agentProcess) shutdown(rpc *jsonrpc2.Conn) error {
 func (p *agentProcess) stop() error {
 	p.stdin.Close()
 	var err error
-	if !p.waitExit(stdinCloseWait) {
+	if !p.waitExit(p.terminate) {
+		pid := p.cmd.Process.Pid
 		p.signal(false)
-		if !p.waitExit(sigtermWait) {
+		if p.waitExit(p.terminate) {
+			err = fmt.Errorf("%w: pid %d did not exit within %s of its stdin closing; it exited on SIGTERM", ErrAgentSignalled, pid, p.terminate)
+		} else {
 			p.signal(true)
-			if !p.waitExit(killWait) {
-				err = fmt.Errorf("acp: the agent (pid %d) did not exit within %s of SIGKILL", p.cmd.Process.Pid, killWait)
+			if p.waitExit(killWait) {
+				err = fmt.Errorf("%w: pid %d did not exit within %s of its stdin closing nor of SIGTERM; it was killed (SIGKILL)", ErrAgentSignalled, pid, p.terminate)
+			} else {
+				err = fmt.Errorf("%w: pid %d did not exit within %s of SIGKILL", ErrAgentSignalled, pid, killWait)
 			}
 		}
 	}

@@ -20,14 +20,13 @@ import (
 // An agent that leads its own process group is shut down with its group:
 // what it started does not outlive it.
 func TestStartAgentSignalsItsGroup(t *testing.T) {
-	shortenShutdown(t)
 	// Not an ACP agent: a shell that ignores its stdin's end and waits on
 	// a child, printing the child's pid to stderr.
 	cmd := exec.Command("/bin/sh", "-c", "sleep 300 & echo $! >&2; wait")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr := expect.NewBuffer()
 	cmd.Stderr = stderr
-	cc, err := StartAgent(cmd, minimalClient{}, nil)
+	cc, err := StartAgent(cmd, minimalClient{}, shortShutdown(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,8 +35,8 @@ func TestStartAgentSignalsItsGroup(t *testing.T) {
 	if err != nil {
 		t.Fatalf("agent printed %q", stderr.String())
 	}
-	if err := cc.Close(); err != nil {
-		t.Fatal(err)
+	if err := cc.Close(); !errors.Is(err, ErrAgentSignalled) {
+		t.Fatalf("Close: %v, want ErrAgentSignalled: the shell ignores its stdin's end", err)
 	}
 	<-cc.Exited()
 	var ee *exec.ExitError
@@ -52,11 +51,11 @@ func TestStartAgentSignalsItsGroup(t *testing.T) {
 // An agent that exits while a child of its keeps its stderr open: with
 // cmd.Stderr not a file, Exited must not wait for the child.
 func TestStartAgentExitedDespiteChildHoldingStderr(t *testing.T) {
-	shortenShutdown(t)
 	cmd := exec.Command("/bin/sh", "-c", "sleep 300 & echo $! >&2")
+	cmd.WaitDelay = 200 * time.Millisecond
 	stderr := expect.NewBuffer()
 	cmd.Stderr = stderr
-	cc, err := StartAgent(cmd, minimalClient{}, nil)
+	cc, err := StartAgent(cmd, minimalClient{}, shortShutdown(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +89,7 @@ func startDaemonAgent(t *testing.T) (*ClientConn, int) {
 	cmd := exec.Command("/bin/sh", "-c", "setsid sh -c 'echo $$ >&2; exec sleep 300 2>/dev/null' </dev/null >/dev/null & exec sleep 300")
 	stderr := expect.NewBuffer()
 	cmd.Stderr = stderr
-	cc, err := StartAgent(cmd, minimalClient{}, &ConnOptions{Contain: true})
+	cc, err := StartAgent(cmd, minimalClient{}, shortShutdown(&ConnOptions{Contain: true}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +108,6 @@ func startDaemonAgent(t *testing.T) (*ClientConn, int) {
 // A contained agent runs in its own cgroup, and Close takes what it
 // started, setsid daemons included, and the cgroup.
 func TestStartAgentContainedCloseTakesDaemons(t *testing.T) {
-	shortenShutdown(t)
 	cc, daemon := startDaemonAgent(t)
 	dir := cc.proc.cgroup
 	if dir == "" {
@@ -121,8 +119,10 @@ func TestStartAgentContainedCloseTakesDaemons(t *testing.T) {
 	if st, _ := proctest.ReadStat(daemon); st.Session == cc.proc.cmd.Process.Pid || st.PGrp == cc.proc.cmd.Process.Pid {
 		t.Fatalf("the daemon did not leave the agent's group and session: %+v", st)
 	}
-	if err := cc.Close(); err != nil {
-		t.Fatal(err)
+	// The agent, sleep, ignores its stdin's end: Close signals it, and
+	// reports no more than that.
+	if err := cc.Close(); !errors.Is(err, ErrAgentSignalled) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Close: %v, want ErrAgentSignalled alone", err)
 	}
 	if err := proctest.WaitExit([]int{daemon}, 5*time.Second); err != nil {
 		t.Fatalf("the agent's setsid daemon survived Close: %v", err)
@@ -134,7 +134,6 @@ func TestStartAgentContainedCloseTakesDaemons(t *testing.T) {
 
 // Kill takes the agent and everything in its cgroup at once.
 func TestStartAgentKill(t *testing.T) {
-	shortenShutdown(t)
 	cc, daemon := startDaemonAgent(t)
 	began := time.Now()
 	cc.Kill()
@@ -158,7 +157,6 @@ func TestStartAgentKill(t *testing.T) {
 // one is SIGKILLed; its cgroup is then stale, and the next one made under
 // the same parent removes it.
 func TestStartAgentDiesWithParent(t *testing.T) {
-	shortenShutdown(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), testAgentEnv+"=parent", "GORACE=atexit_sleep_ms=0")
 	out := expect.NewBuffer()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -97,30 +98,40 @@ func startTestAgent(t *testing.T, mode string) *ClientConn {
 	// A race-enabled binary sleeps a second at exit unless told not to.
 	cmd.Env = append(os.Environ(), testAgentEnv+"="+mode, "GORACE=atexit_sleep_ms=0")
 	cmd.Stderr = os.Stderr
-	cc, err := StartAgent(cmd, minimalClient{}, nil)
+	cc, err := StartAgent(cmd, minimalClient{}, shortShutdown(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cc
 }
 
-func shortenShutdown(t *testing.T) {
-	oldStdin, oldTerm, oldKill, oldDelay, oldHandler := stdinCloseWait, sigtermWait, killWait, agentWaitDelay, handlerWait
-	stdinCloseWait, sigtermWait, killWait, agentWaitDelay, handlerWait = 200*time.Millisecond, 200*time.Millisecond, 2*time.Second, 200*time.Millisecond, 200*time.Millisecond
-	t.Cleanup(func() {
-		stdinCloseWait, sigtermWait, killWait, agentWaitDelay, handlerWait = oldStdin, oldTerm, oldKill, oldDelay, oldHandler
-	})
+// Shortened waits of ClientConn.Close, so that a test of a lingering agent
+// takes a fraction of a second.
+const (
+	testTerminateDuration = 200 * time.Millisecond
+	testHandlerWait       = 200 * time.Millisecond
+)
+
+// shortShutdown returns opts (nil: new options) with the shortened waits.
+func shortShutdown(opts *ConnOptions) *ConnOptions {
+	if opts == nil {
+		opts = &ConnOptions{}
+	}
+	opts.TerminateDuration = testTerminateDuration
+	opts.HandlerWait = testHandlerWait
+	return opts
 }
 
+// Close shuts the agent down, and reports the signals it had to send.
 func TestStartAgentShutdown(t *testing.T) {
-	shortenShutdown(t)
 	for _, tc := range []struct {
-		mode    string
-		wantSig syscall.Signal // 0: a clean exit after stdin closed
+		mode     string
+		wantSig  syscall.Signal // 0: a clean exit after stdin closed
+		wantSays string         // in Close's error
 	}{
-		{"polite", 0},
-		{"linger", syscall.SIGTERM},
-		{"stubborn", syscall.SIGKILL},
+		{"polite", 0, ""},
+		{"linger", syscall.SIGTERM, "exited on SIGTERM"},
+		{"stubborn", syscall.SIGKILL, "killed (SIGKILL)"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			cc := startTestAgent(t, tc.mode)
@@ -131,8 +142,15 @@ func TestStartAgentShutdown(t *testing.T) {
 			if _, err := cc.NewSession(ctx, &NewSessionRequest{Cwd: "/"}); err != nil {
 				t.Fatal(err)
 			}
-			if err := cc.Close(); err != nil {
-				t.Fatalf("Close: %v", err)
+			closeErr := cc.Close()
+			if signalled := errors.Is(closeErr, ErrAgentSignalled); signalled != (tc.wantSig != 0) {
+				t.Fatalf("Close: %v; reports a signal: %v, want %v", closeErr, signalled, tc.wantSig != 0)
+			}
+			if tc.wantSig == 0 && closeErr != nil {
+				t.Fatalf("Close: %v, want nil", closeErr)
+			}
+			if tc.wantSig != 0 && !strings.Contains(closeErr.Error(), tc.wantSays) {
+				t.Errorf("Close: %q, want it to say %q", closeErr, tc.wantSays)
 			}
 			<-cc.Exited()
 			err := cc.ExitError()
@@ -148,8 +166,8 @@ func TestStartAgentShutdown(t *testing.T) {
 					t.Fatalf("exit status %v, want killed by %v", ws, tc.wantSig)
 				}
 			}
-			if err := cc.Close(); err != nil {
-				t.Fatalf("second Close: %v", err)
+			if err := cc.Close(); err != closeErr {
+				t.Fatalf("second Close: %v, want the first one's %v", err, closeErr)
 			}
 		})
 	}
@@ -194,15 +212,14 @@ func (c stuckClient) RequestPermission(context.Context, *RequestPermissionReques
 }
 
 // Close is bounded even when a request handler never returns: it gives up
-// on it after handlerWait and says so.
+// on it after ConnOptions.HandlerWait and says so.
 func TestStartAgentCloseAbandonsStuckHandler(t *testing.T) {
-	shortenShutdown(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), testAgentEnv+"=asker", "GORACE=atexit_sleep_ms=0")
 	cmd.Stderr = os.Stderr
 	client := stuckClient{entered: make(chan struct{}), release: make(chan struct{})}
 	defer close(client.release) // lets the abandoned handler, and Close's goroutine, end
-	cc, err := StartAgent(cmd, client, &ConnOptions{Contain: true})
+	cc, err := StartAgent(cmd, client, shortShutdown(&ConnOptions{Contain: true}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +238,7 @@ func TestStartAgentCloseAbandonsStuckHandler(t *testing.T) {
 		t.Errorf("Close with a stuck handler: %v, want ErrHandlersRunning", err)
 	}
 	// The agent exits at stdin's end; then only the handler is waited for.
-	if bound := stdinCloseWait + handlerWait + time.Second; took > bound {
+	if bound := testTerminateDuration + testHandlerWait + time.Second; took > bound {
 		t.Errorf("Close took %v, want at most %v", took, bound)
 	}
 	if err := cc.Close(); !errors.Is(err, ErrHandlersRunning) {

@@ -69,7 +69,8 @@ func agentCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		KeepGoing:   f.keepGoing,
 		Version:     client.Version(),
 	})
-	if err != nil {
+	// Stopped through ctx is how the command is told to end, not a failure.
+	if err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "acpterm agent: %v\n", err)
 		return client.ExitFailure
 	}

@@ -36,19 +36,9 @@ func fakeAgent(mode string) int {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		return 0
 	case "display":
-		a := &displayer{}
-		conn := acp.NewAgentConn(a, os.Stdin, os.Stdout, nil)
-		a.conn.Store(conn)
-		<-conn.Done()
-		conn.Close()
-		return 0
+		return serveAgent(&displayer{})
 	case "crash", "stubborn":
-		a := &sleeper{mode: mode}
-		conn := acp.NewAgentConn(a, os.Stdin, os.Stdout, nil)
-		a.conn.Store(conn)
-		<-conn.Done()
-		conn.Close()
-		return 0
+		return serveAgent(&sleeper{mode: mode})
 	}
 	if run, ok := hostileAgents[mode]; ok {
 		return run()
@@ -60,10 +50,10 @@ func fakeAgent(mode string) int {
 // sleeper runs `sleep 30` in a client terminal, then crashes or hangs.
 type sleeper struct {
 	mode string
-	// conn is set after the connection starts serving: atomic, since a
-	// handler may already be running.
-	conn atomic.Pointer[acp.AgentConn]
+	conn *acp.AgentConn // set by SetConn before serving
 }
+
+func (a *sleeper) SetConn(c *acp.AgentConn) { a.conn = c }
 
 func (a *sleeper) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
 	return &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}, nil
@@ -76,28 +66,30 @@ func (a *sleeper) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*
 func (a *sleeper) Cancel(ctx context.Context, n *acp.CancelNotification) error { return nil }
 
 func (a *sleeper) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
-	term, err := a.conn.Load().CreateTerminal(ctx, &acp.CreateTerminalRequest{SessionID: req.SessionID, Command: "sleep 30"})
+	term, err := a.conn.CreateTerminal(ctx, &acp.CreateTerminalRequest{SessionID: req.SessionID, Command: "sleep 30"})
 	if err != nil {
 		return nil, err
 	}
 	call := acp.NewTerminalToolCall("call_sleep", "sleep 30", term.ID)
-	if err := a.conn.Load().SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID, Update: call}); err != nil {
+	if err := a.conn.SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID, Update: call}); err != nil {
 		return nil, err
 	}
 	if a.mode == "crash" {
 		fmt.Fprintln(os.Stderr, "fake agent: crashing now")
 		os.Exit(7)
 	}
-	<-a.conn.Load().Done() // deaf to session/cancel
+	<-a.conn.Done() // deaf to session/cancel
 	return nil, ctx.Err()
 }
 
 // displayer plays an agent that runs its commands itself and shows them in
 // the client through Zed's display-only terminal _meta.
 type displayer struct {
-	conn    atomic.Pointer[acp.AgentConn]
+	conn    *acp.AgentConn // set by SetConn before serving
 	offered atomic.Bool
 }
+
+func (a *displayer) SetConn(c *acp.AgentConn) { a.conn = c }
 
 func (a *displayer) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
 	if req.ClientCapabilities != nil && string(req.ClientCapabilities.Meta["terminal_output"]) == "true" {
@@ -129,7 +121,7 @@ func (a *displayer) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 			Meta: meta("terminal_exit", `{"terminal_id":`+tid+`,"exit_code":0,"signal":null}`)},
 	}
 	for _, u := range updates {
-		if err := a.conn.Load().SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID, Update: u}); err != nil {
+		if err := a.conn.SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID, Update: u}); err != nil {
 			return nil, err
 		}
 	}

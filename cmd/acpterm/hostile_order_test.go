@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"sync"
@@ -21,25 +22,24 @@ func init() {
 	registerHostile("cancel-endturn", func() int { return serveAgent(&endTurnOnCancel{cancelled: make(chan struct{})}) })
 }
 
-// connSetter is a fake agent that is handed its connection once serving.
-type connSetter interface {
-	acp.Agent
-	setConn(*acp.AgentConn)
-}
-
-// serveAgent serves a on stdio until the client goes away.
-func serveAgent(a connSetter) int {
-	conn := acp.NewAgentConn(a, os.Stdin, os.Stdout, nil)
-	a.setConn(conn)
-	<-conn.Done()
-	conn.Close()
+// serveAgent serves a on stdio until the client goes away; a fake agent
+// that calls the client takes its connection through SetConn
+// (acp.AgentConnSetter). An error that ended the serving is a failure of
+// the fake agent, so it says so and exits 1.
+func serveAgent(a acp.Agent) int {
+	if err := acp.ServeAgent(context.Background(), a, os.Stdin, os.Stdout, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "fake agent:", err)
+		return 1
+	}
 	return 0
 }
 
-// baseAgent answers initialize and session/new and ignores cancels.
+// baseAgent answers initialize and session/new and ignores cancels. SetConn
+// runs before serving, so conn needs no atomic; it stays one because the
+// agents that embed baseAgent Load it.
 type baseAgent struct{ conn atomic.Pointer[acp.AgentConn] }
 
-func (a *baseAgent) setConn(c *acp.AgentConn) { a.conn.Store(c) }
+func (a *baseAgent) SetConn(c *acp.AgentConn) { a.conn.Store(c) }
 
 func (a *baseAgent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
 	return &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}, nil

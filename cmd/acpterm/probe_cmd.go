@@ -94,7 +94,8 @@ func probeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	err := probe.Serve(ctx, stdin, stdout, &probe.Options{
 		JSONReport: f.jsonPath, Cases: f.cases, CaseTimeout: f.timeout, Version: client.Version(),
 	})
-	if err != nil {
+	// Stopped through ctx is how the command is told to end, not a failure.
+	if err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "acpterm probe: %v\n", err)
 		return client.ExitFailure
 	}

@@ -145,6 +145,7 @@ type Conn struct {
 	turn       chan struct{} // held while waiting for room in oq, encoding and queueing
 	budgetKick chan struct{} // wakes the holder of turn when oq shrinks
 	werr       error         // the writer's: sticky after a failed write
+	lostErr    error         // the writer's: a write that failed before Close; Close reports it
 	wfailed    atomic.Bool   // a write failed: werr is set and nothing more will be written
 	stallTimer *time.Timer   // the writer's: fires when one write is blocked for stall
 	stallFired chan struct{} // closed when the stall timer's function has returned
@@ -337,7 +338,9 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 // started has returned. So a handler that ignores its ctx delays Close, and a handler must not
 // call Close itself. If r is not an io.Closer, or closing it does not interrupt a blocked Read (a
 // blocking file descriptor such as a terminal), Close also waits for that Read to return.
-// Close is idempotent; every call returns the result of the first.
+// Close returns what went wrong on the way out: closing r or w failed, or a write failed before
+// Close was called, so that the messages behind it never reached the peer. How the connection
+// ended is Wait's to say. Close is idempotent; every call returns the result of the first.
 func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closing.Store(true)
@@ -349,7 +352,8 @@ func (c *Conn) Close() error {
 		c.closeReader()
 		c.closeWriter()
 		c.wg.Wait()
-		c.closeErr = errors.Join(c.rErr, c.wErr)
+		// The writer has returned (wg), so lostErr is settled.
+		c.closeErr = errors.Join(c.lostErr, c.rErr, c.wErr)
 	})
 	return c.closeErr
 }

@@ -228,6 +228,10 @@ func (c *Conn) writeBytes(b []byte) error {
 			c.wfailed.Store(true)
 			if !c.closing.Load() {
 				c.logf("jsonrpc2: write failed; sending nothing more: %v", err)
+				// Messages were lost before anyone asked to close:
+				// Close reports it. A write failing because Close
+				// closed w is no news.
+				c.lostErr = fmt.Errorf("jsonrpc2: a write failed, and nothing more was sent: %w", err)
 			}
 		}
 		b = b[k:]

@@ -66,7 +66,8 @@ type Options struct {
 }
 
 // Serve runs the probe agent over r and w (the agent's stdin and stdout)
-// until the client closes its end or ctx ends.
+// until the client closes its end, which returns nil, or ctx ends, which
+// returns ctx's error (see acp.ServeAgent).
 func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
 	a, err := newAgent(opts)
 	if err != nil {
@@ -74,14 +75,10 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
 	}
 	tap, tr, tw := tapConn(r, w)
 	a.tap = tap
-	conn := acp.NewAgentConn(a, tr, tw, nil) // calls SetConn before serving
-	select {
-	case <-conn.Done():
-	case <-ctx.Done():
-	}
-	conn.Close()
-	return conn.Wait()
+	return acp.ServeAgent(ctx, a, tr, tw, nil)
 }
+
+var _ acp.AgentConnSetter = (*agent)(nil)
 
 // SetConn receives the connection from acp.NewAgentConn before it serves.
 func (a *agent) SetConn(c *acp.AgentConn) { a.conn = c }

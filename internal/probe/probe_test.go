@@ -99,11 +99,11 @@ func connect(t *testing.T, client acp.Client, m *terminal.Manager, opts *Options
 	go func() { served <- Serve(ctx, toAgentR, toClientW, opts) }()
 	cc := acp.NewClientConn(client, toClientR, toAgentW, nil)
 	t.Cleanup(func() {
-		cc.Close()
-		cancel()
+		cc.Close() // ends the agent's input: Serve returns nil
 		if err := <-served; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
+		cancel()
 	})
 	init, err := cc.Initialize(ctx, &acp.InitializeRequest{
 		ProtocolVersion: acp.ProtocolVersion1,

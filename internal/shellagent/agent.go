@@ -39,19 +39,15 @@ type Options struct {
 }
 
 // Serve runs the agent over r and w (the agent's stdin and stdout) until the
-// client closes its end or ctx ends.
+// client closes its end, which returns nil, or ctx ends, which returns ctx's
+// error (see acp.ServeAgent).
 func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
-	conn := acp.NewAgentConn(New(opts), r, w, nil) // calls SetConn before serving
-	select {
-	case <-conn.Done():
-	case <-ctx.Done():
-	}
-	conn.Close()
-	return conn.Wait()
+	return acp.ServeAgent(ctx, New(opts), r, w, nil)
 }
 
 // Agent implements acp.Agent. Make it with New and serve it with
-// acp.NewAgentConn, which hands it the connection through SetConn.
+// acp.ServeAgent, which hands it the connection through SetConn
+// (acp.AgentConnSetter).
 type Agent struct {
 	opts     Options
 	conn     *acp.AgentConn
@@ -72,6 +68,8 @@ func New(opts *Options) *Agent {
 	}
 	return a
 }
+
+var _ acp.AgentConnSetter = (*Agent)(nil)
 
 // SetConn gives the agent the connection it calls the client on;
 // acp.NewAgentConn calls it before serving the first message.

@@ -53,9 +53,11 @@ func connect(t *testing.T, client acp.Client, opts *Options) (*acp.ClientConn, a
 	go func() { served <- Serve(ctx, toAgentR, toClientW, opts) }()
 	cc := acp.NewClientConn(client, toClientR, toAgentW, nil)
 	t.Cleanup(func() {
-		cc.Close()
+		cc.Close() // ends the agent's input: Serve returns nil
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
 		cancel()
-		<-served
 	})
 	if _, err := cc.Initialize(ctx, nil); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,74 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// The hook interfaces are what the connections look for.
+var (
+	_ AgentConnSetter  = (*connAgent)(nil)
+	_ ClientConnSetter = (*connClient)(nil)
+)
+
+// connClient takes its connection through SetConn.
+type connClient struct {
+	minimalClient
+	conn *ClientConn
+}
+
+func (c *connClient) SetConn(cc *ClientConn) { c.conn = cc }
+
+func TestClientSetConnBeforeServing(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	client := &connClient{}
+	cc := NewClientConn(client, r, io.Discard, nil)
+	defer cc.Close()
+	if client.conn != cc {
+		t.Fatal("NewClientConn did not hand the client its connection")
+	}
+}
+
+// errReader fails every Read.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// ServeAgent says why it returned: nil for the end of the client's input,
+// the read error, or ctx's error.
+func TestServeAgentReturns(t *testing.T) {
+	boom := errors.New("boom")
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		r    io.Reader
+		want error // nil: a nil error
+	}{
+		{"end of input", context.Background(), strings.NewReader(""), nil},
+		{"end of input after a message", context.Background(), strings.NewReader(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}` + "\n"), nil},
+		{"read error", context.Background(), errReader{boom}, boom},
+		{"ctx ended", cancelled, blockingReader(t), context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ServeAgent(tc.ctx, &connAgent{}, tc.r, io.Discard, nil)
+			if tc.want == nil && err != nil || !errors.Is(err, tc.want) {
+				t.Fatalf("ServeAgent: %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// blockingReader is the read side of a pipe nobody writes: a client that
+// stays but says nothing. Closing it is ServeAgent's job (its Close closes
+// r); the cleanup covers a failing test.
+func blockingReader(t *testing.T) io.Reader {
+	r, w := io.Pipe()
+	t.Cleanup(func() { w.Close() })
+	return r
+}
