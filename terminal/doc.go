@@ -71,11 +71,15 @@
 // # Exit, wait and kill
 //
 // Wait returns when the command's process exits, not when the pipe closes:
-// after the exit the manager keeps reading only until EOF or until
-// Options.DrainTimeout (100 ms) has passed and the pipe is empty, so
-// `sleep 60 & echo started` completes at once; output that background
-// processes write later is not captured. Exit statuses carry an exit code,
-// or a POSIX signal name ("SIGTERM", "SIGKILL") and no exit code.
+// after the exit the manager reads the pipe until it is empty, without
+// waiting for more, and then publishes the status. A write to a pipe is
+// complete when it returns, so the pipe then holds everything the process
+// wrote, and everything its waited-for children wrote (`make | tee log`):
+// the output is complete, and `sleep 60 & echo started` completes at once.
+// Output that background processes write later is not captured, and
+// descendants that keep the pipe full stop being read after
+// Options.DrainTimeout (100 ms). Exit statuses carry an exit code, or a
+// POSIX signal name ("SIGTERM", "SIGKILL") and no exit code.
 //
 // Kill sends SIGTERM to the command's process group (and cgroup), waits up
 // to Options.KillGrace (2 s) for the command to exit, then sends SIGKILL to
@@ -116,7 +120,8 @@
 // command is reaped at exit. On Windows the package builds but is minimal:
 // shell lines run with %ComSpec% /d /s /c, kill is TerminateProcess on the
 // command alone (no grace period, descendants survive, exit code 1), exit
-// statuses have no signal, and a descendant holding the output pipe can
+// statuses have no signal, and a descendant holding the output pipe delays
+// Wait by up to DrainTimeout (pipes there have no read deadlines) and can
 // delay release.
 //
 // # Limits and policy

@@ -357,15 +357,49 @@ func TestBackgroundChildDoesNotDelayWait(t *testing.T) {
 	waitDead(t, pids[0])
 }
 
+// The drain ends when the pipe is empty, not at DrainTimeout: with a
+// 30 s window, a background sleep holding the pipe must not delay the
+// status, and what the shell and the pipeline it waited for wrote (more
+// than a pipe buffer) must all be there.
+func TestDrainEndsWhenPipeEmpty(t *testing.T) {
+	const window = 30 * time.Second
+	m := newTestManager(t, &Options{DrainTimeout: window})
+	const n = 200000
+	info := mustCreate(t, m, Request{Command: fmt.Sprintf(
+		`sleep 30 & echo $!; head -c %d /dev/zero | tr '\0' a; echo; echo end`, n)})
+	// Half the window: a wait that waited for the window, or for the
+	// sleep, fails here instead of passing late.
+	ctx, cancel := context.WithTimeout(context.Background(), window/2)
+	defer cancel()
+	st, err := m.Wait(ctx, info.SessionID, info.TerminalID)
+	if err != nil {
+		t.Fatalf("Wait with a %v drain window: %v (it waited for the background sleep)", window, err)
+	}
+	wantStatus(t, st, ExitStatus{ExitCode: code(0)})
+	out := mustOutput(t, m, info)
+	pidLine, rest, _ := strings.Cut(out.Text, "\n")
+	if want := strings.Repeat("a", n) + "\nend\n"; rest != want {
+		t.Errorf("output after the pid: %d bytes ending %q, want %d ending %q",
+			len(rest), rest[max(0, len(rest)-8):], len(want), want[len(want)-8:])
+	}
+	pid := parsePIDs(t, pidLine)[0]
+	mustRelease(t, m, info)
+	waitDead(t, pid)
+}
+
 // A descendant that never stops writing must not keep the reader, and so
 // the status, waiting: reading stops at the drain deadline even though
-// the pipe never runs dry.
+// the pipe may never run dry. The background job writes more than the
+// limit before the shell may exit (the file "started" says so), so that
+// output is in the pipe and must be captured; what yes writes afterwards
+// need not be.
 func TestWritingDescendantDoesNotDelayWait(t *testing.T) {
 	m := newTestManager(t, nil)
 	dir := t.TempDir()
 	limit := uint64(4096)
 	info := mustCreate(t, m, Request{
-		Command:         "yes spam & echo $! > pid; echo started",
+		Command: "{ yes spam | head -c 8192; touch started; exec yes spam; } & echo $! > pid; " +
+			"while [ ! -e started ]; do :; done; echo started",
 		Cwd:             dir,
 		OutputByteLimit: &limit,
 	})

@@ -8,10 +8,6 @@ const (
 	// maxReadBuf is Linux's default pipe buffer: a read never returns more.
 	// (Enlarging the pipe with F_SETPIPE_SZ measured no faster.)
 	maxReadBuf = 64 << 10
-	// maxFinalDrain bounds the last read of a pipe whose writers are still
-	// writing; it exceeds any pipe's buffer, which holds all the command
-	// wrote before exiting.
-	maxFinalDrain = 4 << 20
 )
 
 // nextReadBuf returns buf, or a buffer twice its size when a read of n

@@ -5,23 +5,26 @@ package terminal
 import (
 	"os"
 	"syscall"
+	"time"
 )
 
-// drainReady reads what is in the pipe right now, without waiting for
-// more, up to budget bytes, and hands it to write.
-func drainReady(f *os.File, buf []byte, budget int, write func([]byte)) {
+// drainReady reads what is in the pipe, without waiting for more, until
+// it is empty, at end of file or when deadline passes, and hands it to
+// write. The deadline bounds the drain of a pipe that descendants keep
+// refilling as fast as it is read.
+func drainReady(f *os.File, buf []byte, deadline time.Time, write func([]byte)) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return
 	}
 	_ = rc.Read(func(fd uintptr) bool {
-		for budget > 0 {
-			n, err := syscall.Read(int(fd), buf[:min(len(buf), budget)])
+		for time.Now().Before(deadline) {
+			n, err := syscall.Read(int(fd), buf)
 			if n <= 0 || err != nil {
 				break // EAGAIN (empty), EOF or an error
 			}
 			write(buf[:n])
-			budget -= n
+			buf = nextReadBuf(buf, n)
 		}
 		return true // never wait for readiness
 	})

@@ -2,7 +2,10 @@
 
 package terminal
 
-import "os"
+import (
+	"os"
+	"time"
+)
 
 // drainReady is not needed on Windows: its pipes have no read deadlines.
-func drainReady(*os.File, []byte, int, func([]byte)) {}
+func drainReady(*os.File, []byte, time.Time, func([]byte)) {}

@@ -151,10 +151,11 @@ type Options struct {
 	// 0 means DefaultKillGrace.
 	KillGrace time.Duration
 
-	// DrainTimeout bounds how long output is still awaited once the
-	// command's process has exited, when a descendant keeps the pipe open;
-	// what is already in the pipe then is read regardless. 0 means
-	// DefaultDrainTimeout.
+	// DrainTimeout bounds how long the output pipe is still read once the
+	// command's process has exited. The read ends as soon as the pipe is
+	// empty, which holds all the process wrote (see the package doc), so
+	// the bound matters only when descendants keep refilling the pipe.
+	// 0 means DefaultDrainTimeout.
 	DrainTimeout time.Duration
 
 	// Isolation chooses the no-orphans mechanism; see Isolation.

@@ -103,7 +103,7 @@ type term struct {
 	tmp  string   // the command's private TMPDIR, removed at release; "" for none
 
 	exited     chan struct{} // the command's process exited
-	readerDone chan struct{} // the reader stopped (EOF, drain deadline)
+	readerDone chan struct{} // the reader stopped (EOF, or drained after the exit)
 	done       chan struct{} // status is set
 	status     *ExitStatus   // written once, before done is closed
 	timer      *time.Timer   // Policy.Timeout
@@ -146,7 +146,9 @@ func (t *term) run() {
 }
 
 // readLoop copies the pipe into the tail buffer and out to subscribers
-// until EOF or until waitLoop's drain deadline passes.
+// until EOF, or until waitLoop, once the command's process has exited,
+// tells it to stop waiting (a read deadline in the past); it then reads
+// what the pipe holds without waiting for more (see drainReady).
 func (t *term) readLoop() {
 	defer t.wg.Done()
 	defer close(t.readerDone)
@@ -156,7 +158,7 @@ func (t *term) readLoop() {
 		// before it exited is in the pipe, however late this goroutine got
 		// to run.
 		_ = t.pr.SetReadDeadline(time.Time{})
-		drainReady(t.pr, buf, maxFinalDrain, t.write)
+		drainReady(t.pr, buf, time.Now().Add(t.m.cfg.drain), t.write)
 	}
 }
 
@@ -169,10 +171,16 @@ func (t *term) write(p []byte) {
 	}
 }
 
-// waitLoop waits for the command's process to exit, lets the reader drain
-// what is left in the pipe for a bounded time, and publishes the status.
-// Descendants that still hold the pipe do not delay the status beyond
-// DrainTimeout; their later output is not captured.
+// waitLoop waits for the command's process to exit, lets the reader take
+// what is left in the pipe, and publishes the status.
+//
+// Why the pipe need not be waited on: a write to a pipe is complete when
+// write(2) returns, so once the process has exited everything it wrote,
+// and everything written by the descendants it waited for (`a | b`), is
+// in the pipe buffer. Reading until the pipe is empty captures it all;
+// descendants that still hold the pipe (`sleep 30 &`) are not waited for,
+// and their later output is not captured. A descendant that keeps the
+// pipe full cannot stretch the drain beyond DrainTimeout.
 func (t *term) waitLoop() {
 	defer t.wg.Done()
 	st, err := t.proc.wait()
@@ -183,13 +191,15 @@ func (t *term) waitLoop() {
 	if t.timer != nil {
 		t.timer.Stop()
 	}
-	drain := t.m.cfg.drain
-	if t.pr.SetReadDeadline(time.Now().Add(drain)) == nil {
+	// A deadline already passed wakes a reader parked in the poller at
+	// once; it then drains without blocking (readLoop).
+	if t.pr.SetReadDeadline(time.Now()) == nil {
 		<-t.readerDone
 	} else {
-		// No deadlines on this platform's pipes (Windows): stop waiting
-		// for the reader; it ends when the last writer closes the pipe.
-		tm := time.NewTimer(drain)
+		// No deadlines on this platform's pipes (Windows): wait for EOF at
+		// most DrainTimeout; the reader ends when the last writer closes
+		// the pipe.
+		tm := time.NewTimer(t.m.cfg.drain)
 		select {
 		case <-t.readerDone:
 		case <-tm.C:
