@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpterm/acpterm/internal/owner"
 	"golang.org/x/sys/unix"
 )
 
@@ -222,7 +223,7 @@ func (p *Policy) NewSpawner() (*Spawner, error) {
 	if s.confined {
 		root := p.TempDir
 		if root == "" {
-			if root, err = os.MkdirTemp("", "acpterm-sandbox-"); err != nil {
+			if root, err = owner.TempDir("sandbox"); err != nil {
 				return nil, fmt.Errorf("sandbox: creating the temporary root: %w", err)
 			}
 			s.ownRoot = true

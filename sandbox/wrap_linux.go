@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/acpterm/acpterm/internal/owner"
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
@@ -238,7 +239,7 @@ func (p *Policy) Wrap(cmd *exec.Cmd) (*Applied, error) {
 	if p.Mode != Off {
 		tmp := p.TempDir
 		if tmp == "" {
-			tmp, err = os.MkdirTemp("", "acpterm-sandbox-")
+			tmp, err = owner.TempDir("sandbox")
 			if err != nil {
 				return nil, fmt.Errorf("sandbox: creating TMPDIR: %w", err)
 			}

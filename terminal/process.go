@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 
+	"github.com/acpterm/acpterm/internal/owner"
 	"github.com/acpterm/acpterm/sandbox"
 )
 
@@ -56,7 +57,9 @@ func (s *spawnSpec) wrap(cmd *exec.Cmd) error {
 		// Made here rather than by Wrap, which may run twice (see
 		// startInCgroup), and named for the terminal, for whoever finds it.
 		if s.tmp == "" {
-			tmp, err := os.MkdirTemp("", "acpterm-"+s.id+"-")
+			// Named after acpterm (see package owner), so that the next
+			// acpterm removes it if this one is killed before release.
+			tmp, err := owner.TempDir(s.id)
 			if err != nil {
 				return &sandboxError{fmt.Errorf("creating the command's TMPDIR: %w", err)}
 			}

@@ -4,7 +4,6 @@ package cgroup
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -18,11 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpterm/acpterm/internal/owner"
 	"golang.org/x/sys/unix"
 )
-
-// prefix starts the name of every cgroup this package makes.
-const prefix = "acpterm-"
 
 // EmptyTimeout bounds the wait for killed members to leave a cgroup:
 // SIGKILL takes effect in microseconds unless a process is stuck in the
@@ -41,13 +38,13 @@ func New(parent, kind string) (string, error) {
 		}
 	}
 	CleanStale(parent)
-	start, err := startTime(os.Getpid())
+	name, err := owner.Prefix(kind)
 	if err != nil {
 		return "", err
 	}
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
-	dir := filepath.Join(parent, fmt.Sprintf("%s%d-%d-%s-%s", prefix, os.Getpid(), start, kind, hex.EncodeToString(rnd[:])))
+	dir := filepath.Join(parent, name+hex.EncodeToString(rnd[:]))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -246,71 +243,8 @@ func CleanStale(parent string) []string {
 }
 
 // Stale reports whether name is a cgroup this package makes whose owner
-// is dead.
-func Stale(name string) bool {
-	rest, ok := strings.CutPrefix(name, prefix)
-	if !ok {
-		return false
-	}
-	f := strings.SplitN(rest, "-", 4)
-	pid, err := strconv.Atoi(f[0])
-	if err != nil || pid <= 0 {
-		return false
-	}
-	switch len(f) {
-	case 2: // acpterm-PID-RANDOM, from before START was in the name
-		return unix.Kill(pid, 0) == unix.ESRCH
-	case 4:
-		want, err := strconv.ParseUint(f[1], 10, 64)
-		if err != nil {
-			return false
-		}
-		st, err := readStat(pid)
-		if errors.Is(err, fs.ErrNotExist) {
-			return true
-		}
-		if err != nil {
-			return false // unreadable: not ours to judge
-		}
-		return st.state == "Z" || st.state == "X" || st.start != want
-	}
-	return false
-}
-
-// startTime is pid's start time in clock ticks after boot.
-func startTime(pid int) (uint64, error) {
-	st, err := readStat(pid)
-	return st.start, err
-}
-
-type stat struct {
-	state string
-	start uint64
-}
-
-// readStat reads the state and start time of /proc/PID/stat.
-func readStat(pid int) (stat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return stat{}, err
-	}
-	// pid (comm) state ppid … starttime is field 22; comm may hold spaces
-	// and parentheses, so count from the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return stat{}, fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	const startField = 22 - 3 // fields after comm start at 3 (state)
-	if len(f) <= startField {
-		return stat{}, fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
-	start, err := strconv.ParseUint(f[startField], 10, 64)
-	if err != nil {
-		return stat{}, fmt.Errorf("malformed /proc/%d/stat: %w", pid, err)
-	}
-	return stat{state: f[0], start: start}, nil
-}
+// is dead (see package owner, which names it).
+func Stale(name string) bool { return owner.Dead(name) }
 
 // Own finds the directory of the calling process's cgroup in the cgroup v2
 // hierarchy.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpterm/acpterm/internal/owner"
 	"github.com/acpterm/acpterm/internal/proctest"
 	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
@@ -63,7 +64,7 @@ func TestNewNameAndPlacement(t *testing.T) {
 	if filepath.Dir(dir) != own {
 		t.Errorf("cgroup %s is not under the process's own cgroup %s", dir, own)
 	}
-	start, err := startTime(os.Getpid())
+	start, err := owner.StartTime(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestStale(t *testing.T) {
 	}
 	defer zombie.Wait()
 	self := os.Getpid()
-	start, err := startTime(self)
+	start, err := owner.StartTime(self)
 	if err != nil {
 		t.Fatal(err)
 	}

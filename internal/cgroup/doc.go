@@ -13,7 +13,8 @@
 //
 // where PID is the owner's process ID, START its start time in clock ticks
 // after boot (field 22 of /proc/PID/stat), KIND what it holds ("agent",
-// "terms") and RANDOM eight hex digits. The owner removes its cgroups when
+// "terms") and RANDOM eight hex digits: package owner's naming, which
+// acpterm's temporary directories share. The owner removes its cgroups when
 // it shuts down in order.
 //
 // # Stale cgroups
