@@ -271,9 +271,3 @@ func DefaultWritable(roots ...string) []string {
 	}
 	return out
 }
-
-// within reports whether path is dir or below it; both are clean.
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/internal/cgroup"
+	"github.com/acpterm/acpterm/internal/pathutil"
 	"github.com/acpterm/acpterm/internal/proctest"
 )
 
@@ -114,7 +115,7 @@ func TestSpawnerApplied(t *testing.T) {
 	}
 	sa := *c.Applied()
 	tmp := sa.TempDir
-	if !sa.Shared || !within(tmp, s.tmpRoot) || tmp == s.tmpRoot {
+	if !sa.Shared || !pathutil.Within(tmp, s.tmpRoot) || tmp == s.tmpRoot {
 		t.Errorf("Applied = %v, TempDir %s, root %s", &sa, tmp, s.tmpRoot)
 	}
 	// The same as Wrap's but for the temporary directory, which is the

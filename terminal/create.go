@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpterm/acpterm/internal/pathutil"
 	"github.com/acpterm/acpterm/sandbox"
 )
 
@@ -153,17 +154,11 @@ func (m *Manager) resolveCwd(sessionID, cwd string) (string, error) {
 		if err != nil {
 			continue
 		}
-		if within(real, r) {
+		if pathutil.Within(real, r) {
 			return real, nil
 		}
 	}
 	return "", deniedf("cwd %q is outside the workspace", cwd)
-}
-
-// within reports whether path is root or below it; both are clean.
-func within(path, root string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // reserve counts a create in progress against the session's limit.

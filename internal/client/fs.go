@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/pathutil"
 )
 
 // MaxReadBytes bounds the content one fs/read_text_file returns. The bound
@@ -119,22 +120,11 @@ func (ws *Workspace) contains(real string) bool {
 // path relative to it.
 func (ws *Workspace) rootOf(real string) (*os.Root, string, bool) {
 	for i, r := range ws.roots {
-		if rel, ok := relWithin(real, r); ok {
+		if rel, ok := pathutil.Rel(real, r); ok {
 			return ws.dirs[i], rel, true
 		}
 	}
 	return nil, "", false
-}
-
-// relWithin returns path relative to root when path is root or below it
-// (rel is then "." or local: no "..", not absolute); both are clean and
-// absolute.
-func relWithin(path, root string) (string, bool) {
-	rel, err := filepath.Rel(root, path)
-	if err != nil || !filepath.IsLocal(rel) {
-		return "", false
-	}
-	return rel, true
 }
 
 // resolve checks path and returns its real location. A missing file is

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/internal/textsafe"
@@ -30,7 +31,7 @@ func newLineTail(max int) *lineTail { return &lineTail{max: max} }
 func (t *lineTail) Write(p []byte) {
 	t.bytes += uint64(len(p))
 	for len(p) > 0 {
-		i := indexByte(p, '\n')
+		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
 			t.addPartial(p)
 			return
@@ -103,15 +104,6 @@ func (t *lineTail) Tail(n int) (lines []string, above uint64) {
 	return all, t.Total() - uint64(len(all))
 }
 
-func indexByte(p []byte, c byte) int {
-	for i, b := range p {
-		if b == c {
-			return i
-		}
-	}
-	return -1
-}
-
 // displayLine turns a line of raw command output into text that cannot
 // disturb the screen (textsafe.Strip): a carriage return keeps what was
 // written after it, as a progress bar means it to be seen.
@@ -119,19 +111,10 @@ func displayLine(b []byte) string {
 	if n := len(b); n > 0 && b[n-1] == '\r' {
 		b = b[:n-1]
 	}
-	if i := lastIndexByte(b, '\r'); i >= 0 {
+	if i := bytes.LastIndexByte(b, '\r'); i >= 0 {
 		b = b[i+1:]
 	}
 	return textsafe.Strip(b)
-}
-
-func lastIndexByte(p []byte, c byte) int {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // clip shortens s to at most width columns (counting runes), marking a cut

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -592,7 +593,7 @@ func (d *driver) pumpStderr(f *os.File) {
 		n, err := f.Read(buf)
 		chunk := buf[:n]
 		for len(chunk) > 0 {
-			i := indexByte(chunk, '\n')
+			i := bytes.IndexByte(chunk, '\n')
 			if i < 0 {
 				line = append(line, chunk...)
 				if len(line) >= 64<<10 {
