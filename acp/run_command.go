@@ -2,14 +2,14 @@ package acp
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/acpterm/acpterm/internal/randhex"
 )
 
 // finishTimeout bounds the kill, output and release calls with which
@@ -302,7 +302,5 @@ func commandLine(req *CreateTerminalRequest) string {
 }
 
 func newToolCallID() ToolCallID {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return ToolCallID("call_" + hex.EncodeToString(b[:]))
+	return ToolCallID("call_" + randhex.String(8))
 }

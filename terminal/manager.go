@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+
+	"github.com/acpterm/acpterm/internal/randhex"
 )
 
 // Manager runs terminals for ACP sessions. It is safe for concurrent use;
@@ -50,7 +52,7 @@ func NewManager(opts *Options) *Manager {
 	m := &Manager{
 		cfg:       cfg,
 		iso:       newIsolator(&cfg),
-		nonce:     randomHex(4),
+		nonce:     randhex.String(4),
 		sessions:  map[string]*session{},
 		releasing: map[string]*term{},
 		retained:  map[string]*retainedSnap{},

@@ -1,14 +1,13 @@
 package terminal
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/acpterm/acpterm/internal/randhex"
 	"github.com/acpterm/acpterm/sandbox"
 )
 
@@ -124,15 +123,9 @@ type term struct {
 
 func termKey(sessionID, terminalID string) string { return sessionID + "\x00" + terminalID }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // never fails (crypto/rand crashes the program instead)
-	return hex.EncodeToString(b)
-}
-
 // newTerminalID makes a terminal ID: 64 random bits, so IDs are not
 // guessable and, for all practical purposes, never repeat.
-func newTerminalID() string { return "term_" + randomHex(8) }
+func newTerminalID() string { return "term_" + randhex.String(8) }
 
 // run starts the terminal's goroutines: the output reader, the exit
 // waiter and, with a timeout, its timer.

@@ -5,13 +5,12 @@ package agentsession
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/randhex"
 )
 
 // Registry is the set of sessions of one connection. The zero value is
@@ -31,9 +30,7 @@ func (r *Registry) New(cwd string) (acp.SessionID, error) {
 	if !isAbs(cwd) {
 		return "", fmt.Errorf("%w: cwd %q is not an absolute path", acp.ErrInvalidParams, cwd)
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	id := acp.SessionID("sess_" + hex.EncodeToString(b[:]))
+	id := acp.SessionID("sess_" + randhex.String(8))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.m == nil {

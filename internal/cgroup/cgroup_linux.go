@@ -4,8 +4,6 @@ package cgroup
 
 import (
 	"bufio"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/internal/owner"
+	"github.com/acpterm/acpterm/internal/randhex"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,9 +41,7 @@ func New(parent, kind string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var rnd [4]byte
-	_, _ = rand.Read(rnd[:])
-	dir := filepath.Join(parent, name+hex.EncodeToString(rnd[:]))
+	dir := filepath.Join(parent, name+randhex.String(4))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", err
 	}

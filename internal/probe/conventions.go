@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/randhex"
 )
 
 // The informational cases: what a client does where the specification
@@ -266,7 +267,7 @@ func caseSessionScopedIDs(ctx context.Context, t *tester) verdict {
 	if _, err := t.wait(ctx, id); err != nil {
 		return note("%v", err)
 	}
-	other := acp.SessionID("sess_acpterm_probe_other_" + randomHex(4))
+	other := acp.SessionID("sess_acpterm_probe_other_" + randhex.String(4))
 	ask := func(tid acp.TerminalID) error {
 		_, err := t.conn.TerminalOutput(ctx, &acp.TerminalOutputRequest{SessionID: other, TerminalID: tid})
 		return err
@@ -279,7 +280,7 @@ func caseSessionScopedIDs(ctx context.Context, t *tester) verdict {
 	if !asACPError(err, &got) {
 		return note("under another sessionId: %s", describeErr(err, 0))
 	}
-	fake := acp.TerminalID("term_acpterm_probe_never_issued_" + randomHex(4))
+	fake := acp.TerminalID("term_acpterm_probe_never_issued_" + randhex.String(4))
 	var ref *acp.Error
 	if !asACPError(ask(fake), &ref) {
 		return note("under another sessionId: error %d (an unknown id got no error to compare with)", got.Code)

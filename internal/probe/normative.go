@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/randhex"
 )
 
 // The normative cases: what the ACP v1 specification asks of a client.
@@ -409,7 +410,7 @@ func caseReleaseStopsCommand(ctx context.Context, t *tester) verdict {
 	// The command would write a marker after 2 s; a second terminal looks
 	// for it a second after that, and removes it if it is there.
 	const marker = `m="${TMPDIR:-/tmp}/acpterm-probe-$1"; `
-	token := randomHex(8)
+	token := randhex.String(8)
 	id, err := t.create(ctx, t.sh(marker+`sleep 2; : > "$m"`, token))
 	if err != nil {
 		return fail("%v", err)
@@ -432,7 +433,7 @@ func caseReleaseStopsCommand(ctx context.Context, t *tester) verdict {
 }
 
 func caseUnknownTerminalID(ctx context.Context, t *tester) verdict {
-	id := acp.TerminalID("term_acpterm_probe_never_issued_" + randomHex(4))
+	id := acp.TerminalID("term_acpterm_probe_never_issued_" + randhex.String(4))
 	return expectRefused(ctx, t, id, true, "made-up id")
 }
 
