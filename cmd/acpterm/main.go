@@ -42,6 +42,8 @@ const mainUsage = `acpterm runs Agent Client Protocol (ACP) agents with full ter
 
 Usage:
   acpterm run [flags] -- AGENT [ARGS...]   run one prompt with any ACP agent
+  acpterm run [flags] NAME [ARGS...]       the same with a known agent (acpterm agents)
+  acpterm agents                           list the known agents and whether each is installed
   acpterm login [--method ID] -- AGENT...  log in to an agent (its terminal login)
   acpterm agent [flags]                    serve the built-in agent on stdin/stdout
   acpterm demo [flags]                     run the built-in agent under acpterm run
@@ -76,6 +78,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runCmd(ctx, rest, stdin, stdout, stderr)
 	case "login":
 		return loginCmd(ctx, rest, stdin, stdout, stderr)
+	case "agents":
+		return agentsCmd(ctx, rest, stdout, stderr)
 	case "agent":
 		return agentCmd(ctx, rest, stdin, stdout, stderr)
 	case "demo":
@@ -104,6 +108,8 @@ func helpCmd(args []string, stdout, stderr io.Writer) int {
 		newRunFlags(stdout).fs.Usage()
 	case "login":
 		newLoginFlags(stdout).fs.Usage()
+	case "agents":
+		newAgentsFlags(stdout).Usage()
 	case "agent":
 		newAgentFlags(stdout).fs.Usage()
 	case "demo":

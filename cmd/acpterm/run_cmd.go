@@ -183,7 +183,16 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	agent := f.fs.Args()
 	if len(agent) == 0 {
-		return usage("no agent given: acpterm run [flags] -- AGENT [ARGS...]")
+		return usage("no agent given: acpterm run [flags] NAME, or acpterm run [flags] -- AGENT [ARGS...]")
+	}
+	// Without "--", a known name (acpterm agents) starts that agent;
+	// after "--", the words are always the command itself.
+	if at := len(args) - len(agent); at == 0 || args[at-1] != "--" {
+		resolved, err := resolveNamed(agent)
+		if err != nil {
+			return usage("%v", err)
+		}
+		agent = resolved
 	}
 	if f.approveAll && f.denyAll {
 		return usage("--approve-all and --deny-all exclude each other")

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// namedAgentConfig writes a config file that names the test binary (as
+// the display fake agent) "fake", and returns the environment that makes
+// acpterm read it.
+func namedAgentConfig(t *testing.T) []string {
+	t.Helper()
+	home := t.TempDir()
+	cfg, err := json.Marshal(map[string]any{"fake": map[string]any{"command": []string{testExe(t)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, "acpterm"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "acpterm", "agents.json"), cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"XDG_CONFIG_HOME=" + home, fakeAgentEnv + "=display"}
+}
+
+// TestNamedAgents: without "--" a known name starts that agent; after
+// "--" the words are the command itself; acpterm agents lists the names.
+func TestNamedAgents(t *testing.T) {
+	t.Parallel()
+	env := namedAgentConfig(t)
+
+	r := acpterm(t, opts{env: env}, "run", "--format", "json", "-p", "hi", "fake")
+	if r.code != 0 {
+		t.Fatalf("run fake: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, `"event":"stop"`) {
+		t.Errorf("run fake: no stop event:\n%s", r.stdout)
+	}
+
+	r = acpterm(t, opts{env: env}, "run", "-p", "hi", "--", "fake")
+	if r.code != 3 || !strings.Contains(r.stderr, "cannot start the agent fake") {
+		t.Errorf("run -- fake: exit %d, stderr %q; want 3, the command not found", r.code, r.stderr)
+	}
+
+	r = acpterm(t, opts{env: env}, "agents")
+	if r.code != 0 {
+		t.Fatalf("agents: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"codex", "gemini", "opencode", "claude", "qwen", "fake", "(config)", testExe(t)} {
+		mustContain(t, "agents output", r.stdout, want)
+	}
+
+	bad := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(bad, "acpterm"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "acpterm", "agents.json"), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = acpterm(t, opts{env: []string{"XDG_CONFIG_HOME=" + bad}}, "run", "-p", "hi", "fake")
+	if r.code != 2 || !strings.Contains(r.stderr, "agents.json") {
+		t.Errorf("malformed config: exit %d, stderr %q; want 2 naming the file", r.code, r.stderr)
+	}
+}
