@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpterm/acpterm/internal/client"
 	"go.uber.org/goleak"
 )
 
@@ -375,7 +376,7 @@ func TestUsageAndHelp(t *testing.T) {
 		{[]string{"run", "-h"}, "", 0, "", "--approve-all"},
 		{[]string{"agent", "extra"}, "", 2, "", "unexpected arguments"},
 		{[]string{"help"}, "", 0, "Exit status", ""},
-		{[]string{"help", "run"}, "", 0, "130 cancelled", ""},
+		{[]string{"help", "run"}, "", 0, "124 --turn-timeout, 130", ""},
 		{[]string{"help", "agent"}, "", 0, `"type": "custom"`, ""},
 		{[]string{"help", "demo"}, "", 0, "seq 1 200000", ""},
 		{[]string{"help", "nope"}, "", 2, "", "unknown command"},
@@ -395,7 +396,7 @@ func TestUsageAndHelp(t *testing.T) {
 	// The exit codes in the help are the ones the program uses.
 	var help bytes.Buffer
 	run(context.Background(), []string{"help", "run"}, nil, &help, io.Discard)
-	mustContain(t, "run help", help.String(), "Exit status: 0 end_turn, 1 acpterm failed, 2 usage, 3 the agent failed", "4 refusal, 5 max_tokens")
+	mustContain(t, "run help", help.String(), client.ExitSummary())
 	help.Reset()
 	run(context.Background(), []string{"help", "agent"}, nil, &help, io.Discard)
 	mustContain(t, "agent help", help.String(), `"agent_servers"`, `"command": "acpterm"`, `"args": ["agent"]`)

@@ -38,7 +38,8 @@ func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-const mainUsage = `acpterm runs Agent Client Protocol (ACP) agents with full terminal support.
+// mainUsage is the top-level help; its exit table comes from client.ExitMeanings.
+var mainUsage = fmt.Sprintf(`acpterm runs Agent Client Protocol (ACP) agents with full terminal support.
 
 Usage:
   acpterm run [flags] -- AGENT [ARGS...]   run one prompt with any ACP agent
@@ -53,18 +54,9 @@ Usage:
   acpterm help [COMMAND]                   print help
 
 Exit status (run, demo):
-  0    the turn ended normally (stopReason end_turn)
-  1    acpterm itself failed
-  2    usage error: bad flags, no agent, no prompt
-  3    the agent failed: could not start, crashed or exited mid-turn, did not
-       answer initialize in time, or broke the protocol
-  4    the agent refused (stopReason refusal)
-  5    the agent hit a limit (stopReason max_tokens or max_turn_requests)
-  124  the turn ran longer than --turn-timeout (cancelled, then killed)
-  130  cancelled by Ctrl-C or SIGTERM (stopReason cancelled)
-
+%s
 Run "acpterm help COMMAND" for a command's flags.
-`
+`, client.ExitTable())
 
 // run is main without the process: it returns the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -16,7 +16,8 @@ import (
 // maxPromptBytes bounds a prompt read from stdin.
 const maxPromptBytes = 16 << 20
 
-const runUsage = `usage: acpterm run [flags] -- AGENT [ARGS...]
+// runUsage is run's help; the exit statuses come from client.ExitMeanings.
+var runUsage = fmt.Sprintf(`usage: acpterm run [flags] -- AGENT [ARGS...]
 
 Runs one prompt with an ACP agent: starts AGENT (in its own process group,
 its stderr to ours), initializes it with terminal and fs support, opens a
@@ -50,10 +51,7 @@ line at the start and when they change, the agent's slash commands once,
 and its last usage report (context tokens, cost) at the end; on a TTY a
 "waiting for AGENT" line appears while the agent has been silent for 2s.
 
-Exit status: 0 end_turn, 1 acpterm failed, 2 usage, 3 the agent failed
-(start, crash, init timeout, protocol error), 4 refusal, 5 max_tokens or
-max_turn_requests, 124 --turn-timeout, 130 cancelled.
-
+%s
 With --format json, stdout carries one JSON object per line (events
 session, session_update, terminal_created, terminal_output, terminal_exit,
 permission, then stop or error) and nothing else.
@@ -80,7 +78,7 @@ tool call's terminal says "sandbox: MODE". --sandbox off turns it off;
 --network deny also cuts the network, loopback included. --sandbox-agent
 confines the agent process too. "acpterm sandbox" shows what this machine
 enforces; the sandbox needs Linux (elsewhere use --sandbox off).
-`
+`, client.ExitSummary())
 
 type runFlags struct {
 	fs           *flag.FlagSet
