@@ -98,21 +98,12 @@ func authIDs(opts []acp.AuthOption) string {
 	return strings.Join(ids, ", ")
 }
 
-// shellWords quotes argv for a command line the user can paste.
-func shellWords(argv []string) string {
-	w := make([]string, len(argv))
-	for i, a := range argv {
-		w[i] = textsafe.Quote(a)
-	}
-	return strings.Join(w, " ")
-}
-
 // nextStep is the command that sets up o, for agent run as agent.
 func nextStep(agent []string, o *acp.AuthOption) string {
 	id := textsafe.Quote(string(o.ID))
 	switch o.Kind {
 	case acp.AuthKindTerminal:
-		return "acpterm login --method " + id + " -- " + shellWords(agent)
+		return "acpterm login --method " + id + " -- " + textsafe.QuoteArgs(agent)
 	case acp.AuthKindEnvVar:
 		var sets []string
 		for _, v := range o.Vars {
@@ -125,7 +116,7 @@ func nextStep(agent []string, o *acp.AuthOption) string {
 		}
 		return "export " + strings.Join(sets, " ") + "   (acpterm then uses it by itself, or pass --auth " + id + ")"
 	case acp.AuthKindAgent:
-		return "acpterm run --auth " + id + " [FLAGS] -- " + shellWords(agent)
+		return "acpterm run --auth " + id + " [FLAGS] -- " + textsafe.QuoteArgs(agent)
 	}
 	return "(acpterm cannot use methods of type " + textsafe.Quote(string(o.Kind)) + ")"
 }

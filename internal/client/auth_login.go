@@ -205,7 +205,7 @@ func (l *login) terminalLogin(ctx context.Context, o *acp.AuthOption) (int, stri
 	if o.Command != "" {
 		argv = append([]string{o.Command}, o.Args...)
 	}
-	l.say("acpterm: running " + shellWords(argv))
+	l.say("acpterm: running " + textsafe.QuoteArgs(argv))
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.Cwd
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr

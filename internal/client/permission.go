@@ -220,12 +220,7 @@ func promptCommand(info *terminal.Info) string {
 		words = append([]string{info.Command}, info.Args...)
 	}
 	var b strings.Builder
-	for i, w := range words {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(textsafe.Quote(w))
-	}
+	b.WriteString(textsafe.QuoteArgs(words))
 	if !info.Shell && len(info.Argv) > 0 && info.Argv[0] != info.Command {
 		b.WriteString("\n  program: " + textsafe.Quote(info.Argv[0]))
 	}

@@ -127,9 +127,5 @@ func commandLine(info *terminal.Info) string {
 	if len(info.Args) == 0 {
 		return info.Command
 	}
-	s := textsafe.Quote(info.Command)
-	for _, a := range info.Args {
-		s += " " + textsafe.Quote(a)
-	}
-	return s
+	return textsafe.QuoteArgs(append([]string{info.Command}, info.Args...))
 }

@@ -70,3 +70,16 @@ func isPlain(r rune) bool {
 	}
 	return strings.ContainsRune("-_./=:,+@%", r)
 }
+
+// QuoteArgs is an argv as a shell command line: each word Quote'd, joined
+// by spaces. Read back by a shell, it is the same argv.
+func QuoteArgs(argv []string) string {
+	var b strings.Builder
+	for i, w := range argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(Quote(w))
+	}
+	return b.String()
+}
