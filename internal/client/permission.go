@@ -245,10 +245,10 @@ func promptCommand(info *terminal.Info) string {
 // written until its key, so that the key counts without Enter and is not
 // echoed; the saved mode is restored before the answer is echoed, on every
 // way out (answer, cancel, end of input). Raw mode turns Ctrl-C into a byte instead of
-// SIGINT: the prompter answers "no" to the question and then interrupts
-// the process, which the driver takes as it takes Ctrl-C at any other time
-// (cancel the turn; a second one kills the agent). Denying first is the
-// safe side: the agent hears of the cancel right after. Ctrl-D, which
+// SIGINT: the prompter answers "no" to the question, after calling
+// interrupt, which the driver sets to its own handling of Ctrl-C (cancel
+// the turn; a second one kills the agent), so the cancel is under way
+// before the agent hears "no". Ctrl-D, which
 // raw mode also delivers as a byte, answers "no" as end of input does.
 //
 // When in is not a terminal (a pipe, a test), keys are read as they come:

@@ -132,7 +132,7 @@ func (e *protocolError) Error() string { return e.msg }
 // process exit status (see the Exit* constants). It never returns before
 // the agent, its terminals and every goroutine it started are gone.
 func Run(ctx context.Context, cfg *Config) int {
-	d := &driver{cfg: *cfg, stop: make(chan struct{})}
+	d := &driver{cfg: *cfg, stop: make(chan struct{}), cancelSent: make(chan struct{}, 1)}
 	return d.run(ctx)
 }
 
@@ -157,10 +157,13 @@ type driver struct {
 	sandbox      *sandbox.Policy  // of the terminals, and of the agent with SandboxAgent
 	agentSandbox *sandbox.Applied // the agent's, with SandboxAgent
 
-	stop     chan struct{} // closed at shutdown: ends the ticker and signal watcher
-	wg       sync.WaitGroup
-	stderrMu sync.Mutex
-	errPipe  *os.File // the agent's stderr
+	stop chan struct{} // closed at shutdown: ends the ticker and signal watcher
+	// cancelSent tells watchSignals that a cancel it did not see was sent
+	// (Ctrl-C at a permission question), so the grace period starts.
+	cancelSent chan struct{}
+	wg         sync.WaitGroup
+	stderrMu   sync.Mutex
+	errPipe    *os.File // the agent's stderr
 
 	mu          sync.Mutex
 	phase       phase
@@ -243,6 +246,7 @@ func (d *driver) run(ctx context.Context) int {
 	var p *prompter
 	if c.TTYIn != nil && c.TTYOut != nil {
 		p = newPrompter(c.TTYIn, c.TTYOut, d.r.Suspend)
+		p.interrupt = d.promptInterrupt
 		defer p.Close()
 	}
 	d.perm = newApprover(c.Approval, p, d.r.Permission, d.warn)
@@ -649,9 +653,29 @@ func (d *driver) watchSignals() {
 				defer t.Stop()
 				grace = t.C
 			}
+		case <-d.cancelSent:
+			if grace == nil {
+				t := time.NewTimer(d.cfg.CancelGrace)
+				defer t.Stop()
+				grace = t.C
+			}
 		case <-grace:
 			d.kill()
 			d.warn(fmt.Sprintf("acpterm: the agent did not end the cancelled turn within %s; killed it", d.cfg.CancelGrace))
+		}
+	}
+}
+
+// promptInterrupt is Ctrl-C typed at a permission question, where raw
+// mode makes it a byte instead of SIGINT. It is handled as that signal
+// would be, but before the question is answered: sent to ourselves as a
+// signal, it could arrive after the agent, told "no", had already ended
+// the turn, which would then not count as cancelled.
+func (d *driver) promptInterrupt() {
+	if d.interrupt() {
+		select {
+		case d.cancelSent <- struct{}{}: // watchSignals starts the grace period
+		default:
 		}
 	}
 }
