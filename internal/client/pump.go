@@ -75,4 +75,3 @@ func (d *driver) tick() {
 		}
 	}
 }
-
