@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// realAgentsEnv opts in to TestRealAgents. The test installs the agents
+// people run from npm, so it needs the npm registry; it is not part of the
+// default test run.
+const realAgentsEnv = "ACPTERM_REAL_AGENTS"
+
+// realAgents are the npm packages of the named agents, at the versions this
+// test was last run against. ACPTERM_REAL_AGENTS_DIR names an existing
+// install (a directory with node_modules/.bin) to skip the npm step.
+var realAgents = []struct {
+	name    string // acpterm's name for it (internal/agents)
+	pkg     string // npm package@version
+	program string // the program it installs
+}{
+	{"codex", "@zed-industries/codex-acp@0.16.0", "codex-acp"},
+	{"gemini", "@google/gemini-cli@0.61.0", "gemini"},
+	{"opencode", "opencode-ai@1.18.33", "opencode"},
+	{"claude", "@zed-industries/claude-agent-acp@0.23.1", "claude-agent-acp"},
+	{"qwen", "@qwen-code/qwen-code@0.24.4", "qwen"},
+}
+
+// TestRealAgents takes each real agent through one turn with `acpterm run
+// NAME`, and holds acpterm to the outcome a user must get whatever the
+// machine has (keys or not, network or not): a completed turn, a clear
+// authentication message, or the turn timeout's message, each within a
+// bound. A run that has to be killed is a failure: that is the silent screen
+// this test exists to catch.
+//
+//	ACPTERM_REAL_AGENTS=1 go test ./cmd/acpterm -run TestRealAgents -v
+func TestRealAgents(t *testing.T) {
+	if os.Getenv(realAgentsEnv) == "" {
+		t.Skipf("set %s=1 to install the real agents from npm and run them", realAgentsEnv)
+	}
+	dir := os.Getenv("ACPTERM_REAL_AGENTS_DIR")
+	if dir == "" {
+		if _, err := exec.LookPath("npm"); err != nil {
+			t.Fatalf("npm is needed: %v", err)
+		}
+		dir = t.TempDir()
+		args := []string{"install", "--no-audit", "--no-fund", "--prefix", dir}
+		for _, a := range realAgents {
+			args = append(args, a.pkg)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, "npm", args...).CombinedOutput(); err != nil {
+			t.Fatalf("npm %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	bin := filepath.Join(dir, "node_modules", ".bin")
+	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	env := []string{
+		"PATH=" + path,
+		// claude-agent-acp refuses to start as root without it.
+		"IS_SANDBOX=1",
+	}
+
+	out := runReal(t, env, 30*time.Second, "agents")
+	for _, a := range realAgents {
+		if !agentInstalled(out.stdout, a.name) {
+			t.Errorf("acpterm agents does not show %s as installed (%s in %s):\n%s", a.name, a.program, bin, out.stdout)
+		}
+	}
+
+	for _, a := range realAgents {
+		t.Run(a.name, func(t *testing.T) {
+			const turnTimeout = 60 * time.Second
+			r := runReal(t, env, turnTimeout+90*time.Second,
+				"run", "--approve-all", "--turn-timeout", turnTimeout.String(),
+				"-p", "Reply with the single word pong.", a.name)
+			t.Logf("exit %d after %v\nstdout:\n%.3000s\nstderr:\n%.3000s", r.code, r.elapsed.Round(time.Millisecond), r.stdout, r.stderr)
+			switch r.code {
+			case 0: // a completed turn
+			case 3:
+				if !strings.Contains(r.stderr, "needs authentication") {
+					t.Errorf("exit 3 without an authentication message; stderr:\n%s", r.stderr)
+				}
+			case 124:
+				if !strings.Contains(r.stderr, "--turn-timeout") {
+					t.Errorf("exit 124 without the turn timeout's message; stderr:\n%s", r.stderr)
+				}
+			default:
+				t.Errorf("exit %d: neither a completed turn, an authentication message nor the turn timeout", r.code)
+			}
+		})
+	}
+}
+
+// runReal runs acptermBin with extra environment, failing the test if it
+// has to be killed at the bound.
+func runReal(t *testing.T, env []string, bound time.Duration, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, acptermBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = t.TempDir()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := result{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("acpterm %q was still running after %v (killed):\nstdout:\n%.3000s\nstderr:\n%.3000s", args, bound, r.stdout, r.stderr)
+	case err == nil:
+	case errors.As(err, &ee) && ee.Exited():
+		r.code = ee.ExitCode()
+	default:
+		t.Fatalf("acpterm %q: %v", args, err)
+	}
+	checkNoRace(t, r.stderr)
+	assertNoCgroups(t, cmd.Process.Pid)
+	return r
+}
+
+// agentInstalled reports whether the `acpterm agents` table has name with
+// the status "installed".
+func agentInstalled(table, name string) bool {
+	for line := range strings.Lines(table) {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == name && f[1] == "installed" {
+			return true
+		}
+	}
+	return false
+}
