@@ -22,7 +22,7 @@ type Error struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
-// Error codes defined by JSON-RPC 2.0 and ACP.
+// Error codes defined by JSON-RPC 2.0 and ACP, and the one acpterm adds.
 const (
 	CodeParseError       int64 = -32700
 	CodeInvalidRequest   int64 = -32600
@@ -32,9 +32,16 @@ const (
 	CodeRequestCancelled int64 = -32800
 	CodeAuthRequired     int64 = -32000
 	CodeResourceNotFound int64 = -32002
+	// CodePermissionDenied is acpterm's code for a request the client's
+	// policy refused, such as a terminal/create its policy or sandbox does
+	// not allow. ACP reserves -32000 (auth_required) and -32002
+	// (resource_not_found); -32003 is free in the implementation-defined
+	// range. Asking again will not change the answer.
+	CodePermissionDenied int64 = -32003
 )
 
-// Sentinel errors, one per standard code. Wrap them to keep their code:
+// Sentinel errors, one per code above (parse errors aside). Wrap them to
+// keep their code:
 //
 //	return nil, fmt.Errorf("%w: terminal %q", acp.ErrInvalidParams, id)
 var (
@@ -45,6 +52,7 @@ var (
 	ErrAuthRequired     = &Error{Code: CodeAuthRequired, Message: "authentication required"}
 	ErrRequestCancelled = &Error{Code: CodeRequestCancelled, Message: "request cancelled"}
 	ErrInvalidRequest   = &Error{Code: CodeInvalidRequest, Message: "invalid request"}
+	ErrPermissionDenied = &Error{Code: CodePermissionDenied, Message: "permission denied"}
 )
 
 // ErrConnClosed is returned (wrapped) by calls on a connection that has ended:

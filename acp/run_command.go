@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/internal/randhex"
+	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/utf8cut"
 )
 
 // finishTimeout bounds the kill, output and release calls with which
@@ -62,21 +63,12 @@ func (r *CommandResult) Succeeded() bool {
 	return r.ExitCode != nil && *r.ExitCode == 0 && r.Signal == nil && !r.TimedOut && !r.Cancelled
 }
 
-// Status says in a few words how the command ended: "exit 0", "exit 3",
-// "killed by SIGKILL", "timed out, killed by SIGTERM", "cancelled, killed
-// by SIGTERM", or "no exit status" when the client reported none. A signal
-// wins over an exit code, since some clients report a signalled command
-// with exit code 1 as well.
+// Status says in a few words how the command ended: its exit status as
+// TerminalExitStatus.String gives it, after "timed out, " or "cancelled, "
+// when RunCommand killed it: "exit 0", "killed by SIGKILL", "timed out,
+// killed by SIGTERM", "cancelled, killed by SIGTERM".
 func (r *CommandResult) Status() string {
-	var s string
-	switch {
-	case r.Signal != nil:
-		s = "killed by " + *r.Signal
-	case r.ExitCode != nil:
-		s = fmt.Sprintf("exit %d", *r.ExitCode)
-	default:
-		s = "no exit status"
-	}
+	s := TerminalExitStatus{ExitCode: r.ExitCode, Signal: r.Signal}.String()
 	switch {
 	case r.TimedOut:
 		s = "timed out, " + s
@@ -84,6 +76,21 @@ func (r *CommandResult) Status() string {
 		s = "cancelled, " + s
 	}
 	return s
+}
+
+// String says in a few words how a command ended: "exit 0", "exit 3",
+// "killed by SIGTERM", or "no exit status" when the client reported none.
+// A signal wins over an exit code, since some clients report a signalled
+// command with exit code 1 as well. It is the one wording of an exit
+// status in what acpterm prints.
+func (s TerminalExitStatus) String() string {
+	switch {
+	case s.Signal != nil:
+		return "killed by " + *s.Signal
+	case s.ExitCode != nil:
+		return fmt.Sprintf("exit %d", *s.ExitCode)
+	}
+	return "no exit status"
 }
 
 // commandRawOutput is the rawOutput of the final tool call update.
@@ -243,7 +250,7 @@ func outputTextLimit(n int) int {
 // outputText is the text content of a finished command: the last limit
 // bytes of its output, fenced, and its status (see RunCommand).
 func outputText(res *CommandResult, limit int) string {
-	tail := tailString(res.Output, limit)
+	tail := utf8cut.Tail(res.Output, limit)
 	var b strings.Builder
 	if tail == "" {
 		b.WriteString("(no output)\n")
@@ -263,21 +270,6 @@ func outputText(res *CommandResult, limit int) string {
 	return b.String()
 }
 
-// tailString is the last n bytes of s or fewer, starting at a character
-// start so that a multi-byte character is not split: it skips at most
-// utf8.UTFMax-1 continuation bytes, which also bounds the loop for a string
-// that is not UTF-8.
-func tailString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	k := len(s) - n
-	for j := 0; j < utf8.UTFMax-1 && k < len(s) && !utf8.RuneStart(s[k]); j++ {
-		k++
-	}
-	return s[k:]
-}
-
 // codeFence is a Markdown fence that text cannot close early: three
 // backticks, or one more than the longest run of backticks in text.
 func codeFence(text string) string {
@@ -293,12 +285,10 @@ func codeFence(text string) string {
 	return strings.Repeat("`", max(3, longest+1))
 }
 
-// commandLine renders a request's command for a title.
+// commandLine is the request's command as acpterm shows it: a shell line
+// as it is, an argv as a shell would read it back (textsafe.CommandLine).
 func commandLine(req *CreateTerminalRequest) string {
-	if len(req.Args) == 0 {
-		return req.Command
-	}
-	return req.Command + " " + strings.Join(req.Args, " ")
+	return textsafe.CommandLine(req.Command, req.Args)
 }
 
 func newToolCallID() ToolCallID {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf8"
 )
 
 // scriptedTerminals is a TerminalHandler whose commands are scripts:
@@ -248,27 +248,44 @@ func TestOutputText(t *testing.T) {
 	}
 }
 
-// FuzzTailString checks the tail's invariants: within the limit, a suffix
-// of the input, and valid UTF-8 whenever the input is.
-func FuzzTailString(f *testing.F) {
-	f.Add("hello\n", 3)
-	f.Add("ééé", 4)
-	f.Add("\xff\x80\x80\x80\x80", 2)
-	f.Fuzz(func(t *testing.T, s string, n int) {
-		if n < 0 {
-			n = -n
+func TestExitStatusText(t *testing.T) {
+	code := func(c uint32) *uint32 { return &c }
+	for _, tc := range []struct {
+		st   TerminalExitStatus
+		want string
+	}{
+		{TerminalExitStatus{ExitCode: code(0)}, "exit 0"},
+		{TerminalExitStatus{ExitCode: code(3)}, "exit 3"},
+		{TerminalExitStatus{Signal: Ptr("SIGTERM")}, "killed by SIGTERM"},
+		{TerminalExitStatus{ExitCode: code(1), Signal: Ptr("SIGKILL")}, "killed by SIGKILL"},
+		{TerminalExitStatus{}, "no exit status"},
+	} {
+		if got := tc.st.String(); got != tc.want {
+			t.Errorf("%+v: String() = %q, want %q", tc.st, got, tc.want)
 		}
-		got := tailString(s, n)
-		if len(got) > n || !strings.HasSuffix(s, got) {
-			t.Fatalf("tailString(%q, %d) = %q", s, n, got)
+		if got := fmt.Sprint(&tc.st); got != tc.want {
+			t.Errorf("%+v: Sprint(pointer) = %q, want %q", tc.st, got, tc.want)
 		}
-		if utf8.ValidString(s) && !utf8.ValidString(got) {
-			t.Fatalf("tailString(%q, %d) = %q, not UTF-8", s, n, got)
+	}
+	timedOut := CommandResult{Signal: Ptr("SIGTERM"), TimedOut: true}
+	if got, want := timedOut.Status(), "timed out, killed by SIGTERM"; got != want {
+		t.Errorf("Status() = %q, want %q", got, want)
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		req  CreateTerminalRequest
+		want string
+	}{
+		{CreateTerminalRequest{Command: "go test ./... | tail -3"}, "go test ./... | tail -3"},
+		{CreateTerminalRequest{Command: "go", Args: []string{"test", "./..."}}, "go test ./..."},
+		{CreateTerminalRequest{Command: "printf", Args: []string{`%s\n`, "a b"}}, `printf '%s\n' 'a b'`},
+	} {
+		if got := commandLine(&tc.req); got != tc.want {
+			t.Errorf("commandLine(%q %q) = %q, want %q", tc.req.Command, tc.req.Args, got, tc.want)
 		}
-		if utf8.ValidString(s) && len(s)-len(got) > 0 && n-len(got) >= utf8.UTFMax {
-			t.Fatalf("tailString(%q, %d) = %q dropped more than a character", s, n, got)
-		}
-	})
+	}
 }
 
 func TestRunCommandCancelled(t *testing.T) {

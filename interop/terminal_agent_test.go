@@ -370,7 +370,7 @@ func TestCLIExitStatus(t *testing.T) {
 		for _, o := range reportLines(t, chunks) {
 			byCase[o.str("case")] = o
 		}
-		// A denied terminal/create is -32003 (terminal.CodeDenied) for
+		// A denied terminal/create is -32003 (acp.CodePermissionDenied) for
 		// the agent; a denied permission picks the reject option.
 		wantJSON(t, byCase["exit_code"], "failed.code", -32003)
 		wantJSON(t, byCase["permission"], "ok.outcome", map[string]any{"outcome": "selected", "optionId": "deny"})

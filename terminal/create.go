@@ -3,7 +3,6 @@ package terminal
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -45,26 +44,7 @@ type plan struct {
 
 // resolve validates req and works out what would run, and where.
 func (m *Manager) resolve(req Request) (plan, error) {
-	if req.SessionID == "" {
-		return plan{}, invalidf("sessionId is empty")
-	}
-	if req.Command == "" {
-		return plan{}, invalidf("command is empty")
-	}
-	// A NUL cannot reach exec or the file system (both take C strings):
-	// left in, it fails later as a host error instead of a bad request.
-	if strings.ContainsRune(req.Command, 0) {
-		return plan{}, invalidf("command contains NUL")
-	}
-	for i, a := range req.Args {
-		if strings.ContainsRune(a, 0) {
-			return plan{}, invalidf("args[%d] contains NUL", i)
-		}
-	}
-	if strings.ContainsRune(req.Cwd, 0) {
-		return plan{}, invalidf("cwd contains NUL")
-	}
-	if err := validateEnv(req.Env); err != nil {
+	if err := validate(req); err != nil {
 		return plan{}, err
 	}
 	cwd, err := m.resolveCwd(req.SessionID, req.Cwd)
@@ -96,21 +76,56 @@ func (m *Manager) resolve(req Request) (plan, error) {
 	pl := plan{info: info, env: buildEnv(base, info.Env)}
 	// Look the executable up now, so that Policy.Decide sees it and a
 	// missing one fails before anybody is asked.
-	pl.path = info.Argv[0]
-	if !info.Shell || !filepath.IsAbs(pl.path) {
-		p, err := lookPath(pl.path, info.Cwd, pl.env)
+	if err := pl.lookExecutable(); err != nil {
+		return plan{}, err
+	}
+	return pl, nil
+}
+
+// validate checks what a request says on its own, before anything is
+// looked up.
+func validate(req Request) error {
+	if req.SessionID == "" {
+		return invalidf("sessionId is empty")
+	}
+	if req.Command == "" {
+		return invalidf("command is empty")
+	}
+	// A NUL cannot reach exec or the file system (both take C strings):
+	// left in, it fails later as a host error instead of a bad request.
+	if strings.ContainsRune(req.Command, 0) {
+		return invalidf("command contains NUL")
+	}
+	for i, a := range req.Args {
+		if strings.ContainsRune(a, 0) {
+			return invalidf("args[%d] contains NUL", i)
+		}
+	}
+	if strings.ContainsRune(req.Cwd, 0) {
+		return invalidf("cwd contains NUL")
+	}
+	return validateEnv(req.Env)
+}
+
+// lookExecutable sets pl.path to the executable that runs: the shell as
+// configured when it is an absolute path, else looked up in the command's
+// PATH and cwd; an exec'd command's Argv[0] becomes that path too.
+func (pl *plan) lookExecutable() error {
+	pl.path = pl.info.Argv[0]
+	if !pl.info.Shell || !filepath.IsAbs(pl.path) {
+		p, err := lookPath(pl.path, pl.info.Cwd, pl.env)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				return plan{}, invalidErr(err, "command %q not found", pl.path)
+				return invalidErr(err, "command %q not found", pl.path)
 			}
-			return plan{}, invalidErr(err, "command %q: %v", pl.path, err)
+			return invalidErr(err, "command %q: %v", pl.path, err)
 		}
 		pl.path = p
 	}
-	if !info.Shell {
+	if !pl.info.Shell {
 		pl.info.Argv[0] = pl.path
 	}
-	return pl, nil
+	return nil
 }
 
 func (m *Manager) resolveCwd(sessionID, cwd string) (string, error) {
@@ -191,33 +206,63 @@ func (m *Manager) unreserve(sessionID string, failed bool) {
 
 // create asks the policy, starts the command and registers the terminal.
 func (m *Manager) create(ctx context.Context, pl plan) (*term, error) {
-	info := pl.info
-	if m.cfg.decide != nil {
-		di := info
-		di.Args = slices.Clone(info.Args)
-		di.Env = slices.Clone(info.Env)
-		di.Argv = slices.Clone(info.Argv)
-		d := m.cfg.decide(ctx, di)
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if !d.Allow {
-			reason := d.Reason
-			if reason == "" {
-				reason = "denied by policy"
-			}
-			return nil, deniedf("%s", reason)
-		}
+	if err := m.decide(ctx, pl.info); err != nil {
+		return nil, err
 	}
-	m.mu.Lock()
-	s := m.sessionLocked(info.SessionID)
-	for info.TerminalID == "" || s.terms[info.TerminalID] != nil {
-		info.TerminalID = newTerminalID()
+	pl.info.TerminalID = m.freshID(pl.info.SessionID)
+	t, err := m.start(pl)
+	if err != nil {
+		return nil, err
 	}
-	m.mu.Unlock()
-	marker := info.TerminalID + "." + m.nonce
-	env := append(pl.env, MarkerEnv+"="+marker)
+	registered := m.register(t)
+	t.run()
+	if !registered {
+		m.teardown([]*term{t}, false)
+		return nil, errClosed()
+	}
+	return t, nil
+}
 
+// decide asks Policy.Decide, if set, whether the command may run. Decide
+// gets its own copies of the slices, which it may keep.
+func (m *Manager) decide(ctx context.Context, info Info) error {
+	if m.cfg.decide == nil {
+		return nil
+	}
+	info.Args = slices.Clone(info.Args)
+	info.Env = slices.Clone(info.Env)
+	info.Argv = slices.Clone(info.Argv)
+	d := m.cfg.decide(ctx, info)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !d.Allow {
+		reason := d.Reason
+		if reason == "" {
+			reason = "denied by policy"
+		}
+		return deniedf("%s", reason)
+	}
+	return nil
+}
+
+// freshID picks a terminal ID that the session does not use.
+func (m *Manager) freshID(sessionID string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.sessionLocked(sessionID)
+	id := newTerminalID()
+	for s.terms[id] != nil {
+		id = newTerminalID()
+	}
+	return id
+}
+
+// start starts the command of pl, whose terminal ID is set, writing into
+// a new output pipe, and returns its terminal, not yet registered.
+func (m *Manager) start(pl plan) (*term, error) {
+	info := pl.info
+	marker := info.TerminalID + "." + m.nonce
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, internalErr(err, "creating output pipe: %v", err)
@@ -228,7 +273,6 @@ func (m *Manager) create(ctx context.Context, pl plan) (*term, error) {
 		pw.Close()
 		return nil, internalErr(err, "opening %s: %v", os.DevNull, err)
 	}
-	sbx := m.sandboxFor(info)
 	// argv[0] of an exec'd command stays as the agent wrote it.
 	argv := append([]string{info.Argv[0]}, info.Argv[1:]...)
 	if !info.Shell {
@@ -241,11 +285,11 @@ func (m *Manager) create(ctx context.Context, pl plan) (*term, error) {
 		path:    pl.path,
 		argv:    argv,
 		shell:   info.Shell,
-		env:     env,
+		env:     append(pl.env, MarkerEnv+"="+marker),
 		dir:     info.Cwd,
 		stdin:   devNull,
 		stdout:  pw,
-		sandbox: sbx,
+		sandbox: m.sandboxFor(info),
 	}
 	p, err := m.iso.start(spec)
 	devNull.Close()
@@ -258,11 +302,8 @@ func (m *Manager) create(ctx context.Context, pl plan) (*term, error) {
 	info.PID = p.pid()
 	info.Sandbox = spec.applied
 	info.Started = time.Now()
-	limit := info.OutputByteLimit
-	if limit > math.MaxInt {
-		limit = math.MaxInt
-	}
-	t := &term{
+	limit := min(info.OutputByteLimit, math.MaxInt)
+	return &term{
 		m:          m,
 		info:       info,
 		key:        termKey(info.SessionID, info.TerminalID),
@@ -273,30 +314,29 @@ func (m *Manager) create(ctx context.Context, pl plan) (*term, error) {
 		exited:     make(chan struct{}),
 		readerDone: make(chan struct{}),
 		done:       make(chan struct{}),
-	}
+	}, nil
+}
 
-	// Register and announce under the terminal's lock, so that a
-	// Subscribe to it sees Created exactly once: replayed or published.
+// register adds t to its session and announces it, under t's lock so
+// that a Subscribe to it sees Created exactly once: replayed or
+// published. It reports false when the manager was closed meanwhile: t
+// is then left for Close to wait for, unannounced.
+func (m *Manager) register(t *term) bool {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	m.mu.Lock()
-	closed := m.closed
-	if !closed {
-		m.sessionLocked(info.SessionID).terms[info.TerminalID] = t
+	open := !m.closed
+	if open {
+		m.sessionLocked(t.info.SessionID).terms[t.info.TerminalID] = t
 	} else {
 		m.releasing[t.key] = t // Close waits for it
 	}
 	m.mu.Unlock()
-	if !closed {
+	if open {
 		ci := t.info
 		t.publishLocked(Event{Kind: EventCreated, Info: &ci})
 	}
-	t.mu.Unlock()
-	t.run()
-	if closed {
-		m.teardown([]*term{t}, false)
-		return nil, errClosed()
-	}
-	return t, nil
+	return open
 }
 
 // sandboxFor is the sandbox policy of one command, with its Writable
@@ -326,17 +366,16 @@ func (m *Manager) removeTemp(dir string) {
 }
 
 // startErr maps a failed start to the error create returns. A sandbox
-// the kernel cannot provide is CodeDenied, like a refusal by Decide: the
+// the kernel cannot provide is ErrDenied, like a refusal by Decide: the
 // request is sound and the host healthy, but the host's policy does not
 // let the command run unconfined, and asking again will not change that
-// (CodeInternalError would suggest a passing failure). A host program that
-// does not call sandbox.Init is the host's bug: CodeInternalError.
+// (a host failure would suggest a passing one). A host program that does
+// not call sandbox.Init is the host's bug: a host failure.
 func startErr(info Info, err error) error {
 	var se *sandboxError
 	if errors.As(err, &se) {
 		if errors.Is(err, sandbox.ErrUnsupported) {
-			return &Error{Code: CodeDenied, Kind: ErrDenied, Err: err,
-				Message: fmt.Sprintf("permission denied: %q cannot run in the sandbox the host requires: %v", info.Argv[0], err)}
+			return deniedErr(err, "%q cannot run in the sandbox the host requires: %v", info.Argv[0], err)
 		}
 		return internalErr(err, "sandboxing %q: %v", info.Argv[0], err)
 	}

@@ -139,28 +139,29 @@
 // and removed at release. A WorkspaceWrite policy without Writable paths
 // writes in sandbox.DefaultWritable(Policy.Roots...) (the command's cwd
 // when there are no roots). Info.Sandbox records what was applied. When
-// the kernel cannot enforce the policy, create fails with CodeDenied (see
+// the kernel cannot enforce the policy, create fails with ErrDenied (see
 // Errors) and nothing runs, unless the policy has BestEffort.
 //
 // # Errors
 //
-// Errors wrap an *Error carrying the JSON-RPC code the methods of
-// acp.TerminalHandler send, and one of the kinds ErrNotFound, ErrInvalid,
-// ErrDenied, ErrClosed for errors.Is:
+// Every error a request gets is an *Error of one kind, for errors.Is; the
+// methods of acp.TerminalHandler send each kind with one wire code:
 //
-//   - -32602 (CodeInvalidParams): a malformed request (relative or missing
-//     cwd, bad env name, missing executable) and any unknown, released or
-//     other session's terminal. Those three cases get one identical
-//     message, `terminal "ID" not found`, so nothing reveals whether
-//     another session has a terminal of that ID.
-//   - -32003 (CodeDenied): Policy.Decide refused (its reason is in the
-//     message), the session has too many live terminals, the cwd is
-//     outside Policy.Roots, or this system cannot enforce Policy.Sandbox
-//     (the error also wraps sandbox.ErrUnsupported and names what is
-//     missing). Not -32603: nothing failed, and asking again will not
-//     make the host run the command unconfined.
-//   - -32603 (CodeInternalError): the host failed, or the manager is closed,
-//     or the host's main does not call sandbox.Init (sandbox.ErrNoInit).
+//   - ErrInvalid (-32602, acp.CodeInvalidParams): a malformed request
+//     (relative or missing cwd, bad env name, missing executable).
+//   - ErrNotFound (-32602 too): any unknown, released or other session's
+//     terminal. Those three cases get one identical message,
+//     `terminal "ID" not found`, so nothing reveals whether another
+//     session has a terminal of that ID.
+//   - ErrDenied (-32003, acp.CodePermissionDenied): Policy.Decide refused
+//     (its reason is in the message), the session has too many live
+//     terminals, the cwd is outside Policy.Roots, or this system cannot
+//     enforce Policy.Sandbox (the error also wraps sandbox.ErrUnsupported
+//     and names what is missing). Not an internal error: nothing failed,
+//     and asking again will not make the host run the command unconfined.
+//   - ErrClosed, and no kind at all when the host failed or the host's
+//     main does not call sandbox.Init (sandbox.ErrNoInit): -32603,
+//     acp.CodeInternalError.
 //   - A request cancelled by $/cancel_request returns context.Canceled,
 //     which the connection sends as -32800; a cancelled wait leaves the
 //     command running.

@@ -5,22 +5,11 @@ import (
 	"fmt"
 )
 
-// JSON-RPC error codes the manager's errors carry (see Error).
-const (
-	// CodeInvalidParams: a bad request (relative or missing cwd, bad env
-	// name, missing executable) or an unknown, released or foreign terminal.
-	CodeInvalidParams int64 = -32602
-	// CodeInternalError: the host failed (pipe, fork, closed manager).
-	CodeInternalError int64 = -32603
-	// CodeDenied: the policy refused a terminal/create (Policy.Decide, the
-	// per-session limit, a cwd outside Policy.Roots). ACP reserves -32000
-	// (auth_required) and -32002 (resource_not_found); -32003 is free in
-	// the implementation-defined range.
-	CodeDenied int64 = -32003
-)
-
 // Kinds of failure, for errors.Is. Every error the manager returns for a
-// request wraps an *Error, which wraps one of these.
+// request is an *Error whose Kind is one of these, or nil for a failure of
+// the host; a request cancelled through its ctx returns ctx's error.
+// Serving ACP, the manager maps each kind to its wire code (see the
+// package doc).
 var (
 	// ErrNotFound: no such terminal in this session. The same error (and
 	// message) is returned for a terminal that never existed, one already
@@ -35,11 +24,10 @@ var (
 	ErrClosed = errors.New("terminal manager closed")
 )
 
-// Error is a request failure with the JSON-RPC code it maps to. Message is
-// the whole text (it is what Error returns); Kind is one of ErrNotFound,
-// ErrInvalid, ErrDenied, ErrClosed or nil for other internal failures.
+// Error is a request failure. Message is the whole text (it is what Error
+// returns); Kind is one of ErrNotFound, ErrInvalid, ErrDenied, ErrClosed,
+// or nil when the host failed (a pipe, a fork).
 type Error struct {
-	Code    int64
 	Kind    error
 	Message string
 	Err     error // underlying cause, if any
@@ -59,38 +47,29 @@ func (e *Error) Unwrap() []error {
 	return errs
 }
 
-// ErrorCode returns the JSON-RPC code err maps to when it wraps an *Error,
-// else CodeInternalError.
-func ErrorCode(err error) int64 {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return CodeInternalError
-}
-
 func notFound(terminalID string) error {
-	return &Error{Code: CodeInvalidParams, Kind: ErrNotFound,
-		Message: fmt.Sprintf("terminal %q not found", terminalID)}
+	return &Error{Kind: ErrNotFound, Message: fmt.Sprintf("terminal %q not found", terminalID)}
 }
 
 func invalidf(format string, args ...any) error {
-	return &Error{Code: CodeInvalidParams, Kind: ErrInvalid, Message: fmt.Sprintf(format, args...)}
+	return &Error{Kind: ErrInvalid, Message: fmt.Sprintf(format, args...)}
 }
 
 func invalidErr(err error, format string, args ...any) error {
-	return &Error{Code: CodeInvalidParams, Kind: ErrInvalid, Message: fmt.Sprintf(format, args...), Err: err}
+	return &Error{Kind: ErrInvalid, Message: fmt.Sprintf(format, args...), Err: err}
 }
 
-func deniedf(format string, args ...any) error {
-	return &Error{Code: CodeDenied, Kind: ErrDenied,
-		Message: "permission denied: " + fmt.Sprintf(format, args...)}
+// deniedErr is a refusal; its message starts with "permission denied: ".
+func deniedErr(err error, format string, args ...any) error {
+	return &Error{Kind: ErrDenied, Message: "permission denied: " + fmt.Sprintf(format, args...), Err: err}
 }
+
+func deniedf(format string, args ...any) error { return deniedErr(nil, format, args...) }
 
 func internalErr(err error, format string, args ...any) error {
-	return &Error{Code: CodeInternalError, Message: fmt.Sprintf(format, args...), Err: err}
+	return &Error{Message: fmt.Sprintf(format, args...), Err: err}
 }
 
 func errClosed() error {
-	return &Error{Code: CodeInternalError, Kind: ErrClosed, Message: ErrClosed.Error()}
+	return &Error{Kind: ErrClosed, Message: ErrClosed.Error()}
 }

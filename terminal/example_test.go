@@ -4,6 +4,7 @@ package terminal_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -28,10 +29,10 @@ func Example() {
 	_ = m.Release(ctx, "s", info.TerminalID)
 
 	_, err = m.Output(ctx, "s", info.TerminalID)
-	fmt.Println(terminal.ErrorCode(err), err == nil)
+	fmt.Println("after release:", errors.Is(err, terminal.ErrNotFound))
 	// Output:
-	// "hello\noops\n", exit code 3
-	// -32602 false
+	// "hello\noops\n", exit 3
+	// after release: true
 }
 
 func ExampleManager_Subscribe() {
@@ -63,6 +64,6 @@ func ExampleManager_Subscribe() {
 	// Output:
 	// created: printf ["%s\n" "a b"]
 	// output: "a b\n"
-	// exited: exit code 0
+	// exited: exit 0
 	// released
 }

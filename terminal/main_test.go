@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/proctest"
 	"github.com/acpterm/acpterm/sandbox"
 	"go.uber.org/goleak"
@@ -146,13 +147,19 @@ func parsePIDs(t testing.TB, s string) []int {
 	return pids
 }
 
+// CodeInvalidParams is acp.CodeInvalidParams for the tests that name it
+// alone.
+const CodeInvalidParams = acp.CodeInvalidParams
+
+// wantCode checks that err is of the given kind and that the acp methods
+// send it with code.
 func wantCode(t testing.TB, err error, kind error, code int64) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("no error, want %v (%d)", kind, code)
 	}
-	if !errors.Is(err, kind) || ErrorCode(err) != code {
-		t.Fatalf("error %q (code %d), want %v (%d)", err, ErrorCode(err), kind, code)
+	if got := acp.ErrorCode(wireErr(err)); !errors.Is(err, kind) || got != code {
+		t.Fatalf("error %q (code %d), want %v (%d)", err, got, kind, code)
 	}
 }
 

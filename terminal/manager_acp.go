@@ -96,11 +96,9 @@ func wireStatus(st ExitStatus) (code *uint32, signal *string) {
 	return code, signal
 }
 
-// acpDenied carries CodeDenied through acp.WireError.
-var acpDenied = &acp.Error{Code: CodeDenied, Message: "permission denied"}
-
-// acpError gives a terminal error the acp code it maps to. Its text is what
-// the agent reads, and errors.Is still sees the terminal error's kind.
+// acpError is a terminal error as the acp connection sends it: code is
+// the acp sentinel of its kind, so that acp.WireError finds the code, and
+// text is what the agent reads. errors.Is still sees the kind.
 type acpError struct {
 	code *acp.Error
 	err  *Error
@@ -110,18 +108,20 @@ type acpError struct {
 func (e *acpError) Error() string   { return e.text }
 func (e *acpError) Unwrap() []error { return []error{e.code, e.err} }
 
-// wireErr converts the manager's errors for the acp connection; others
-// (context.Canceled from a cancelled request) pass through unchanged.
+// wireErr maps the manager's errors to wire codes, the one place where
+// kinds become codes: not found and invalid are invalid params, denied is
+// acp.CodePermissionDenied, closed and host failures are internal errors.
+// Other errors (context.Canceled from a cancelled request) pass through.
 func wireErr(err error) error {
 	var e *Error
 	if !errors.As(err, &e) {
 		return err
 	}
-	switch e.Code {
-	case CodeInvalidParams:
+	switch e.Kind {
+	case ErrNotFound, ErrInvalid:
 		return &acpError{acp.ErrInvalidParams, e, acp.ErrInvalidParams.Message + ": " + e.Message}
-	case CodeDenied:
-		return &acpError{acpDenied, e, e.Message} // already "permission denied: …"
+	case ErrDenied:
+		return &acpError{acp.ErrPermissionDenied, e, e.Message} // already "permission denied: …"
 	default:
 		return &acpError{acp.ErrInternal, e, acp.ErrInternal.Message + ": " + e.Message}
 	}

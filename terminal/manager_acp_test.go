@@ -37,7 +37,7 @@ func TestACPErrorCodes(t *testing.T) {
 		t.Errorf("relative cwd: %v (code %d)", err, acp.ErrorCode(err))
 	}
 	_, err = m.CreateTerminal(ctx, &acp.CreateTerminalRequest{SessionID: "s", Command: "forbidden"})
-	if acp.ErrorCode(err) != CodeDenied || !strings.Contains(acp.WireError(err).Message, "not on the allow list") {
+	if acp.ErrorCode(err) != acp.CodePermissionDenied || !strings.Contains(acp.WireError(err).Message, "not on the allow list") {
 		t.Errorf("denied: %v (code %d)", err, acp.ErrorCode(err))
 	}
 	cctx, cancel := context.WithCancel(ctx)

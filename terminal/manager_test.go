@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/proctest"
 )
 
@@ -156,7 +157,7 @@ func TestBadEnv(t *testing.T) {
 	m := newTestManager(t, nil)
 	for _, v := range []EnvVar{{"", "x"}, {"A=B", "x"}, {"A\x00B", "x"}, {"OK", "a\x00b"}} {
 		_, err := m.Create(testCtx(t), Request{SessionID: "s", Command: "true", Env: []EnvVar{v}})
-		wantCode(t, err, ErrInvalid, CodeInvalidParams)
+		wantCode(t, err, ErrInvalid, acp.CodeInvalidParams)
 	}
 }
 
@@ -188,7 +189,7 @@ func TestCommandLookup(t *testing.T) {
 	} {
 		req.SessionID = "s"
 		_, err := m.Create(testCtx(t), req)
-		wantCode(t, err, ErrInvalid, CodeInvalidParams)
+		wantCode(t, err, ErrInvalid, acp.CodeInvalidParams)
 		if !strings.Contains(err.Error(), req.Command) {
 			t.Errorf("error %q does not name %q", err, req.Command)
 		}
@@ -220,7 +221,7 @@ func TestCwd(t *testing.T) {
 		m := NewManager(nil)
 		defer m.Close()
 		_, err := m.Create(testCtx(t), Request{SessionID: "s", Command: "pwd"})
-		wantCode(t, err, ErrInvalid, CodeInvalidParams) // no cwd anywhere
+		wantCode(t, err, ErrInvalid, acp.CodeInvalidParams) // no cwd anywhere
 		if err := m.SetSessionCwd("s", "relative"); err == nil {
 			t.Error("relative session cwd accepted")
 		}
@@ -241,7 +242,7 @@ func TestCwd(t *testing.T) {
 		m := newTestManager(t, nil)
 		for _, cwd := range []string{"relative/dir", ".", filepath.Join(root, "missing"), file} {
 			_, err := m.Create(testCtx(t), Request{SessionID: "s", Command: "true", Cwd: cwd})
-			wantCode(t, err, ErrInvalid, CodeInvalidParams)
+			wantCode(t, err, ErrInvalid, acp.CodeInvalidParams)
 			if !strings.Contains(err.Error(), cwd) {
 				t.Errorf("error %q does not name %q", err, cwd)
 			}
@@ -259,7 +260,7 @@ func TestCwd(t *testing.T) {
 		}
 		for _, cwd := range []string{outside, filepath.Join(root, "escape"), "/"} {
 			_, err := m.Create(testCtx(t), Request{SessionID: "s", Command: "true", Cwd: cwd})
-			wantCode(t, err, ErrDenied, CodeDenied)
+			wantCode(t, err, ErrDenied, acp.CodePermissionDenied)
 		}
 	})
 }
@@ -499,7 +500,7 @@ func TestKillThenOutputWaitRelease(t *testing.T) {
 	wantStatus(t, mustWait(t, m, info), want)
 	mustRelease(t, m, info)
 	_, err = m.Output(testCtx(t), info.SessionID, info.TerminalID)
-	wantCode(t, err, ErrNotFound, CodeInvalidParams)
+	wantCode(t, err, ErrNotFound, acp.CodeInvalidParams)
 }
 
 func TestKillEscalatesToSIGKILL(t *testing.T) {
@@ -613,8 +614,8 @@ func TestUnknownReleasedAndForeignTerminals(t *testing.T) {
 	for name, call := range calls {
 		unknown := call("nobody", info.TerminalID)
 		foreign := call("s2", info.TerminalID)
-		wantCode(t, unknown, ErrNotFound, CodeInvalidParams)
-		wantCode(t, foreign, ErrNotFound, CodeInvalidParams)
+		wantCode(t, unknown, ErrNotFound, acp.CodeInvalidParams)
+		wantCode(t, foreign, ErrNotFound, acp.CodeInvalidParams)
 		if unknown.Error() != foreign.Error() || !strings.Contains(foreign.Error(), info.TerminalID) {
 			t.Errorf("%s: unknown %q vs foreign %q: want the same message naming the terminal", name, unknown, foreign)
 		}
@@ -625,7 +626,7 @@ func TestUnknownReleasedAndForeignTerminals(t *testing.T) {
 	mustRelease(t, m, info)
 	for name, call := range calls {
 		err := call(info.SessionID, info.TerminalID)
-		wantCode(t, err, ErrNotFound, CodeInvalidParams)
+		wantCode(t, err, ErrNotFound, acp.CodeInvalidParams)
 		if want := call("nobody", info.TerminalID).Error(); err.Error() != want {
 			t.Errorf("%s after release: %q, want %q", name, err, want)
 		}
@@ -637,7 +638,7 @@ func TestReleaseTwice(t *testing.T) {
 	info := mustCreate(t, m, Request{Command: "true"})
 	mustRelease(t, m, info)
 	err := m.Release(testCtx(t), info.SessionID, info.TerminalID)
-	wantCode(t, err, ErrNotFound, CodeInvalidParams)
+	wantCode(t, err, ErrNotFound, acp.CodeInvalidParams)
 }
 
 func TestPerSessionLimit(t *testing.T) {
@@ -645,7 +646,7 @@ func TestPerSessionLimit(t *testing.T) {
 	a := mustCreate(t, m, Request{SessionID: "s1", Command: "sleep 30"})
 	mustCreate(t, m, Request{SessionID: "s1", Command: "sleep 30"})
 	_, err := m.Create(testCtx(t), Request{SessionID: "s1", Command: "true"})
-	wantCode(t, err, ErrDenied, CodeDenied)
+	wantCode(t, err, ErrDenied, acp.CodePermissionDenied)
 	if !strings.Contains(err.Error(), "limit") {
 		t.Errorf("error %q does not say it is the limit", err)
 	}
@@ -699,7 +700,7 @@ func TestDecide(t *testing.T) {
 		MaxTerminalsPerSession: 1,
 	}})
 	_, err := m.Create(testCtx(t), Request{SessionID: "s", Command: "rm -rf x"})
-	wantCode(t, err, ErrDenied, CodeDenied)
+	wantCode(t, err, ErrDenied, acp.CodePermissionDenied)
 	if !strings.Contains(err.Error(), "rm is not allowed here") {
 		t.Errorf("error %q lacks the reason", err)
 	}
@@ -783,7 +784,7 @@ func TestReleaseSession(t *testing.T) {
 	waitDead(t, a.PID)
 	for _, info := range []Info{a, a2} {
 		_, err := m.Output(testCtx(t), info.SessionID, info.TerminalID)
-		wantCode(t, err, ErrNotFound, CodeInvalidParams)
+		wantCode(t, err, ErrNotFound, acp.CodeInvalidParams)
 	}
 	if !alive(b.PID) {
 		t.Fatal("another session's terminal was killed")
@@ -823,7 +824,7 @@ func TestCloseKillsEverything(t *testing.T) {
 		waitDead(t, pid)
 	}
 	_, err = m.Create(testCtx(t), Request{SessionID: "a", Command: "true"})
-	wantCode(t, err, ErrClosed, CodeInternalError)
+	wantCode(t, err, ErrClosed, acp.CodeInternalError)
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}

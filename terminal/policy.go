@@ -80,7 +80,7 @@ type Policy struct {
 
 	// Roots, when not empty, confines cwd: its real path (symlinks
 	// resolved) must be one of the roots or inside one, else create fails
-	// with CodeDenied. The command then runs in that real path.
+	// with ErrDenied. The command then runs in that real path.
 	Roots []string
 
 	// Sandbox, when not nil, confines every command (see package sandbox
@@ -91,7 +91,7 @@ type Policy struct {
 	// sandbox.DefaultWritable(Roots...), or of the command's cwd when Roots
 	// is empty. TempDir is ignored: each terminal gets a private TMPDIR,
 	// removed at release. When the kernel cannot enforce the policy and
-	// BestEffort is not set, create fails with CodeDenied, naming what is
+	// BestEffort is not set, create fails with ErrDenied, naming what is
 	// missing; Info.Sandbox says what was applied.
 	Sandbox *sandbox.Policy
 }
@@ -144,7 +144,7 @@ type Options struct {
 	Env []string
 
 	// DefaultCwd is the cwd of a create that has none, in a session with no
-	// cwd set by SetSessionCwd. "" makes such a create fail (CodeInvalidParams).
+	// cwd set by SetSessionCwd. "" makes such a create fail (ErrInvalid).
 	DefaultCwd string
 
 	// KillGrace is how long kill waits after SIGTERM before SIGKILL.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -175,7 +176,7 @@ func listenLoopback(t *testing.T) string {
 }
 
 // A kernel without Landlock (simulated by a seccomp filter in a child
-// test process) fails create with CodeDenied naming what is missing,
+// test process) fails create with acp.CodePermissionDenied naming what is missing,
 // and runs nothing; BestEffort runs the command and says what is missing.
 func TestSandboxUnsupported(t *testing.T) {
 	if os.Getenv(noLandlockEnv) == "" {
@@ -194,7 +195,7 @@ func TestSandboxUnsupported(t *testing.T) {
 	cwd := t.TempDir()
 	m := newTestManager(t, &Options{DefaultCwd: cwd, Policy: &Policy{Sandbox: &sandbox.Policy{Mode: sandbox.WorkspaceWrite}}})
 	_, err := m.Create(testCtx(t), Request{SessionID: "s", Command: "echo ran > ran"})
-	wantCode(t, err, ErrDenied, CodeDenied)
+	wantCode(t, err, ErrDenied, acp.CodePermissionDenied)
 	if !errors.Is(err, sandbox.ErrUnsupported) || !strings.Contains(err.Error(), "Landlock is not available") {
 		t.Errorf("error does not name what is missing: %v", err)
 	}

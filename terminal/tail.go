@@ -1,8 +1,6 @@
 package terminal
 
-import (
-	"unicode/utf8"
-)
+import "github.com/acpterm/acpterm/internal/utf8cut"
 
 // tail keeps the newest limit bytes written to it in a ring buffer. The
 // buffer grows on demand up to limit and never beyond, so memory is
@@ -101,37 +99,10 @@ func (t *tail) Truncated() bool { return t.total > uint64(t.n) }
 func (t *tail) Text(final bool) string {
 	b := t.Bytes()
 	if t.Truncated() {
-		b = skipContinuation(b)
+		b = utf8cut.TrimStart(b)
 	}
 	if !final {
-		b = b[:len(b)-incompleteSuffix(b)]
+		b = b[:len(b)-utf8cut.IncompleteSuffix(b)]
 	}
 	return sanitize(b)
-}
-
-// skipContinuation drops up to utf8.UTFMax-1 leading continuation bytes.
-func skipContinuation(b []byte) []byte {
-	for i := 0; i < utf8.UTFMax-1 && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
-		b = b[1:]
-	}
-	return b
-}
-
-// incompleteSuffix is the length of a trailing prefix of a valid multi-byte
-// character (a lead byte and fewer continuation bytes than it announces),
-// or 0.
-func incompleteSuffix(b []byte) int {
-	for k := 1; k < utf8.UTFMax && k <= len(b); k++ {
-		c := b[len(b)-k]
-		if utf8.RuneStart(c) {
-			if c < utf8.RuneSelf {
-				return 0
-			}
-			if n := validPrefix(b[len(b)-k:]); n == k && n < seqLen(c) {
-				return k
-			}
-			return 0
-		}
-	}
-	return 0
 }

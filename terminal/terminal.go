@@ -2,11 +2,11 @@ package terminal
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/randhex"
 	"github.com/acpterm/acpterm/sandbox"
 )
@@ -36,6 +36,10 @@ type Info struct {
 	// PID of the command's process (0 in Policy.Decide).
 	PID     int
 	Started time.Time
+	// Display marks a terminal that no Manager runs: one an agent runs
+	// itself and streams to the client for display only. A host that
+	// renders such terminals beside its own sets it; a Manager never does.
+	Display bool
 	// Sandbox is what confines the command, as sandbox.Policy.Wrap
 	// arranged it (with BestEffort, Missing names what the kernel could
 	// not give); nil when Policy.Sandbox is nil, and in Policy.Decide.
@@ -57,18 +61,15 @@ type ExitStatus struct {
 	TimedOut bool
 }
 
+// String says how the command ended in the words of
+// acp.TerminalExitStatus.String, after "timed out, " when Policy.Timeout
+// killed it: "exit 3", "killed by SIGTERM", "timed out, killed by
+// SIGTERM".
 func (s ExitStatus) String() string {
-	var str string
-	switch {
-	case s.Signal != "":
-		str = "signal " + s.Signal
-	case s.ExitCode != nil:
-		str = fmt.Sprintf("exit code %d", *s.ExitCode)
-	default:
-		str = "unknown exit status"
-	}
+	code, sig := wireStatus(s)
+	str := acp.TerminalExitStatus{ExitCode: code, Signal: sig}.String()
 	if s.TimedOut {
-		str += " (timed out)"
+		str = "timed out, " + str
 	}
 	return str
 }
@@ -160,7 +161,7 @@ func (t *term) write(p []byte) {
 	defer t.mu.Unlock()
 	t.out.Write(p)
 	if t.m.hasSubscribers(t) {
-		t.publishLocked(Event{Kind: EventOutput, Data: append([]byte(nil), p...)})
+		t.publishLocked(Event{Kind: EventOutput, Data: p}) // each subscription copies it
 	}
 }
 

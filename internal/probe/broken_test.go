@@ -7,9 +7,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/utf8cut"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -46,11 +46,7 @@ func (h *headKeeper) TerminalOutput(ctx context.Context, req *acp.TerminalOutput
 	limit, ok := h.limits[req.TerminalID]
 	h.mu.Unlock()
 	if ok && uint64(len(resp.Output)) > limit {
-		n := int(limit)
-		for n > 0 && !utf8.RuneStart(resp.Output[n]) {
-			n--
-		}
-		resp.Output, resp.Truncated = resp.Output[:n], true
+		resp.Output, resp.Truncated = utf8cut.Head(resp.Output, int(limit)), true
 	}
 	return resp, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/acp"
 )
@@ -178,16 +177,5 @@ func selfTerm(ctx context.Context, t *tester) (*acp.WaitForTerminalExitResponse,
 // lf undoes the CRLF line ends of clients that run commands in a
 // pseudo-terminal, which are not a fault: comparisons look at the text.
 func lf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
-
-// clip shortens s to about n bytes for a report, on a character boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
 
 func asACPError(err error, target **acp.Error) bool { return err != nil && errors.As(err, target) }

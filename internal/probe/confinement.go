@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/acpterm/acpterm/internal/utf8cut"
 )
 
 // The confinement cases: what the client lets a command write and reach,
@@ -76,5 +78,5 @@ else echo 'no bash, nc or python3 to connect with'; fi`, strconv.Itoa(port)))
 
 // lines joins a command's output lines with " ; " for a report.
 func lines(s string) string {
-	return clip(strings.ReplaceAll(lf(strings.TrimSpace(s)), "\n", "; "), 300)
+	return utf8cut.Head(strings.ReplaceAll(lf(strings.TrimSpace(s)), "\n", "; "), 300)
 }

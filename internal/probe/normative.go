@@ -10,6 +10,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/randhex"
+	"github.com/acpterm/acpterm/internal/utf8cut"
 )
 
 // The normative cases: what the ACP v1 specification asks of a client.
@@ -184,7 +185,7 @@ func utf8Text() string {
 // that a byte-exact cut would leave invalid UTF-8.
 func utf8Limit(full string) int {
 	for n := 100; n < len(full); n++ {
-		if !utf8.RuneStart(full[len(full)-n]) {
+		if len(utf8cut.Tail(full, n)) < n {
 			return n
 		}
 	}
@@ -207,7 +208,7 @@ func caseTailTruncationUTF8(ctx context.Context, t *tester) verdict {
 	case !utf8.ValidString(got):
 		return fail("limit %d: kept %d bytes that are not valid UTF-8: %q", limit, len(got), got)
 	case !strings.HasSuffix(full, lf(got)):
-		return fail("limit %d: kept %d bytes that are not the end of the output: %q…", limit, len(got), clip(got, 40))
+		return fail("limit %d: kept %d bytes that are not the end of the output: %q…", limit, len(got), utf8cut.Head(got, 40))
 	case len(got) < limit-(utf8.UTFMax-1):
 		return fail("limit %d: kept only %d bytes; a cut to a character start drops at most 3", limit, len(got))
 	case !out.Truncated:
@@ -232,11 +233,11 @@ func caseTruncationKeepsEnd(ctx context.Context, t *tester) verdict {
 	got := out.Output
 	switch {
 	case strings.HasPrefix(lf(got), "line 1\n"):
-		return fail("limit %d of %d bytes: kept the beginning %q…", limit, len(full), clip(got, 30))
+		return fail("limit %d of %d bytes: kept the beginning %q…", limit, len(full), utf8cut.Head(got, 30))
 	case len(got) > limit:
 		return fail("limit %d of %d bytes: kept %d bytes", limit, len(full), len(got))
 	case !strings.HasSuffix(full, lf(got)) || !strings.HasSuffix(lf(got), "line 2000\n"):
-		return fail("limit %d of %d bytes: kept %q, which is not the end of the output", limit, len(full), clip(got, 80))
+		return fail("limit %d of %d bytes: kept %q, which is not the end of the output", limit, len(full), utf8cut.Head(got, 80))
 	case !out.Truncated:
 		return fail("limit %d of %d bytes: truncated is false", limit, len(full))
 	}

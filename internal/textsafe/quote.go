@@ -83,3 +83,14 @@ func QuoteArgs(argv []string) string {
 	}
 	return b.String()
 }
+
+// CommandLine is how acpterm shows a terminal's command: a shell line (no
+// args) as it is, since a shell reads it as written; an argv with each
+// word quoted (QuoteArgs), so that "a b" shows as one word. A shell line
+// is the agent's text: print it through Line.
+func CommandLine(command string, args []string) string {
+	if len(args) == 0 {
+		return command
+	}
+	return QuoteArgs(append([]string{command}, args...))
+}

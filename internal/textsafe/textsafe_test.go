@@ -117,6 +117,25 @@ func TestQuote(t *testing.T) {
 	}
 }
 
+func TestCommandLine(t *testing.T) {
+	tests := []struct {
+		command string
+		args    []string
+		want    string
+	}{
+		{"make test 2>&1 | tail", nil, "make test 2>&1 | tail"}, // a shell line, as written
+		{"make", []string{}, "make"},
+		{"go", []string{"test", "./..."}, "go test ./..."},
+		{"printf", []string{`%s\n`, "a b"}, `printf '%s\n' 'a b'`},
+		{"my tool", []string{"x\ny"}, `'my tool' $'x\ny'`},
+	}
+	for _, tt := range tests {
+		if got := CommandLine(tt.command, tt.args); got != tt.want {
+			t.Errorf("CommandLine(%q, %q) (-want +got):\n-%s\n+%s", tt.command, tt.args, tt.want, got)
+		}
+	}
+}
+
 // TestQuoteRoundTrip feeds Quote's words to bash, the shell whose $'…'
 // the format follows: each must come back as exactly the bytes it quotes.
 // NUL is left out: no argv can hold one, and neither can a bash string.

@@ -1,0 +1,132 @@
+//go:build linux
+
+package terminal
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// The /proc scan (IsolationProcScan): what a released terminal left
+// behind outside any cgroup is found by the marker in its environment,
+// and killed.
+
+// scanKill kills every process whose environment carries one of markers.
+// Concurrent callers share scans: whoever arrives while a scan runs has
+// its markers picked up by the next one.
+func (iso *isolator) scanKill(markers []string) {
+	done := make(chan struct{})
+	iso.scanMu.Lock()
+	for _, m := range markers {
+		iso.pending[m] = append(iso.pending[m], done)
+	}
+	if iso.scanning {
+		iso.scanMu.Unlock()
+		<-done
+		return
+	}
+	iso.scanning = true
+	for len(iso.pending) > 0 {
+		batch := iso.pending
+		iso.pending = map[string][]chan struct{}{}
+		iso.scanMu.Unlock()
+		set := make(map[string]bool, len(batch))
+		for m := range batch {
+			set[m] = true
+		}
+		// Repeat until a pass finds nobody: a process may have forked
+		// between being listed and being killed.
+		for pass := 0; pass < 10 && scanProc(set) > 0; pass++ {
+		}
+		closed := map[chan struct{}]bool{}
+		for _, chs := range batch {
+			for _, ch := range chs {
+				if !closed[ch] {
+					closed[ch] = true
+					close(ch)
+				}
+			}
+		}
+		iso.scanMu.Lock()
+	}
+	iso.scanning = false
+	iso.scanMu.Unlock()
+}
+
+// scanProc sends SIGKILL to each live process whose environment has
+// MarkerEnv set to a value in markers and returns how many it killed.
+func scanProc(markers map[string]bool) int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return 0
+	}
+	names, _ := d.Readdirnames(-1)
+	_ = d.Close()
+	self := os.Getpid()
+	killed := 0
+	buf := make([]byte, 0, 64<<10)
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid == self {
+			continue
+		}
+		if buf, err = readEnviron(pid, buf); err != nil || !hasMarker(buf, markers) {
+			continue
+		}
+		// Open a pidfd, then look again: the PID may have been reused
+		// between the read and the open; the pidfd pins the process.
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			if err == unix.ENOSYS && unix.Kill(pid, unix.SIGKILL) == nil {
+				killed++
+			}
+			continue
+		}
+		if buf, err = readEnviron(pid, buf); err == nil && hasMarker(buf, markers) {
+			if unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
+				killed++
+			}
+		}
+		_ = unix.Close(fd)
+	}
+	return killed
+}
+
+func readEnviron(pid int, buf []byte) ([]byte, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil || n == 0 {
+			return buf, nil
+		}
+	}
+}
+
+var markerPrefix = []byte(MarkerEnv + "=")
+
+func hasMarker(environ []byte, markers map[string]bool) bool {
+	for len(environ) > 0 {
+		kv := environ
+		if i := bytes.IndexByte(environ, 0); i >= 0 {
+			kv, environ = environ[:i], environ[i+1:]
+		} else {
+			environ = nil
+		}
+		if v, ok := bytes.CutPrefix(kv, markerPrefix); ok && markers[string(v)] {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,170 @@
+//go:build linux
+
+package terminal
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/acpterm/acpterm/sandbox"
+)
+
+// The sandbox spawners of a manager: one helper per session and
+// Writable set, started on first use and stopped with the session.
+
+// spawnerSlot is one sandbox helper, started by the first command that
+// needs it; ready is closed once sp or err is set.
+type spawnerSlot struct {
+	ready chan struct{}
+	sp    *sandbox.Spawner
+	err   error
+}
+
+// maxSpawners bounds the sandbox helpers of a manager: a session whose
+// commands ask for many different Writable sets (a cwd each, without
+// roots) gets one helper per set, and past the bound commands are wrapped
+// one by one instead.
+const maxSpawners = 32
+
+// errNoSpawner: no spawner could be had for the command, which is then
+// wrapped instead.
+var errNoSpawner = errors.New("no sandbox spawner")
+
+// spawn starts the command through the spawner of its session and policy.
+// A helper that died or stopped answering is replaced once; failing that,
+// or when the spawner cannot start, it returns errNoSpawner. A policy the
+// kernel cannot enforce is a *sandboxError, as from Wrap.
+func (iso *isolator) spawn(p *proc, s *spawnSpec, cg string) error {
+	key := spawnerKey(s)
+	for attempt := 0; attempt < 2; attempt++ {
+		slot, err := iso.spawner(key, s.sandbox)
+		switch {
+		case err == nil:
+		case errors.Is(err, errNoSpawner):
+			return err
+		case errors.Is(err, sandbox.ErrSpawnerDead):
+			iso.logf("terminal: sandbox spawner unavailable, wrapping the command instead: %v", err)
+			return errNoSpawner
+		default:
+			// The policy cannot be enforced (or is wrong), as Wrap would say.
+			return &sandboxError{err}
+		}
+		var cgf *os.File
+		if cg != "" {
+			if cgf, err = os.Open(cg); err != nil {
+				return err
+			}
+		}
+		child, err := slot.sp.Start(&sandbox.Cmd{
+			Path: s.path, Args: s.argv, Env: s.env, Dir: s.dir,
+			Stdin: s.stdin, Stdout: s.stdout, Stderr: s.stdout,
+			// As newCmd: a process group of its own; Pdeathsig ties it to
+			// the helper, which is tied to this host.
+			Setpgid: true, Pdeathsig: syscall.SIGKILL,
+			Cgroup: cgf,
+		})
+		if cgf != nil {
+			cgf.Close()
+		}
+		if err == nil {
+			p.child = child
+			s.applied = child.Applied()
+			return nil
+		}
+		if !errors.Is(err, sandbox.ErrSpawnerDead) {
+			return err // the command's own failure (exec, cgroup)
+		}
+		iso.logf("terminal: sandbox spawner for session %q failed, restarting it: %v", s.session, err)
+		iso.dropSpawner(key, slot)
+	}
+	return errNoSpawner
+}
+
+// spawnerKey names the spawner a command can use: one per session (its
+// commands share a helper, and nothing with other sessions') and per
+// Writable set, which the helper's Landlock rules fix.
+func spawnerKey(s *spawnSpec) string {
+	return s.session + "\x00" + strings.Join(s.sandbox.Writable, "\x00")
+}
+
+// spawner returns the spawner for key, starting it on first use. Starts
+// for one key wait for the first; other keys do not.
+func (iso *isolator) spawner(key string, pol *sandbox.Policy) (*spawnerSlot, error) {
+	iso.spawnMu.Lock()
+	if iso.closed || iso.noSpawner {
+		iso.spawnMu.Unlock()
+		return nil, errNoSpawner
+	}
+	slot := iso.spawners[key]
+	if slot == nil {
+		if len(iso.spawners) >= maxSpawners {
+			iso.spawnMu.Unlock()
+			return nil, errNoSpawner
+		}
+		slot = &spawnerSlot{ready: make(chan struct{})}
+		iso.spawners[key] = slot
+		iso.spawnMu.Unlock()
+		sp := *pol
+		sp.TempDir = "" // the spawner makes the root of its commands' TMPDIRs
+		slot.sp, slot.err = sp.NewSpawner()
+		close(slot.ready)
+		if slot.err != nil {
+			iso.dropSpawner(key, slot)
+		}
+	} else {
+		iso.spawnMu.Unlock()
+		<-slot.ready
+	}
+	if slot.err != nil {
+		return nil, slot.err
+	}
+	return slot, nil
+}
+
+// dropSpawner forgets slot, if it is still the one for key, and stops it.
+func (iso *isolator) dropSpawner(key string, slot *spawnerSlot) {
+	iso.spawnMu.Lock()
+	if iso.spawners[key] == slot {
+		delete(iso.spawners, key)
+	}
+	iso.spawnMu.Unlock()
+	if slot.sp != nil {
+		_ = slot.sp.Close()
+	}
+}
+
+// releaseSession stops the session's spawners; its terminals have been
+// released.
+func (iso *isolator) releaseSession(id string) {
+	prefix := id + "\x00"
+	iso.spawnMu.Lock()
+	var slots []*spawnerSlot
+	for key, slot := range iso.spawners {
+		if strings.HasPrefix(key, prefix) {
+			slots = append(slots, slot)
+			delete(iso.spawners, key)
+		}
+	}
+	iso.spawnMu.Unlock()
+	closeSpawners(slots)
+}
+
+// closeSpawners stops spawners concurrently: each may take a moment to
+// reap and exit.
+func closeSpawners(slots []*spawnerSlot) {
+	var wg sync.WaitGroup
+	for _, slot := range slots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-slot.ready
+			if slot.sp != nil {
+				_ = slot.sp.Close()
+			}
+		}()
+	}
+	wg.Wait()
+}
