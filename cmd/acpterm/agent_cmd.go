@@ -6,20 +6,33 @@ import (
 	"fmt"
 	"io"
 	"os"
+	osexec "os/exec"
 	"time"
 
 	"github.com/acpterm/acpterm/internal/client"
 	"github.com/acpterm/acpterm/internal/shellagent"
+	"github.com/acpterm/acpterm/sandbox"
+	"github.com/acpterm/acpterm/terminal"
 )
 
 const agentUsage = `usage: acpterm agent [flags]
 
 Serves acpterm's built-in ACP agent on stdin and stdout. It has no model:
-each non-empty line of a prompt is a shell command, run in order through
-the client's terminals (one tool call per command, its terminal embedded so
-the client shows it live), and the turn ends with a message summing up how
-each command exited. It stops at the first failing command unless
---keep-going. The client must support terminals.
+each non-empty line of a prompt is a shell command, run in order (one tool
+call per command, shown live), and the turn ends with a message summing up
+how each command exited. It stops at the first failing command unless
+--keep-going.
+
+Where the commands run (--exec):
+  client  in the client's terminals (terminal/create); a client without
+          terminals gets a message instead
+  local   in the agent itself, confined by --sandbox and --network, and
+          streamed to the client as a display terminal: the ACP v2 draft's
+          terminal_update / terminal_output_chunk when the client sets
+          clientCapabilities._meta.terminal_update, else Zed's
+          _meta.terminal_output form when it sets that; in every case the
+          output's tail and exit status end up as text in the tool call
+  auto    client when the client advertised terminals, else local
 
 To use it from Zed, add it as a custom agent in Zed's settings.json:
 
@@ -41,6 +54,8 @@ type agentFlags struct {
 	timeout     time.Duration
 	outputLimit uint64
 	keepGoing   bool
+	exec        string
+	sandbox     sandboxFlags
 }
 
 func newAgentFlags(out io.Writer) *agentFlags {
@@ -49,6 +64,12 @@ func newAgentFlags(out io.Writer) *agentFlags {
 	f.fs.DurationVar(&f.timeout, "timeout", 0, "kill each command that runs longer than this `DURATION` (default: none)")
 	f.fs.Var(sizeFlag{&f.outputLimit}, "output-limit", "the outputByteLimit asked for each command, `SIZE` in bytes or\nwith a unit: 4KiB, 1MiB (default: the client's)")
 	f.fs.BoolVar(&f.keepGoing, "keep-going", false, "run every line even after a command failed")
+	f.fs.StringVar(&f.exec, "exec", string(shellagent.ExecAuto), "where commands run, `WHERE`: client (its terminals), local (the agent\nitself, sandboxed) or auto (client if it has terminals, else local)")
+	f.sandbox.mode, f.sandbox.network = "workspace-write", "allow"
+	f.fs.StringVar(&f.sandbox.mode, "sandbox", f.sandbox.mode, "confine the commands run locally: `MODE` off, read-only or\nworkspace-write (also the session's cwd and the build caches)")
+	f.fs.StringVar(&f.sandbox.network, "network", f.sandbox.network, "the network of commands run locally, `NET`: allow, or deny")
+	f.fs.Var(listFlag{&f.sandbox.writable}, "writable", "also let locally run commands write `PATH`; repeatable")
+	f.fs.BoolVar(&f.sandbox.gitRW, "writable-git", false, "leave the .git of writable directories writable")
 	f.fs.Usage = usageText(f.fs, agentUsage)
 	return f
 }
@@ -62,19 +83,68 @@ func agentCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "acpterm agent: unexpected arguments %q\n(see acpterm help agent)\n", f.fs.Args())
 		return client.ExitUsage
 	}
-	hintIfTerminal(stdin, stderr, "agent", "acpterm demo, or acpterm run -p 'ls' -- acpterm agent")
-	err := shellagent.Serve(ctx, stdin, stdout, &shellagent.Options{
+	exec, err := shellagent.ParseExec(f.exec)
+	if err != nil {
+		fmt.Fprintf(stderr, "acpterm agent: --%v\n", err)
+		return client.ExitUsage
+	}
+	opts := &shellagent.Options{
 		Timeout:     f.timeout,
 		OutputLimit: f.outputLimit,
 		KeepGoing:   f.keepGoing,
 		Version:     client.Version(),
-	})
+		Exec:        exec,
+	}
+	if exec != shellagent.ExecClient {
+		sp, err := f.sandbox.policy()
+		if err != nil {
+			fmt.Fprintf(stderr, "acpterm agent: %v\n", err)
+			return client.ExitUsage
+		}
+		// Only a plan: Wrap starts nothing. The terminal runtime gives a
+		// policy without Writable paths those of each command's cwd.
+		check := *sp
+		if wd, err := os.Getwd(); err == nil && len(check.Writable) == 0 && check.Mode == sandbox.WorkspaceWrite {
+			check.Writable = sandbox.DefaultWritable(wd)
+		}
+		if a, err := check.Wrap(&osexec.Cmd{Path: "/bin/true"}); err != nil {
+			fmt.Fprintf(stderr, "acpterm agent: the sandbox cannot be set up: %v\n(see acpterm sandbox; --sandbox off runs commands unconfined)\n", err)
+			if exec == shellagent.ExecLocal {
+				return client.ExitFailure
+			}
+		} else {
+			_ = a.Cleanup()
+		}
+		opts.Local = &terminal.Options{Policy: &terminal.Policy{Sandbox: sp}}
+	}
+	hintIfTerminal(stdin, stderr, "agent", "acpterm demo, or acpterm run -p 'ls' -- acpterm agent")
+	err = shellagent.Serve(ctx, stdin, stdout, opts)
 	// Stopped through ctx is how the command is told to end, not a failure.
 	if err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "acpterm agent: %v\n", err)
 		return client.ExitFailure
 	}
 	return client.ExitOK
+}
+
+// policy is the sandbox of the commands the agent runs itself. Without
+// --writable, a workspace-write command may write its cwd and the build
+// caches (terminal.Policy.Sandbox); --writable adds to those of the
+// agent's working directory.
+func (f *sandboxFlags) policy() (*sandbox.Policy, error) {
+	var cfg client.Config
+	if err := f.apply(&cfg); err != nil {
+		return nil, err
+	}
+	sp := &sandbox.Policy{Mode: cfg.Sandbox, Network: cfg.Network, WritableGit: cfg.WritableGit}
+	if len(cfg.Writable) > 0 && cfg.Sandbox == sandbox.WorkspaceWrite {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		sp.Writable = append(sandbox.DefaultWritable(wd), cfg.Writable...)
+	}
+	return sp, nil
 }
 
 // hintIfTerminal tells a person who started an agent-side command by hand

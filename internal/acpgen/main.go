@@ -13,12 +13,22 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 )
 
 func main() {
 	schemaPath := flag.String("schema", "schema/v1/schema.json", "the JSON Schema to read")
 	out := flag.String("out", "acp/types_gen.go", "the Go file to write")
+	types := flag.String("types", "", "comma-separated $defs: write only these and what they refer to (see subset.go)")
+	prefix := flag.String("prefix", "", "with -types, the prefix of every Go name")
 	flag.Parse()
+	if *types != "" {
+		if err := runSubset(*schemaPath, *out, subsetOptions{Roots: strings.Split(*types, ","), Prefix: *prefix}); err != nil {
+			fmt.Fprintln(os.Stderr, "acpgen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*schemaPath, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "acpgen:", err)
 		os.Exit(1)

@@ -21,17 +21,26 @@ import (
 //   - on the last update: _meta.terminal_exit = {terminal_id, exit_code,
 //     signal}.
 //
+// The ACP v2 draft's form, which acpterm decodes inside v1 sessions as Zed
+// does, and asks for with clientCapabilities._meta.terminal_update = true
+// (acp.MetaTerminalUpdate):
+//
+//   - the session update terminal_update {terminalId, command?, cwd?,
+//     output?, exitStatus?}: an upsert; an exitStatus ends the terminal;
+//   - the session update terminal_output_chunk {terminalId, data}: the
+//     next bytes of the output, base64.
+//
 // The ids are the agent's, not terminals of acpterm's manager. The
 // displayTerminals adapter turns these into the terminal events the
-// renderers already draw, with PID 0 on the created event: no process of
-// acpterm's runs them (see isDisplay).
+// renderers already draw, with Info.Display set on the created event: no
+// process of acpterm's runs them (see isDisplay).
 
 // metaTerminalOutputKey is the capability key and the update key.
-const metaTerminalOutputKey = "terminal_output"
+const metaTerminalOutputKey = acp.MetaTerminalOutput
 
 // isDisplay reports whether a created event's Info is that of a
 // display-only terminal.
-func isDisplay(info *terminal.Info) bool { return info != nil && info.PID == 0 }
+func isDisplay(info *terminal.Info) bool { return info != nil && info.Display }
 
 // displayTerminals feeds a Renderer the display-only terminals of the
 // session updates passing through it.
@@ -39,28 +48,18 @@ type displayTerminals struct {
 	r Renderer
 
 	mu     sync.Mutex
-	known  map[string]bool           // display terminals created so far
+	known  map[string]*displayTerm   // display terminals created so far
 	titles map[acp.ToolCallID]string // to name a terminal first seen on an update
 }
 
+// displayTerm is what is remembered of a display terminal.
+type displayTerm struct {
+	shown  uint64 // output bytes passed on, for v2 output snapshots
+	exited bool
+}
+
 func newDisplayTerminals(r Renderer) *displayTerminals {
-	return &displayTerminals{r: r, known: map[string]bool{}, titles: map[acp.ToolCallID]string{}}
-}
-
-type metaTerminalInfo struct {
-	TerminalID string `json:"terminal_id"`
-	Cwd        string `json:"cwd"`
-}
-
-type metaTerminalOutput struct {
-	TerminalID string `json:"terminal_id"`
-	Data       string `json:"data"`
-}
-
-type metaTerminalExit struct {
-	TerminalID string  `json:"terminal_id"`
-	ExitCode   *int64  `json:"exit_code"`
-	Signal     *string `json:"signal"`
+	return &displayTerminals{r: r, known: map[string]*displayTerm{}, titles: map[acp.ToolCallID]string{}}
 }
 
 // SessionUpdate passes n to the renderer, preceded by the terminal events
@@ -82,6 +81,8 @@ func (d *displayTerminals) SessionUpdate(n *acp.SessionNotification, raw json.Ra
 			d.titles[id] = *u.Title
 			d.mu.Unlock()
 		}
+	case *acp.UnknownSessionUpdate:
+		d.fromV2(string(n.SessionID), n.Update)
 	}
 	if len(meta) > 0 {
 		d.fromMeta(string(n.SessionID), id, meta)
@@ -90,46 +91,116 @@ func (d *displayTerminals) SessionUpdate(n *acp.SessionNotification, raw json.Ra
 }
 
 func (d *displayTerminals) fromMeta(sessionID string, call acp.ToolCallID, meta acp.Meta) {
-	var info metaTerminalInfo
-	if decodeMeta(meta, "terminal_info", &info) && info.TerminalID != "" {
-		d.create(sessionID, call, info.TerminalID, info.Cwd)
+	var info acp.MetaTerminalInfoValue
+	if decodeMeta(meta, acp.MetaTerminalInfo, &info) && info.TerminalID != "" {
+		d.create(sessionID, call, string(info.TerminalID), "", info.Cwd)
 	}
-	var out metaTerminalOutput
+	var out acp.MetaTerminalOutputValue
 	if decodeMeta(meta, metaTerminalOutputKey, &out) && out.TerminalID != "" {
-		d.create(sessionID, call, out.TerminalID, "")
-		if out.Data != "" {
-			d.r.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, SessionID: sessionID,
-				TerminalID: out.TerminalID, Data: []byte(out.Data)})
-		}
+		d.create(sessionID, call, string(out.TerminalID), "", "")
+		d.output(sessionID, string(out.TerminalID), []byte(out.Data))
 	}
-	var exit metaTerminalExit
-	if decodeMeta(meta, "terminal_exit", &exit) && exit.TerminalID != "" {
-		d.create(sessionID, call, exit.TerminalID, "")
-		st := &terminal.ExitStatus{}
-		switch {
-		case exit.Signal != nil && *exit.Signal != "":
-			st.Signal = *exit.Signal
-		case exit.ExitCode != nil:
-			code := uint32(*exit.ExitCode) // as a shell shows it: -1 is 4294967295
-			st.ExitCode = &code
-		}
-		d.r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, SessionID: sessionID,
-			TerminalID: exit.TerminalID, Status: st})
+	var exit acp.MetaTerminalExitValue
+	if decodeMeta(meta, acp.MetaTerminalExit, &exit) && exit.TerminalID != "" {
+		d.create(sessionID, call, string(exit.TerminalID), "", "")
+		d.exit(sessionID, string(exit.TerminalID), exit.ExitCode, exit.Signal)
 	}
 }
 
-// create announces terminal id once.
-func (d *displayTerminals) create(sessionID string, call acp.ToolCallID, id, cwd string) {
+// fromV2 handles the v2 terminal session updates; other unknown updates
+// are left to the renderer. Malformed ones are ignored: display only.
+func (d *displayTerminals) fromV2(sessionID string, u acp.SessionUpdate) {
+	if c, err := acp.V2TerminalOutputChunkOf(u); c != nil && err == nil && c.TerminalID != "" {
+		d.create(sessionID, "", string(c.TerminalID), "", "")
+		d.output(sessionID, string(c.TerminalID), c.Data)
+		return
+	}
+	tu, err := acp.V2TerminalUpdateOf(u)
+	if tu == nil || err != nil || tu.TerminalID == "" {
+		return
+	}
+	id := string(tu.TerminalID)
+	var cmd, cwd string
+	if tu.Command != nil {
+		cmd = *tu.Command
+	}
+	if tu.Cwd != nil {
+		cwd = string(*tu.Cwd)
+	}
+	d.create(sessionID, "", id, cmd, cwd)
+	if tu.Output != nil {
+		// An authoritative snapshot of the whole output. The renderers
+		// append, so what goes on is the part past what they were given:
+		// all of it for a snapshot that extends the output, nothing for
+		// one that rewrites or shortens it.
+		d.mu.Lock()
+		var fresh []byte
+		if t := d.known[id]; t != nil {
+			if n := uint64(len(tu.Output.Data)); n > t.shown {
+				fresh = tu.Output.Data[t.shown:]
+			}
+			t.shown = uint64(len(tu.Output.Data) - len(fresh)) // output adds fresh
+		}
+		d.mu.Unlock()
+		d.output(sessionID, id, fresh)
+	}
+	if es := tu.ExitStatus; es != nil {
+		d.exit(sessionID, id, es.ExitCode, es.Signal)
+	}
+}
+
+// create announces terminal id once, named by its command or else by the
+// title of the tool call it came with.
+func (d *displayTerminals) create(sessionID string, call acp.ToolCallID, id, command, cwd string) {
 	d.mu.Lock()
-	if d.known[id] {
+	if d.known[id] != nil {
 		d.mu.Unlock()
 		return
 	}
-	d.known[id] = true
-	title := d.titles[call]
+	d.known[id] = &displayTerm{}
+	if command == "" {
+		command = d.titles[call]
+	}
 	d.mu.Unlock()
 	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: sessionID, TerminalID: id,
-		Info: &terminal.Info{SessionID: sessionID, TerminalID: id, Command: title, Cwd: cwd, Started: time.Now()}})
+		Info: &terminal.Info{SessionID: sessionID, TerminalID: id, Command: command, Cwd: cwd, Started: time.Now(), Display: true}})
+}
+
+// output passes data on, unless the terminal has exited.
+func (d *displayTerminals) output(sessionID, id string, data []byte) {
+	d.mu.Lock()
+	t := d.known[id]
+	ok := t != nil && !t.exited && len(data) > 0
+	if ok {
+		t.shown += uint64(len(data))
+	}
+	d.mu.Unlock()
+	if ok {
+		d.r.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, SessionID: sessionID, TerminalID: id, Data: data})
+	}
+}
+
+// exit passes the exit status on, once.
+func (d *displayTerminals) exit(sessionID, id string, code *int64, signal *string) {
+	d.mu.Lock()
+	t := d.known[id]
+	first := t != nil && !t.exited
+	if first {
+		t.exited = true
+	}
+	d.mu.Unlock()
+	if !first {
+		return
+	}
+	st := &terminal.ExitStatus{}
+	switch {
+	case signal != nil && *signal != "":
+		st.Signal = *signal
+	case code != nil:
+		c := uint32(*code) // as a shell shows it: -1 is 4294967295
+		st.ExitCode = &c
+	}
+	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, SessionID: sessionID, TerminalID: id, Status: st})
 }
 
 // decodeMeta decodes meta[key] into v, reporting whether it was there and

@@ -91,3 +91,120 @@ func TestDisplayTerminals(t *testing.T) {
 		t.Fatalf("renderer got:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 	}
 }
+
+// v2Update decodes one v2 session update as the connection does: into
+// v1's catch-all variant.
+func v2Update(t testing.TB, raw string) acp.SessionUpdate {
+	t.Helper()
+	var n acp.SessionNotification
+	if err := json.Unmarshal([]byte(`{"sessionId":"s","update":`+raw+`}`), &n); err != nil {
+		t.Fatal(err)
+	}
+	return n.Update
+}
+
+func TestDisplayTerminalsV2(t *testing.T) {
+	log := &callLog{}
+	d := newDisplayTerminals(log)
+	send := func(raw string) {
+		d.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: v2Update(t, raw)}, nil)
+	}
+	send(`{"sessionUpdate":"terminal_update","terminalId":"t1","command":"make test","cwd":"/w"}`)
+	d.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: &acp.ToolCall{ToolCallID: "c1", Title: "run",
+		Content: []acp.ToolCallContent{acp.TerminalContent("t1")}}}, nil)
+	send(`{"sessionUpdate":"terminal_output_chunk","terminalId":"t1","data":"YQo="}`)          // "a\n"
+	send(`{"sessionUpdate":"terminal_output_chunk","terminalId":"t1","data":"w6k="}`)          // "é"
+	send(`{"sessionUpdate":"terminal_update","terminalId":"t1","output":{"data":"YQrDqWJj"}}`) // "a\néb": "bc" is new
+	send(`{"sessionUpdate":"terminal_update","terminalId":"t1","output":{"data":"eA=="}}`)     // shorter: nothing
+	send(`{"sessionUpdate":"terminal_update","terminalId":"t1","exitStatus":{"exitCode":2}}`)
+	send(`{"sessionUpdate":"terminal_output_chunk","terminalId":"t1","data":"eA=="}`) // after the exit: dropped
+	send(`{"sessionUpdate":"terminal_update","terminalId":"t1","exitStatus":{"signal":"SIGTERM"}}`)
+	// A terminal first seen on a chunk; malformed and foreign updates.
+	send(`{"sessionUpdate":"terminal_output_chunk","terminalId":"t2","data":"Yg=="}`)
+	send(`{"sessionUpdate":"terminal_update","terminalId":"t2","exitStatus":{"signal":"SIGKILL","exitCode":null}}`)
+	send(`{"sessionUpdate":"terminal_output_chunk","terminalId":"t3","data":"not base64!"}`)
+	send(`{"sessionUpdate":"terminal_update","command":"no id"}`)
+	send(`{"sessionUpdate":"something_else","terminalId":"t4"}`)
+
+	want := []string{
+		`created t1 "make test" cwd="/w" display=true`,
+		`update *acp.UnknownSessionUpdate`,
+		`update *acp.ToolCall`,
+		`output t1 "a\n"`,
+		`update *acp.UnknownSessionUpdate`,
+		`output t1 "é"`,
+		`update *acp.UnknownSessionUpdate`,
+		`output t1 "bc"`,
+		`update *acp.UnknownSessionUpdate`,
+		`update *acp.UnknownSessionUpdate`,
+		"exited t1 " + exitCode(2),
+		`update *acp.UnknownSessionUpdate`,
+		`update *acp.UnknownSessionUpdate`,
+		`update *acp.UnknownSessionUpdate`,
+		`created t2 "" cwd="" display=true`,
+		`output t2 "b"`,
+		`update *acp.UnknownSessionUpdate`,
+		"exited t2 " + exitSignal("SIGKILL"),
+		`update *acp.UnknownSessionUpdate`,
+		`update *acp.UnknownSessionUpdate`,
+		`update *acp.UnknownSessionUpdate`,
+		`update *acp.UnknownSessionUpdate`,
+	}
+	if got := strings.Join(log.log, "\n"); got != strings.Join(want, "\n") {
+		t.Fatalf("renderer got:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+}
+
+// countingRenderer checks the display adapter's invariants on any input:
+// one created event per terminal, before its other events; nothing after
+// an exit.
+type countingRenderer struct {
+	callLog
+	t       *testing.T
+	created map[string]bool
+	exited  map[string]bool
+}
+
+func (r *countingRenderer) TerminalEvent(ev terminal.Event) {
+	switch ev.Kind {
+	case terminal.EventCreated:
+		if r.created[ev.TerminalID] || !isDisplay(ev.Info) {
+			r.t.Fatalf("terminal %q created twice or not as a display", ev.TerminalID)
+		}
+		r.created[ev.TerminalID] = true
+	default:
+		if !r.created[ev.TerminalID] || r.exited[ev.TerminalID] {
+			r.t.Fatalf("%v event of terminal %q before its creation or after its exit", ev.Kind, ev.TerminalID)
+		}
+		if ev.Kind == terminal.EventExited {
+			r.exited[ev.TerminalID] = true
+		}
+	}
+}
+
+// FuzzDisplayTerminals feeds agent-controlled session updates, v2 and
+// _meta, to the display adapter.
+func FuzzDisplayTerminals(f *testing.F) {
+	for _, seed := range []string{
+		`{"sessionUpdate":"terminal_update","terminalId":"t1","command":"ls","cwd":"/w","output":{"data":"YQ=="},"exitStatus":{"exitCode":-1}}`,
+		`{"sessionUpdate":"terminal_output_chunk","terminalId":"t1","data":"YQo="}`,
+		`{"sessionUpdate":"tool_call","toolCallId":"c","title":"x","_meta":{"terminal_info":{"terminal_id":"t1"}}}`,
+		`{"sessionUpdate":"tool_call_update","toolCallId":"c","_meta":{"terminal_output":{"terminal_id":"t1","data":"x"},"terminal_exit":{"terminal_id":"t1","exit_code":0,"signal":null}}}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		var n acp.SessionNotification
+		if json.Unmarshal([]byte(`{"sessionId":"s","update":`+raw+`}`), &n) != nil {
+			return
+		}
+		r := &countingRenderer{t: t, created: map[string]bool{}, exited: map[string]bool{}}
+		d := newDisplayTerminals(r)
+		for range 2 {
+			d.SessionUpdate(&n, nil)
+		}
+	})
+}
+
+func exitCode(c uint32) string     { return terminal.ExitStatus{ExitCode: &c}.String() }
+func exitSignal(sig string) string { return terminal.ExitStatus{Signal: sig}.String() }

@@ -6,6 +6,11 @@
 // agent message that names each command's result: exit code or signal, and
 // whether its output was truncated.
 //
+// With Options.Exec set to ExecLocal (or ExecAuto, for a client without
+// terminals) it runs the commands itself, in a terminal.Manager of its own
+// configured by Options.Local (limits, process groups, sandbox), and
+// streams each to the client as a display terminal (acp.RunLocalCommand).
+//
 // Commands are sent as an explicit argv, "sh" "-c" LINE, rather than as a
 // bare shell line, so that clients which exec commands directly run them the
 // same way as clients which use a shell.
@@ -21,6 +26,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/agentsession"
+	"github.com/acpterm/acpterm/terminal"
 )
 
 // Options configures the agent. A nil *Options means defaults.
@@ -36,13 +42,24 @@ type Options struct {
 	KeepGoing bool
 	// Name and Version identify the agent in initialize.
 	Name, Version string
+	// Exec says where commands run; "" means ExecClient.
+	Exec Exec
+	// Local configures the terminal runtime of ExecLocal and ExecAuto
+	// (nil: its defaults). Each command runs in its session's cwd.
+	Local *terminal.Options
 }
 
 // Serve runs the agent over r and w (the agent's stdin and stdout) until the
 // client closes its end, which returns nil, or ctx ends, which returns ctx's
 // error (see acp.ServeAgent).
 func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
-	return acp.ServeAgent(ctx, New(opts), r, w, nil)
+	a := New(opts)
+	err := acp.ServeAgent(ctx, a, r, w, nil)
+	// Kills what still runs locally, and waits for it.
+	if cerr := a.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Agent implements acp.Agent. Make it with New and serve it with
@@ -52,6 +69,7 @@ type Agent struct {
 	opts     Options
 	conn     *acp.AgentConn
 	sessions agentsession.Registry
+	local    local // nil Manager with ExecClient
 }
 
 // New returns an agent; opts may be nil.
@@ -66,7 +84,24 @@ func New(opts *Options) *Agent {
 	if a.opts.Version == "" {
 		a.opts.Version = "dev"
 	}
+	if a.opts.Exec == ExecLocal || a.opts.Exec == ExecAuto {
+		var topts terminal.Options
+		if a.opts.Local != nil {
+			topts = *a.opts.Local
+		}
+		a.local = local{terminal.NewManager(&topts)}
+	}
 	return a
+}
+
+// Close ends the commands the agent runs locally and frees its terminal
+// runtime. Serve calls it; an Agent served otherwise should call it after
+// the connection ended.
+func (a *Agent) Close() error {
+	if a.local.Manager == nil {
+		return nil
+	}
+	return a.local.Close()
 }
 
 var _ acp.AgentConnSetter = (*Agent)(nil)
@@ -108,7 +143,8 @@ func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Prompt
 	}
 	defer end()
 
-	if !a.conn.ClientCapabilities().Terminal {
+	exec := a.execFor(a.conn.ClientCapabilities())
+	if exec == ExecClient && !a.conn.ClientCapabilities().Terminal {
 		err := a.say(ctx, req.SessionID, "This client does not support terminals (clientCapabilities.terminal is false), so acpterm's shell agent cannot run commands here.")
 		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, err
 	}
@@ -120,7 +156,7 @@ func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Prompt
 	}
 	var results []outcome
 	for _, line := range lines {
-		o := a.run(ctx, req.SessionID, cwd, line)
+		o := a.run(ctx, exec, req.SessionID, cwd, line)
 		results = append(results, o)
 		if o.cancelled {
 			break
@@ -144,13 +180,20 @@ func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Prompt
 }
 
 // run runs one line and reports how it ended.
-func (a *Agent) run(ctx context.Context, sid acp.SessionID, cwd, line string) outcome {
+func (a *Agent) run(ctx context.Context, exec Exec, sid acp.SessionID, cwd, line string) outcome {
 	o := outcome{line: line}
 	req := &acp.CreateTerminalRequest{SessionID: sid, Command: "sh", Args: []string{"-c", line}, Cwd: &cwd}
 	if a.opts.OutputLimit > 0 {
 		req.OutputByteLimit = acp.Ptr(a.opts.OutputLimit)
 	}
-	res, err := a.conn.RunCommand(ctx, req, &acp.CommandOptions{Title: line, Timeout: a.opts.Timeout, OutputText: outputText})
+	copts := acp.CommandOptions{Title: line, Timeout: a.opts.Timeout, OutputText: outputText}
+	var res *acp.CommandResult
+	var err error
+	if exec == ExecLocal {
+		res, err = a.conn.RunLocalCommand(ctx, a.local, req, &acp.LocalCommandOptions{CommandOptions: copts})
+	} else {
+		res, err = a.conn.RunCommand(ctx, req, &copts)
+	}
 	if res != nil {
 		o.status, o.succeeded = res.Status(), res.Succeeded()
 		// Truncated as the tool call's text shows it: cut by the client's

@@ -249,3 +249,30 @@ func TestBadRequests(t *testing.T) {
 		t.Errorf("unknown session: %v", err)
 	}
 }
+
+// TestExecAuto: a client without terminals gets its commands run by the
+// agent itself, the output as text in the finished tool call.
+func TestExecAuto(t *testing.T) {
+	client := &recorder{}
+	cc, sid := connect(t, client, &Options{Exec: ExecAuto})
+	if stop := prompt(t, cc, sid, "echo hi\nexit 2"); stop != acp.StopReasonEndTurn {
+		t.Fatalf("stop reason %q", stop)
+	}
+	msg, _, titles := client.transcript()
+	if len(titles) != 2 || !strings.HasPrefix(msg, "ok   echo hi: exit 0\nFAIL exit 2: exit 2") {
+		t.Errorf("titles %q, summary %q", titles, msg)
+	}
+	client.mu.Lock()
+	defer client.mu.Unlock()
+	var texts []string
+	for _, u := range client.updates {
+		if tu, ok := u.(*acp.ToolCallUpdate); ok && len(tu.Content) == 1 {
+			if c, ok := tu.Content[0].(*acp.Content); ok {
+				texts = append(texts, c.Content.(*acp.TextContent).Text)
+			}
+		}
+	}
+	if want := []string{"```\nhi\n```\nexit 0", "(no output)\nexit 2"}; strings.Join(texts, "|") != strings.Join(want, "|") {
+		t.Errorf("tool call texts %q, want %q", texts, want)
+	}
+}
