@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	acptermBin = filepath.Join(dir, "acpterm")
+	// acpterm keeps its session store in the user's state directory: the
+	// runs under test keep theirs in the test's directory.
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	args := []string{"build", "-o", acptermBin}
 	if raceEnabled {
 		args = append(args, "-race")

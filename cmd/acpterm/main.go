@@ -43,7 +43,9 @@ var mainUsage = fmt.Sprintf(`acpterm runs Agent Client Protocol (ACP) agents wit
 
 Usage:
   acpterm run [flags] -- AGENT [ARGS...]   run one prompt with any ACP agent
-  acpterm run [flags] NAME [ARGS...]       the same with a known agent (acpterm agents)
+  acpterm run [flags] NAME [ARGS...]       the same with a known agent (acpterm agents);
+                                           without a prompt on a terminal: an interactive session
+  acpterm sessions [AGENT]                 list the sessions remembered (and the agent's own)
   acpterm agents                           list the known agents and whether each is installed
   acpterm login [--method ID] -- AGENT...  log in to an agent (its terminal login)
   acpterm agent [flags]                    serve the built-in agent on stdin/stdout
@@ -72,6 +74,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return loginCmd(ctx, rest, stdin, stdout, stderr)
 	case "agents":
 		return agentsCmd(ctx, rest, stdout, stderr)
+	case "sessions":
+		return sessionsCmd(ctx, rest, stdout, stderr)
 	case "agent":
 		return agentCmd(ctx, rest, stdin, stdout, stderr)
 	case "demo":
@@ -102,6 +106,8 @@ func helpCmd(args []string, stdout, stderr io.Writer) int {
 		newLoginFlags(stdout).fs.Usage()
 	case "agents":
 		newAgentsFlags(stdout).Usage()
+	case "sessions":
+		newSessionsFlags(stdout).fs.Usage()
 	case "agent":
 		newAgentFlags(stdout).fs.Usage()
 	case "demo":
@@ -196,11 +202,19 @@ func runWithSignals(ctx context.Context, cfg *client.Config, run func(context.Co
 	cfg.Interrupts = fwd
 	first := cancelGrace(cfg) + killGrace(cfg) + shutdownSlack
 	done := make(chan struct{})
+	// An interactive session's turns each get their own two signals.
+	turnDone := make(chan struct{}, 1)
+	cfg.TurnDone = func() {
+		select {
+		case turnDone <- struct{}{}:
+		default:
+		}
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		watchExit(sigs, fwd, done, first)
+		watchExit(sigs, fwd, turnDone, done, first)
 	}()
 	code := run(ctx, cfg)
 	close(done)
@@ -209,25 +223,36 @@ func runWithSignals(ctx context.Context, cfg *client.Config, run func(context.Co
 }
 
 // watchExit forwards signals to Run and enforces the backstops until done
-// is closed.
-func watchExit(sigs <-chan os.Signal, fwd chan<- os.Signal, done <-chan struct{}, first time.Duration) {
+// is closed. A turn of an interactive session that ended (turnDone) starts
+// the count again.
+func watchExit(sigs <-chan os.Signal, fwd chan<- os.Signal, turnDone, done <-chan struct{}, first time.Duration) {
 	n := 0
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	defer t.Stop()
 	var deadline <-chan time.Time
+	forward := func(s os.Signal) {
+		select {
+		case fwd <- s:
+		case <-done:
+		}
+	}
 	for {
 		select {
 		case <-done:
 			return
+		case <-turnDone:
+			n = 0
+			t.Stop()
+			deadline = nil
 		case s := <-sigs:
 			n++
 			switch n {
 			case 1:
-				fwd <- s
+				forward(s)
 				t.Reset(first)
 			case 2:
-				fwd <- s
+				forward(s)
 				t.Reset(hardExitWait)
 			default:
 				hardExit("a third interrupt")

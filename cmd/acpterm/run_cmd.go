@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/acpterm/acpterm/internal/client"
+	"github.com/acpterm/acpterm/internal/sessionstore"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -27,6 +29,22 @@ last lines are shown live. At the end the session's terminals are released
 and the agent is shut down.
 
 The prompt is --prompt TEXT, else stdin when it is not a terminal.
+
+Interactive session: without --prompt, with stdin a terminal, acpterm opens
+a session of many turns: each line typed at the "› " prompt is one turn in
+the same ACP session (line editing, and history with up and down). Ctrl-C
+during a turn cancels it, a second one ends the session; Ctrl-D, /exit, or
+Ctrl-C at an empty line end it (exit status 0). In-session commands: /help
+(acpterm's commands and the agent's slash commands), /mode [ID] and
+/model [ID] (show the current one and the choices, or switch), /exit. A
+line naming one of the agent's slash commands is sent to it as it is.
+
+Sessions are remembered per agent and directory in the state directory
+($XDG_STATE_HOME/acpterm, else ~/.local/state/acpterm; "acpterm sessions"
+lists them). --resume continues the last one of this agent in --cwd,
+--session ID a given one: with session/load when the agent offers it (its
+replay of the history is shown, marked as such), else session/resume. It
+works with --prompt (one more turn) and interactively.
 
 Permissions (the agent's session/request_permission and each command it
 wants to run): --approve-all allows, --deny-all denies, otherwise acpterm
@@ -101,6 +119,8 @@ type runFlags struct {
 	model        string
 	settings     []string
 	turnTimeout  time.Duration
+	resume       bool
+	session      string
 	sandbox      sandboxFlags
 }
 
@@ -132,6 +152,8 @@ func newRunFlags(out io.Writer) *runFlags {
 	fs.StringVar(&f.mode, "mode", "", "switch the session to the agent's mode `ID` before the prompt")
 	fs.StringVar(&f.model, "model", "", "switch the session to model `ID` (the agent's config option of category model)")
 	fs.Var(listFlag{&f.settings}, "set", "set the agent's session config option: `ID=VALUE`; repeatable")
+	fs.BoolVar(&f.resume, "resume", false, "continue the last session of this agent in --cwd (see acpterm sessions)")
+	fs.StringVar(&f.session, "session", "", "continue the session `ID` (see acpterm sessions)")
 	fs.DurationVar(&f.turnTimeout, "turn-timeout", 0, "cancel the turn after `DURATION`, then kill the agent (exit status 124;\ndefault: none)")
 	f.sandbox.add(fs)
 	fs.Usage = usageText(fs, runUsage)
@@ -185,12 +207,19 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	// Without "--", a known name (acpterm agents) starts that agent;
 	// after "--", the words are always the command itself.
+	agentName := ""
 	if at := len(args) - len(agent); at == 0 || args[at-1] != "--" {
 		resolved, err := resolveNamed(agent)
 		if err != nil {
 			return usage("%v", err)
 		}
+		if !slices.Equal(resolved, agent) {
+			agentName = agent[0]
+		}
 		agent = resolved
+	}
+	if f.resume && f.session != "" {
+		return usage("--resume and --session exclude each other")
 	}
 	if f.approveAll && f.denyAll {
 		return usage("--approve-all and --deny-all exclude each other")
@@ -200,11 +229,17 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return usage("%v", err)
 	}
 	prompt := f.prompt
+	interactive := false
 	if !f.promptSet {
 		in, isFile := stdin.(*os.File)
-		if stdin == nil || (isFile && client.IsTerminal(in)) {
+		switch {
+		case stdin == nil:
 			return usage("no prompt: pass --prompt TEXT or pipe it on stdin")
+		case isFile && client.IsTerminal(in):
+			interactive = true
 		}
+	}
+	if !f.promptSet && !interactive {
 		b, err := io.ReadAll(io.LimitReader(stdin, maxPromptBytes+1))
 		if err != nil {
 			return usage("reading the prompt from stdin: %v", err)
@@ -237,6 +272,10 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Cwd:          f.cwd,
 		Roots:        f.roots,
 		Prompt:       prompt,
+		Interactive:  interactive,
+		ResumeLast:   f.resume,
+		ResumeID:     f.session,
+		AgentName:    agentName,
 		Format:       format,
 		Approval:     approval,
 		Text:         text,
@@ -257,10 +296,18 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err := f.sandbox.apply(cfg); err != nil {
 		return usage("%v", err)
 	}
+	if store, err := sessionstore.Open(); err == nil {
+		cfg.Store = store
+	} else if f.resume {
+		return usage("--resume: no state directory to find sessions in: %v", err)
+	}
 	// Also with --approve-all or --deny-all: the terminal is where an
 	// authentication method is chosen when the agent asks for one.
 	closeTTY := askOnTTY(cfg, stdin, stderr)
 	defer closeTTY()
+	if interactive && cfg.TTYIn == nil {
+		return usage("no prompt, and the terminal cannot be opened for an interactive session: pass --prompt TEXT")
+	}
 	return runClient(ctx, cfg)
 }
 

@@ -66,23 +66,38 @@ func (d *driver) startAuth(ctx context.Context, opts []acp.AuthOption) (*authRun
 	return a, ExitOK, ""
 }
 
-// newSession sends session/new, authenticating once when the agent
-// answers that it needs it. A nil session comes with the exit status and
-// message of the failure.
+// newSession sends session/new (call). A nil session comes with the exit
+// status and message of the failure.
 func (a *authRun) newSession(ctx context.Context) (*acp.NewSessionResponse, int, string) {
+	var sess *acp.NewSessionResponse
+	code, msg := a.call(ctx, "session/new", func(ctx context.Context) error {
+		var err error
+		sess, err = a.d.conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: a.d.cwd, MCPServers: []acp.MCPServer{}})
+		return err
+	})
+	if code != ExitOK {
+		return nil, code, msg
+	}
+	return sess, ExitOK, ""
+}
+
+// call makes the call that opens a session (session/new, session/load,
+// session/resume), authenticating once when the agent answers that it
+// needs it, then trying again.
+func (a *authRun) call(ctx context.Context, method string, do func(ctx context.Context) error) (int, string) {
 	d := a.d
 	for {
 		callCtx, done := d.callCtx(ctx, d.cfg.InitTimeout)
-		sess, err := d.conn.NewSession(callCtx, &acp.NewSessionRequest{Cwd: d.cwd, MCPServers: []acp.MCPServer{}})
+		err := do(callCtx)
 		var ae *acp.Error
 		if err == nil || callCtx.Err() != nil || !errors.As(err, &ae) || ae.Code != acp.CodeAuthRequired {
 			if err != nil {
-				code, msg := d.callFailed(callCtx, "session/new", err)
+				code, msg := d.callFailed(callCtx, method, err)
 				done()
-				return nil, code, msg
+				return code, msg
 			}
 			done()
-			return sess, ExitOK, ""
+			return ExitOK, ""
 		}
 		done()
 		if len(a.opts) == 0 {
@@ -90,17 +105,17 @@ func (a *authRun) newSession(ctx context.Context) (*acp.NewSessionResponse, int,
 			a.opts = acp.ParseAuthOptions(ae.Data)
 		}
 		if a.used != nil {
-			return nil, ExitAgent, a.stillRequired(ae, fmt.Sprintf("after authenticate with %s", textsafe.Quote(string(a.used.ID))))
+			return ExitAgent, a.stillRequired(ae, fmt.Sprintf("after authenticate with %s", textsafe.Quote(string(a.used.ID))))
 		}
 		o, code, msg := a.pick(ctx)
 		if code != ExitOK {
-			return nil, code, msg
+			return code, msg
 		}
 		if o == nil {
-			return nil, ExitAgent, a.stillRequired(ae, "")
+			return ExitAgent, a.stillRequired(ae, "")
 		}
 		if code, msg := a.authenticate(ctx, o); code != ExitOK {
-			return nil, code, msg
+			return code, msg
 		}
 	}
 }

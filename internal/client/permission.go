@@ -94,6 +94,24 @@ func (a *approver) CancelAll() {
 	}
 }
 
+// done is closed by CancelAll.
+func (a *approver) done() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cancel
+}
+
+// reset ends the effect of CancelAll: in an interactive session, the
+// questions of the next turn are asked again.
+func (a *approver) reset() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cancelled {
+		a.cancelled = false
+		a.cancel = make(chan struct{})
+	}
+}
+
 // decide answers one question. what names the request in the stderr
 // message given when it is denied for want of a TTY.
 func (a *approver) decide(ctx context.Context, question, what string) (answer, string) {
@@ -113,7 +131,7 @@ func (a *approver) decide(ctx context.Context, question, what string) (answer, s
 		a.warn(fmt.Sprintf("acpterm: denied %s: no TTY to ask on (use --approve-all to allow, --deny-all to silence this)", what))
 		return answerNo, "no TTY to ask on"
 	}
-	ans := a.prompt.ask(ctx, a.cancel, question)
+	ans := a.prompt.ask(ctx, a.done(), question)
 	if ans == answerAlways {
 		a.mu.Lock()
 		a.always = true

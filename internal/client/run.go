@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/sessionstore"
 	"github.com/acpterm/acpterm/internal/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
@@ -51,6 +51,25 @@ type Config struct {
 	Roots []string
 	// Prompt is the text sent with session/prompt.
 	Prompt string
+	// Interactive runs a session of many turns instead: each line typed at
+	// the prompt line on TTYIn is one turn, until the user quits
+	// (interactive.go). Prompt is not used; TTYIn and TTYOut must be set.
+	Interactive bool
+	// ResumeLast continues the session last stored in Store for this agent
+	// and cwd, ResumeID the session with that ID, instead of opening a new
+	// one (resume.go).
+	ResumeLast bool
+	ResumeID   string
+	// Store remembers the sessions opened, for ResumeLast and `acpterm
+	// sessions`; nil remembers none.
+	Store *sessionstore.Store
+	// AgentName is the name the agent was started by (acpterm agents),
+	// kept in the store; "" for a command line.
+	AgentName string
+	// TurnDone, when set, is called each time an interactive session is
+	// back at its prompt line after a turn: the interrupts of the turn are
+	// over, and so are the caller's backstops for them.
+	TurnDone func()
 	// Auth is the ID of the authentication method to authenticate with
 	// right after initialize; "" authenticates only when session/new
 	// answers -32000 (auth_session.go).
@@ -127,19 +146,22 @@ type protocolError struct{ msg string }
 
 func (e *protocolError) Error() string { return e.msg }
 
-// Run runs one prompt turn with the agent described by cfg and returns the
+// Run runs one prompt turn with the agent described by cfg, or an
+// interactive session of many (Config.Interactive), and returns the
 // process exit status (see the Exit* constants). It never returns before
 // the agent, its terminals and every goroutine it started are gone.
 func Run(ctx context.Context, cfg *Config) int {
-	d := &driver{cfg: *cfg, stop: make(chan struct{}), cancelSent: make(chan struct{}, 1)}
+	d := &driver{cfg: *cfg, stop: make(chan struct{}), cancelSent: make(chan struct{}, 1),
+		turnOver: make(chan struct{}, 1), quit: make(chan struct{})}
 	return d.run(ctx)
 }
 
 type phase int
 
 const (
-	phaseSetup phase = iota // initialize, session/new
+	phaseSetup phase = iota // initialize, session/new (or load, resume)
 	phaseTurn               // session/prompt
+	phaseIdle               // an interactive session between turns
 	phaseDone               // shutting down
 )
 
@@ -147,7 +169,10 @@ type driver struct {
 	cfg  Config
 	cwd  string
 	r    Renderer
-	view *sessionView // in front of r: the session's mode and model
+	view *sessionView    // in front of r: the session's mode and model
+	sw   *switchRenderer // behind view: a fresh renderer for each turn
+	ask  *prompter       // nil when there is no terminal to ask on
+	caps acp.AgentCapabilities
 	perm *approver
 	mgr  *terminal.Manager
 	conn *acp.ClientConn
@@ -160,9 +185,16 @@ type driver struct {
 	// cancelSent tells watchSignals that a cancel it did not see was sent
 	// (Ctrl-C at a permission question), so the grace period starts.
 	cancelSent chan struct{}
-	wg         sync.WaitGroup
-	stderrMu   sync.Mutex
-	errPipe    *os.File // the agent's stderr
+	// turnOver tells watchSignals that an interactive turn ended, so the
+	// grace period of its cancel is over.
+	turnOver chan struct{}
+	// quit is closed when an interactive session is to end: an interrupt
+	// between turns.
+	quit     chan struct{}
+	quitOnce sync.Once
+	wg       sync.WaitGroup
+	stderrMu sync.Mutex
+	errPipe  *os.File // the agent's stderr
 
 	mu          sync.Mutex
 	phase       phase
@@ -174,6 +206,7 @@ type driver struct {
 	killed      bool
 	timedOut    bool                    // --turn-timeout ended the turn
 	cancelCall  context.CancelCauseFunc // of the call in flight
+	stored      *sessionstore.Entry     // the session as last recorded
 }
 
 func (d *driver) usage(format string, args ...any) int {
@@ -198,8 +231,13 @@ func (d *driver) run(ctx context.Context) int {
 	if len(c.Agent) == 0 || c.Agent[0] == "" {
 		return d.usage("no agent command given")
 	}
-	if strings.TrimSpace(c.Prompt) == "" {
+	switch {
+	case c.Interactive && (c.TTYIn == nil || c.TTYOut == nil):
+		return d.usage("an interactive session needs a terminal")
+	case !c.Interactive && strings.TrimSpace(c.Prompt) == "":
 		return d.usage("the prompt is empty")
+	case c.ResumeLast && c.ResumeID != "":
+		return d.usage("--resume and --session exclude each other")
 	}
 	cwd := c.Cwd
 	if cwd == "" {
@@ -217,6 +255,11 @@ func (d *driver) run(ctx context.Context) int {
 		return d.usage("--cwd %s is not a directory", cwd)
 	}
 	d.cwd = cwd
+	if c.Store != nil {
+		st := *c.Store
+		st.Warn = func(msg string) { d.warn("acpterm: " + msg) }
+		c.Store = &st
+	}
 	roots := c.Roots
 	if len(roots) == 0 {
 		roots = []string{cwd}
@@ -235,12 +278,8 @@ func (d *driver) run(ctx context.Context) int {
 	}
 	d.sandbox = sp
 
-	if c.Format == FormatJSON {
-		d.r = NewJSONRenderer(c.Stdout, c.Text.Now)
-	} else {
-		d.r = NewTextRenderer(c.Stdout, &c.Text)
-	}
-	d.view = newSessionView(d.r)
+	d.sw = newSwitchRenderer(c)
+	d.view = newSessionView(d.sw)
 	d.r = d.view
 	var p *prompter
 	if c.TTYIn != nil && c.TTYOut != nil {
@@ -248,6 +287,7 @@ func (d *driver) run(ctx context.Context) int {
 		p.interrupt = d.promptInterrupt
 		defer p.Close()
 	}
+	d.ask = p
 	d.perm = newApprover(c.Approval, p, d.r.Permission, d.warn)
 	d.mgr = terminal.NewManager(&terminal.Options{
 		Policy: &terminal.Policy{
@@ -275,7 +315,7 @@ func (d *driver) run(ctx context.Context) int {
 	go d.watchSignals()
 
 	h := &handler{Manager: d.mgr, ws: ws, perm: d.perm, r: d.r, disp: newDisplayTerminals(d.r)}
-	reason, code, msg := d.session(ctx, h)
+	reason, code, msg := d.session(ctx, d.client(h))
 
 	d.shutdown(code == ExitAgent || d.wasKilled())
 	if err := d.agentSandbox.Cleanup(); err != nil {
@@ -291,472 +331,32 @@ func (d *driver) run(ctx context.Context) int {
 	return code
 }
 
-// session starts the agent and runs the turn. It returns the stop reason
-// ("" when the turn did not end normally), the exit status, and the error
-// message for a failure.
-func (d *driver) session(ctx context.Context, h *handler) (acp.StopReason, int, string) {
-	c := &d.cfg
-	cmd := exec.Command(c.Agent[0], c.Agent[1:]...)
-	cmd.Dir = d.cwd
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return "", ExitFailure, err.Error()
-	}
-	cmd.Stderr = pw
-	if c.SandboxAgent {
-		// Wrap keeps SysProcAttr, and StartAgent adds to it: the process
-		// group, the cgroup and Pdeathsig apply to the helper, which
-		// becomes the agent.
-		a, err := d.sandbox.Wrap(cmd)
-		if err != nil {
-			pr.Close()
-			pw.Close()
-			return "", ExitFailure, fmt.Sprintf("cannot sandbox the agent: %v", err)
-		}
-		d.agentSandbox = a
-	}
-	// Contain: the agent leads its own process group (a Ctrl-C typed at
-	// the terminal reaches acpterm only, which turns it into
-	// session/cancel), runs in a cgroup of its own where the tree is
-	// writable, and dies with acpterm (PR_SET_PDEATHSIG; this goroutine is
-	// never locked to its thread).
-	conn, err := acp.StartAgent(cmd, h, &acp.ConnOptions{OnBadMessage: d.badMessage, Contain: true})
-	pw.Close()
-	if err != nil {
-		pr.Close()
-		return "", ExitAgent, fmt.Sprintf("cannot start the agent %s: %v", c.Agent[0], unwrapExec(err))
-	}
-	d.mu.Lock()
-	d.cmd, d.conn, d.errPipe = cmd, conn, pr
-	d.mu.Unlock()
-	d.wg.Add(1)
-	go d.pumpStderr(pr)
-
-	// initialize
-	callCtx, done := d.callCtx(ctx, c.InitTimeout)
-	init, authOpts, err := conn.InitializeAuth(callCtx, &acp.InitializeRequest{
-		ProtocolVersion: acp.ProtocolVersion1,
-		ClientInfo:      &acp.Implementation{Name: "acpterm", Version: Version()},
-		// Agents that run commands themselves may then stream them to us
-		// for display (display.go); acp fills in the standard capabilities.
-		// Terminal logins are run by acpterm login (auth.go).
-		ClientCapabilities: withAuthCapabilities(&acp.ClientCapabilities{
-			Meta: acp.Meta{metaTerminalOutputKey: json.RawMessage("true")},
-		}),
-	})
-	if err != nil {
-		code, msg := d.callFailed(callCtx, "initialize", err)
-		done()
+// session starts the agent, opens (or continues) the session and runs the
+// turn, or the interactive session's turns. It returns the stop reason
+// ("" when the turn did not end normally, and after an interactive
+// session, whose turns have each shown theirs), the exit status, and the
+// error message for a failure.
+func (d *driver) session(ctx context.Context, h acp.Client) (acp.StopReason, int, string) {
+	resumeID, code, msg := d.resumeTarget()
+	if code != ExitOK {
 		return "", code, msg
 	}
-	done()
-	if init.ProtocolVersion != acp.ProtocolVersion1 {
-		return "", ExitAgent, fmt.Sprintf("the agent speaks ACP protocol version %d; acpterm speaks version 1", init.ProtocolVersion)
-	}
-	d.mu.Lock()
-	d.initialized = true
-	d.mu.Unlock()
-
-	// authenticate (up front only with --auth), then session/new, which
-	// authenticates once and tries again on -32000 (auth_session.go)
-	auth, failCode, failMsg := d.startAuth(ctx, authOpts)
-	if auth == nil {
-		return "", failCode, failMsg
-	}
-	sess, failCode, failMsg := auth.newSession(ctx)
-	if sess == nil {
-		return "", failCode, failMsg
-	}
-	if sess.SessionID == "" {
-		return "", ExitAgent, "the agent answered session/new without a sessionId"
-	}
-	if err := d.mgr.SetSessionCwd(string(sess.SessionID), d.cwd); err != nil {
-		return "", ExitFailure, err.Error()
-	}
-	if code, msg := d.configureSession(ctx, d.view, sess); code != ExitOK {
+	authOpts, code, msg := d.start(ctx, h)
+	if code != ExitOK {
 		return "", code, msg
 	}
-
-	// session/prompt
-	d.mu.Lock()
-	d.sid, d.phase = sess.SessionID, phaseTurn
-	interrupted := d.interrupts > 0
-	d.mu.Unlock()
-	if interrupted {
-		return "", ExitCancelled, "interrupted before the turn started"
-	}
-	d.view.start(filepath.Base(c.Agent[0]))
-	if c.TurnTimeout > 0 {
-		d.wg.Add(1)
-		go d.watchTurn(sess.SessionID)
-	}
-	callCtx, done = d.callCtx(ctx, 0)
-	resp, err := conn.Prompt(callCtx, &acp.PromptRequest{
-		SessionID: sess.SessionID,
-		Prompt:    []acp.ContentBlock{&acp.TextContent{Text: c.Prompt}},
-	})
-	d.mu.Lock()
-	d.phase = phaseDone
-	d.mu.Unlock()
-	if d.turnTimedOut() && !d.cancelledByUser() {
-		// Whether the agent ended the cancelled turn or was killed, the
-		// turn is reported as cancelled by the timeout.
-		done()
-		how := "cancelled"
-		if d.wasKilled() {
-			how = "cancelled; the agent did not stop and was killed"
-		}
-		return acp.StopReasonCancelled, ExitTimeout, fmt.Sprintf("the turn ran longer than --turn-timeout %s (%s)", c.TurnTimeout, how)
-	}
-	if err != nil {
-		code, msg := d.callFailed(callCtx, "session/prompt", err)
-		done()
-		if code == ExitCancelled {
-			return acp.StopReasonCancelled, code, msg
-		}
+	if code, msg := d.open(ctx, authOpts, resumeID); code != ExitOK {
 		return "", code, msg
 	}
-	done()
-	if d.cancelledByUser() && resp.StopReason != acp.StopReasonCancelled {
-		// The spec asks an agent to answer a cancelled turn with
-		// "cancelled", but some answer "end_turn" (or anything else). The
-		// user pressed Ctrl-C: the turn is shown and reported as cancelled
-		// whatever the agent says, so a script never takes it for success.
-		d.warn(fmt.Sprintf("acpterm: the agent ended the cancelled turn with stop reason %q", shortStopReason(resp.StopReason)))
-		return acp.StopReasonCancelled, ExitCancelled, ""
+	if d.cfg.Interactive {
+		code, msg := d.interact(ctx)
+		return "", code, msg
 	}
-	code := ExitCodeFor(resp.StopReason)
-	if code == ExitAgent {
-		return "", code, fmt.Sprintf("the agent ended the turn with an unknown stop reason %q", resp.StopReason)
-	}
-	return resp.StopReason, code, ""
+	return d.turn(ctx, d.cfg.Prompt, phaseDone)
 }
 
-func unwrapExec(err error) error {
-	var ee *exec.Error
-	if errors.As(err, &ee) {
-		return ee.Err
-	}
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// callCtx is the context of one call to the agent: bounded by timeout
-// (when positive) and cancelled by a protocol error or an interrupt.
-func (d *driver) callCtx(parent context.Context, timeout time.Duration) (context.Context, func()) {
-	var cancelT context.CancelFunc = func() {}
-	if timeout > 0 {
-		parent, cancelT = context.WithTimeoutCause(parent, timeout, errTimeout)
-	}
-	ctx, cancel := context.WithCancelCause(parent)
-	d.mu.Lock()
-	d.cancelCall = cancel
-	switch {
-	case d.protoErr != nil:
-		cancel(d.protoErr)
-	case d.killed:
-		cancel(errKilled)
-	case d.phase == phaseSetup && d.interrupts > 0:
-		cancel(errInterrupted)
-	}
-	d.mu.Unlock()
-	// A call that is abandoned (timeout, protocol error, interrupt) ends
-	// the run, and the agent with it, at once: a peer that stopped reading
-	// its stdin could otherwise hold up the $/cancel_request the call
-	// sends on its way out.
-	stopKill := context.AfterFunc(ctx, d.killAgent)
-	return ctx, func() {
-		stopKill()
-		d.mu.Lock()
-		d.cancelCall = nil
-		d.mu.Unlock()
-		cancel(nil)
-		cancelT()
-	}
-}
-
-// killAgent kills the agent with its cgroup (or process group), without
-// more ado.
-func (d *driver) killAgent() {
-	d.mu.Lock()
-	conn := d.conn
-	d.mu.Unlock()
-	if conn != nil {
-		conn.Kill()
-	}
-}
-
-// callFailed explains why a call to the agent failed.
-func (d *driver) callFailed(ctx context.Context, method string, err error) (int, string) {
-	var pe *protocolError
-	cause := context.Cause(ctx)
-	switch {
-	case d.wasKilled():
-		return ExitCancelled, "cancelled: " + errKilled.Error()
-	case ctx.Err() != nil && errors.Is(cause, errInterrupted):
-		return ExitCancelled, "interrupted before the turn started"
-	case ctx.Err() != nil && errors.As(cause, &pe):
-		return ExitAgent, "protocol error: " + pe.msg
-	case ctx.Err() != nil && errors.Is(cause, errTimeout):
-		return ExitAgent, fmt.Sprintf("the agent did not answer %s within %s (see --init-timeout)", method, d.cfg.InitTimeout)
-	case errors.Is(err, acp.ErrPeerStalled):
-		return ExitAgent, "protocol error: " + err.Error()
-	case errors.Is(err, acp.ErrConnClosed):
-		when := "before answering " + method
-		if method == "session/prompt" {
-			when = "during the turn"
-		}
-		select {
-		case <-d.conn.Exited():
-			if d.wasKilled() {
-				return ExitCancelled, "cancelled: " + errKilled.Error()
-			}
-			return ExitAgent, fmt.Sprintf("the agent exited %s (%s)", when, describeExit(d.conn.ExitError()))
-		case <-time.After(2 * time.Second):
-			return ExitAgent, fmt.Sprintf("the agent closed its stdout %s", when)
-		}
-	}
-	var ae *acp.Error
-	if errors.As(err, &ae) {
-		if ae.Code == acp.CodeAuthRequired {
-			return ExitAgent, fmt.Sprintf("the agent needs authentication (%s); log in with the agent's own tools first", ae.Message)
-		}
-		return ExitAgent, fmt.Sprintf("the agent answered %s with an error: %s (code %d)%s", method, ae.Message, ae.Code, errorDataText(ae.Data))
-	}
-	return ExitAgent, fmt.Sprintf("protocol error: bad answer to %s: %v", method, err)
-}
-
-// badMessage counts the agent's lines that are not JSON-RPC: any before
-// initialize is answered, or maxBadLines in all, is a protocol error.
-func (d *driver) badMessage(reason string) {
-	d.mu.Lock()
-	d.badLines++
-	n, fatal := d.badLines, !d.initialized || d.badLines >= maxBadLines
-	d.mu.Unlock()
-	if fatal {
-		what := "the agent wrote something other than ACP JSON-RPC to its stdout"
-		if n > 1 {
-			what = fmt.Sprintf("the agent wrote %d lines that are not ACP JSON-RPC to its stdout", n)
-		}
-		d.setProtoErr(&protocolError{msg: what + " (" + reason + ")"})
-		return
-	}
-	d.warn("acpterm: ignored an invalid line from the agent: " + reason)
-}
-
-func (d *driver) setProtoErr(err *protocolError) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.protoErr != nil {
-		return
-	}
-	d.protoErr = err
-	if d.cancelCall != nil {
-		d.cancelCall(err)
-	}
-}
-
-func (d *driver) wasKilled() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.killed
-}
-
-// warn writes one diagnostic line to stderr, out of the live region's way.
-// The line may quote the agent (a method, a message): textsafe.Line.
-func (d *driver) warn(line string) {
-	d.writeStderr(textsafe.Line(strings.TrimRight(line, "\n")))
-}
-
-// watchSignals turns interrupts into a cancel, then a kill.
-func (d *driver) watchSignals() {
-	defer d.wg.Done()
-	var grace <-chan time.Time
-	for {
-		select {
-		case <-d.stop:
-			return
-		case <-d.cfg.Interrupts:
-			if d.interrupt() && grace == nil {
-				t := time.NewTimer(d.cfg.CancelGrace)
-				defer t.Stop()
-				grace = t.C
-			}
-		case <-d.cancelSent:
-			if grace == nil {
-				t := time.NewTimer(d.cfg.CancelGrace)
-				defer t.Stop()
-				grace = t.C
-			}
-		case <-grace:
-			d.kill()
-			d.warn(fmt.Sprintf("acpterm: the agent did not end the cancelled turn within %s; killed it", d.cfg.CancelGrace))
-		}
-	}
-}
-
-// promptInterrupt is Ctrl-C typed at a permission question, where raw
-// mode makes it a byte instead of SIGINT. It is handled as that signal
-// would be, but before the question is answered: sent to ourselves as a
-// signal, it could arrive after the agent, told "no", had already ended
-// the turn, which would then not count as cancelled.
-func (d *driver) promptInterrupt() {
-	if d.interrupt() {
-		select {
-		case d.cancelSent <- struct{}{}: // watchSignals starts the grace period
-		default:
-		}
-	}
-}
-
-// interrupt handles one SIGINT/SIGTERM. It reports whether a cancel was
-// sent, which starts the grace period.
-func (d *driver) interrupt() bool {
-	d.mu.Lock()
-	d.interrupts++
-	n, ph, sid := d.interrupts, d.phase, d.sid
-	if ph == phaseSetup && d.cancelCall != nil {
-		d.cancelCall(errInterrupted)
-	}
-	d.mu.Unlock()
-	switch {
-	case n > 1 || ph == phaseDone:
-		// Kill first: the warning goes to stderr, which a stalled reader
-		// could block.
-		d.kill()
-		d.warn("acpterm: killing the agent and its terminals")
-		return false
-	case ph == phaseSetup:
-		return false
-	}
-	d.warn("acpterm: cancelling the turn (press Ctrl-C again to kill the agent)")
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		// session/cancel first: the agent handles it before it sees the
-		// "cancelled" answers to its pending permission requests.
-		_ = d.conn.Cancel(ctx, &acp.CancelNotification{SessionID: sid})
-		d.perm.CancelAll()
-	}()
-	return true
-}
-
-// kill ends the agent (with its cgroup or process group), the session's
-// terminals and the call in flight at once. The terminals' process groups
-// get SIGKILL now; their release, in shutdown, then takes their cgroups
-// without a grace period to wait out.
-func (d *driver) kill() {
-	d.mu.Lock()
-	d.killed = true
-	if d.cancelCall != nil {
-		d.cancelCall(errKilled)
-	}
-	sid := d.sid
-	d.mu.Unlock()
-	d.killAgent()
-	if sid != "" {
-		// A listed terminal is not released yet, so its leader is not
-		// reaped and its PID still names its group.
-		for _, t := range d.mgr.Terminals(string(sid)) {
-			killProcessGroup(t.PID)
-		}
-	}
-	d.perm.CancelAll()
-}
-
-// shutdown releases the session's terminals, stops the agent (at once when
-// hard, else in order: stdin closed, SIGTERM, SIGKILL), kills what is left
-// of its cgroup or process group, closes the terminal manager and joins
-// every goroutine of the run.
-//
-// It is bounded whatever the agent or a request handler does (barring
-// processes stuck in the kernel): releasing the terminals takes at most
-// KillGrace plus the 100 ms output drain; acp's Close of the agent at most
-// 2 s after stdin is closed, 2 s after SIGTERM, 2 s after SIGKILL, then 1 s
-// for request handlers, which are abandoned after that; the stderr pump
-// 200 ms; the session/cancel sender 5 s, running since the interrupt. So
-// after the turn ends, Run returns within KillGrace + 7.5 s; after a first
-// interrupt, within CancelGrace + KillGrace + 7.5 s (the agent is killed
-// when CancelGrace runs out, which makes its Close take 1 s at most); after
-// a second one, which kills everything at once, within about 1.5 s.
-func (d *driver) shutdown(hard bool) {
-	d.mu.Lock()
-	d.phase = phaseDone
-	conn, sid, errPipe := d.conn, d.sid, d.errPipe
-	d.mu.Unlock()
-	d.perm.CancelAll()
-	if conn != nil {
-		if hard {
-			conn.Kill()
-		}
-		if sid != "" {
-			d.mgr.ReleaseSession(string(sid))
-		}
-		// Close kills what the agent left behind in its cgroup or group
-		// (ConnOptions.Contain).
-		if err := conn.Close(); err != nil {
-			d.warn("acpterm: " + err.Error())
-		}
-		// A descendant of the agent outside its group may hold its stderr
-		// open; what it writes from now on is not waited for.
-		_ = errPipe.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-	}
-	_ = d.mgr.Close()
-	close(d.stop)
-	d.wg.Wait()
-}
-
-// cancelledByUser reports whether the user interrupted the turn (Ctrl-C or
-// SIGTERM while session/prompt was in flight).
-func (d *driver) cancelledByUser() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.interrupts > 0
-}
-
-// shortStopReason cuts an agent's stop reason for a diagnostic: it is
-// agent text, so at most a short prefix of it is shown, and %q escapes the
-// rest.
-func shortStopReason(r acp.StopReason) string {
-	s := string(r)
-	if len(s) > 64 {
-		s = s[:64] + "…"
-	}
-	return s
-}
-
-// sandboxPolicy is the policy of the run's terminals (and agent): the
-// roots and the caches (sandbox.DefaultWritable), then Config.Writable.
-// It checks the policy against this machine now, so that a sandbox the
-// kernel cannot provide ends the run at once, rather than fail each
-// command the agent tries; on failure it returns nil and the exit status.
-func (d *driver) sandboxPolicy(roots []string) (*sandbox.Policy, int) {
-	c := &d.cfg
-	sp := &sandbox.Policy{Mode: c.Sandbox, Network: c.Network, WritableGit: c.WritableGit}
-	if c.Sandbox == sandbox.WorkspaceWrite {
-		sp.Writable = sandbox.DefaultWritable(roots...)
-	}
-	for _, w := range c.Writable {
-		if !filepath.IsAbs(w) {
-			return nil, d.usage("--writable %s is not an absolute path", w)
-		}
-		if _, err := os.Stat(w); err != nil {
-			return nil, d.usage("--writable: %v", err)
-		}
-		sp.Writable = append(sp.Writable, filepath.Clean(w))
-	}
-	// A command that is never started: Wrap only works out the plan (and
-	// makes a TMPDIR, removed at once).
-	a, err := sp.Wrap(&exec.Cmd{Path: "/bin/true"})
-	if err != nil {
-		fmt.Fprintf(c.Stderr, "acpterm: the sandbox cannot be set up: %v\n(see acpterm sandbox; --sandbox off runs commands unconfined)\n", err)
-		return nil, ExitFailure
-	}
-	_ = a.Cleanup()
-	return sp, 0
+// client is the acp.Client the agent is served with: h, and elicitation
+// (forms are asked on the terminal, or declined when there is none).
+func (d *driver) client(h *handler) acp.Client {
+	return &elicitingHandler{handler: h, el: &elicitor{d: d}}
 }

@@ -233,45 +233,22 @@ func findOption(opts []acp.SessionConfigOption, want string) *acp.SessionConfigO
 	return nil
 }
 
-// configureSession applies --mode, --model and each --set, in this order,
-// after session/new and before the prompt. Each is checked against what
+// configureSession takes the session's state as session/new (or load, or
+// resume) gave it, then applies --mode, --model and each --set, in this
+// order, before the prompt. Each is checked against what
 // the agent offers at that moment (a new model may bring other options),
 // so a value the agent does not offer is a usage error that lists the
 // valid ones, and nothing is sent for it.
-func (d *driver) configureSession(ctx context.Context, v *sessionView, sess *acp.NewSessionResponse) (int, string) {
+func (d *driver) configureSession(ctx context.Context, v *sessionView, st *sessionState) (int, string) {
 	c := &d.cfg
-	v.setState(&sessionState{sid: sess.SessionID, modes: sess.Modes, options: sess.ConfigOptions})
+	v.setState(st)
 	if c.Mode != "" {
-		st := v.snapshot()
-		switch mo := findOptionByCategory(st.options, acp.SessionConfigOptionCategoryMode); {
-		case st.modes != nil && len(st.modes.AvailableModes) > 0:
-			id, ok := matchChoice(c.Mode, modeChoices(st.modes))
-			if !ok {
-				return ExitUsage, fmt.Sprintf("--mode %s: the agent offers no such mode; it offers %s", textsafe.Quote(c.Mode), listChoices(modeChoices(st.modes)))
-			}
-			callCtx, done := d.callCtx(ctx, c.InitTimeout)
-			_, err := d.conn.SetSessionMode(callCtx, &acp.SetSessionModeRequest{SessionID: sess.SessionID, ModeID: acp.SessionModeID(id)})
-			if err != nil {
-				code, msg := d.callFailed(callCtx, "session/set_mode", err)
-				done()
-				return code, msg
-			}
-			done()
-			v.setMode(acp.SessionModeID(id))
-		case mo != nil:
-			if code, msg := d.setOption(ctx, v, mo, "--mode", c.Mode); code != ExitOK {
-				return code, msg
-			}
-		default:
-			return ExitUsage, "--mode: the agent offers no modes"
+		if code, msg := d.setMode(ctx, v, "--mode", c.Mode); code != ExitOK {
+			return code, msg
 		}
 	}
 	if c.Model != "" {
-		mo := findOptionByCategory(v.snapshot().options, acp.SessionConfigOptionCategoryModel)
-		if mo == nil {
-			return ExitUsage, "--model: the agent offers no model choice (no config option of category \"model\")"
-		}
-		if code, msg := d.setOption(ctx, v, mo, "--model", c.Model); code != ExitOK {
+		if code, msg := d.setModel(ctx, v, "--model", c.Model); code != ExitOK {
 			return code, msg
 		}
 	}
@@ -287,6 +264,42 @@ func (d *driver) configureSession(ctx context.Context, v *sessionView, sess *acp
 		}
 	}
 	return ExitOK, ""
+}
+
+// setMode switches the session to the mode the user named (flag is how,
+// for messages: "--mode", "/mode"): session/set_mode when the agent has
+// modes, else its config option of category mode. A mode it does not
+// offer is ExitUsage with a message that lists those it does.
+func (d *driver) setMode(ctx context.Context, v *sessionView, flag, want string) (int, string) {
+	st := v.snapshot()
+	switch mo := findOptionByCategory(st.options, acp.SessionConfigOptionCategoryMode); {
+	case st.modes != nil && len(st.modes.AvailableModes) > 0:
+		id, ok := matchChoice(want, modeChoices(st.modes))
+		if !ok {
+			return ExitUsage, fmt.Sprintf("%s %s: the agent offers no such mode; it offers %s", flag, textsafe.Quote(want), listChoices(modeChoices(st.modes)))
+		}
+		callCtx, done := d.callCtx(ctx, d.cfg.InitTimeout)
+		defer done()
+		_, err := d.conn.SetSessionMode(callCtx, &acp.SetSessionModeRequest{SessionID: st.sid, ModeID: acp.SessionModeID(id)})
+		if err != nil {
+			return d.callFailed(callCtx, "session/set_mode", err)
+		}
+		v.setMode(acp.SessionModeID(id))
+		return ExitOK, ""
+	case mo != nil:
+		return d.setOption(ctx, v, mo, flag, want)
+	}
+	return ExitUsage, flag + ": the agent offers no modes"
+}
+
+// setModel switches the session to the model the user named, through the
+// agent's config option of category model.
+func (d *driver) setModel(ctx context.Context, v *sessionView, flag, want string) (int, string) {
+	mo := findOptionByCategory(v.snapshot().options, acp.SessionConfigOptionCategoryModel)
+	if mo == nil {
+		return ExitUsage, flag + ": the agent offers no model choice (no config option of category \"model\")"
+	}
+	return d.setOption(ctx, v, mo, flag, want)
 }
 
 // setOption sends session/set_config_option and keeps the options the

@@ -13,10 +13,11 @@ import (
 // announced with start. Everything else goes through untouched.
 type sessionView struct {
 	Renderer
-	mu      sync.Mutex
-	st      sessionState
-	started bool
-	shown   SessionInfo
+	mu       sync.Mutex
+	st       sessionState
+	started  bool
+	shown    SessionInfo
+	commands []acp.AvailableCommand // the agent's slash commands, as last sent
 }
 
 func newSessionView(r Renderer) *sessionView { return &sessionView{Renderer: r} }
@@ -70,23 +71,36 @@ func (v *sessionView) changed() {
 	}
 }
 
-// start shows the mode and model the turn starts with and starts the
-// renderer's waiting clock; agent names the agent.
+// start shows the mode and model the turn starts with (for a later turn
+// of an interactive session, only when they changed since they were last
+// shown) and starts the renderer's waiting clock; agent names the agent.
 func (v *sessionView) start(agent string) {
 	v.mu.Lock()
-	v.started = true
 	in := v.st.info()
+	show := !v.started || in != v.shown
+	v.started = true
 	v.shown = in
 	v.mu.Unlock()
 	if sr, ok := v.Renderer.(sessionRenderer); ok {
-		sr.ShowSession(in)
+		if show {
+			sr.ShowSession(in)
+		}
 		sr.StartTurn(agent)
 	}
 }
 
-// SessionUpdate follows current_mode_update and config_option_update,
-// then passes every update on. The change is shown after the update: a
-// renderer shows nothing for these two by themselves.
+// availableCommands is the agent's slash commands, as last sent in an
+// available_commands_update.
+func (v *sessionView) availableCommands() []acp.AvailableCommand {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.commands
+}
+
+// SessionUpdate follows current_mode_update, config_option_update and
+// available_commands_update, then passes every update on. A change of mode
+// or model is shown after the update: a renderer shows nothing for those
+// two by themselves.
 func (v *sessionView) SessionUpdate(n *acp.SessionNotification, raw json.RawMessage) {
 	v.Renderer.SessionUpdate(n, raw)
 	switch u := n.Update.(type) {
@@ -94,5 +108,9 @@ func (v *sessionView) SessionUpdate(n *acp.SessionNotification, raw json.RawMess
 		v.setMode(u.CurrentModeID)
 	case *acp.ConfigOptionUpdate:
 		v.setOptions(u.ConfigOptions)
+	case *acp.AvailableCommandsUpdate:
+		v.mu.Lock()
+		v.commands = u.AvailableCommands
+		v.mu.Unlock()
 	}
 }

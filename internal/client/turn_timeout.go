@@ -11,13 +11,16 @@ import (
 // watchTurn ends a turn that runs longer than Config.TurnTimeout the way
 // a Ctrl-C would: session/cancel at once, then, if the agent has not ended
 // the turn CancelGrace later, a kill of the agent and its terminals. It
-// returns when the run stops (d.stop), so shutdown joins it.
-func (d *driver) watchTurn(sid acp.SessionID) {
+// returns when the turn ends (turnDone) or the run stops (d.stop), so
+// shutdown joins it.
+func (d *driver) watchTurn(sid acp.SessionID, turnDone <-chan struct{}) {
 	defer d.wg.Done()
 	t := time.NewTimer(d.cfg.TurnTimeout)
 	defer t.Stop()
 	select {
 	case <-d.stop:
+		return
+	case <-turnDone:
 		return
 	case <-t.C:
 	}
@@ -38,6 +41,8 @@ func (d *driver) watchTurn(sid acp.SessionID) {
 	t.Reset(d.cfg.CancelGrace)
 	select {
 	case <-d.stop:
+		return
+	case <-turnDone:
 		return
 	case <-t.C:
 	}

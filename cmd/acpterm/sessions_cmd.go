@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/acpterm/acpterm/internal/client"
+	"github.com/acpterm/acpterm/internal/sessionstore"
+	"github.com/acpterm/acpterm/internal/textsafe"
+)
+
+type sessionsFlags struct {
+	fs      *flag.FlagSet
+	cwd     string
+	timeout time.Duration
+	noAgent bool
+}
+
+func newSessionsFlags(out io.Writer) *sessionsFlags {
+	f := &sessionsFlags{fs: flag.NewFlagSet("acpterm sessions", flag.ContinueOnError), timeout: client.DefaultListTimeout}
+	fs := f.fs
+	fs.SetOutput(out)
+	fs.StringVar(&f.cwd, "cwd", "", "only the sessions of `DIR` (default: every directory)")
+	fs.DurationVar(&f.timeout, "timeout", f.timeout, "give the agent `DURATION` to start and list its sessions")
+	fs.BoolVar(&f.noAgent, "no-agent", false, "do not start the agent to ask for its own list")
+	fs.Usage = usageText(fs, `usage: acpterm sessions [flags] [NAME | -- AGENT [ARGS...]]
+
+Lists the sessions acpterm remembers, the most recently used first: acpterm
+run records each session it sends a prompt in, per agent and directory,
+with the first line of its first prompt as its title. "acpterm run --resume"
+continues the last one of an agent in a directory, "--session ID" any one.
+
+With an agent (a name from acpterm agents, or a command after "--"), only
+its sessions are listed, merged with the ones the agent lists itself
+(session/list) when it offers that: acpterm then starts the agent in the
+current directory, for at most --timeout. The FROM column says where each
+session was found: acpterm, agent, or both.
+
+The sessions are kept in $XDG_STATE_HOME/acpterm/sessions.json (else
+~/.local/state/acpterm/sessions.json; %AppData%\acpterm on Windows), at
+most 200 of them.
+`)
+	return f
+}
+
+// sessionRow is one line of the listing.
+type sessionRow struct {
+	updated time.Time
+	when    string // updated, as the agent wrote it when it did not parse
+	id      string
+	agent   string
+	cwd     string
+	title   string
+	from    string
+}
+
+func sessionsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f := newSessionsFlags(stderr)
+	if code, ok := parseFlags(f.fs, args); !ok {
+		return code
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "acpterm sessions: "+format+"\n(see acpterm help sessions)\n", a...)
+		return client.ExitUsage
+	}
+	if f.cwd != "" {
+		abs, err := filepath.Abs(f.cwd)
+		if err != nil {
+			return usage("--cwd: %v", err)
+		}
+		f.cwd = abs
+	}
+	agent := f.fs.Args()
+	name := ""
+	if len(agent) > 0 {
+		if at := len(args) - len(agent); at == 0 || args[at-1] != "--" {
+			resolved, err := resolveNamed(agent)
+			if err != nil {
+				return usage("%v", err)
+			}
+			if !slices.Equal(resolved, agent) {
+				name = agent[0]
+			}
+			agent = resolved
+		}
+	}
+	store, err := sessionstore.Open()
+	if err != nil {
+		fmt.Fprintf(stderr, "acpterm sessions: no state directory: %v\n", err)
+		return client.ExitFailure
+	}
+	store.Warn = func(msg string) { fmt.Fprintln(stderr, "acpterm sessions: "+msg) }
+	stored, err := store.List()
+	if err != nil {
+		fmt.Fprintf(stderr, "acpterm sessions: %v\n", err)
+		return client.ExitFailure
+	}
+	var rows []sessionRow
+	for _, e := range stored {
+		if (f.cwd != "" && e.Cwd != f.cwd) || (len(agent) > 0 && !sameAgent(&e, name, agent)) {
+			continue
+		}
+		who := e.Agent
+		if who == "" {
+			who = textsafe.QuoteArgs(e.Command)
+		}
+		rows = append(rows, sessionRow{updated: e.Updated, id: e.SessionID, agent: who, cwd: e.Cwd, title: e.Title, from: "acpterm"})
+	}
+	code := client.ExitOK
+	if len(agent) > 0 && !f.noAgent {
+		listed, err := client.ListAgentSessions(ctx, &client.ListConfig{Agent: agent, Cwd: f.cwd, Timeout: f.timeout, Stderr: stderr})
+		switch {
+		case errors.Is(err, client.ErrNoSessionList):
+			// The stored sessions are all there is.
+		case err != nil:
+			fmt.Fprintf(stderr, "acpterm sessions: asking the agent: %s\n", textsafe.Line(err.Error()))
+			code = client.ExitAgent
+		}
+		who := name
+		if who == "" {
+			who = textsafe.QuoteArgs(agent)
+		}
+		for _, s := range listed {
+			i := slices.IndexFunc(rows, func(r sessionRow) bool { return r.id == string(s.SessionID) })
+			if i >= 0 {
+				rows[i].from = "both"
+				if rows[i].title == "" && s.Title != nil {
+					rows[i].title = *s.Title
+				}
+				continue
+			}
+			r := sessionRow{id: string(s.SessionID), agent: who, cwd: s.Cwd, from: "agent"}
+			if s.Title != nil {
+				r.title = *s.Title
+			}
+			if s.UpdatedAt != nil {
+				if t, err := time.Parse(time.RFC3339, *s.UpdatedAt); err == nil {
+					r.updated = t
+				} else {
+					r.when = *s.UpdatedAt
+				}
+			}
+			rows = append(rows, r)
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b sessionRow) int { return b.updated.Compare(a.updated) })
+	writeSessions(stdout, rows)
+	return code
+}
+
+// sameAgent reports whether a stored session is of the agent asked for:
+// by name when it was given by one, else by command line.
+func sameAgent(e *sessionstore.Entry, name string, command []string) bool {
+	if name != "" {
+		return e.Agent == name
+	}
+	return e.Agent == "" && slices.Equal(e.Command, command)
+}
+
+// writeSessions prints the table. Everything in it may come from an agent
+// (its session IDs, titles, directories): textsafe.Line, clipped.
+func writeSessions(w io.Writer, rows []sessionRow) {
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no sessions")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "UPDATED\tSESSION\tAGENT\tDIR\tFROM\tTITLE")
+	for _, r := range rows {
+		when := r.when
+		if !r.updated.IsZero() {
+			when = r.updated.Local().Format("2006-01-02 15:04")
+		}
+		if when == "" {
+			when = "-"
+		}
+		cell := func(s string, n int) string {
+			s = textsafe.Line(s)
+			s = strings.ReplaceAll(s, "\t", " ")
+			if len([]rune(s)) > n {
+				s = string([]rune(s)[:n-1]) + "…"
+			}
+			if s == "" {
+				return "-"
+			}
+			return s
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(when, 25), cell(r.id, 60), cell(r.agent, 40), cell(r.cwd, 60), r.from, cell(r.title, 80))
+	}
+	_ = tw.Flush()
+}

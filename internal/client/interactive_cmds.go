@@ -1,0 +1,174 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/textsafe"
+)
+
+// builtinCommands are acpterm's own in-session commands, with their help.
+// They take precedence over the agent's commands of the same name.
+var builtinCommands = []struct{ name, args, help string }{
+	{"help", "", "list the commands"},
+	{"mode", "[ID]", "show the session's mode and the modes offered, or switch to ID"},
+	{"model", "[ID]", "show the session's model and the models offered, or switch to ID"},
+	{"exit", "", "end the session (so do Ctrl-D, and Ctrl-C at an empty line)"},
+}
+
+// maxHelpCommands bounds the agent's commands /help lists.
+const maxHelpCommands = 100
+
+// command runs an in-session command: a line that starts with "/". It
+// reports whether the line is to be sent to the agent as a prompt instead
+// (it names one of the agent's slash commands, or is a path), and whether
+// the session is over, with its exit status.
+func (d *driver) command(ctx context.Context, line string) (prompt, end bool, code int) {
+	name, arg, _ := strings.Cut(line[1:], " ")
+	arg = strings.TrimSpace(arg)
+	switch name {
+	case "exit", "quit":
+		return false, true, ExitOK
+	case "help":
+		d.showHelp()
+		return false, false, ExitOK
+	case "mode", "model":
+		return false, d.setCommand(ctx, name, arg), ExitOK
+	}
+	if d.agentCommand(name) != nil || strings.Contains(name, "/") {
+		return true, false, ExitOK
+	}
+	d.say(fmt.Sprintf("acpterm: unknown command /%s; /help lists the commands", textsafe.Line(clipString(name, 60))))
+	return false, false, ExitOK
+}
+
+// agentCommand is the agent's slash command called name, or nil.
+func (d *driver) agentCommand(name string) *acp.AvailableCommand {
+	cmds := d.view.availableCommands()
+	for i := range cmds {
+		if cmds[i].Name == name {
+			return &cmds[i]
+		}
+	}
+	return nil
+}
+
+// showHelp lists acpterm's commands, then the agent's (its text
+// sanitized and clipped, the list bounded).
+func (d *driver) showHelp() {
+	var b strings.Builder
+	b.WriteString("acpterm's commands:\n")
+	for _, c := range builtinCommands {
+		fmt.Fprintf(&b, "  %-14s %s\n", "/"+strings.TrimSpace(c.name+" "+c.args), c.help)
+	}
+	cmds := d.view.availableCommands()
+	if len(cmds) == 0 {
+		b.WriteString("The agent has sent no slash commands.")
+	} else {
+		b.WriteString("The agent's commands (sent to it as a prompt, with what follows):\n")
+		for i, c := range cmds {
+			if i == maxHelpCommands {
+				fmt.Fprintf(&b, "  … and %d more\n", len(cmds)-i)
+				break
+			}
+			name := "/" + textsafe.Line(clipString(c.Name, maxCommandNameSize))
+			if in, ok := c.Input.(*acp.UnstructuredCommandInput); ok && in.Hint != "" {
+				name += " " + textsafe.Line(clipString(in.Hint, 30))
+			}
+			fmt.Fprintf(&b, "  %-14s %s\n", name, textsafe.Line(clipString(c.Description, 200)))
+		}
+	}
+	d.say(strings.TrimRight(b.String(), "\n"))
+}
+
+// setCommand is /mode and /model: with no argument it shows the current
+// one and the choices; with one it switches, or says what the valid
+// choices are. It reports whether the session is over (the agent died
+// or an interrupt came meanwhile).
+func (d *driver) setCommand(ctx context.Context, what, want string) bool {
+	v := d.view
+	if want == "" {
+		d.say(currentAndChoices(what, v.snapshot()))
+		return false
+	}
+	var code int
+	var msg string
+	if what == "mode" {
+		code, msg = d.setMode(ctx, v, "/mode", want)
+	} else {
+		code, msg = d.setModel(ctx, v, "/model", want)
+	}
+	switch {
+	case d.quitting() || d.agentGone():
+		if msg != "" {
+			d.warn("acpterm: " + msg)
+		}
+		return true
+	case code != ExitOK:
+		d.say("acpterm: " + msg)
+	default:
+		d.say(currentAndChoices(what, v.snapshot()))
+	}
+	return false
+}
+
+// currentAndChoices describes the session's mode or model and the valid
+// choices, from the agent's modes or its config option of that category.
+func currentAndChoices(what string, st sessionState) string {
+	in := st.info()
+	cur, curName := in.Mode, in.ModeName
+	var choices []choice
+	if what == "mode" {
+		if st.modes != nil && len(st.modes.AvailableModes) > 0 {
+			choices = modeChoices(st.modes)
+		} else if o := findOptionByCategory(st.options, acp.SessionConfigOptionCategoryMode); o != nil {
+			choices = valueChoices(o)
+		}
+	} else {
+		cur, curName = in.Model, in.ModelName
+		if o := findOptionByCategory(st.options, acp.SessionConfigOptionCategoryModel); o != nil {
+			choices = valueChoices(o)
+		}
+	}
+	if len(choices) == 0 && cur == "" {
+		return "the agent offers no " + what + " choice"
+	}
+	s := what + ": " + textsafe.Line(clipString(cur, 80))
+	if curName != "" && !strings.EqualFold(curName, cur) {
+		s += " (" + textsafe.Line(clipString(curName, 80)) + ")"
+	}
+	return s + "\nchoices: " + listChoices(choices)
+}
+
+// completeCommand completes the command being typed on Tab: the one
+// command, acpterm's or the agent's, that starts with what was typed.
+func (d *driver) completeCommand(line string) (string, bool) {
+	if !strings.HasPrefix(line, "/") || strings.Contains(line, " ") {
+		return "", false
+	}
+	var names []string
+	for _, c := range builtinCommands {
+		names = append(names, c.name)
+	}
+	for _, c := range d.view.availableCommands() {
+		names = append(names, c.Name)
+	}
+	var found string
+	for _, n := range slices.Compact(slices.Sorted(slices.Values(names))) {
+		if strings.HasPrefix(n, line[1:]) {
+			if found != "" {
+				return "", false
+			}
+			found = n
+		}
+	}
+	// The agent's name is its text: a completion that is not plain
+	// printable text is not typed for the user.
+	if found == "" || textsafe.Line(found) != found {
+		return "", false
+	}
+	return "/" + found + " ", true
+}

@@ -1,0 +1,206 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/terminal"
+)
+
+// switchRenderer is the run's renderer (text or JSON) made afresh for each
+// turn: a renderer shows one turn and is done after Finish, while an
+// interactive session has many, and a resumed one starts with the replay
+// of its history. It marks the replay, and in text shows the user's
+// replayed messages, which a turn's renderer has no place for.
+//
+// Every call holds mu, so that a switch never happens in the middle of
+// one, and the marks written between renderers never cut into their
+// output.
+type switchRenderer struct {
+	mu       sync.Mutex
+	cur      Renderer
+	finished bool // cur has shown its Finish
+	make     func() Renderer
+	out      io.Writer
+	json     bool
+	st       style
+
+	replaying bool
+	user      strings.Builder // a replayed user message not shown yet (text)
+}
+
+// maxReplayedUser bounds what is shown of one replayed user message.
+const maxReplayedUser = 4 << 10
+
+func newSwitchRenderer(c *Config) *switchRenderer {
+	s := &switchRenderer{out: c.Stdout, json: c.Format == FormatJSON, st: style{on: c.Text.Color}}
+	text := c.Text
+	s.make = func() Renderer {
+		if s.json {
+			return NewJSONRenderer(c.Stdout, text.Now)
+		}
+		return NewTextRenderer(c.Stdout, &text)
+	}
+	s.cur = s.make()
+	return s
+}
+
+var _ sessionRenderer = (*switchRenderer)(nil)
+
+// fresh starts a new renderer if the current one has finished: before
+// each turn.
+func (s *switchRenderer) fresh() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.freshLocked()
+}
+
+func (s *switchRenderer) freshLocked() {
+	if s.finished {
+		s.cur, s.finished = s.make(), false
+	}
+}
+
+// beginReplay marks the start of a session's replayed history.
+func (s *switchRenderer) beginReplay(sid acp.SessionID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.freshLocked()
+	s.replaying = true
+	s.mark(sid, "start", "↺ the history of session "+textsafe.Line(clipString(string(sid), 80))+", replayed by the agent:")
+}
+
+// endReplay shows the rest of the history and marks its end.
+func (s *switchRenderer) endReplay(sid acp.SessionID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.showUser()
+	s.cur.Finish("")
+	s.finished = true
+	s.replaying = false
+	s.mark(sid, "end", "↺ end of the history; the session goes on from here")
+}
+
+// resumed notes a session continued with session/resume, which does not
+// replay its history.
+func (s *switchRenderer) resumed(sid acp.SessionID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mark(sid, "resumed", "↺ continuing session "+textsafe.Line(clipString(string(sid), 80))+" (the agent does not replay its history)")
+}
+
+// mark writes a line of acpterm's own between two renderers (s.mu held):
+// a dim note in text, a "replay" event in JSON.
+func (s *switchRenderer) mark(sid acp.SessionID, state, text string) {
+	if s.json {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(struct {
+			Event     string        `json:"event"`
+			SessionID acp.SessionID `json:"sessionId"`
+			State     string        `json:"state"`
+		}{"replay", sid, state})
+		_, _ = s.out.Write(textsafe.JSON(buf.Bytes()))
+		return
+	}
+	_, _ = io.WriteString(s.out, s.st.dim(text)+"\n")
+}
+
+// showUser shows the replayed user message gathered so far (s.mu held,
+// text only): the renderer of what came before is finished, so that it
+// shows all of it first, and a new one takes what follows.
+func (s *switchRenderer) showUser() {
+	if s.user.Len() == 0 {
+		return
+	}
+	msg := strings.TrimRight(s.user.String(), "\n")
+	s.user.Reset()
+	s.cur.Finish("")
+	var b strings.Builder
+	for i, line := range strings.Split(msg, "\n") {
+		prefix := "  "
+		if i == 0 {
+			prefix = s.st.bold("›") + " "
+		}
+		b.WriteString(prefix + textsafe.Line(line) + "\n")
+	}
+	_, _ = io.WriteString(s.out, b.String())
+	s.cur = s.make()
+}
+
+func (s *switchRenderer) SessionUpdate(n *acp.SessionNotification, raw json.RawMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.replaying && !s.json {
+		if u, ok := n.Update.(*acp.UserMessageChunk); ok {
+			if t := contentText(u.Content); s.user.Len()+len(t) <= maxReplayedUser {
+				s.user.WriteString(t)
+			}
+			return
+		}
+		s.showUser()
+	}
+	s.cur.SessionUpdate(n, raw)
+}
+
+func (s *switchRenderer) TerminalEvent(ev terminal.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cur.TerminalEvent(ev)
+}
+
+func (s *switchRenderer) Permission(p PermissionEvent) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cur.Permission(p)
+}
+
+func (s *switchRenderer) Tick() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cur.Tick()
+}
+
+func (s *switchRenderer) Suspend() func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur.Suspend()
+}
+
+func (s *switchRenderer) Finish(reason acp.StopReason) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return // the turn's renderer showed its end already
+	}
+	s.cur.Finish(reason)
+	s.finished = true
+}
+
+func (s *switchRenderer) Error(message string, exitCode int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cur.Error(message, exitCode)
+}
+
+func (s *switchRenderer) ShowSession(in SessionInfo) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sr, ok := s.cur.(sessionRenderer); ok {
+		sr.ShowSession(in)
+	}
+}
+
+func (s *switchRenderer) StartTurn(agent string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sr, ok := s.cur.(sessionRenderer); ok {
+		sr.StartTurn(agent)
+	}
+}
