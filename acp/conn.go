@@ -154,12 +154,21 @@ func call[Resp any](ctx context.Context, c *conn, method string, params any) (*R
 }
 
 // decodeParams decodes a request's params; absent or null params decode to
-// the zero value. A decode failure is an invalid-params error.
+// the zero value. A decode failure is an invalid-params error. The engine
+// hands over valid JSON only, so a generated type's UnmarshalJSON gets the
+// params directly: json.Unmarshal would first check them again, a second
+// scan of what may be megabytes.
 func decodeParams(raw json.RawMessage, v any) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	var err error
+	if u, ok := v.(json.Unmarshaler); ok {
+		err = u.UnmarshalJSON(raw)
+	} else {
+		err = json.Unmarshal(raw, v)
+	}
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
 	return nil

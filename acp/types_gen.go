@@ -4,11 +4,14 @@ package acp
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"reflect"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -7370,37 +7373,204 @@ func genFlat[T any](d *genDecoder, dst *T, dec func(genFields) (T, error), own .
 	*dst = v
 }
 
+// genJSON decodes b, a valid JSON value (see genParseObject), as json.Unmarshal would.
 func genJSON[T any](b []byte) (T, error) {
 	var v T
-	if p, ok := any(&v).(*string); ok {
-		if s, ok := genPlainString(b); ok {
-			*p = s
-			return v, nil
-		}
-	}
-	err := json.Unmarshal(b, &v)
+	err := genInto(b, &v)
 	return v, err
 }
 
-// genPlainString decodes a JSON string without escapes in one copy, where encoding/json would
-// scan it twice first; anything else (escapes, controls, invalid UTF-8) is left to it.
-func genPlainString(b []byte) (string, bool) {
+// genInto decodes b, a valid JSON value, into what p points to, as json.Unmarshal would, but
+// without first checking b again: a string, a bool, a string type and a pointer to any of these
+// or to a type with an UnmarshalJSON are decoded here or by that method; anything else, and
+// anything that does not decode, by encoding/json (its error is the one returned).
+func genInto(b []byte, p any) error {
+	switch p := p.(type) {
+	case *string:
+		if s, ok := genString(b); ok {
+			*p = s
+			return nil
+		}
+	case *bool:
+		switch string(b) {
+		case "true":
+			*p = true
+			return nil
+		case "false":
+			*p = false
+			return nil
+		}
+	case json.Unmarshaler:
+		return p.UnmarshalJSON(b)
+	default:
+		v := reflect.ValueOf(p).Elem()
+		switch v.Kind() {
+		case reflect.String:
+			if s, ok := genString(b); ok {
+				v.SetString(s)
+				return nil
+			}
+		case reflect.Pointer:
+			if genIsNull(b) {
+				v.SetZero()
+				return nil
+			}
+			e := reflect.New(v.Type().Elem())
+			if err := genInto(b, e.Interface()); err != nil {
+				return err
+			}
+			v.Set(e)
+			return nil
+		}
+	}
+	return json.Unmarshal(b, p)
+}
+
+// genString decodes the JSON string b exactly as encoding/json does (escapes decoded, invalid
+// UTF-8 and lone surrogates replaced by U+FFFD), in one pass and one copy where encoding/json
+// checks b first and then decodes it byte by byte. ok is false for anything that is not a
+// valid JSON string.
+func genString(b []byte) (s string, ok bool) {
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
 		return "", false
 	}
 	body := b[1 : len(b)-1]
-	if bytes.IndexByte(body, '\\') >= 0 || bytes.IndexByte(body, '"') >= 0 {
-		return "", false
+	i := 0
+	for {
+		i = genPlainRun(body, i)
+		if i == len(body) {
+			return string(body), true
+		}
+		if body[i] < utf8.RuneSelf {
+			break
+		}
+		r, size := utf8.DecodeRune(body[i:])
+		if r == utf8.RuneError && size == 1 {
+			break
+		}
+		i += size
 	}
-	for _, c := range body {
-		if c < 0x20 {
+	var sb strings.Builder
+	sb.Grow(len(body))
+	sb.Write(body[:i])
+	for i < len(body) {
+		switch c := body[i]; {
+		case c == '\\':
+			if i+1 == len(body) {
+				return "", false
+			}
+			switch e := body[i+1]; e {
+			case '"', '\\', '/':
+				sb.WriteByte(e)
+			case 'b':
+				sb.WriteByte('\b')
+			case 'f':
+				sb.WriteByte('\f')
+			case 'n':
+				sb.WriteByte('\n')
+			case 'r':
+				sb.WriteByte('\r')
+			case 't':
+				sb.WriteByte('\t')
+			case 'u':
+				r, ok := genHex4(body[i+2:])
+				if !ok {
+					return "", false
+				}
+				i += 6
+				switch {
+				case 0xD800 <= r && r < 0xDC00: // a high surrogate, valid only before a low one
+					if len(body)-i >= 6 && body[i] == '\\' && body[i+1] == 'u' {
+						if r2, ok := genHex4(body[i+2:]); ok && 0xDC00 <= r2 && r2 < 0xE000 {
+							r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
+							i += 6
+							sb.WriteRune(r)
+							continue
+						}
+					}
+					r = utf8.RuneError
+				case 0xDC00 <= r && r < 0xE000:
+					r = utf8.RuneError
+				}
+				sb.WriteRune(r)
+				continue
+			default:
+				return "", false
+			}
+			i += 2
+		case c < 0x20 || c == '"':
 			return "", false
+		case c < utf8.RuneSelf:
+			j := genPlainRun(body, i+1)
+			sb.Write(body[i:j])
+			i = j
+		default:
+			r, size := utf8.DecodeRune(body[i:])
+			if r == utf8.RuneError && size == 1 {
+				sb.WriteRune(utf8.RuneError)
+			} else {
+				sb.Write(body[i : i+size])
+			}
+			i += size
 		}
 	}
-	if !utf8.Valid(body) {
-		return "", false
+	if sb.Len() < sb.Cap()/2 {
+		// Escapes shrank it a lot (\u0000 is six bytes for one): keep no more than it needs.
+		return strings.Clone(sb.String()), true
 	}
-	return string(body), true
+	return sb.String(), true
+}
+
+// Eight bytes at a time: each lane of a word is one byte of a string.
+const (
+	genLanes01 = 0x0101010101010101
+	genLanes20 = 0x2020202020202020
+	genLanes80 = 0x8080808080808080
+)
+
+// genPlainRun returns the index of the first byte from b[i] on that is not printable ASCII
+// standing for itself in a JSON string (a control character, '"', '\\' or a byte from 0x80),
+// or len(b). Most of a long output is such a run, checked a word at a time.
+func genPlainRun(b []byte, i int) int {
+	for len(b)-i >= 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q, s := x^('"'*genLanes01), x^('\\'*genLanes01)
+		// A lane's top bit is set for a byte from 0x80 (x), below 0x20 (x-0x20), equal to '"' or
+		// '\\' (q-1, s-1 where q, s are 0); borrows only spill into lanes above such a byte.
+		if (x|(x-genLanes20)|(q-genLanes01)&^q|(s-genLanes01)&^s)&genLanes80 != 0 {
+			break
+		}
+		i += 8
+	}
+	for i < len(b) {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// genHex4 reads the four hex digits of a \u escape.
+func genHex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 func genRaw(b []byte) (json.RawMessage, error) { return genCanonical(b), nil }
@@ -7472,6 +7642,9 @@ func genTag(f genFields, key string) (tag string, ok bool, err error) {
 	raw, ok := f[key]
 	if !ok || genIsNull(raw) {
 		return "", false, nil
+	}
+	if s, ok := genString(raw); ok {
+		return s, true, nil
 	}
 	if err := json.Unmarshal(raw, &tag); err != nil {
 		return "", false, fmt.Errorf("%q: %w", key, err)

@@ -39,7 +39,7 @@ func generate(schemaJSON []byte) ([]byte, error) {
 	e := &emitter{m: m}
 	e.WriteString(header)
 	e.p("package acp\n")
-	e.p("import (\n\"bytes\"\n\"encoding/json\"\n\"errors\"\n\"fmt\"\n\"iter\"\n\"strconv\"\n\"unicode/utf8\"\n)\n")
+	e.p("import (\n\"bytes\"\n\"encoding/binary\"\n\"encoding/json\"\n\"errors\"\n\"fmt\"\n\"iter\"\n\"reflect\"\n\"strconv\"\n\"strings\"\n\"unicode/utf8\"\n)\n")
 	e.p("// Generated from the schema with sha256 %x (see schema/v1/SOURCE).", sha256.Sum256(schemaJSON))
 	e.p("// Every $def of the schema (%d) has a Go type below, except:", len(s.Defs))
 	for _, sk := range m.skipped {

@@ -20,7 +20,7 @@ var ErrClosed = errors.New("jsonrpc2: connection closed")
 type Request struct {
 	ID     ID // zero for a notification
 	Method string
-	Params json.RawMessage // nil when absent
+	Params json.RawMessage // nil when absent; else valid JSON, as the whole message was
 }
 
 // IsCall reports whether the request expects a response.
@@ -45,7 +45,8 @@ type Options struct {
 	// run; 0 means DefaultMaxConcurrentCalls, a negative value means no bound. At the bound
 	// the reader stops reading until a handler finishes, so a peer that sends calls faster
 	// than they are served is slowed down instead of making us start a goroutine per call.
-	// A handler holds its place until its reply is queued, except while it waits in a Call
+	// A handler holds its place until its reply is queued (or written, when it writes it
+	// itself: see the package doc), except while it waits in a Call
 	// or Notify on this Conn made with its own ctx: the response it waits for must still be
 	// read. So the bound can be briefly exceeded by handlers coming back from such a Call;
 	// the reader then waits until the count is below the bound again.
@@ -137,9 +138,12 @@ type Conn struct {
 	// The writer (writer.go): outgoing messages in order, cancellations first.
 	oqmu       sync.Mutex
 	oq         []*outgoing
-	oqBytes    int64   // encoded bytes in oq, and of the message being written
-	cancels    []int64 // $/cancel_request ids to write before any other message
-	wstopped   bool    // the writer has stopped; sends fail at once
+	oqBytes    int64       // encoded bytes in oq, and of the messages being written
+	cancels    []int64     // $/cancel_request ids to write before any other message
+	writing    bool        // the writer, or a handler writing its reply, is writing: nobody else may
+	batch      []*outgoing // the writer's: the messages of one Write
+	joined     []byte      // the writer's: the bytes of several small messages, for one Write
+	wstopped   bool        // the writer has stopped; sends fail at once
 	wkick      chan struct{}
 	wdone      chan struct{} // closed when the writer stops
 	turn       chan struct{} // held while waiting for room in oq, encoding and queueing
@@ -276,7 +280,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		c.notifyCallStarted()
 		defer c.notifyCallEnded()
 	}
-	maybeSent, err := c.send(ctx, func() (*bytes.Buffer, error) {
+	m, err := c.enqueue(ctx, sendCall, n, func() (*bytes.Buffer, error) {
 		buf, err := encode(wireRequest{JSONRPC: "2.0", ID: Int64ID(n), Method: method, Params: params})
 		if err != nil {
 			return nil, fmt.Errorf("jsonrpc2: encoding %s params: %w", method, err)
@@ -284,24 +288,25 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		return buf, nil
 	})
 	if err != nil {
-		if c.forget(n) && maybeSent && ctx.Err() != nil {
-			c.queueCancel(n)
-		}
+		c.forget(n) // never sent
 		return err
 	}
+	// A failed write comes as the response: waiting for the write as well
+	// would cost a goroutine switch per call.
 	select {
 	case r := <-p.ch:
 		if r.err != nil {
 			return r.err
 		}
 		if result != nil {
-			if err := json.Unmarshal(r.result, result); err != nil {
+			if err := unmarshalValid(r.result, result); err != nil {
 				return fmt.Errorf("jsonrpc2: decoding %s result: %w", method, err)
 			}
 		}
 		return nil
 	case <-ctx.Done():
-		if c.forget(n) {
+		// Unless it was never written, the peer is told to stop.
+		if c.forget(n) && !m.state.CompareAndSwap(outQueued, outDropped) {
 			c.queueCancel(n)
 		}
 		return ctx.Err()
@@ -437,9 +442,16 @@ func (c *Conn) isStopped() bool {
 
 // reply queues the response to call id: result, or e when e is not nil. It does not wait for
 // the write: the bound on queued bytes is what holds up a handler whose peer does not read,
-// and the handler's place under MaxConcurrentCalls is freed once its reply is queued.
-func (c *Conn) reply(id ID, result any, e *Error) {
-	_, _ = c.enqueue(context.Background(), func() (*bytes.Buffer, error) {
+// and the handler's place under MaxConcurrentCalls is freed once its reply is queued. With
+// direct (a handler's goroutine), it writes the reply itself when nothing is queued or being
+// written, and returns once it is written; the reader never does, so that it goes on reading
+// while the peer is slow to read.
+func (c *Conn) reply(id ID, result any, e *Error, direct bool) {
+	how := sendReply
+	if direct {
+		how = sendDirect
+	}
+	_, _ = c.enqueue(context.Background(), how, 0, func() (*bytes.Buffer, error) {
 		if e == nil {
 			buf, err := encode(wireResult{JSONRPC: "2.0", ID: id, Result: result})
 			if err == nil {
@@ -458,7 +470,7 @@ func (c *Conn) reply(id ID, result any, e *Error) {
 	})
 }
 
-func (c *Conn) replyError(id ID, e *Error) { c.reply(id, nil, e) }
+func (c *Conn) replyError(id ID, e *Error) { c.reply(id, nil, e, false) }
 
 // sameValue reports whether r and w are one object, so Close closes it once.
 func sameValue(a, b any) bool {

@@ -179,17 +179,17 @@ func (c *Conn) launch(ic *incomingCall) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		defer c.release(ic.slot) // after the reply is queued: see Options.MaxConcurrentCalls
+		defer c.release(ic.slot) // after the reply is queued or written: see Options.MaxConcurrentCalls
 		res, err := c.handle(ic.ctx, ic.req)
 		cancelled, stopped := c.endCall(ic)
 		if stopped {
 			return // the peer is gone or we are closing: nobody to answer
 		}
 		if err != nil {
-			c.replyError(ic.req.ID, c.toWireError(err, cancelled))
+			c.reply(ic.req.ID, nil, c.toWireError(err, cancelled), true)
 			return
 		}
-		c.reply(ic.req.ID, res, nil)
+		c.reply(ic.req.ID, res, nil, true)
 	}()
 }
 

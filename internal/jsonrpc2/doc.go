@@ -25,9 +25,11 @@
 // ErrPeerStalled. An incoming message costs about its size once framed (a long line is
 // gathered in blocks and joined once; params point into the line, not into a copy).
 //
-// Outgoing messages are written by one writer goroutine, in the order they were sent. A Call or
-// Notify waits for its message to be written, or for its ctx: a peer that stops reading blocks
-// the writer, never a caller whose ctx has ended.
+// Outgoing messages are written in the order they were sent, by one writer goroutine; a
+// handler's reply is written by the handler's own goroutine when nothing is queued ahead of
+// it, which saves waking the writer. A Call or Notify waits for its message to be written (a
+// Call, for its response), or for its ctx: a peer that stops reading blocks the writer, never
+// a caller whose ctx has ended.
 //
 // Usage:
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 )
 
@@ -105,7 +106,9 @@ func parseError(err error) decoded {
 }
 
 // decodeMessage classifies one line. It never fails: every outcome is a kind. Params, result
-// and an error's data may point into line: see own.
+// and an error's data may point into line (see own), and are valid JSON: what is not is a
+// parse error. Most lines are decoded by scanEnvelope, in one pass; json.Unmarshal decodes
+// the others.
 func decodeMessage(line []byte) decoded {
 	b := bytes.TrimLeft(line, " \t\r\n")
 	if len(b) == 0 || b[0] != '{' {
@@ -120,10 +123,13 @@ func decodeMessage(line []byte) decoded {
 	}
 
 	var w wireIn
-	err := json.Unmarshal(b, &w)
 	var typeErr *json.UnmarshalTypeError
-	if err != nil && !errors.As(err, &typeErr) {
-		return parseError(err)
+	if !scanEnvelope(b, &w) {
+		w = wireIn{}
+		err := json.Unmarshal(b, &w)
+		if err != nil && !errors.As(err, &typeErr) {
+			return parseError(err)
+		}
 	}
 	// Unmarshal goes on past a type error, so the other fields (the id among them) are filled in.
 	methodBad := typeErr != nil && typeErr.Field == "method"
@@ -170,6 +176,18 @@ func decodeMessage(line []byte) decoded {
 		return decoded{kind: kindResponse, id: id, err: decodeErrorObject(json.RawMessage(w.Error))}
 	}
 	return decoded{kind: kindResponse, id: id, result: json.RawMessage(w.Result)}
+}
+
+// unmarshalValid decodes data, which the reader has found to be valid JSON, into v: an
+// Unmarshaler is handed data directly, where json.Unmarshal would check it again first, a
+// second scan of what may be a large result.
+func unmarshalValid(data []byte, v any) error {
+	if u, ok := v.(json.Unmarshaler); ok {
+		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+			return u.UnmarshalJSON(data)
+		}
+	}
+	return json.Unmarshal(data, v)
 }
 
 // own copies what d holds of its line, so the line's buffer can be reused.

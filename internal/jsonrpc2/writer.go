@@ -19,16 +19,27 @@ import (
 // the senders hold them, and at most one encoded message beyond the bound
 // exists at a time. A peer that leaves a write blocked for StallTimeout ends
 // the connection.
+//
+// Two shortcuts keep a round trip to as few goroutine switches as the work
+// needs. A handler's reply, which no ctx bounds and nobody waits for, is
+// written by the handler's goroutine itself when nothing is being written or
+// queued: waking the writer would only add a switch. And the writer writes
+// the small messages queued at once (concurrent calls) with one Write.
 
 // writeChunk is the most one Write is given, so that a large message written
 // to a slow but steady reader keeps resetting the stall timer.
 const writeChunk = 256 << 10
 
+// Messages up to batchSize bytes each, queued one behind another, are joined
+// into one Write of at most batchSize bytes.
+const batchSize = 16 << 10
+
 // outgoing is one encoded message waiting for the writer.
 type outgoing struct {
 	buf   *bytes.Buffer
+	call  int64        // the Call that sent it, which learns of a failed write as its response; 0 for others
 	state atomic.Int32 // outQueued, then outTaken by the writer or outDropped by the sender
-	done  chan error   // buffered; the result of the write once taken
+	done  chan error   // buffered, for a Notify: the result of the write once taken
 }
 
 const (
@@ -42,7 +53,7 @@ const (
 // whether the message may have reached the peer: false if it was still
 // queued (it is then never written), true if the writer had taken it.
 func (c *Conn) send(ctx context.Context, enc func() (*bytes.Buffer, error)) (maybeSent bool, err error) {
-	m, err := c.enqueue(ctx, enc)
+	m, err := c.enqueue(ctx, sendWait, 0, enc)
 	if err != nil {
 		return false, err
 	}
@@ -57,10 +68,20 @@ func (c *Conn) send(ctx context.Context, enc func() (*bytes.Buffer, error)) (may
 	}
 }
 
+// How enqueue hands a message over.
+const (
+	sendWait   = iota // to the writer, with a done channel to wait on (Notify)
+	sendCall          // to the writer; a failed write is delivered to the Call as its response
+	sendReply         // to the writer; nobody waits
+	sendDirect        // a handler's reply: written by the caller when the writer is idle, else queued
+)
+
 // enqueue takes the turn, waits for room in the queue, encodes the message
-// with enc and queues it for the writer. It fails when ctx ends first, when
-// the writer has stopped, or with enc's error.
-func (c *Conn) enqueue(ctx context.Context, enc func() (*bytes.Buffer, error)) (*outgoing, error) {
+// with enc and queues it for the writer, or with sendDirect may write it
+// itself (the message returned is then already written). It fails when ctx
+// ends first, when the writer has stopped, or with enc's error. call is
+// the id of a Call's request (sendCall).
+func (c *Conn) enqueue(ctx context.Context, how int, call int64, enc func() (*bytes.Buffer, error)) (*outgoing, error) {
 	select {
 	case c.turn <- struct{}{}:
 	case <-ctx.Done():
@@ -68,7 +89,12 @@ func (c *Conn) enqueue(ctx context.Context, enc func() (*bytes.Buffer, error)) (
 	case <-c.wdone:
 		return nil, c.closedErr()
 	}
-	defer func() { <-c.turn }()
+	turnHeld := true
+	defer func() {
+		if turnHeld {
+			<-c.turn
+		}
+	}()
 	for {
 		c.oqmu.Lock()
 		stopped, room := c.wstopped || c.closing.Load() || c.wfailed.Load(), c.oqBytes < c.maxQueued
@@ -91,21 +117,55 @@ func (c *Conn) enqueue(ctx context.Context, enc func() (*bytes.Buffer, error)) (
 	if err != nil {
 		return nil, err
 	}
-	m := &outgoing{buf: buf, done: make(chan error, 1)}
+	m := &outgoing{buf: buf, call: call}
+	if how == sendWait {
+		m.done = make(chan error, 1)
+	}
 	c.oqmu.Lock()
 	if c.wstopped || c.closing.Load() {
 		c.oqmu.Unlock()
 		putBuf(buf)
 		return nil, c.closedErr()
 	}
-	c.oq = append(c.oq, m)
 	c.oqBytes += int64(buf.Len())
+	if how == sendDirect && !c.writing && len(c.oq) == 0 && len(c.cancels) == 0 {
+		// Nothing is ahead of it: the order is kept, and the writer
+		// would only be woken to do what this goroutine can.
+		c.writing = true
+		c.oqmu.Unlock()
+		<-c.turn // the next sender may encode meanwhile
+		turnHeld = false
+		m.state.Store(outTaken)
+		c.writeDirect(m)
+		return m, nil
+	}
+	c.oq = append(c.oq, m)
 	c.oqmu.Unlock()
 	c.wakeWriter()
 	if c.onQueued != nil {
 		c.onQueued()
 	}
 	return m, nil
+}
+
+// writeDirect writes a reply on the handler's goroutine, holding c.writing
+// as the writer does while it writes. A failure is the writer's to report
+// (writeBytes): nobody waits for a reply.
+func (c *Conn) writeDirect(m *outgoing) {
+	c.writeBytes(m.buf.Bytes())
+	c.oqmu.Lock()
+	c.writing = false
+	c.oqBytes -= int64(m.buf.Len())
+	more := len(c.oq) > 0 || len(c.cancels) > 0
+	c.oqmu.Unlock()
+	putBuf(m.buf)
+	if more || c.ctx.Err() != nil {
+		// Messages queued behind this one, or a writer that is stopping
+		// and waits for this write to end before it writes what is left.
+		c.wakeWriter()
+	}
+	wake(c.budgetKick)
+	wake(c.rkick)
 }
 
 // queueCancel queues $/cancel_request for call n. The writer sends queued
@@ -136,46 +196,109 @@ func (c *Conn) writeLoop() {
 			// At the end of input, what is queued is still written (the
 			// peer may read on: the answer to its last, malformed line,
 			// say); after Close, nothing is.
-			for !c.closing.Load() && c.writeNext() {
+			for !c.closing.Load() {
+				more, busy := c.writeNext()
+				if busy {
+					<-c.wkick // writeDirect wakes us when it is done
+					continue
+				}
+				if !more {
+					break
+				}
 			}
 			c.stopWriter()
 			return
 		}
-		for c.writeNext() {
+		for {
+			if more, _ := c.writeNext(); !more {
+				break
+			}
 		}
 	}
 }
 
-// writeNext writes the queued cancellations and then one queued message,
-// and reports whether there may be more.
-func (c *Conn) writeNext() bool {
+// writeNext writes the queued cancellations and then the next queued
+// message, or the next few small ones with one Write, and reports whether
+// there may be more. busy means a reply is being written by its handler,
+// which wakes the writer if anything was queued behind it.
+func (c *Conn) writeNext() (more, busy bool) {
 	c.oqmu.Lock()
+	if c.writing {
+		c.oqmu.Unlock()
+		return false, true
+	}
 	ids := c.cancels
 	c.cancels = nil
-	var m *outgoing
+	n := 0
 	if len(c.oq) > 0 {
-		m = c.oq[0]
-		c.oq[0] = nil
-		c.oq = c.oq[1:]
+		n = 1
+		for size := c.oq[0].buf.Len(); size <= batchSize && n < len(c.oq); n++ {
+			if size += c.oq[n].buf.Len(); size > batchSize {
+				break
+			}
+		}
 	}
+	if n == 0 && len(ids) == 0 {
+		c.oqmu.Unlock()
+		return false, false
+	}
+	ms := append(c.batch[:0], c.oq[:n]...)
+	clear(c.oq[:n])
+	c.oq = c.oq[n:]
+	c.writing = true
 	c.oqmu.Unlock()
 	for _, n := range ids {
 		c.writeCancel(n)
 	}
-	if m == nil {
-		return false
+	// Take the messages their senders have not dropped, and write them.
+	taken, size := ms[:0], int64(0)
+	for _, m := range ms {
+		size += int64(m.buf.Len())
+		if m.state.CompareAndSwap(outQueued, outTaken) {
+			taken = append(taken, m)
+		} else {
+			putBuf(m.buf)
+		}
 	}
-	if m.state.CompareAndSwap(outQueued, outTaken) {
-		m.done <- c.writeBytes(m.buf.Bytes())
+	var err error
+	switch len(taken) {
+	case 0:
+	case 1:
+		err = c.writeBytes(taken[0].buf.Bytes())
+	default:
+		joined := c.joined[:0]
+		for _, m := range taken {
+			joined = append(joined, m.buf.Bytes()...)
+		}
+		c.joined = joined
+		err = c.writeBytes(joined)
 	}
+	for _, m := range taken {
+		c.written(m, err)
+		putBuf(m.buf)
+	}
+	clear(ms)
+	c.batch = ms[:0]
 	c.oqmu.Lock()
-	c.oqBytes -= int64(m.buf.Len())
+	c.writing = false
+	c.oqBytes -= size
 	c.oqmu.Unlock()
-	putBuf(m.buf)
 	// Room in the queue: for the sender holding the turn, and for the reader.
 	wake(c.budgetKick)
 	wake(c.rkick)
-	return true
+	return true, false
+}
+
+// written tells the sender of m how its write went: a Notify through done,
+// a Call only when it failed, as its response (unless one came already), a
+// reply nobody.
+func (c *Conn) written(m *outgoing, err error) {
+	switch {
+	case m.done != nil:
+		m.done <- err
+	case m.call != 0 && err != nil:
+		c.deliver(m.call, response{err: err})
+	}
 }
 
 // stopWriter fails every queued message; later sends fail at once.
@@ -189,7 +312,7 @@ func (c *Conn) stopWriter() {
 	err := c.closedErr()
 	for _, m := range q {
 		if m.state.CompareAndSwap(outQueued, outTaken) {
-			m.done <- err
+			c.written(m, err)
 		}
 		putBuf(m.buf)
 	}
