@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpterm/acpterm/internal/cgroup"
 	"github.com/acpterm/acpterm/internal/client"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
@@ -177,8 +178,8 @@ var aliases = map[string]string{"prompt": "p"}
 // reader stalled blocks in the kernel, and so would acpterm; past these
 // bounds it exits with 130 regardless, after the run has killed what it
 // can. The agent and the terminals' leaders die with acpterm
-// (PR_SET_PDEATHSIG), and what they started is in cgroups that the next
-// acpterm removes as stale.
+// (PR_SET_PDEATHSIG), and what they started is in cgroups that hardExit
+// kills (or, failing that, the next acpterm removes as stale).
 const (
 	// hardExitWait is how long after the second signal, which kills the
 	// agent and its terminals at once, acpterm waits for Run to return.
@@ -276,6 +277,10 @@ func hardExit(why string) {
 	case <-wrote:
 	case <-time.After(100 * time.Millisecond):
 	}
+	// The agent and the terminals' leaders die with acpterm; what they
+	// started is killed here, so that nothing waits for the next acpterm
+	// to find it stale.
+	cgroup.RemoveOwn(500 * time.Millisecond)
 	os.Exit(client.ExitCancelled)
 }
 

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -49,7 +50,37 @@ func New(parent, kind string) (string, error) {
 		_ = unix.Rmdir(dir)
 		return "", fmt.Errorf("no cgroup.kill (Linux < 5.14?): %w", err)
 	}
+	made.Lock()
+	made.dirs[dir] = struct{}{}
+	made.Unlock()
 	return dir, nil
+}
+
+// made holds the cgroups New made that are not removed yet, for RemoveOwn.
+var made = struct {
+	sync.Mutex
+	dirs map[string]struct{}
+}{dirs: make(map[string]struct{})}
+
+// RemoveOwn kills every cgroup this process made with New and has not
+// removed, with all their members, and removes them, waiting at most
+// timeout for the members to leave. It is for an exit that cannot wait
+// for the normal shutdown; what it cannot remove in time, the next
+// acpterm removes as stale.
+func RemoveOwn(timeout time.Duration) {
+	made.Lock()
+	dirs := make([]string, 0, len(made.dirs))
+	for dir := range made.dirs {
+		dirs = append(dirs, dir)
+	}
+	made.Unlock()
+	for _, dir := range dirs {
+		_ = Kill(dir)
+	}
+	deadline := time.Now().Add(timeout)
+	for _, dir := range dirs {
+		_ = removeTree(dir, deadline)
+	}
 }
 
 // Start starts cmd directly inside the cgroup dir (clone3 with
@@ -132,6 +163,9 @@ func remove(dir string, deadline time.Time) error {
 	for {
 		err := unix.Rmdir(dir)
 		if err == nil || err == unix.ENOENT {
+			made.Lock()
+			delete(made.dirs, dir)
+			made.Unlock()
 			return nil
 		}
 		if err != unix.EBUSY || empty {

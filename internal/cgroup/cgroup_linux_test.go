@@ -5,6 +5,7 @@ package cgroup
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -246,5 +247,26 @@ func TestUnescapeMount(t *testing.T) {
 		if got := unescapeMount(in); got != want {
 			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestRemoveOwn: RemoveOwn kills the members of every cgroup New made and
+// not yet removed, and removes the cgroups.
+func TestRemoveOwn(t *testing.T) {
+	dir, err := New("", "test")
+	if err != nil {
+		t.Skipf("no writable cgroup v2 here: %v", err)
+	}
+	cmd := exec.Command("sleep", "60")
+	if err := Start(cmd, dir); err != nil {
+		_ = Remove(dir)
+		t.Fatal(err)
+	}
+	RemoveOwn(EmptyTimeout)
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s still there after RemoveOwn: %v", dir, err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Error("sleep 60 exited 0: RemoveOwn did not kill it")
 	}
 }

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package cgroup
+
+import "time"
+
+// RemoveOwn does nothing where there are no cgroups.
+func RemoveOwn(time.Duration) {}
