@@ -182,9 +182,7 @@ func authErrorText(err error) string {
 		if json.Unmarshal(ae.Data, &str) == nil {
 			d = str
 		}
-		if len(d) > maxAuthData {
-			d = strings.ToValidUTF8(d[:maxAuthData], "") + "…"
-		}
+		d = clipString(d, maxAuthData)
 		s += ": " + textsafe.Line(d)
 	}
 	return s

@@ -35,8 +35,10 @@ func (d *driver) command(ctx context.Context, line string) (prompt, end bool, co
 	case "help":
 		d.showHelp()
 		return false, false, ExitOK
-	case "mode", "model":
-		return false, d.setCommand(ctx, name, arg), ExitOK
+	case "mode":
+		return false, d.setCommand(ctx, settingMode, arg), ExitOK
+	case "model":
+		return false, d.setCommand(ctx, settingModel, arg), ExitOK
 	}
 	if d.agentCommand(name) != nil || strings.Contains(name, "/") {
 		return true, false, ExitOK
@@ -84,11 +86,26 @@ func (d *driver) showHelp() {
 	d.say(strings.TrimRight(b.String(), "\n"))
 }
 
+// setting is what /mode and /model show and switch.
+type setting uint8
+
+const (
+	settingMode setting = iota
+	settingModel
+)
+
+func (s setting) String() string {
+	if s == settingMode {
+		return "mode"
+	}
+	return "model"
+}
+
 // setCommand is /mode and /model: with no argument it shows the current
 // one and the choices; with one it switches, or says what the valid
 // choices are. It reports whether the session is over (the agent died
 // or an interrupt came meanwhile).
-func (d *driver) setCommand(ctx context.Context, what, want string) bool {
+func (d *driver) setCommand(ctx context.Context, what setting, want string) bool {
 	v := d.view
 	if want == "" {
 		d.say(currentAndChoices(what, v.snapshot()))
@@ -96,7 +113,7 @@ func (d *driver) setCommand(ctx context.Context, what, want string) bool {
 	}
 	var code int
 	var msg string
-	if what == "mode" {
+	if what == settingMode {
 		code, msg = d.setMode(ctx, v, "/mode", want)
 	} else {
 		code, msg = d.setModel(ctx, v, "/model", want)
@@ -117,11 +134,11 @@ func (d *driver) setCommand(ctx context.Context, what, want string) bool {
 
 // currentAndChoices describes the session's mode or model and the valid
 // choices, from the agent's modes or its config option of that category.
-func currentAndChoices(what string, st sessionState) string {
+func currentAndChoices(what setting, st sessionState) string {
 	in := st.info()
 	cur, curName := in.Mode, in.ModeName
 	var choices []choice
-	if what == "mode" {
+	if what == settingMode {
 		if st.modes != nil && len(st.modes.AvailableModes) > 0 {
 			choices = modeChoices(st.modes)
 		} else if o := findOptionByCategory(st.options, acp.SessionConfigOptionCategoryMode); o != nil {
@@ -134,9 +151,9 @@ func currentAndChoices(what string, st sessionState) string {
 		}
 	}
 	if len(choices) == 0 && cur == "" {
-		return "the agent offers no " + what + " choice"
+		return "the agent offers no " + what.String() + " choice"
 	}
-	s := what + ": " + textsafe.Line(clipString(cur, 80))
+	s := what.String() + ": " + textsafe.Line(clipString(cur, 80))
 	if curName != "" && !strings.EqualFold(curName, cur) {
 		s += " (" + textsafe.Line(clipString(curName, 80)) + ")"
 	}

@@ -112,24 +112,54 @@ func (a *approver) reset() {
 	}
 }
 
+// basis is why a question got its answer.
+type basis uint8
+
+const (
+	basisAsked      basis = iota // the user answered
+	basisCancelled               // the turn was cancelled
+	basisApproveAll              // --approve-all
+	basisDenyAll                 // --deny-all
+	basisAlways                  // the user answered "always" earlier
+	basisNoTTY                   // nobody to ask
+)
+
+// String is the reason shown beside a decision nobody typed; "" for an
+// answer the user gave.
+func (b basis) String() string {
+	switch b {
+	case basisCancelled:
+		return "turn cancelled"
+	case basisApproveAll:
+		return "--approve-all"
+	case basisDenyAll:
+		return "--deny-all"
+	case basisAlways:
+		return "always allowed earlier in this run"
+	case basisNoTTY:
+		return "no TTY to ask on"
+	}
+	return ""
+}
+
 // decide answers one question. what names the request in the stderr
 // message given when it is denied for want of a TTY.
-func (a *approver) decide(ctx context.Context, question, what string) (answer, string) {
+func (a *approver) decide(ctx context.Context, question, what string) (answer, basis) {
 	a.mu.Lock()
 	cancelled, always := a.cancelled, a.always
 	a.mu.Unlock()
 	switch {
 	case cancelled:
-		return answerCancelled, "turn cancelled"
+		return answerCancelled, basisCancelled
 	case a.mode == ApprovalAll:
-		return answerYes, "--approve-all"
+		return answerYes, basisApproveAll
 	case a.mode == ApprovalNone:
-		return answerNo, "--deny-all"
+		return answerNo, basisDenyAll
 	case always:
-		return answerAlways, "always allowed earlier in this run"
+		return answerAlways, basisAlways
 	case a.prompt == nil:
 		a.warn(fmt.Sprintf("acpterm: denied %s: no TTY to ask on (use --approve-all to allow, --deny-all to silence this)", what))
-		return answerNo, "no TTY to ask on"
+		return answerNo, basisNoTTY
 	}
 	ans := a.prompt.ask(ctx, a.done(), question)
 	if ans == answerAlways {
@@ -137,7 +167,7 @@ func (a *approver) decide(ctx context.Context, question, what string) (answer, s
 		a.always = true
 		a.mu.Unlock()
 	}
-	return ans, ""
+	return ans, basisAsked
 }
 
 // RequestPermission answers session/request_permission. Everything the
@@ -153,8 +183,8 @@ func (a *approver) RequestPermission(ctx context.Context, req *acp.RequestPermis
 	}
 	safeTitle := textsafe.Line(title)
 	q := fmt.Sprintf("acpterm: the agent asks permission for: %s%s\n%s  allow? [y]es, [n]o, [a]lways (everything, for the rest of this run): ", safeTitle, kind, optionsLine(req.Options))
-	ans, reason := a.decide(ctx, q, fmt.Sprintf("the agent's request for permission (%s)", safeTitle))
-	ev := PermissionEvent{SessionID: req.SessionID, ToolCallID: req.ToolCall.ToolCallID, Title: title, Reason: reason}
+	ans, why := a.decide(ctx, q, fmt.Sprintf("the agent's request for permission (%s)", safeTitle))
+	ev := PermissionEvent{SessionID: req.SessionID, ToolCallID: req.ToolCall.ToolCallID, Title: title, Reason: why.String()}
 	resp := &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}
 	ev.Decision = "cancelled"
 	if ans != answerCancelled {
@@ -176,8 +206,8 @@ func (a *approver) DecideTerminal(ctx context.Context, info terminal.Info) termi
 	cmd := commandLine(&info)
 	q := "acpterm: the agent wants to run: " + promptCommand(&info) +
 		"\n  allow? [y]es, [n]o, [a]lways (everything, for the rest of this run): "
-	ans, reason := a.decide(ctx, q, fmt.Sprintf("the command %q", cmd))
-	ev := PermissionEvent{SessionID: acp.SessionID(info.SessionID), Title: cmd, TerminalCommand: cmd, Reason: reason}
+	ans, why := a.decide(ctx, q, fmt.Sprintf("the command %q", cmd))
+	ev := PermissionEvent{SessionID: acp.SessionID(info.SessionID), Title: cmd, TerminalCommand: cmd, Reason: why.String()}
 	var d terminal.Decision
 	switch ans {
 	case answerYes:
@@ -188,13 +218,13 @@ func (a *approver) DecideTerminal(ctx context.Context, info terminal.Info) termi
 		ev.Decision, d = "cancelled", terminal.Deny("the turn was cancelled")
 	default:
 		ev.Decision = string(acp.PermissionOptionKindRejectOnce)
-		switch reason {
-		case "":
+		switch why {
+		case basisAsked:
 			d = terminal.Deny("the user refused")
-		case "no TTY to ask on":
+		case basisNoTTY:
 			d = terminal.Deny("acpterm had no TTY to ask the user on (it runs with --approve-all to allow commands)")
 		default:
-			d = terminal.Deny("refused by " + reason)
+			d = terminal.Deny("refused by " + why.String())
 		}
 	}
 	a.report(ev)

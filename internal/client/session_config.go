@@ -7,6 +7,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/utf8cut"
 )
 
 // SessionSetting is one --set ID=VALUE: a session config option and the
@@ -163,13 +164,13 @@ func listChoices(choices []choice) string {
 	return b.String()
 }
 
-// clipString cuts s to at most n bytes at a character start.
+// clipString cuts s to at most n bytes at a character start, marking the
+// cut with "…".
 func clipString(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	s = strings.ToValidUTF8(s[:n], "")
-	return s + "…"
+	return utf8cut.Head(s, n) + "…"
 }
 
 func modeChoices(modes *acp.SessionModeState) []choice {
