@@ -11,9 +11,8 @@ import (
 // LocalTerminals is the agent's own terminal runtime, as RunLocalCommand
 // uses it: the five terminal methods, served in the agent's process instead
 // of by the client, and a way to watch a terminal's output as it is
-// written. A *terminal.Manager serves the five methods (with its limits,
-// process groups and sandbox policy); WatchTerminalOutput is a loop over
-// its Subscribe(sessionID, terminalID).
+// written. A *terminal.Manager is one, with its limits, process groups
+// and sandbox policy.
 type LocalTerminals interface {
 	TerminalHandler
 	// WatchTerminalOutput calls fn with the terminal's output in the order

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/shellagent"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -107,7 +106,7 @@ func localSetup(t testing.TB, client *wireClient) (*acp.AgentConn, acp.LocalTerm
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return ac, shellagent.LocalTerminals(m), wire
+	return ac, m, wire
 }
 
 // settle waits until the client has handled every update sent so far:

@@ -12,7 +12,13 @@ import (
 // *Manager advertises clientCapabilities.terminal and serves them:
 //
 //	type client struct{ *terminal.Manager; … }
-var _ acp.TerminalHandler = (*Manager)(nil)
+//
+// With WatchTerminalOutput, a *Manager is also an agent's own terminal
+// runtime for acp's RunLocalCommand.
+var (
+	_ acp.TerminalHandler = (*Manager)(nil)
+	_ acp.LocalTerminals  = (*Manager)(nil)
+)
 
 // CreateTerminal serves terminal/create. An empty cwd string is treated
 // like an absent one.
@@ -159,4 +165,37 @@ func encodedLen(r rune, size int) int {
 		return 6 // written as \ufffd
 	}
 	return size
+}
+
+// WatchTerminalOutput calls fn with the terminal's output from its start,
+// in order, until the command has exited and its output is drained (it
+// returns nil) or ctx ends (ctx's error). dropped counts bytes lost just
+// before data because fn fell behind (see Subscribe); a loss at the very
+// end comes as a call with no data. fn must not keep data. It serves
+// acp.LocalTerminals, so that an agent can run commands in its own
+// Manager with acp's RunLocalCommand.
+func (m *Manager) WatchTerminalOutput(ctx context.Context, sessionID acp.SessionID, terminalID acp.TerminalID, fn func(data []byte, dropped uint64)) error {
+	sub, err := m.Subscribe(string(sessionID), string(terminalID))
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	for {
+		ev, err := sub.Next(ctx)
+		switch {
+		case errors.Is(err, ErrSubscriptionClosed):
+			return nil
+		case err != nil:
+			return err
+		}
+		switch ev.Kind {
+		case EventOutput:
+			fn(ev.Data, ev.Dropped)
+		case EventExited, EventReleased:
+			if ev.Dropped > 0 {
+				fn(nil, ev.Dropped)
+			}
+			return nil
+		}
+	}
 }

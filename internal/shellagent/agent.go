@@ -69,7 +69,7 @@ type Agent struct {
 	opts     Options
 	conn     *acp.AgentConn
 	sessions agentsession.Registry
-	local    local // nil Manager with ExecClient
+	local    *terminal.Manager // nil with ExecClient
 }
 
 // New returns an agent; opts may be nil.
@@ -89,7 +89,7 @@ func New(opts *Options) *Agent {
 		if a.opts.Local != nil {
 			topts = *a.opts.Local
 		}
-		a.local = local{terminal.NewManager(&topts)}
+		a.local = terminal.NewManager(&topts)
 	}
 	return a
 }
@@ -98,7 +98,7 @@ func New(opts *Options) *Agent {
 // runtime. Serve calls it; an Agent served otherwise should call it after
 // the connection ended.
 func (a *Agent) Close() error {
-	if a.local.Manager == nil {
+	if a.local == nil {
 		return nil
 	}
 	return a.local.Close()
