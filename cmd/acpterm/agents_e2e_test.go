@@ -46,6 +46,16 @@ func TestNamedAgents(t *testing.T) {
 		t.Errorf("run -- fake: exit %d, stderr %q; want 3, the command not found", r.code, r.stderr)
 	}
 
+	// login resolves names as run does.
+	r = acpterm(t, opts{env: env}, "login", "fake")
+	if strings.Contains(r.stderr, "cannot start the agent") {
+		t.Errorf("login fake: exit %d, the name not resolved:\n%s", r.code, r.stderr)
+	}
+	r = acpterm(t, opts{env: env}, "login", "--", "fake")
+	if r.code != 3 || !strings.Contains(r.stderr, "cannot start the agent fake") {
+		t.Errorf("login -- fake: exit %d, stderr %q; want 3, the command not found", r.code, r.stderr)
+	}
+
 	r = acpterm(t, opts{env: env}, "agents")
 	if r.code != 0 {
 		t.Fatalf("agents: exit %d\n%s", r.code, r.stderr)

@@ -14,9 +14,10 @@ import (
 )
 
 const loginUsage = `usage: acpterm login [--method ID] -- AGENT [ARGS...]
+       acpterm login [--method ID] NAME [ARGS...]   (a named agent: acpterm agents)
 
 Logs in to an ACP agent, then checks that it opens sessions. AGENT [ARGS...]
-is the agent's command line as given to acpterm run.
+is the agent's command line as given to acpterm run, or NAME a named agent.
 
 acpterm starts the agent, sends initialize (offering terminal logins) to
 learn its authentication methods, stops it, and picks a method: --method
@@ -62,8 +63,17 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	agent := f.fs.Args()
 	if len(agent) == 0 {
-		fmt.Fprintf(stderr, "acpterm login: no agent given: acpterm login [--method ID] -- AGENT [ARGS...]\n(see acpterm help login)\n")
+		fmt.Fprintf(stderr, "acpterm login: no agent given: acpterm login [--method ID] NAME, or acpterm login [--method ID] -- AGENT [ARGS...]\n(see acpterm help login)\n")
 		return client.ExitUsage
+	}
+	// As for run: without "--", a known name starts that agent.
+	if at := len(args) - len(agent); at == 0 || args[at-1] != "--" {
+		resolved, err := resolveNamed(agent)
+		if err != nil {
+			fmt.Fprintf(stderr, "acpterm login: %v\n(see acpterm help login)\n", err)
+			return client.ExitUsage
+		}
+		agent = resolved
 	}
 	cfg := &client.LoginConfig{
 		Agent:       agent,

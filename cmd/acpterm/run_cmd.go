@@ -20,13 +20,15 @@ const maxPromptBytes = 16 << 20
 
 // runUsage is run's help; the exit statuses come from client.ExitMeanings.
 var runUsage = fmt.Sprintf(`usage: acpterm run [flags] -- AGENT [ARGS...]
+       acpterm run [flags] NAME [ARGS...]     (a named agent: acpterm agents)
 
-Runs one prompt with an ACP agent: starts AGENT (in its own process group,
-its stderr to ours), initializes it with terminal and fs support, opens a
-session in --cwd, sends the prompt and shows the turn. Commands the agent
-runs in acpterm's terminals are shown under their tool call; on a TTY their
-last lines are shown live. At the end the session's terminals are released
-and the agent is shut down.
+Runs a prompt, or an interactive session, with an ACP agent: starts AGENT
+(in its own process group, its stderr to ours), initializes it with
+terminal and fs support, opens a session in --cwd (or continues one), sends
+the prompt and shows the turn. Commands the agent runs in acpterm's
+terminals are shown under their tool call; on a TTY their last lines are
+shown live. At the end the session's terminals are released and the agent
+is shut down.
 
 The prompt is --prompt TEXT, else stdin when it is not a terminal.
 
