@@ -16,6 +16,9 @@ import (
 // is why the agent sends it only to a client that opted in with
 // _meta.terminal_update.)
 func TestTSClientLocalExec(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: TestTSClientGoAgent is the -short interop check")
+	}
 	bin := requireAcpterm(t)
 	for _, tc := range []struct {
 		name, meta string

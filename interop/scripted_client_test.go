@@ -31,6 +31,9 @@ func serveShellAgent() error {
 // against the built-in agent (internal/shellagent) served by the re-executed
 // test binary.
 func TestScriptedClientShellAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a scripted TypeScript client session")
+	}
 	requireNode(t)
 	defer goleak.VerifyNone(t)
 	ctx := testCtx(t, time.Minute)
@@ -50,6 +53,9 @@ func TestScriptedClientShellAgent(t *testing.T) {
 
 // TestScriptedClientCLI: the same against `acpterm agent`.
 func TestScriptedClientCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a scripted TypeScript client session, through the binary")
+	}
 	bin := requireAcpterm(t)
 	defer goleak.VerifyNone(t)
 	ctx := testCtx(t, time.Minute)

@@ -215,6 +215,9 @@ func TestTSClientGoAgent(t *testing.T) {
 // TestGoClientTSAgent: the Go SDK's client (acp.StartAgent) against the
 // official SDK's agent, ts/sdk-agent.mjs.
 func TestGoClientTSAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: TestTSClientGoAgent is the -short interop check")
+	}
 	requireNode(t)
 	defer goleak.VerifyNone(t)
 	ctx := testCtx(t, time.Minute)

@@ -207,6 +207,9 @@ func reportLines(t *testing.T, chunks []string) []obj {
 // client around terminal.Manager: the runtime and the acp package, without
 // the CLI.
 func TestTerminalAgentGoClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: every case of the TypeScript terminal agent")
+	}
 	requireNode(t)
 	defer goleak.VerifyNone(t)
 	ctx := testCtx(t, 2*time.Minute)
@@ -257,6 +260,9 @@ func TestTerminalAgentGoClient(t *testing.T) {
 // TestTerminalAgentCLI runs the terminal agent under `acpterm run --format
 // json --approve-all` and checks the agent's report and the CLI's own events.
 func TestTerminalAgentCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: every case of the TypeScript terminal agent, through the binary")
+	}
 	bin := requireAcpterm(t)
 	defer goleak.VerifyNone(t)
 	ctx := testCtx(t, 2*time.Minute)
@@ -340,6 +346,9 @@ func TestTerminalAgentCLI(t *testing.T) {
 // commands and permissions (--deny-all), a refusal (4), a crash (3) and
 // Ctrl-C (session/cancel, 130).
 func TestCLIExitStatus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the TypeScript agent through the binary")
+	}
 	bin := requireAcpterm(t)
 	defer goleak.VerifyNone(t)
 	agent := []string{"--", nodeBin, script("terminal-agent.mjs")}

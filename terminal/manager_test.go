@@ -728,7 +728,10 @@ func TestDecide(t *testing.T) {
 }
 
 func TestManyConcurrentTerminals(t *testing.T) {
-	const n = 500
+	n := 500
+	if testing.Short() {
+		n = 50
+	}
 	m := newTestManager(t, &Options{Policy: &Policy{MaxTerminalsPerSession: n}})
 	infos := make([]Info, n)
 	var wg sync.WaitGroup

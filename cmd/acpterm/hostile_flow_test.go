@@ -269,6 +269,9 @@ func readPeak(t *testing.T, path string) int64 {
 // and queueing instead of building the replies up, answers as the agent
 // reads, and ends promptly when the agent ends the turn and exits.
 func TestHostileFlowFlood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: pipelines 300 calls on a 16 MiB terminal")
+	}
 	t.Parallel()
 	bin := plainAcpterm(t)
 	report := filepath.Join(t.TempDir(), "peak")
@@ -287,6 +290,9 @@ func TestHostileFlowFlood(t *testing.T) {
 // TestHostileFlowHugeMessage: a 60 MiB session/update costs acpterm at most
 // about three times its size, in either output format.
 func TestHostileFlowHugeMessage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: sends 60 MiB messages")
+	}
 	t.Parallel()
 	bin := plainAcpterm(t)
 	for _, format := range []string{"text", "json"} {

@@ -12,6 +12,9 @@ import (
 // The probe, run under acpterm's own client, must find every normative
 // case passing: the conformance bar CI holds acpterm to.
 func TestProbeAgainstRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the whole probe through the binary")
+	}
 	t.Parallel()
 	report := filepath.Join(t.TempDir(), "probe.json")
 	r := acpterm(t, opts{}, "run", "--approve-all", "-p", "go", "--", acptermBin, "probe", "--json", report)

@@ -319,6 +319,9 @@ func TestNilResultIsNull(t *testing.T) {
 }
 
 func TestLargeResult(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a 50 MiB result")
+	}
 	const size = 50 << 20
 	big := strings.Repeat("x", size)
 	a, _ := connPair(t, memPipes, nil, HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
