@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // EventKind says what happened to a terminal.
@@ -46,8 +47,11 @@ type Event struct {
 	TerminalID string
 	// Info is set on EventCreated.
 	Info *Info
-	// Data is set on EventOutput. It is shared between subscribers: do not
-	// modify it.
+	// Data is set on EventOutput. It belongs to the subscription and is
+	// valid until the next call to Next: copy what must be kept longer.
+	// Consecutive output of one terminal that queued up while the
+	// subscriber was busy arrives as one event, so chunks have no meaning
+	// beyond their order.
 	Data []byte
 	// Dropped counts the output bytes of this terminal that this
 	// subscriber did not get just before this event, because it fell
@@ -77,6 +81,20 @@ const maxQueuedControl = 1 << 16
 // terminals: events queue per subscriber, output up to
 // Options.SubscriberBuffer bytes, and output that does not fit is dropped
 // and counted in the next event of the same terminal (Event.Dropped).
+//
+// Output is copied into buffers of the subscription's own, which it
+// reuses once the subscriber is done with them (the next call to Next),
+// and output that arrives while the last queued event is output of the
+// same terminal is appended to that event. A subscriber that is slower
+// than a command therefore gets fewer, larger events, and a fast one costs
+// the command's reader a copy per chunk, not an allocation.
+//
+// A subscriber waiting in Next is woken for output within
+// outputWakeDelay, or at once when a quarter of its buffer is queued,
+// rather than for every read of the pipe: waking a goroutine costs more
+// than handling a chunk, and a command that writes as fast as it can
+// would otherwise pay that cost thousands of times a second. Other events
+// wake it at once.
 type Subscription struct {
 	m          *Manager
 	sessionID  string // "" for all sessions
@@ -90,12 +108,32 @@ type Subscription struct {
 	qBytes   int
 	nControl int
 	gaps     map[string]uint64 // terminal key -> output bytes dropped
+	lent     []byte            // Data of the output event Next returned last
+	spare    [][]byte          // output buffers to reuse, empty
 	closed   bool
 	err      error
 	wake     chan struct{}
+	waiting  bool        // Next waits for an event
+	timer    *time.Timer // wakes a waiting Next for output
+	armed    bool        // timer runs or fired and was not received yet
 }
 
+const (
+	// minOutBuf is the smallest output buffer a subscription allocates.
+	minOutBuf = 16 << 10
+	// maxSpareBufs bounds the output buffers a subscription keeps for
+	// reuse: one being filled while the subscriber reads another is the
+	// steady state of one busy terminal.
+	maxSpareBufs = 2
+	// outputWakeDelay is how long output may wait for a subscriber that
+	// waits in Next: too short to see, long enough to gather many reads
+	// of a busy pipe into one event.
+	outputWakeDelay = 2 * time.Millisecond
+)
+
 func newSubscription(m *Manager, sessionID, terminalID string) *Subscription {
+	timer := time.NewTimer(outputWakeDelay)
+	timer.Stop()
 	return &Subscription{
 		m:          m,
 		sessionID:  sessionID,
@@ -104,6 +142,7 @@ func newSubscription(m *Manager, sessionID, terminalID string) *Subscription {
 		gaps:       map[string]uint64{},
 		wake:       make(chan struct{}, 1),
 		err:        ErrSubscriptionClosed,
+		timer:      timer,
 	}
 }
 
@@ -119,9 +158,20 @@ func (s *Subscription) deliver(ev Event, key string) {
 			s.gaps[key] += uint64(len(ev.Data))
 			return
 		}
+		if last := s.lastQueued(); last != nil && last.Kind == EventOutput &&
+			last.TerminalID == ev.TerminalID && last.SessionID == ev.SessionID && s.gaps[key] == 0 {
+			// The subscriber has not taken the previous chunk yet, and
+			// nothing was dropped in between: one event carries both.
+			last.Data = s.appendOutput(last.Data, ev.Data)
+			s.qBytes += len(ev.Data)
+			s.wakeForOutput()
+			return
+		}
+		ev.Data = s.appendOutput(s.buffer(len(ev.Data)), ev.Data)
 	} else if s.nControl >= maxQueuedControl {
 		s.closed, s.err = true, ErrSubscriberOverflow
 		s.q, s.head, s.qBytes, s.nControl = nil, 0, 0, 0
+		s.lent, s.spare = nil, nil
 		s.signal()
 		return
 	}
@@ -146,7 +196,69 @@ func (s *Subscription) deliver(ev Event, key string) {
 		// A single-terminal subscription ends with its terminal.
 		s.closed = true
 	}
-	s.signal()
+	if ev.Kind == EventOutput {
+		s.wakeForOutput()
+	} else {
+		s.signal()
+	}
+}
+
+// wakeForOutput wakes a waiting Next for the output just queued: at once
+// when a quarter of the buffer is taken, else by the timer, which a
+// first chunk starts and later ones leave running.
+func (s *Subscription) wakeForOutput() {
+	switch {
+	case !s.waiting:
+		// Next will find the output without being woken.
+	case s.qBytes >= s.limit/4:
+		s.signal()
+	case !s.armed:
+		s.armed = true
+		s.timer.Reset(outputWakeDelay)
+	}
+}
+
+// lastQueued is the newest event the subscriber has not taken, or nil.
+func (s *Subscription) lastQueued() *Event {
+	if s.head < len(s.q) {
+		return &s.q[len(s.q)-1]
+	}
+	return nil
+}
+
+// buffer returns an empty output buffer for at least n bytes.
+func (s *Subscription) buffer(n int) []byte {
+	if k := len(s.spare); k > 0 {
+		b := s.spare[k-1]
+		s.spare[k-1] = nil
+		s.spare = s.spare[:k-1]
+		if cap(b) >= n {
+			return b
+		}
+	}
+	return make([]byte, 0, min(max(n, minOutBuf), max(s.limit, n)))
+}
+
+// appendOutput appends p to buf, growing it at most to the limit, which
+// one event never exceeds, so that grown buffers stay reusable.
+func (s *Subscription) appendOutput(buf, p []byte) []byte {
+	if n := len(buf) + len(p); n > cap(buf) {
+		nb := make([]byte, len(buf), min(max(2*cap(buf), n), max(s.limit, n)))
+		copy(nb, buf)
+		buf = nb
+	}
+	return append(buf, p...)
+}
+
+// reclaim takes back the buffer of the output event Next returned last.
+func (s *Subscription) reclaim() {
+	if s.lent == nil {
+		return
+	}
+	if len(s.spare) < maxSpareBufs && cap(s.lent) <= max(s.limit, minOutBuf) {
+		s.spare = append(s.spare, s.lent[:0])
+	}
+	s.lent = nil
 }
 
 func (s *Subscription) signal() {
@@ -158,16 +270,25 @@ func (s *Subscription) signal() {
 
 // Next returns the next event, waiting for one until ctx is done. After
 // the subscription is closed it returns the events still queued, then
-// ErrSubscriptionClosed (or ErrSubscriberOverflow).
+// ErrSubscriptionClosed (or ErrSubscriberOverflow). Calling it again ends
+// the previous output event's hold on its Data, which the subscription
+// reuses; one goroutine at a time should call it.
 func (s *Subscription) Next(ctx context.Context) (Event, error) {
+	fired := false
 	for {
 		s.mu.Lock()
+		s.waiting = false
+		if fired {
+			s.armed, fired = false, false
+		}
+		s.reclaim()
 		if s.head < len(s.q) {
 			ev := s.q[s.head]
 			s.q[s.head] = Event{}
 			s.head++
 			if ev.Kind == EventOutput {
 				s.qBytes -= len(ev.Data)
+				s.lent = ev.Data
 			} else {
 				s.nControl--
 			}
@@ -179,10 +300,16 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 			s.mu.Unlock()
 			return Event{}, err
 		}
+		s.waiting = true
 		s.mu.Unlock()
 		select {
 		case <-s.wake:
+		case <-s.timer.C:
+			fired = true
 		case <-ctx.Done():
+			s.mu.Lock()
+			s.waiting = false
+			s.mu.Unlock()
 			return Event{}, ctx.Err()
 		}
 	}
@@ -194,6 +321,8 @@ func (s *Subscription) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.q, s.head, s.qBytes, s.nControl = nil, 0, 0, 0
+	s.lent, s.spare = nil, nil
+	s.timer.Stop()
 	s.mu.Unlock()
 	s.signal()
 }

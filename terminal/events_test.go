@@ -3,15 +3,18 @@
 package terminal
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 )
 
 // collect reads a subscription until it has seen the Released event of
-// terminalID.
+// terminalID. The events keep copies of their data.
 func collect(t *testing.T, sub *Subscription, terminalID string) []Event {
 	t.Helper()
 	var evs []Event
@@ -23,6 +26,7 @@ func collect(t *testing.T, sub *Subscription, terminalID string) []Event {
 		if ev.TerminalID != terminalID {
 			continue
 		}
+		ev.Data = bytes.Clone(ev.Data)
 		evs = append(evs, ev)
 		if ev.Kind == EventReleased {
 			return evs
@@ -175,4 +179,115 @@ func TestSubscriptionClose(t *testing.T) {
 		t.Errorf("Next after Close: %v", err)
 	}
 	_, _ = runTerminal(t, m, Request{Command: "echo x"}) // nothing delivered, nothing blocks
+}
+
+// TestSubscriptionStreamsInOrder: however the reads of a command's output
+// are grouped into events, and while each event's buffer is reused after
+// the next call to Next, a subscriber that uses Data before that call sees
+// every byte once, in order.
+func TestSubscriptionStreamsInOrder(t *testing.T) {
+	// A buffer larger than the output: a busy machine may delay the
+	// reader here, but nothing may be dropped.
+	m := newTestManager(t, &Options{SubscriberBuffer: 4 << 20})
+	sub, _ := m.Subscribe("", "")
+	defer sub.Close()
+	info := mustCreate(t, m, Request{Command: "seq 1 200000"})
+	var got bytes.Buffer
+	for done := false; !done; {
+		ev, err := sub.Next(testCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Dropped != 0 {
+			t.Fatalf("dropped %d bytes", ev.Dropped)
+		}
+		got.Write(ev.Data)
+		done = ev.Kind == EventExited
+	}
+	mustRelease(t, m, info)
+	var want bytes.Buffer
+	for i := 1; i <= 200000; i++ {
+		fmt.Fprintln(&want, i)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Errorf("got %d bytes, want the %d of seq", got.Len(), want.Len())
+	}
+}
+
+// deliverOutput hands a subscription a chunk of a terminal's output, as
+// the terminal's reader does.
+func deliverOutput(s *Subscription, sessionID, terminalID, data string) {
+	s.deliver(Event{Kind: EventOutput, SessionID: sessionID, TerminalID: terminalID, Data: []byte(data)},
+		termKey(sessionID, terminalID))
+}
+
+func wantEvent(t *testing.T, sub *Subscription, kind EventKind, terminalID, data string, dropped uint64) {
+	t.Helper()
+	ev, err := sub.Next(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Kind != kind || ev.TerminalID != terminalID || string(ev.Data) != data || ev.Dropped != dropped {
+		t.Fatalf("got %v %s %q dropped %d, want %v %s %q dropped %d",
+			ev.Kind, ev.TerminalID, ev.Data, ev.Dropped, kind, terminalID, data, dropped)
+	}
+}
+
+// TestSubscriptionMergesOutput: output queued while the subscriber is busy
+// is merged into one event per run of one terminal's output; another
+// terminal's output, another kind of event or a gap starts a new one.
+func TestSubscriptionMergesOutput(t *testing.T) {
+	m := newTestManager(t, &Options{SubscriberBuffer: 16})
+	sub, _ := m.Subscribe("", "")
+	defer sub.Close()
+	deliverOutput(sub, "s", "a", "one ")
+	deliverOutput(sub, "s", "a", "two")
+	deliverOutput(sub, "s", "b", "b1")
+	deliverOutput(sub, "s", "a", "xx") // a is not the last queued: no merge
+	wantEvent(t, sub, EventOutput, "a", "one two", 0)
+	deliverOutput(sub, "s", "a", "3")            // merges with the queued "xx"
+	deliverOutput(sub, "s", "a", "far too much") // does not fit: dropped
+	deliverOutput(sub, "s", "a", "y")            // after a gap: its own event
+	deliverOutput(sub, "s", "a", "z")
+	sub.deliver(Event{Kind: EventExited, SessionID: "s", TerminalID: "a", Status: &ExitStatus{}}, termKey("s", "a"))
+	deliverOutput(sub, "s", "a", "after")
+	wantEvent(t, sub, EventOutput, "b", "b1", 0)
+	wantEvent(t, sub, EventOutput, "a", "xx3", 0)
+	wantEvent(t, sub, EventOutput, "a", "yz", 12)
+	wantEvent(t, sub, EventExited, "a", "", 0)
+	wantEvent(t, sub, EventOutput, "a", "after", 0)
+	// Buffers are reused once the subscriber has moved on.
+	deliverOutput(sub, "s", "a", "again")
+	wantEvent(t, sub, EventOutput, "a", "again", 0)
+}
+
+// TestSubscriptionWakesForOutput: a subscriber waiting in Next gets output
+// without more events behind it, whether it is a little (the timer) or a
+// quarter of the buffer (at once).
+func TestSubscriptionWakesForOutput(t *testing.T) {
+	m := newTestManager(t, &Options{SubscriberBuffer: 64})
+	sub, _ := m.Subscribe("", "")
+	defer sub.Close()
+	ctx := testCtx(t)
+	for _, data := range []string{"x", strings.Repeat("q", 16), "y"} {
+		got := make(chan string, 1)
+		go func() {
+			ev, _ := sub.Next(ctx)
+			got <- string(ev.Data)
+		}()
+		// Deliver once Next waits, so that it has to be woken.
+		for waiting := false; !waiting; {
+			if ctx.Err() != nil {
+				t.Fatal("Next never waited")
+			}
+			runtime.Gosched()
+			sub.mu.Lock()
+			waiting = sub.waiting
+			sub.mu.Unlock()
+		}
+		deliverOutput(sub, "s", "a", data)
+		if ev := <-got; ev != data {
+			t.Fatalf("woken with %q, want %q", ev, data)
+		}
+	}
 }

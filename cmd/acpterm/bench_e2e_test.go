@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -60,8 +61,11 @@ func benchCaptureAgent() int {
 }
 
 // BenchmarkRunCapture times `acpterm run` through a whole turn whose one
-// command writes 200 MiB, in text and JSON output, against the same
-// pipeline into cat, alternating the two so that machine noise hits both.
+// command writes 200 MiB, in text output, in text output on a terminal
+// (the live region) and in JSON output, against the same pipeline into
+// cat, alternating the two so that machine noise hits both. acpterm's
+// stdout goes to /dev/null, as cat's does; on a terminal, the benchmark
+// reads the terminal as fast as acpterm writes.
 //
 //	go test ./cmd/acpterm -run '^$' -bench RunCapture -benchtime 5x
 func BenchmarkRunCapture(b *testing.B) {
@@ -71,12 +75,24 @@ func BenchmarkRunCapture(b *testing.B) {
 		b.Fatal(err)
 	}
 	dir := b.TempDir()
-	for _, format := range []string{"text", "json"} {
-		b.Run(format, func(b *testing.B) {
+	env := []string{fakeAgentEnv + "=bench-capture"}
+	variants := []struct {
+		name string
+		time func(b *testing.B, dir string, env []string, name string, args ...string) float64
+		args []string
+	}{
+		{"text", timeCmd, []string{"run", "--approve-all", "-p", "go", "--", exe}},
+		{"text-tty", timeOnPTY, []string{"run", "--approve-all", "-p", "go", "--", exe}},
+		{"json", timeCmd, []string{"run", "--format", "json", "--approve-all", "-p", "go", "--", exe}},
+	}
+	for _, v := range variants {
+		b.Run(v.name, func(b *testing.B) {
+			if v.time == nil {
+				b.Skip("no pseudo-terminals here")
+			}
 			var acp, cat []float64
 			for b.Loop() {
-				acp = append(acp, timeCmd(b, dir, []string{fakeAgentEnv + "=bench-capture"},
-					bin, "run", "--format", format, "--approve-all", "-p", "go", "--", exe))
+				acp = append(acp, v.time(b, dir, env, bin, v.args...))
 				cat = append(cat, timeCmd(b, dir, nil, "sh", "-c", benchPipeline+" | cat > /dev/null"))
 			}
 			ma, mc := median(acp), median(cat)
@@ -98,14 +114,22 @@ func terminalID(res json.RawMessage) (string, error) {
 	return term.TerminalID, nil
 }
 
-// timeCmd runs a command to the end and returns its wall time in seconds.
+// timeCmd runs a command to the end, its stdout into /dev/null, and
+// returns its wall time in seconds.
 func timeCmd(b *testing.B, dir string, env []string, name string, args ...string) float64 {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devNull.Close()
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = devNull, &stderr
 	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("%s %q: %v\n%.2000s", name, args, err, out)
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("%s %q: %v\n%.2000s", name, args, err, stderr.Bytes())
 	}
 	return time.Since(start).Seconds()
 }
@@ -115,3 +139,7 @@ func median(xs []float64) float64 {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// timeOnPTY times a command on a pseudo-terminal, where there are some
+// (bench_e2e_pty_linux_test.go); nil elsewhere.
+var timeOnPTY func(b *testing.B, dir string, env []string, name string, args ...string) float64

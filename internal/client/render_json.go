@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,12 +21,19 @@ type jsonRenderer struct {
 	w     io.Writer
 	now   Clock
 	terms map[string]*jsonTerm
-	err   error // first write error; later writes are skipped
+	err   error  // first write error; later writes are skipped
+	line  []byte // a terminal_output line being made, reused
+	join  []byte // a carried sequence and the chunk it continues, reused
 }
+
+// maxKeptLine bounds the capacity of the buffers kept for the next
+// terminal_output line; a rare larger one is left to the collector.
+const maxKeptLine = 4 << 20
 
 type jsonTerm struct {
 	started time.Time
 	carry   []byte // an incomplete UTF-8 sequence at the end of the last chunk
+	prefix  string // a terminal_output line up to its data (outputPrefix)
 }
 
 // NewJSONRenderer returns the renderer of --format json, writing to w.
@@ -220,17 +226,7 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 			t = &jsonTerm{started: r.now()}
 			r.terms[ev.TerminalID] = t
 		}
-		if ev.Dropped > 0 {
-			t.carry = nil // the sequence it began is gone
-		}
-		data := append(t.carry, ev.Data...)
-		whole, carry := utf8Carry(data)
-		t.carry = append([]byte(nil), carry...)
-		if len(whole) == 0 && ev.Dropped == 0 {
-			return
-		}
-		r.emit(jsonTerminalOutput{Event: "terminal_output", TerminalID: ev.TerminalID,
-			Data: strings.ToValidUTF8(string(whole), "\uFFFD"), Dropped: ev.Dropped})
+		r.output(t, ev)
 	case terminal.EventExited:
 		var d time.Duration
 		if t != nil {
@@ -252,6 +248,50 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 	case terminal.EventReleased:
 		delete(r.terms, ev.TerminalID)
 	}
+}
+
+// output writes a terminal_output event: ev.Data after what was carried
+// from the previous one, up to an incomplete character at its end, which
+// is carried to the next.
+func (r *jsonRenderer) output(t *jsonTerm, ev terminal.Event) {
+	if ev.Dropped > 0 {
+		t.carry = t.carry[:0] // the sequence it began is gone
+	}
+	data := ev.Data
+	if len(t.carry) > 0 {
+		r.join = append(append(r.join[:0], t.carry...), data...)
+		data = r.join
+	}
+	whole, carry := utf8Carry(data)
+	t.carry = append(t.carry[:0], carry...)
+	if len(whole) == 0 && ev.Dropped == 0 {
+		return
+	}
+	if r.err != nil {
+		return
+	}
+	if t.prefix == "" {
+		t.prefix = outputPrefix(ev.TerminalID)
+	}
+	r.line = appendTerminalOutput(r.line[:0], t.prefix, whole, ev.Dropped)
+	_, r.err = r.w.Write(r.line)
+	if cap(r.line) > maxKeptLine {
+		r.line = nil
+	}
+	if cap(r.join) > maxKeptLine {
+		r.join = nil
+	}
+}
+
+// outputPrefix is the start of a terminal's terminal_output lines, up to
+// the opening quote of their data, encoded as emit encodes it.
+func outputPrefix(terminalID string) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(terminalID) // a string always encodes
+	id := textsafe.JSON(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return `{"event":"terminal_output","terminalId":` + string(id) + `,"data":"`
 }
 
 func (r *jsonRenderer) Permission(p PermissionEvent) {

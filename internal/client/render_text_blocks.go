@@ -1,0 +1,128 @@
+package client
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/sandbox"
+)
+
+// Blocks printed once a tool call or terminal is over: its status, the
+// tail of its output and how it ended.
+
+// toolBlock is a tool call as printed once it is over: its status, title
+// and kind, then for each terminal the tail of its output and how it ended.
+func (r *textRenderer) toolBlock(tv *toolView, now time.Time) string {
+	var b strings.Builder
+	var mark string
+	switch {
+	case tv.status == acp.ToolCallStatusCompleted:
+		mark = r.st.green("✓")
+	case tv.status == acp.ToolCallStatusFailed:
+		mark = r.st.red("✗")
+	case tv.cancelled:
+		mark = r.st.yellow("⊘")
+	default:
+		mark = r.st.yellow("…")
+	}
+	b.WriteString(mark + " " + r.st.bold(tv.title) + r.st.dim(kindSuffix(tv.kind)))
+	if !toolDone(tv.status) {
+		if tv.cancelled {
+			b.WriteString(r.st.dim(" (cancelled)"))
+		} else {
+			b.WriteString(r.st.dim(" (unfinished)"))
+		}
+	}
+	b.WriteString("\n")
+	// An agent may add a command's output as text beside its terminal, for
+	// clients that show no terminal (acp.AgentConn.RunCommand does); when
+	// acpterm ran the terminal its tail is printed below, and the text
+	// would print the output twice.
+	texts := tv.texts
+	for _, id := range tv.terminals {
+		if r.terms[id] != nil {
+			texts = nil
+			break
+		}
+	}
+	for i, l := range texts {
+		if i == r.o.TailLines {
+			b.WriteString(r.st.dim(fmt.Sprintf("  │ … %d more lines", len(texts)-i)) + "\n")
+			break
+		}
+		b.WriteString(r.st.dim("  │ ") + clip(l, r.lineWidth(4)) + "\n")
+	}
+	for _, p := range tv.diffs {
+		b.WriteString(r.st.dim("  │ edit ") + p + "\n")
+	}
+	for _, id := range tv.terminals {
+		if term := r.terms[id]; term != nil {
+			r.writeTerminal(&b, term, now)
+		}
+	}
+	return b.String()
+}
+
+// termBlock is a terminal no tool call embedded.
+func (r *textRenderer) termBlock(tv *termView, now time.Time) string {
+	var b strings.Builder
+	b.WriteString(r.st.bold("$ "+tv.command) + "\n")
+	r.writeTerminal(&b, tv, now)
+	return b.String()
+}
+
+func (r *textRenderer) writeTerminal(b *strings.Builder, tv *termView, now time.Time) {
+	lines, above := tv.tail.Tail(r.o.TailLines)
+	if above > 0 {
+		fmt.Fprintf(b, "%s\n", r.st.dim(fmt.Sprintf("  │ … %d lines above", above)))
+	}
+	for _, l := range lines {
+		b.WriteString(r.st.dim("  │ ") + clip(l, r.lineWidth(4)) + "\n")
+	}
+	end := tv.ended
+	if tv.status == nil {
+		end = now
+	}
+	status := statusText(tv.status)
+	if statusFailed(tv.status) {
+		status = r.st.red(status)
+	} else if tv.status != nil {
+		status = r.st.green(status)
+	}
+	notes := " · " + formatDuration(end.Sub(tv.started))
+	if !tv.display && tv.tail.bytes > tv.limit {
+		notes += fmt.Sprintf(" · output truncated: the agent saw only the last %s", formatBytes(tv.limit))
+	}
+	if tv.tail.skipped > 0 {
+		notes += fmt.Sprintf(" · %s not shown here (display fell behind)", formatBytes(tv.tail.skipped))
+	}
+	if tv.sandbox != "" {
+		notes += " · " + tv.sandbox
+	}
+	b.WriteString(r.st.dim("  └ ") + status + r.st.dim(notes) + "\n")
+}
+
+// sandboxNote says in a few words how a command was confined
+// ("sandbox: workspace-write, network denied"); "" when it was not.
+func sandboxNote(a *sandbox.Applied) string {
+	if a == nil || (a.Mode == sandbox.Off && a.Network == sandbox.AllowNetwork) {
+		return ""
+	}
+	var parts []string
+	if a.Mode != sandbox.Off {
+		parts = append(parts, a.Mode.String())
+	}
+	if a.Network == sandbox.DenyNetwork {
+		parts = append(parts, "network denied")
+	}
+	note := "sandbox: " + strings.Join(parts, ", ")
+	if len(a.Missing) > 0 {
+		// Best effort: the kernel's messages, not the agent's, but kept
+		// to one line all the same.
+		note += " (partial: " + textsafe.Line(strings.Join(a.Missing, "; ")) + ")"
+	}
+	return note
+}
