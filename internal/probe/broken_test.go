@@ -120,6 +120,7 @@ func (k keepsReleased) ReleaseTerminal(ctx context.Context, req *acp.ReleaseTerm
 }
 
 func TestBrokenClients(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		result   Result
 		observed string // a part of Observed
@@ -188,6 +189,7 @@ func TestBrokenClients(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			m := newManager(t)
 			client := &termClient{TerminalHandler: tt.wrap(m), recorder: &recorder{}}
 			var ids []string

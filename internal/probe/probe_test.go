@@ -185,6 +185,7 @@ func checkSummary(t *testing.T, rep *Report) {
 // runtime: every normative case must pass, and the informational ones
 // must see what the runtime is documented to do.
 func TestAcptermClient(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	client := &termClient{TerminalHandler: m, recorder: &recorder{}}
 	start := time.Now()
@@ -284,6 +285,7 @@ func TestAcptermClient(t *testing.T) {
 }
 
 func TestClientWithoutTerminals(t *testing.T) {
+	t.Parallel()
 	client := &recorder{}
 	rep, _ := probe(t, client, nil, nil)
 	checkSummary(t, rep)
@@ -302,6 +304,7 @@ func TestClientWithoutTerminals(t *testing.T) {
 }
 
 func TestCancelSkipsTheRest(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	client := &termClient{TerminalHandler: m, recorder: &recorder{calls: make(chan *acp.ToolCall, 8)}}
 	path := filepath.Join(t.TempDir(), "report.json")
@@ -338,6 +341,7 @@ func TestCancelSkipsTheRest(t *testing.T) {
 }
 
 func TestBusySessionAndUnknownSession(t *testing.T) {
+	t.Parallel()
 	m := newManager(t)
 	client := &termClient{TerminalHandler: m, recorder: &recorder{calls: make(chan *acp.ToolCall, 8)}}
 	s := connect(t, client, m, &Options{Cases: []string{"concurrent-waits"}})
