@@ -16,6 +16,19 @@ type handler struct {
 	perm *approver
 	r    Renderer
 	disp *displayTerminals // session updates go through it to r
+	// shown holds terminal/create's answer until the renderer has the
+	// terminal; nil answers at once.
+	shown *shownGate
+}
+
+// CreateTerminal serves terminal/create, answering once the renderer has
+// shown the terminal (see shownGate).
+func (h *handler) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
+	resp, err := h.Manager.CreateTerminal(ctx, req)
+	if err == nil && h.shown != nil {
+		h.shown.wait(ctx, string(req.SessionID), string(resp.TerminalID))
+	}
+	return resp, err
 }
 
 var (

@@ -135,17 +135,3 @@ func clip(s string, width int) string {
 	}
 	return s
 }
-
-// utf8Carry splits off an incomplete UTF-8 sequence at the end of p, which
-// the next chunk of the same stream will complete.
-func utf8Carry(p []byte) (whole, carry []byte) {
-	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax+1; i-- {
-		if utf8.RuneStart(p[i]) {
-			if !utf8.FullRune(p[i:]) {
-				return p[:i], p[i:]
-			}
-			break
-		}
-	}
-	return p, nil
-}

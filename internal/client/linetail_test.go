@@ -72,22 +72,6 @@ func TestClip(t *testing.T) {
 	}
 }
 
-func TestUTF8Carry(t *testing.T) {
-	for _, tt := range []struct{ in, whole, carry string }{
-		{"abc", "abc", ""},
-		{"ab\xe2\x82", "ab", "\xe2\x82"},
-		{"ab\xe2\x82\xac", "ab\xe2\x82\xac", ""},
-		{"\xf0\x9f\x98", "", "\xf0\x9f\x98"},
-		{"a\xff", "a\xff", ""}, // invalid, not incomplete: replaced later
-		{"", "", ""},
-	} {
-		w, c := utf8Carry([]byte(tt.in))
-		if string(w) != tt.whole || string(c) != tt.carry {
-			t.Errorf("utf8Carry(%q) = %q, %q; want %q, %q", tt.in, w, c, tt.whole, tt.carry)
-		}
-	}
-}
-
 // FuzzDisplay checks what reaches the screen from arbitrary command output:
 // valid UTF-8 without control characters, at most the lines asked for,
 // and counts that add up.

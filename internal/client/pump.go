@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/acpterm/acpterm/terminal"
@@ -14,12 +15,70 @@ import (
 func (d *driver) pumpEvents(sub *terminal.Subscription) {
 	defer d.wg.Done()
 	defer sub.Close()
+	defer d.shown.stop()
 	for {
 		ev, err := sub.Next(context.Background())
 		if err != nil {
 			return
 		}
 		d.r.TerminalEvent(ev)
+		switch ev.Kind {
+		case terminal.EventCreated:
+			d.shown.mark(ev.SessionID, ev.TerminalID)
+		case terminal.EventReleased:
+			d.shown.forget(ev.SessionID, ev.TerminalID)
+		}
+	}
+}
+
+// shownGate lets terminal/create answer only once the renderer has shown
+// the new terminal, so that whatever the agent sends about it afterwards
+// (the tool call that embeds it) comes after it in the output, as the
+// agent sent them.
+type shownGate struct {
+	mu      sync.Mutex
+	shown   map[string]chan struct{} // closed once the renderer has it
+	stopped chan struct{}            // closed when the pump ends
+}
+
+func newShownGate() *shownGate {
+	return &shownGate{shown: make(map[string]chan struct{}), stopped: make(chan struct{})}
+}
+
+// ch is the channel of one terminal, made on first use. g.mu is held.
+func (g *shownGate) ch(sessionID, terminalID string) chan struct{} {
+	key := sessionID + "\x00" + terminalID
+	c, ok := g.shown[key]
+	if !ok {
+		c = make(chan struct{})
+		g.shown[key] = c
+	}
+	return c
+}
+
+func (g *shownGate) mark(sessionID, terminalID string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	close(g.ch(sessionID, terminalID)) // Created comes once per terminal
+}
+
+func (g *shownGate) forget(sessionID, terminalID string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.shown, sessionID+"\x00"+terminalID)
+}
+
+func (g *shownGate) stop() { close(g.stopped) }
+
+// wait returns once the terminal was shown, the pump ended or ctx ended.
+func (g *shownGate) wait(ctx context.Context, sessionID, terminalID string) {
+	g.mu.Lock()
+	c := g.ch(sessionID, terminalID)
+	g.mu.Unlock()
+	select {
+	case <-c:
+	case <-g.stopped:
+	case <-ctx.Done():
 	}
 }
 

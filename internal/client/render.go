@@ -92,40 +92,27 @@ func trimZero(s string) string {
 	return s
 }
 
-// statusText describes an exit status for people.
+// statusText describes an exit status for people, in the words
+// terminal.ExitStatus.String uses everywhere. A display terminal's signal
+// is the agent's text, hence textsafe.Line.
 func statusText(st *terminal.ExitStatus) string {
 	if st == nil {
 		return "still running"
 	}
-	var s string
-	switch {
-	case st.Signal != "":
-		s = "killed by " + textsafe.Line(st.Signal) // a display terminal's is the agent's
-	case st.ExitCode != nil:
-		s = fmt.Sprintf("exit %d", *st.ExitCode)
-	default:
-		s = "exited"
-	}
-	if st.TimedOut {
-		s = "timed out, " + s
-	}
-	return s
+	return textsafe.Line(st.String())
 }
 
 func statusFailed(st *terminal.ExitStatus) bool {
 	return st != nil && (st.Signal != "" || st.TimedOut || (st.ExitCode != nil && *st.ExitCode != 0))
 }
 
-// commandLine is how a terminal's command is shown and reported: a shell
-// line as it is, an argv with each word quoted (textsafe.Quote). It is the
-// agent's text: the text renderer passes it through textsafe.Line, and a
-// permission question shows promptCommand instead.
+// commandLine is how a terminal's command is shown and reported
+// (textsafe.CommandLine: a shell line as it is, an argv with each word
+// quoted). It is the agent's text: the text renderer passes it through
+// textsafe.Line, and a permission question shows promptCommand instead.
 func commandLine(info *terminal.Info) string {
 	if info == nil {
 		return ""
 	}
-	if len(info.Args) == 0 {
-		return info.Command
-	}
-	return textsafe.QuoteArgs(append([]string{info.Command}, info.Args...))
+	return textsafe.CommandLine(info.Command, info.Args)
 }

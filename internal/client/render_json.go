@@ -10,6 +10,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/utf8cut"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -262,7 +263,8 @@ func (r *jsonRenderer) output(t *jsonTerm, ev terminal.Event) {
 		r.join = append(append(r.join[:0], t.carry...), data...)
 		data = r.join
 	}
-	whole, carry := utf8Carry(data)
+	n := len(data) - utf8cut.IncompleteSuffix(data)
+	whole, carry := data[:n], data[n:]
 	t.carry = append(t.carry[:0], carry...)
 	if len(whole) == 0 && ev.Dropped == 0 {
 		return

@@ -2,10 +2,10 @@ package client
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/utf8cut"
 )
 
 // Streamed text: the agent's messages and thoughts, cut into lines as
@@ -42,15 +42,12 @@ const maxProseLine = 64 << 10
 // at a character start whenever it reaches maxProseLine.
 func (r *textRenderer) addPartial(s string) {
 	for len(r.partial)+len(s) > maxProseLine {
-		k := maxProseLine - len(r.partial)
-		// Back up to a character start, at most a character's length (the
-		// text may not be UTF-8 at all).
-		for j := 0; j < utf8.UTFMax-1 && k > 0 && !utf8.RuneStart(s[k]); j++ {
-			k--
-		}
-		r.partial = append(r.partial, s[:k]...)
+		// Cut at a character start (utf8cut backs up at most a
+		// character's length: the text may not be UTF-8 at all).
+		head := utf8cut.Head(s, maxProseLine-len(r.partial))
+		r.partial = append(r.partial, head...)
 		r.pushLine()
-		s = s[k:]
+		s = s[len(head):]
 	}
 	r.partial = append(r.partial, s...)
 }

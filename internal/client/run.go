@@ -175,8 +175,10 @@ type driver struct {
 	caps acp.AgentCapabilities
 	perm *approver
 	mgr  *terminal.Manager
-	conn *acp.ClientConn
-	cmd  *exec.Cmd
+	// shown is what terminal/create waits on (see shownGate).
+	shown *shownGate
+	conn  *acp.ClientConn
+	cmd   *exec.Cmd
 
 	sandbox      *sandbox.Policy  // of the terminals, and of the agent with SandboxAgent
 	agentSandbox *sandbox.Applied // the agent's, with SandboxAgent
@@ -309,12 +311,13 @@ func (d *driver) run(ctx context.Context) int {
 		fmt.Fprintf(c.Stderr, "acpterm: %v\n", err)
 		return ExitFailure
 	}
+	d.shown = newShownGate()
 	d.wg.Add(3)
 	go d.pumpEvents(sub)
 	go d.tick()
 	go d.watchSignals()
 
-	h := &handler{Manager: d.mgr, ws: ws, perm: d.perm, r: d.r, disp: newDisplayTerminals(d.r)}
+	h := &handler{Manager: d.mgr, ws: ws, perm: d.perm, r: d.r, disp: newDisplayTerminals(d.r), shown: d.shown}
 	reason, code, msg := d.session(ctx, d.client(h))
 
 	d.shutdown(code == ExitAgent || d.wasKilled())
