@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/jsonrpc2"
 	"github.com/acpterm/acpterm/internal/textsafe"
 	"github.com/acpterm/acpterm/internal/utf8cut"
 	"github.com/acpterm/acpterm/terminal"
@@ -173,7 +174,7 @@ func verbatimUpdate(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	var p struct {
-		Update rawSpan `json:"update"`
+		Update jsonrpc2.RawSpan `json:"update"`
 	}
 	if json.Unmarshal(raw, &p) != nil || len(p.Update) == 0 {
 		return nil
@@ -186,15 +187,6 @@ func verbatimUpdate(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return b.Bytes()
-}
-
-// rawSpan is a json.RawMessage that points into the decoded input rather
-// than copying it.
-type rawSpan []byte
-
-func (s *rawSpan) UnmarshalJSON(b []byte) error {
-	*s = b
-	return nil
 }
 
 func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {

@@ -58,20 +58,21 @@ type (
 // reaches its caller instead of leaving it waiting.
 type wireIn struct {
 	JSONRPC string  `json:"jsonrpc"`
-	ID      rawSpan `json:"id"`
+	ID      RawSpan `json:"id"`
 	Method  string  `json:"method"`
-	Params  rawSpan `json:"params"`
-	Result  rawSpan `json:"result"`
-	Error   rawSpan `json:"error"`
+	Params  RawSpan `json:"params"`
+	Result  RawSpan `json:"result"`
+	Error   RawSpan `json:"error"`
 }
 
-// rawSpan is a json.RawMessage that points into the decoded line instead of copying it:
+// RawSpan is a json.RawMessage that points into the decoded input instead of copying it:
 // json.Unmarshal hands an Unmarshaler a slice of its input, and json.RawMessage would copy
-// that. A 60 MiB params value is then held once, in the line, not twice. The caller of
-// decodeMessage owns the line and decides whether to keep it or copy the spans (dispatch).
-type rawSpan []byte
+// that. A 60 MiB params value is then held once, in the line, not twice. Whoever decodes
+// into a RawSpan owns the input and decides whether to keep it or copy the span (here,
+// the caller of decodeMessage: dispatch).
+type RawSpan []byte
 
-func (r *rawSpan) UnmarshalJSON(b []byte) error {
+func (r *RawSpan) UnmarshalJSON(b []byte) error {
 	*r = b
 	return nil
 }
