@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/acpterm/acpterm/internal/streams"
 )
 
 // ErrClosed is returned (possibly wrapped) by calls on a connection that has ended.
@@ -371,7 +372,7 @@ func (c *Conn) closeReader() {
 }
 
 func (c *Conn) closeWriter() {
-	if wc, ok := c.w.(io.Closer); ok && !sameValue(c.r, c.w) {
+	if wc, ok := c.w.(io.Closer); ok && !streams.Same(c.r, c.w) {
 		c.wOnce.Do(func() { c.wErr = wc.Close() })
 	}
 }
@@ -471,9 +472,3 @@ func (c *Conn) reply(id ID, result any, e *Error, direct bool) {
 }
 
 func (c *Conn) replyError(id ID, e *Error) { c.reply(id, nil, e, false) }
-
-// sameValue reports whether r and w are one object, so Close closes it once.
-func sameValue(a, b any) bool {
-	t := reflect.TypeOf(a)
-	return t != nil && t == reflect.TypeOf(b) && t.Comparable() && a == b
-}

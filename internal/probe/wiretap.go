@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"reflect"
 	"sync"
+
+	"github.com/acpterm/acpterm/internal/streams"
 )
 
 // The SDK hides two things some cases need to see: when a request has
@@ -233,22 +234,5 @@ func (w *tapWriter) Close() error {
 // tapConn wraps the agent's two streams.
 func tapConn(r io.Reader, w io.Writer) (*wireTap, io.Reader, io.Writer) {
 	t := newWireTap()
-	return t, &tapReader{r: r, tap: t}, &tapWriter{w: w, tap: t, noClose: sameValue(r, w)}
-}
-
-// sameValue reports whether r and w are one object (a socket, say), which
-// must be closed only once.
-func sameValue(a, b any) (same bool) {
-	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
-	if ta == nil || ta != tb || !ta.Comparable() {
-		return false
-	}
-	// A comparable struct may still hold an interface whose dynamic value
-	// is not comparable; == panics then, and the values are not the same.
-	defer func() {
-		if recover() != nil {
-			same = false
-		}
-	}()
-	return a == b
+	return t, &tapReader{r: r, tap: t}, &tapWriter{w: w, tap: t, noClose: streams.Same(r, w)}
 }
