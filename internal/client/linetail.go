@@ -117,9 +117,9 @@ func displayLine(b []byte) string {
 	return textsafe.Strip(b)
 }
 
-// clip shortens s to at most width columns (counting runes), marking a cut
+// clipColumns shortens s to at most width columns (counting runes), marking a cut
 // with an ellipsis.
-func clip(s string, width int) string {
+func clipColumns(s string, width int) string {
 	if width <= 0 || utf8.RuneCountInString(s) <= width {
 		return s
 	}

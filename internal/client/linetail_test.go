@@ -66,8 +66,8 @@ func TestClip(t *testing.T) {
 		width int
 		want  string
 	}{{"hello", 10, "hello"}, {"hello", 5, "hello"}, {"hello", 4, "hel…"}, {"héllo", 3, "hé…"}, {"hello", 1, "…"}, {"hello", 0, "hello"}} {
-		if got := clip(tt.s, tt.width); got != tt.want {
-			t.Errorf("clip(%q, %d) = %q, want %q", tt.s, tt.width, got, tt.want)
+		if got := clipColumns(tt.s, tt.width); got != tt.want {
+			t.Errorf("clipColumns(%q, %d) = %q, want %q", tt.s, tt.width, got, tt.want)
 		}
 	}
 }

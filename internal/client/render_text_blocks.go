@@ -53,7 +53,7 @@ func (r *textRenderer) toolBlock(tv *toolView, now time.Time) string {
 			b.WriteString(r.st.dim(fmt.Sprintf("  │ … %d more lines", len(texts)-i)) + "\n")
 			break
 		}
-		b.WriteString(r.st.dim("  │ ") + clip(l, r.lineWidth(4)) + "\n")
+		b.WriteString(r.st.dim("  │ ") + clipColumns(l, r.lineWidth(4)) + "\n")
 	}
 	for _, p := range tv.diffs {
 		b.WriteString(r.st.dim("  │ edit ") + p + "\n")
@@ -80,7 +80,7 @@ func (r *textRenderer) writeTerminal(b *strings.Builder, tv *termView, now time.
 		fmt.Fprintf(b, "%s\n", r.st.dim(fmt.Sprintf("  │ … %d lines above", above)))
 	}
 	for _, l := range lines {
-		b.WriteString(r.st.dim("  │ ") + clip(l, r.lineWidth(4)) + "\n")
+		b.WriteString(r.st.dim("  │ ") + clipColumns(l, r.lineWidth(4)) + "\n")
 	}
 	end := tv.ended
 	if tv.status == nil {

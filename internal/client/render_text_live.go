@@ -116,7 +116,7 @@ func (r *textRenderer) liveText(now time.Time) string {
 		elapsed := formatElapsed(el)
 		// One column spare: writing the last one makes some terminals wrap.
 		room := cols - 1 - len(" ") - len(" ") - 1 - len(elapsed)
-		return r.st.yellow(frame) + " " + clip(title, max(room, 1)) + " " + r.st.dim(elapsed)
+		return r.st.yellow(frame) + " " + clipColumns(title, max(room, 1)) + " " + r.st.dim(elapsed)
 	}
 	body := func(tv *termView) {
 		if tv == nil {
@@ -124,7 +124,7 @@ func (r *textRenderer) liveText(now time.Time) string {
 		}
 		tail, _ := tv.tail.Tail(r.o.LiveLines)
 		for _, l := range tail {
-			lines = append(lines, r.st.dim("  │ ")+clip(l, cols-5))
+			lines = append(lines, r.st.dim("  │ ")+clipColumns(l, cols-5))
 		}
 	}
 	for _, tv := range r.active {

@@ -24,6 +24,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/acpterm/acpterm/internal/utf8cut"
 )
 
 // DefaultMax is the number of entries a store keeps when Store.Max is 0:
@@ -337,9 +339,5 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	i := n - len("…")
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
+	return utf8cut.Head(s, n-len("…")) + "…"
 }
