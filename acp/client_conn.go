@@ -13,6 +13,7 @@ type ClientConn struct {
 	conn
 	client Client
 	proc   *agentProcess // set by StartAgent
+	models sessionModels // the draft's session models (models.go)
 }
 
 // NewClientConn serves client on a connection to an agent: r carries what the
@@ -112,20 +113,31 @@ func (c *ClientConn) Logout(ctx context.Context, req *LogoutRequest) (*LogoutRes
 	return call[LogoutResponse](ctx, &c.conn, MethodLogout, req)
 }
 
-// NewSession sends session/new.
+// NewSession sends session/new. Models the agent offers the draft's way
+// are kept for SessionModels.
 func (c *ClientConn) NewSession(ctx context.Context, req *NewSessionRequest) (*NewSessionResponse, error) {
-	return call[NewSessionResponse](ctx, &c.conn, MethodSessionNew, req)
+	return callSession(ctx, c, MethodSessionNew, req, func(r *NewSessionResponse) SessionID { return r.SessionID })
 }
 
 // LoadSession sends session/load. The agent replays the session's history as
 // session/update notifications, all handled before this returns.
 func (c *ClientConn) LoadSession(ctx context.Context, req *LoadSessionRequest) (*LoadSessionResponse, error) {
-	return call[LoadSessionResponse](ctx, &c.conn, MethodSessionLoad, req)
+	return callSession(ctx, c, MethodSessionLoad, req, func(*LoadSessionResponse) SessionID {
+		if req == nil {
+			return ""
+		}
+		return req.SessionID
+	})
 }
 
 // ResumeSession sends session/resume.
 func (c *ClientConn) ResumeSession(ctx context.Context, req *ResumeSessionRequest) (*ResumeSessionResponse, error) {
-	return call[ResumeSessionResponse](ctx, &c.conn, MethodSessionResume, req)
+	return callSession(ctx, c, MethodSessionResume, req, func(*ResumeSessionResponse) SessionID {
+		if req == nil {
+			return ""
+		}
+		return req.SessionID
+	})
 }
 
 // ListSessions sends session/list.

@@ -63,8 +63,8 @@ the agent and its commands. Either way the exit status is 130.
 agent if it has not stopped 10s later; the exit status is then 124.
 
 Modes, models, options: --mode ID (session/set_mode, or the agent's config
-option of category mode), --model ID (its config option of category model)
-and --set ID=VALUE (any config option) are applied after session/new and
+option of category mode), --model ID (its config option of category model,
+else session/set_model for gemini's models) and --set ID=VALUE (any config option) are applied after session/new and
 before the prompt. A value the agent does not offer is a usage error that
 lists the ones it does. The text output shows the mode and model in a dim
 line at the start and when they change, the agent's slash commands once,
@@ -152,7 +152,7 @@ func newRunFlags(out io.Writer) *runFlags {
 	fs.DurationVar(&f.initTimeout, "init-timeout", f.initTimeout, "give the agent `DURATION` to answer initialize and session/new")
 	fs.StringVar(&f.auth, "auth", "", "authenticate with the agent's auth `METHOD` (its ID) before session/new\n(default: only when the agent asks; see Authentication below)")
 	fs.StringVar(&f.mode, "mode", "", "switch the session to the agent's mode `ID` before the prompt")
-	fs.StringVar(&f.model, "model", "", "switch the session to model `ID` (the agent's config option of category model)")
+	fs.StringVar(&f.model, "model", "", "switch the session to model `ID` (the agent's config option of category model,\nor session/set_model for an agent that offers models that way)")
 	fs.Var(listFlag{&f.settings}, "set", "set the agent's session config option: `ID=VALUE`; repeatable")
 	fs.BoolVar(&f.resume, "resume", false, "continue the last session of this agent in --cwd (see acpterm sessions)")
 	fs.StringVar(&f.session, "session", "", "continue the session `ID` (see acpterm sessions)")

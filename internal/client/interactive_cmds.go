@@ -148,6 +148,8 @@ func currentAndChoices(what setting, st sessionState) string {
 		cur, curName = in.Model, in.ModelName
 		if o := findOptionByCategory(st.options, acp.SessionConfigOptionCategoryModel); o != nil {
 			choices = valueChoices(o)
+		} else if st.models != nil {
+			choices = modelChoices(st.models)
 		}
 	}
 	if len(choices) == 0 && cur == "" {

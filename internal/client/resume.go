@@ -61,7 +61,7 @@ func (d *driver) open(ctx context.Context, authOpts []acp.AuthOption, resumeID a
 		if sess.SessionID == "" {
 			return ExitAgent, "the agent answered session/new without a sessionId"
 		}
-		st = &sessionState{sid: sess.SessionID, modes: sess.Modes, options: sess.ConfigOptions}
+		st = &sessionState{sid: sess.SessionID, modes: sess.Modes, options: sess.ConfigOptions, models: d.conn.SessionModels(sess.SessionID)}
 	} else {
 		st, code, msg = d.resume(ctx, auth, resumeID)
 		if st == nil {
@@ -98,7 +98,7 @@ func (d *driver) resume(ctx context.Context, auth *authRun, id acp.SessionID) (*
 		if code != ExitOK {
 			return nil, code, msg
 		}
-		return &sessionState{sid: id, modes: resp.Modes, options: resp.ConfigOptions}, ExitOK, ""
+		return &sessionState{sid: id, modes: resp.Modes, options: resp.ConfigOptions, models: d.conn.SessionModels(id)}, ExitOK, ""
 	case caps.SessionCapabilities != nil && caps.SessionCapabilities.Resume != nil:
 		var resp *acp.ResumeSessionResponse
 		code, msg := auth.call(ctx, "session/resume", func(ctx context.Context) error {
@@ -110,7 +110,7 @@ func (d *driver) resume(ctx context.Context, auth *authRun, id acp.SessionID) (*
 			return nil, code, msg
 		}
 		d.sw.resumed(id)
-		return &sessionState{sid: id, modes: resp.Modes, options: resp.ConfigOptions}, ExitOK, ""
+		return &sessionState{sid: id, modes: resp.Modes, options: resp.ConfigOptions, models: d.conn.SessionModels(id)}, ExitOK, ""
 	}
 	return nil, ExitUsage, "the agent cannot continue a session: it advertises neither loadSession (session/load) nor sessionCapabilities.resume (session/resume)"
 }

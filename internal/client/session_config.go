@@ -47,13 +47,13 @@ type sessionState struct {
 	sid     acp.SessionID
 	modes   *acp.SessionModeState
 	options []acp.SessionConfigOption
+	models  *acp.SessionModelState // the draft's models (gemini's); see acp.SessionModels
 }
 
 // info is the state in the words SessionInfo uses. A mode comes from
 // modes, else from a config option of category mode (opencode's); the
-// model from a config option of category model. The pinned v1 schema has
-// no session "models" (session/set_model was removed from the unstable
-// schema), so gemini's models are not seen.
+// model from a config option of category model, else from the draft's
+// session models (gemini's).
 func (s *sessionState) info() SessionInfo {
 	in := SessionInfo{SessionID: s.sid}
 	if s.modes != nil {
@@ -68,8 +68,24 @@ func (s *sessionState) info() SessionInfo {
 	}
 	if o := findOptionByCategory(s.options, acp.SessionConfigOptionCategoryModel); o != nil {
 		in.Model, in.ModelName = selectCurrent(o)
+	} else if s.models != nil {
+		in.Model = s.models.CurrentModelID
+		for _, m := range s.models.AvailableModels {
+			if m.ModelID == in.Model {
+				in.ModelName = m.Name
+			}
+		}
 	}
 	return in
+}
+
+// modelChoices are the draft's session models as choices.
+func modelChoices(models *acp.SessionModelState) []choice {
+	var cs []choice
+	for _, m := range models.AvailableModels {
+		cs = append(cs, choice{m.ModelID, m.Name})
+	}
+	return cs
 }
 
 // findOptionByCategory is the first select option of category cat.
@@ -294,13 +310,27 @@ func (d *driver) setMode(ctx context.Context, v *sessionView, flag, want string)
 }
 
 // setModel switches the session to the model the user named, through the
-// agent's config option of category model.
+// agent's config option of category model, else session/set_model when
+// the agent offered models the draft's way (gemini).
 func (d *driver) setModel(ctx context.Context, v *sessionView, flag, want string) (int, string) {
-	mo := findOptionByCategory(v.snapshot().options, acp.SessionConfigOptionCategoryModel)
-	if mo == nil {
-		return ExitUsage, flag + ": the agent offers no model choice (no config option of category \"model\")"
+	st := v.snapshot()
+	if mo := findOptionByCategory(st.options, acp.SessionConfigOptionCategoryModel); mo != nil {
+		return d.setOption(ctx, v, mo, flag, want)
 	}
-	return d.setOption(ctx, v, mo, flag, want)
+	if st.models == nil || len(st.models.AvailableModels) == 0 {
+		return ExitUsage, flag + ": the agent offers no model choice (no config option of category \"model\", no session models)"
+	}
+	id, ok := matchChoice(want, modelChoices(st.models))
+	if !ok {
+		return ExitUsage, fmt.Sprintf("%s %s: the agent offers no such model; it offers %s", flag, textsafe.Quote(want), listChoices(modelChoices(st.models)))
+	}
+	callCtx, done := d.callCtx(ctx, d.cfg.InitTimeout)
+	defer done()
+	if err := d.conn.SetSessionModel(callCtx, &acp.SetSessionModelRequest{SessionID: st.sid, ModelID: id}); err != nil {
+		return d.callFailed(callCtx, acp.MethodSessionSetModel, err)
+	}
+	v.setModels(d.conn.SessionModels(st.sid))
+	return ExitOK, ""
 }
 
 // setOption sends session/set_config_option and keeps the options the

@@ -47,6 +47,13 @@ func (v *sessionView) setMode(id acp.SessionModeID) {
 	v.changed()
 }
 
+func (v *sessionView) setModels(models *acp.SessionModelState) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.st.models = models
+	v.changed()
+}
+
 func (v *sessionView) setOptions(opts []acp.SessionConfigOption) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
