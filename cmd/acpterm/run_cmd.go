@@ -64,12 +64,13 @@ agent if it has not stopped 10s later; the exit status is then 124.
 
 Modes, models, options: --mode ID (session/set_mode, or the agent's config
 option of category mode), --model ID (its config option of category model,
-else session/set_model for gemini's models) and --set ID=VALUE (any config option) are applied after session/new and
-before the prompt. A value the agent does not offer is a usage error that
-lists the ones it does. The text output shows the mode and model in a dim
-line at the start and when they change, the agent's slash commands once,
-and its last usage report (context tokens, cost) at the end; on a TTY a
-"waiting for AGENT" line appears while the agent has been silent for 2s.
+else session/set_model for gemini's models) and --set ID=VALUE (any config
+option) are applied after session/new and before the prompt. A value the
+agent does not offer is a usage error that lists the ones it does. The
+text output shows the mode and model in a dim line at the start and when
+they change, the agent's slash commands once, and its last usage report
+(context tokens, cost) at the end; on a TTY a "waiting for AGENT" line
+appears while the agent has been silent for 2s.
 
 %s
 With --format json, stdout carries one JSON object per line (events
