@@ -116,28 +116,26 @@ func (c *ClientConn) Logout(ctx context.Context, req *LogoutRequest) (*LogoutRes
 // NewSession sends session/new. Models the agent offers the draft's way
 // are kept for SessionModels.
 func (c *ClientConn) NewSession(ctx context.Context, req *NewSessionRequest) (*NewSessionResponse, error) {
-	return callSession(ctx, c, MethodSessionNew, req, func(r *NewSessionResponse) SessionID { return r.SessionID })
+	return callSession[NewSessionResponse](ctx, c, MethodSessionNew, req, "")
 }
 
 // LoadSession sends session/load. The agent replays the session's history as
 // session/update notifications, all handled before this returns.
 func (c *ClientConn) LoadSession(ctx context.Context, req *LoadSessionRequest) (*LoadSessionResponse, error) {
-	return callSession(ctx, c, MethodSessionLoad, req, func(*LoadSessionResponse) SessionID {
-		if req == nil {
-			return ""
-		}
-		return req.SessionID
-	})
+	var id SessionID
+	if req != nil {
+		id = req.SessionID
+	}
+	return callSession[LoadSessionResponse](ctx, c, MethodSessionLoad, req, id)
 }
 
 // ResumeSession sends session/resume.
 func (c *ClientConn) ResumeSession(ctx context.Context, req *ResumeSessionRequest) (*ResumeSessionResponse, error) {
-	return callSession(ctx, c, MethodSessionResume, req, func(*ResumeSessionResponse) SessionID {
-		if req == nil {
-			return ""
-		}
-		return req.SessionID
-	})
+	var id SessionID
+	if req != nil {
+		id = req.SessionID
+	}
+	return callSession[ResumeSessionResponse](ctx, c, MethodSessionResume, req, id)
 }
 
 // ListSessions sends session/list.

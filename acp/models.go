@@ -88,10 +88,12 @@ func (s *sessionModels) setCurrent(id SessionID, model string) {
 }
 
 // withModels decodes a session result into resp and its draft "models"
-// field, if any, into models.
+// field, if any, into models; sessionID is the result's own sessionId
+// (session/new's).
 type withModels[T any] struct {
-	resp   *T
-	models *SessionModelState
+	resp      *T
+	models    *SessionModelState
+	sessionID SessionID
 }
 
 func (w *withModels[T]) UnmarshalJSON(b []byte) error {
@@ -105,23 +107,28 @@ func (w *withModels[T]) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	var m struct {
-		Models *SessionModelState `json:"models"`
+		SessionID SessionID          `json:"sessionId"`
+		Models    *SessionModelState `json:"models"`
 	}
 	// A models field of another shape is not this draft's: ignored.
 	if json.Unmarshal(b, &m) == nil {
-		w.models = m.Models
+		w.models, w.sessionID = m.Models, m.SessionID
 	}
 	return nil
 }
 
 // callSession sends a request whose result may carry a session's models,
-// and records them under the session ID that id returns.
-func callSession[Resp any](ctx context.Context, c *ClientConn, method string, params any, id func(*Resp) SessionID) (*Resp, error) {
+// and records them for the session id names, or, when id is "", the one
+// the result names.
+func callSession[Resp any](ctx context.Context, c *ClientConn, method string, params any, id SessionID) (*Resp, error) {
 	w := withModels[Resp]{resp: new(Resp)}
 	if err := c.conn.rpc.Call(ctx, method, params, &w); err != nil {
 		return nil, fromRPCError(err)
 	}
-	c.models.set(id(w.resp), w.models)
+	if id == "" {
+		id = w.sessionID
+	}
+	c.models.set(id, w.models)
 	return w.resp, nil
 }
 
