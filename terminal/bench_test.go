@@ -30,6 +30,9 @@ func BenchmarkCapture(b *testing.B) {
 	gens := []struct{ name, cmd string }{
 		{"zero", fmt.Sprintf("head -c %d /dev/zero", captureBytes)},
 		{"text", fmt.Sprintf("yes 'héllo wörld ✓ some mixed text, 0123456789' | head -c %d", captureBytes)},
+		// Three processes on the machine's cores, as `acpterm run`'s
+		// benchmark has (cmd/acpterm, BenchmarkRunCapture).
+		{"zero-tr", fmt.Sprintf("head -c %d /dev/zero | tr '\\0' a", captureBytes)},
 	}
 	m := NewManager(&Options{DefaultCwd: b.TempDir()})
 	defer m.Close()

@@ -142,6 +142,12 @@
 // the kernel cannot enforce the policy, create fails with ErrDenied (see
 // Errors) and nothing runs, unless the policy has BestEffort.
 //
+// A session's sandboxed commands are started by a helper process of its
+// own (the host binary, started again). When the policy fixes what
+// commands may write (Writable, or Roots), NewManager starts the first
+// session's helper at once, so that the first create does not wait for
+// it; Close stops it, used or not.
+//
 // # Errors
 //
 // Every error a request gets is an *Error of one kind, for errors.Is; the

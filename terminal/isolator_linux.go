@@ -25,6 +25,8 @@ type isolator struct {
 
 	spawnMu   sync.Mutex
 	spawners  map[string]*spawnerSlot // by session and policy (spawnerKey)
+	spare     *spawnerSlot            // started with the manager, for the first session that fits
+	spareKey  string                  // its Writable set (writableKey)
 	closed    bool
 	noSpawner bool // tests and benchmarks: wrap every command
 }
@@ -45,6 +47,7 @@ func newIsolator(c *config) *isolator {
 		}
 	}
 	iso.cur.Store(int32(mode))
+	iso.startSpare(c.sandbox)
 	return iso
 }
 
@@ -81,6 +84,10 @@ func (iso *isolator) close() {
 		slots = append(slots, slot)
 	}
 	clear(iso.spawners)
+	if iso.spare != nil {
+		slots = append(slots, iso.spare)
+		iso.spare = nil
+	}
 	iso.spawnMu.Unlock()
 	closeSpawners(slots)
 	if iso.dir != "" {

@@ -25,17 +25,31 @@ func copyPipe(f *os.File, write func([]byte)) ([]byte, error) {
 	}
 	buf := make([]byte, minReadBuf)
 	for {
-		// One read per call, so that a deadline is seen even when a writer
-		// never lets the pipe run dry.
+		// One call ends at a read that filled buf, so that a deadline is
+		// seen even when a writer never lets the pipe run dry: the poller
+		// checks it before each read and each wait.
 		var n int
 		var errno syscall.Errno
 		err := rc.Read(func(fd uintptr) bool {
 			for {
 				r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-				if e != syscall.EINTR {
-					n, errno = int(r), e
-					return e != syscall.EAGAIN // on EAGAIN, wait for the poller
+				switch {
+				case e == syscall.EINTR:
+					continue
+				case e == syscall.EAGAIN:
+					return false // wait for the poller
+				case e == 0 && r > 0 && int(r) < len(buf):
+					// A short read took all the pipe held: hand it over
+					// and wait for the poller, rather than read again
+					// only to hear EAGAIN, a system call per wakeup saved
+					// on a command that writes in small pieces. Within
+					// this call the poller keeps what arrived since the
+					// read, so the wait returns at once if there is more.
+					write(buf[:r])
+					return false
 				}
+				n, errno = int(r), e
+				return true
 			}
 		})
 		switch {

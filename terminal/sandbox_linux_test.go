@@ -320,3 +320,88 @@ func TestSandboxSpawnerDies(t *testing.T) {
 		t.Errorf("output after a new helper: %q", out.Text)
 	}
 }
+
+// A manager whose policy already says what commands may write starts its
+// first session's helper with itself: that session's commands run in it,
+// another session gets one of its own, and Close stops a helper that no
+// command used.
+func TestSandboxSpareHelper(t *testing.T) {
+	// Not parallel: it tells the spare helper from others by being the
+	// only new child of this process.
+	pol := &Policy{Sandbox: &sandbox.Policy{Mode: sandbox.ReadOnly}}
+	spare := func(m *Manager, before map[int]bool) int {
+		t.Helper()
+		slot := m.iso.spare
+		if slot == nil {
+			t.Fatal("no helper started with the manager")
+		}
+		<-slot.ready
+		if slot.err != nil {
+			t.Fatal(slot.err)
+		}
+		var pids []int
+		for pid := range helperChildren(t) {
+			if !before[pid] {
+				pids = append(pids, pid)
+			}
+		}
+		if len(pids) != 1 {
+			t.Fatalf("new helpers %v, want one", pids)
+		}
+		return pids[0]
+	}
+
+	before := helperChildren(t)
+	m := newTestManager(t, &Options{Policy: pol})
+	helper := spare(m, before)
+	a := mustCreate(t, m, Request{SessionID: "a", Command: "exec sleep 100"})
+	b := mustCreate(t, m, Request{SessionID: "b", Command: "exec sleep 100"})
+	if got := parentPID(t, a.PID); got != helper {
+		t.Errorf("first session's command runs in %d, want the spare helper %d", got, helper)
+	}
+	if got := parentPID(t, b.PID); got == helper {
+		t.Errorf("second session's command runs in the first session's helper %d", got)
+	}
+	for _, info := range []Info{a, b} {
+		if err := m.Kill(testCtx(t), info.SessionID, info.TerminalID); err != nil {
+			t.Fatal(err)
+		}
+		mustWait(t, m, info)
+		mustRelease(t, m, info)
+	}
+
+	before = helperChildren(t)
+	unused := NewManager(&Options{DefaultCwd: t.TempDir(), Policy: pol})
+	helper = spare(unused, before)
+	if err := unused.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitDead(t, helper)
+}
+
+// helperChildren lists the sandbox helpers this process started (and has
+// not reaped): children running /proc/self/exe.
+func helperChildren(t *testing.T) map[int]bool {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := map[int]bool{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		comm := b[bytes.IndexByte(b, '(')+1 : bytes.LastIndexByte(b, ')')]
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if string(comm) == "exe" && len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) && f[0] != "Z" {
+			pids[pid] = true
+		}
+	}
+	return pids
+}

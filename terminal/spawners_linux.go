@@ -87,7 +87,33 @@ func (iso *isolator) spawn(p *proc, s *spawnSpec, cg string) error {
 // commands share a helper, and nothing with other sessions') and per
 // Writable set, which the helper's Landlock rules fix.
 func spawnerKey(s *spawnSpec) string {
-	return s.session + "\x00" + strings.Join(s.sandbox.Writable, "\x00")
+	return s.session + "\x00" + writableKey(s.sandbox.Writable)
+}
+
+func writableKey(writable []string) string { return strings.Join(writable, "\x00") }
+
+// startSpare starts, in the background, the helper that the first session
+// to run a command will use, when the policy already says what commands
+// may write (Writable set, or from Roots).
+//
+// Why: starting a helper means starting the host binary again, about as
+// long as the rest of a short command's create; started with the manager,
+// it overlaps with whatever comes before the first create (for a client,
+// starting the agent and its first turn) instead of delaying it.
+func (iso *isolator) startSpare(pol *sandbox.Policy) {
+	if pol == nil || pol.Mode == sandbox.Off && pol.Network == sandbox.AllowNetwork ||
+		pol.Mode == sandbox.WorkspaceWrite && len(pol.Writable) == 0 { // per cwd: not known yet
+		return
+	}
+	slot := &spawnerSlot{ready: make(chan struct{})}
+	iso.spare, iso.spareKey = slot, writableKey(pol.Writable)
+	sp := *pol
+	sp.TempDir = "" // as in spawner
+	// Owned by the isolator: close waits for ready and stops the helper.
+	go func() {
+		slot.sp, slot.err = sp.NewSpawner()
+		close(slot.ready)
+	}()
 }
 
 // spawner returns the spawner for key, starting it on first use. Starts
@@ -99,7 +125,18 @@ func (iso *isolator) spawner(key string, pol *sandbox.Policy) (*spawnerSlot, err
 		return nil, errNoSpawner
 	}
 	slot := iso.spawners[key]
-	if slot == nil {
+	if slot == nil && iso.spare != nil && writableKey(pol.Writable) == iso.spareKey {
+		// The first session with the manager's policy takes the helper
+		// started with the manager, ready or still starting.
+		slot = iso.spare
+		iso.spare = nil
+		iso.spawners[key] = slot
+		iso.spawnMu.Unlock()
+		<-slot.ready
+		if slot.err != nil {
+			iso.dropSpawner(key, slot)
+		}
+	} else if slot == nil {
 		if len(iso.spawners) >= maxSpawners {
 			iso.spawnMu.Unlock()
 			return nil, errNoSpawner

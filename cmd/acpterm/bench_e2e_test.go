@@ -24,6 +24,10 @@ const (
 // benchPipeline is the command both sides run.
 var benchPipeline = fmt.Sprintf(`head -c %d /dev/zero | tr '\0' a`, benchSize)
 
+// benchCommandEnv, when set, replaces benchPipeline in the agent: with
+// `true`, a run measures acpterm's own cost per turn.
+const benchCommandEnv = "ACPTERM_E2E_BENCH_COMMAND"
+
 func init() {
 	registerHostile("bench-capture", benchCaptureAgent)
 }
@@ -40,8 +44,12 @@ func benchCaptureAgent() int {
 	if err != nil {
 		return fail(err)
 	}
+	command := benchPipeline
+	if c := os.Getenv(benchCommandEnv); c != "" {
+		command = c
+	}
 	res, err := a.call(1, "terminal/create", fmt.Sprintf(`{"sessionId":"sess_flow","command":"sh","args":["-c",%s],"outputByteLimit":%d}`,
-		strconv.Quote(benchPipeline), benchLimit))
+		strconv.Quote(command), benchLimit))
 	if err != nil {
 		return fail(err)
 	}
@@ -84,6 +92,9 @@ func BenchmarkRunCapture(b *testing.B) {
 		{"text", timeCmd, []string{"run", "--approve-all", "-p", "go", "--", exe}},
 		{"text-tty", timeOnPTY, []string{"run", "--approve-all", "-p", "go", "--", exe}},
 		{"json", timeCmd, []string{"run", "--format", "json", "--approve-all", "-p", "go", "--", exe}},
+		// A diagnostic, not the figure to report: without the sandbox
+		// helper in between.
+		{"text-sandbox-off", timeCmd, []string{"run", "--sandbox", "off", "--approve-all", "-p", "go", "--", exe}},
 	}
 	for _, v := range variants {
 		b.Run(v.name, func(b *testing.B) {
@@ -101,6 +112,31 @@ func BenchmarkRunCapture(b *testing.B) {
 			b.ReportMetric(mc/ma, "ratio")
 		})
 	}
+}
+
+// BenchmarkRunTurn times `acpterm run` through a whole turn whose one
+// command is `true`, with the sandbox (the default) and without: what
+// acpterm, the agent's start and the sandbox helper cost per run, beside
+// `sh -c true` run directly.
+//
+//	go test ./cmd/acpterm -run '^$' -bench RunTurn -benchtime 20x
+func BenchmarkRunTurn(b *testing.B) {
+	bin := plainAcpterm(b)
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	env := []string{fakeAgentEnv + "=bench-capture", benchCommandEnv + "=true"}
+	var sandboxed, unsandboxed, direct []float64
+	for b.Loop() {
+		sandboxed = append(sandboxed, timeCmd(b, dir, env, bin, "run", "--approve-all", "-p", "go", "--", exe))
+		unsandboxed = append(unsandboxed, timeCmd(b, dir, env, bin, "run", "--sandbox", "off", "--approve-all", "-p", "go", "--", exe))
+		direct = append(direct, timeCmd(b, dir, nil, "sh", "-c", "true"))
+	}
+	b.ReportMetric(median(sandboxed)*1e3, "ms/turn")
+	b.ReportMetric(median(unsandboxed)*1e3, "ms/turn-sandbox-off")
+	b.ReportMetric(median(direct)*1e3, "ms/sh-true")
 }
 
 // terminalID reads a terminal/create result.
