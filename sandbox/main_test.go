@@ -17,5 +17,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv(actEnv) != "" {
 		os.Exit(runAct(os.Args[1:]))
 	}
+	// Under -race a binary sleeps a second before it exits; the tests
+	// re-execute this one (helpers, sandboxed commands) hundreds of times.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	goleak.VerifyTestMain(m)
 }

@@ -1,19 +1,14 @@
 package sandbox
 
 import (
-	"bufio"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -84,100 +79,12 @@ type Child struct {
 	released bool
 }
 
-// Wire messages. Descriptor fields index the descriptors that came with
-// the frame; -1 means none.
-type request struct {
-	Op        string   `json:"op"`
-	ID        uint64   `json:"id,omitempty"`
-	Pid       int      `json:"pid,omitempty"`
-	Path      string   `json:"path,omitempty"`
-	Args      []string `json:"args,omitempty"`
-	Env       []string `json:"env,omitempty"`
-	Dir       string   `json:"dir,omitempty"`
-	Setpgid   bool     `json:"setpgid,omitempty"`
-	Pdeathsig int      `json:"pdeathsig,omitempty"`
-	NFD       int      `json:"nfd,omitempty"`
-	Stdin     int      `json:"stdin"`
-	Stdout    int      `json:"stdout"`
-	Stderr    int      `json:"stderr"`
-	Cgroup    int      `json:"cgroup"`
-}
-
-type reply struct {
-	Op     string `json:"op"`
-	ID     uint64 `json:"id,omitempty"`
-	Pid    int    `json:"pid,omitempty"`
-	Errno  int    `json:"errno,omitempty"`
-	Err    string `json:"err,omitempty"`
-	Code   int    `json:"code,omitempty"`
-	Signal int    `json:"signal,omitempty"`
-}
-
 // maxFrame bounds a frame: argv and environment together are limited by
 // the kernel to far less (ARG_MAX).
 const maxFrame = 16 << 20
 
 // maxFDs is the most descriptors one request carries.
 const maxFDs = 4
-
-func appendFrame(b, msg []byte) []byte {
-	b = binary.BigEndian.AppendUint32(b, uint32(len(msg)))
-	return append(b, msg...)
-}
-
-// frameReader splits the byte stream into frames and keeps descriptors
-// in arrival order. The kernel hands descriptors over with the first
-// byte of the frame they were sent with, never later, so a frame's
-// descriptors are at the head of the queue when the frame is complete.
-type frameReader struct {
-	data []byte
-	fds  []int
-}
-
-func (fr *frameReader) addRights(oob []byte) error {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return err
-	}
-	for i := range msgs {
-		fds, err := unix.ParseUnixRights(&msgs[i])
-		if err != nil {
-			return err
-		}
-		fr.fds = append(fr.fds, fds...)
-	}
-	return nil
-}
-
-func (fr *frameReader) next() (msg []byte, ok bool, err error) {
-	if len(fr.data) < 4 {
-		return nil, false, nil
-	}
-	n := binary.BigEndian.Uint32(fr.data)
-	if n > maxFrame {
-		return nil, false, fmt.Errorf("frame of %d bytes", n)
-	}
-	if len(fr.data) < 4+int(n) {
-		return nil, false, nil
-	}
-	msg = fr.data[4 : 4+n]
-	fr.data = fr.data[4+n:]
-	return msg, true, nil
-}
-
-func (fr *frameReader) take(n int) ([]int, bool) {
-	if n < 0 || n > maxFDs || n > len(fr.fds) {
-		return nil, false
-	}
-	fds := fr.fds[:n:n]
-	fr.fds = fr.fds[n:]
-	return fds, true
-}
-
-func (fr *frameReader) closeAll() {
-	closeAll(fr.fds)
-	fr.fds = nil
-}
 
 // NewSpawner starts a helper that confines itself once as p says (the
 // namespaces, the read-only .git mounts, Landlock) and then starts
@@ -269,7 +176,7 @@ func (s *Spawner) startHelper(pl *plan, nsFlags uintptr) error {
 	}
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{"acpterm-sandbox-spawner"}
-	cmd.Env = []string{planEnv + "=" + string(js)}
+	cmd.Env = helperEnv(js)
 	cmd.ExtraFiles = []*os.File{theirs} // fd 3: spawnerFD
 	// Its own process group, out of reach of the host's group kills; a
 	// host that dies takes it along (and it its commands).
@@ -280,7 +187,7 @@ func (s *Spawner) startHelper(pl *plan, nsFlags uintptr) error {
 			s.conn.Close()
 			return fmt.Errorf("sandbox: %w", err)
 		}
-		cmd.Env = []string{planEnv + "=" + string(js)}
+		cmd.Env = helperEnv(js)
 	}
 	if err := cmd.Start(); err != nil {
 		s.conn.Close()
@@ -301,184 +208,6 @@ func (s *Spawner) startHelper(pl *plan, nsFlags uintptr) error {
 		return fmt.Errorf("%w: it did not start: %v", ErrSpawnerDead, err)
 	}
 	return nil
-}
-
-// readLoop dispatches the helper's messages until the socket closes. It
-// must never block on anything but the socket.
-func (s *Spawner) readLoop() {
-	defer close(s.readerDone)
-	r := bufio.NewReader(s.conn)
-	var hdr [4]byte
-	for {
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			s.kill(err)
-			return
-		}
-		n := binary.BigEndian.Uint32(hdr[:])
-		if n > maxFrame {
-			s.kill(fmt.Errorf("frame of %d bytes", n))
-			return
-		}
-		b := make([]byte, n)
-		if _, err := io.ReadFull(r, b); err != nil {
-			s.kill(err)
-			return
-		}
-		var rep reply
-		if err := json.Unmarshal(b, &rep); err != nil {
-			s.kill(fmt.Errorf("bad message: %w", err))
-			return
-		}
-		if err := s.dispatch(&rep); err != nil {
-			s.kill(err)
-			return
-		}
-	}
-}
-
-func (s *Spawner) dispatch(rep *reply) error {
-	switch rep.Op {
-	case "ready", "fail":
-		var err error
-		if rep.Op == "fail" {
-			err = errors.New(rep.Err)
-		}
-		select {
-		case s.ready <- err:
-		default:
-			return errors.New("second ready message")
-		}
-	case "started":
-		s.mu.Lock()
-		c := s.pending[rep.ID]
-		delete(s.pending, rep.ID)
-		s.mu.Unlock()
-		if c == nil {
-			return fmt.Errorf("answer to unknown request %d", rep.ID)
-		}
-		if rep.Pid <= 0 {
-			err := error(syscall.Errno(rep.Errno))
-			if rep.Errno == 0 {
-				err = errors.New(rep.Err)
-			}
-			c.startErr = &os.PathError{Op: "fork/exec", Path: "", Err: err}
-			close(c.started)
-			return nil
-		}
-		if err := s.adopt(c, rep.Pid); err != nil {
-			c.startErr = err
-			close(c.started)
-			return err
-		}
-		close(c.started)
-	case "exited":
-		s.mu.Lock()
-		c := s.children[rep.Pid]
-		s.mu.Unlock()
-		if c == nil {
-			return fmt.Errorf("exit of unknown pid %d", rep.Pid)
-		}
-		select {
-		case <-c.done:
-			return fmt.Errorf("second exit of pid %d", rep.Pid)
-		default:
-		}
-		c.status = ExitStatus{Code: rep.Code, Signal: syscall.Signal(rep.Signal)}
-		close(c.done)
-	default:
-		return fmt.Errorf("unknown message %q", rep.Op)
-	}
-	return nil
-}
-
-// adopt registers a started command. It checks that pid is the helper's
-// child, so that not even a subverted helper can have the host signal a
-// process that is not sandboxed, and pins the process with a pidfd.
-func (s *Spawner) adopt(c *Child, pid int) error {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil && err != unix.ENOSYS {
-		return fmt.Errorf("pidfd_open(%d): %w", pid, err)
-	}
-	if err == nil {
-		unix.CloseOnExec(fd)
-	} else {
-		fd = -1
-	}
-	if ppid, err := parentOf(pid); err != nil || ppid != s.cmd.Process.Pid {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
-		return fmt.Errorf("pid %d is not the helper's child (parent %d, %v)", pid, ppid, err)
-	}
-	c.Pid, c.pidfd = pid, fd
-	s.mu.Lock()
-	s.children[pid] = c
-	s.mu.Unlock()
-	return nil
-}
-
-// parentOf reads the parent PID from /proc/PID/stat.
-func parentOf(pid int) (int, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	// The command name may hold anything, parentheses included.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, errors.New("malformed stat")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return 0, errors.New("malformed stat")
-	}
-	return strconv.Atoi(f[1])
-}
-
-// kill marks the helper unusable with err (the first reason wins), fails
-// pending starts, kills the process groups of the commands that are
-// still running (Pdeathsig reaches only their leaders), and kills the
-// helper.
-func (s *Spawner) kill(err error) {
-	s.mu.Lock()
-	if s.deadErr != nil {
-		s.mu.Unlock()
-		return
-	}
-	if s.closing {
-		err = errors.New("closed")
-	}
-	s.deadErr = fmt.Errorf("%w: %v", ErrSpawnerDead, err)
-	close(s.dead)
-	pending := s.pending
-	s.pending = map[uint64]*Child{}
-	var running []*Child
-	for _, c := range s.children {
-		select {
-		case <-c.done:
-		default:
-			running = append(running, c)
-		}
-	}
-	s.mu.Unlock()
-	for _, c := range pending {
-		c.startErr = s.deadErr
-		close(c.started)
-	}
-	for _, c := range running {
-		// The leader is not reaped until the host releases it, or until
-		// the helper's death reparents it: its number still names the
-		// group here.
-		_ = unix.Kill(-c.Pid, unix.SIGKILL)
-		c.signal(unix.SIGKILL)
-	}
-	if s.cmd != nil && s.cmd.Process != nil {
-		_ = s.cmd.Process.Kill()
-	}
-	select {
-	case s.ready <- err: // a start that is waiting for ready
-	default:
-	}
 }
 
 func (s *Spawner) err() error {
@@ -639,127 +368,13 @@ func (s *Spawner) removeRoot() {
 	}
 }
 
-// Applied is what confines the command: the spawner's Applied with the
-// command's TempDir.
-func (c *Child) Applied() *Applied { return c.applied }
-
-// Wait waits for the command to exit and returns its status. It waits
-// for the process through its pidfd and then for the helper's report; a
-// helper that died, or does not report within ReplyTimeout, gives an
-// error wrapping ErrSpawnerDead (the status is then unknown). Any number
-// of goroutines may wait.
-func (c *Child) Wait() (ExitStatus, error) {
-	if c.pidfd >= 0 {
-		// Not under c.mu: Release, which closes the fd, comes after Wait.
-		fds := []unix.PollFd{{Fd: int32(c.pidfd), Events: unix.POLLIN}}
-		for {
-			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
-				break
-			}
-		}
-		select {
-		case <-c.done:
-			return c.status, nil
-		default:
-		}
-		tm := time.NewTimer(c.s.replyTimeout)
-		defer tm.Stop()
-		select {
-		case <-c.done:
-		case <-c.s.dead:
-		case <-tm.C:
-			c.s.kill(fmt.Errorf("no exit report for pid %d within %v of its exit", c.Pid, c.s.replyTimeout))
-		}
-	} else {
-		select {
-		case <-c.done:
-		case <-c.s.dead:
-		}
+// helperEnv is the environment of a helper: its plan and nothing of the
+// host's but GORACE, so that a race-enabled build's helper honours the
+// host's settings (without it, such a helper sleeps a second at exit).
+func helperEnv(plan []byte) []string {
+	env := []string{planEnv + "=" + string(plan)}
+	if v, ok := os.LookupEnv("GORACE"); ok {
+		env = append(env, "GORACE="+v)
 	}
-	select {
-	case <-c.done:
-		return c.status, nil
-	default:
-		return ExitStatus{}, fmt.Errorf("waiting for pid %d: %w", c.Pid, c.s.err())
-	}
-}
-
-// Done is closed when the helper has reported the command's exit.
-func (c *Child) Done() <-chan struct{} { return c.done }
-
-// Signal sends sig to the command and, with group, to its process group
-// (for a command started with Setpgid). The group is signalled only while
-// the helper is alive: it keeps the leader unreaped until Release, which
-// keeps the group's number from being reused.
-func (c *Child) Signal(sig syscall.Signal, group bool) {
-	if group {
-		select {
-		case <-c.s.dead:
-		default:
-			c.mu.Lock()
-			if !c.released {
-				_ = unix.Kill(-c.Pid, sig)
-			}
-			c.mu.Unlock()
-		}
-	}
-	c.signal(sig)
-}
-
-// signal sends sig to the command alone, through its pidfd.
-func (c *Child) signal(sig syscall.Signal) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.released {
-		return
-	}
-	if c.pidfd >= 0 {
-		_ = unix.PidfdSendSignal(c.pidfd, sig, nil, 0)
-		return
-	}
-	select {
-	case <-c.s.dead:
-	default:
-		_ = unix.Kill(c.Pid, sig)
-	}
-}
-
-// Release lets the helper reap the command, which must have exited
-// (call it after Wait), and removes the command's TMPDIR. It is
-// idempotent.
-func (c *Child) Release() error {
-	c.mu.Lock()
-	if c.released {
-		c.mu.Unlock()
-		return nil
-	}
-	c.released = true
-	if c.pidfd >= 0 {
-		_ = unix.Close(c.pidfd)
-		c.pidfd = -1
-	}
-	c.mu.Unlock()
-	s := c.s
-	s.mu.Lock()
-	delete(s.children, c.Pid)
-	s.mu.Unlock()
-	var err error
-	if s.err() == nil {
-		if err = s.send(&request{Op: "reap", Pid: c.Pid, Stdin: -1, Stdout: -1, Stderr: -1, Cgroup: -1}, nil, time.Now().Add(s.replyTimeout)); err != nil {
-			s.kill(fmt.Errorf("sending a reap: %w", err))
-		}
-	}
-	if rerr := c.removeTemp(); err == nil {
-		err = rerr
-	}
-	return err
-}
-
-func (c *Child) removeTemp() error {
-	if c.tmp == "" {
-		return nil
-	}
-	tmp := c.tmp
-	c.tmp = ""
-	return os.RemoveAll(tmp)
+	return env
 }

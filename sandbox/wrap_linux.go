@@ -370,7 +370,7 @@ func probeNamespaces() error {
 		c := exec.Command("/proc/self/exe")
 		c.Args = []string{"acpterm-sandbox-probe"}
 		js, _ := json.Marshal(&plan{Probe: true, Loopback: true})
-		c.Env = []string{planEnv + "=" + string(js)}
+		c.Env = helperEnv(js)
 		c.SysProcAttr = &syscall.SysProcAttr{}
 		setUserNamespace(c.SysProcAttr, unix.CLONE_NEWNET|unix.CLONE_NEWNS)
 		var stderr bytes.Buffer

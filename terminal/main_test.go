@@ -36,6 +36,11 @@ func TestMain(m *testing.M) {
 	if n := os.Getenv(rssHelperEnv); n != "" {
 		os.Exit(rssHelper(n))
 	}
+	// Under -race a binary sleeps a second before it exits; the tests
+	// re-execute this one (helpers, sandboxed commands) hundreds of times.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	goleak.VerifyTestMain(m)
 }
 
