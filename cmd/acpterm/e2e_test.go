@@ -74,6 +74,7 @@ type opts struct {
 	env   []string
 	stdin string
 	dir   string
+	bound time.Duration // the run is killed, and the test failed, past it; 0 means 60 s
 }
 
 func testExe(t *testing.T) string {
@@ -95,7 +96,11 @@ func acpterm(t *testing.T, o opts, args ...string) result {
 // left no race report and no cgroup behind.
 func runBinary(t testing.TB, bin string, o opts, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	bound := o.bound
+	if bound == 0 {
+		bound = 60 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), o.env...)
@@ -111,6 +116,8 @@ func runBinary(t testing.TB, bin string, o opts, args ...string) result {
 	r := result{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
 	var ee *exec.ExitError
 	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("%s %q was still running after %v (killed)\nstdout:\n%.3000s\nstderr:\n%.3000s", filepath.Base(bin), args, bound, r.stdout, r.stderr)
 	case err == nil:
 	case errors.As(err, &ee) && ee.Exited():
 		r.code = ee.ExitCode()

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,29 +101,7 @@ func TestRealAgents(t *testing.T) {
 // has to be killed at the bound.
 func runReal(t *testing.T, env []string, bound time.Duration, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), bound)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, acptermBin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Dir = t.TempDir()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	r := result{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
-	var ee *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		t.Fatalf("acpterm %q was still running after %v (killed):\nstdout:\n%.3000s\nstderr:\n%.3000s", args, bound, r.stdout, r.stderr)
-	case err == nil:
-	case errors.As(err, &ee) && ee.Exited():
-		r.code = ee.ExitCode()
-	default:
-		t.Fatalf("acpterm %q: %v", args, err)
-	}
-	checkNoRace(t, r.stderr)
-	assertNoCgroups(t, cmd.Process.Pid)
-	return r
+	return runBinary(t, acptermBin, opts{env: env, bound: bound}, args...)
 }
 
 // agentInstalled reports whether the `acpterm agents` table has name with
