@@ -219,6 +219,16 @@ func valueChoices(o *acp.SessionConfigOption) []choice {
 	return nil
 }
 
+// settingChoice is the choice the user named (flag and what are for the
+// message), or a message that lists the ones the agent offers.
+func settingChoice(flag, what, want string, cs []choice) (id, msg string) {
+	id, ok := matchChoice(want, cs)
+	if !ok {
+		return "", fmt.Sprintf("%s %s: the agent offers no such %s; it offers %s", flag, textsafe.Quote(want), what, listChoices(cs))
+	}
+	return id, ""
+}
+
 // configValue is the session/set_config_option value for the user's
 // value of option o, or an error message listing the valid ones.
 func configValue(o *acp.SessionConfigOption, flag, want string) (acp.SessionConfigValue, string) {
@@ -291,9 +301,9 @@ func (d *driver) setMode(ctx context.Context, v *sessionView, flag, want string)
 	st := v.snapshot()
 	switch mo := findOptionByCategory(st.options, acp.SessionConfigOptionCategoryMode); {
 	case st.modes != nil && len(st.modes.AvailableModes) > 0:
-		id, ok := matchChoice(want, modeChoices(st.modes))
-		if !ok {
-			return ExitUsage, fmt.Sprintf("%s %s: the agent offers no such mode; it offers %s", flag, textsafe.Quote(want), listChoices(modeChoices(st.modes)))
+		id, msg := settingChoice(flag, "mode", want, modeChoices(st.modes))
+		if msg != "" {
+			return ExitUsage, msg
 		}
 		callCtx, done := d.callCtx(ctx, d.cfg.InitTimeout)
 		defer done()
@@ -320,9 +330,9 @@ func (d *driver) setModel(ctx context.Context, v *sessionView, flag, want string
 	if st.models == nil || len(st.models.AvailableModels) == 0 {
 		return ExitUsage, flag + ": the agent offers no model choice (no config option of category \"model\", no session models)"
 	}
-	id, ok := matchChoice(want, modelChoices(st.models))
-	if !ok {
-		return ExitUsage, fmt.Sprintf("%s %s: the agent offers no such model; it offers %s", flag, textsafe.Quote(want), listChoices(modelChoices(st.models)))
+	id, msg := settingChoice(flag, "model", want, modelChoices(st.models))
+	if msg != "" {
+		return ExitUsage, msg
 	}
 	callCtx, done := d.callCtx(ctx, d.cfg.InitTimeout)
 	defer done()
