@@ -332,10 +332,10 @@ func TestSpawnerHelperDies(t *testing.T) {
 	s.Close()
 }
 
-// A helper that stops answering (a command may SIGSTOP it: they share a
-// Landlock domain) fails starts and waits after the reply timeout, and is
-// killed with its commands.
-func TestSpawnerHelperStopped(t *testing.T) {
+// stoppedHelper starts a command in a new helper with a short reply
+// timeout, then stops the helper (SIGSTOP) so that it answers nothing.
+func stoppedHelper(t *testing.T) (*Spawner, *Child) {
+	t.Helper()
 	need(t, false)
 	s := newSpawner(t, &Policy{Mode: ReadOnly})
 	s.replyTimeout = 300 * time.Millisecond
@@ -344,6 +344,14 @@ func TestSpawnerHelperStopped(t *testing.T) {
 	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	return s, c
+}
+
+// A helper that stops answering (a command may SIGSTOP it: they share a
+// Landlock domain) fails starts and waits after the reply timeout, and is
+// killed with its commands.
+func TestSpawnerHelperStopped(t *testing.T) {
+	s, c := stoppedHelper(t)
 	start := time.Now()
 	if _, err := s.Start(&Cmd{Path: "/bin/true"}); !errors.Is(err, ErrSpawnerDead) || !strings.Contains(err.Error(), "no answer") {
 		t.Errorf("Start with the helper stopped: %v", err)
@@ -364,14 +372,7 @@ func TestSpawnerHelperStopped(t *testing.T) {
 // The exit of a command whose helper stopped before reporting it is seen
 // through the pidfd; Wait gives up after the reply timeout.
 func TestSpawnerNoExitReport(t *testing.T) {
-	need(t, false)
-	s := newSpawner(t, &Policy{Mode: ReadOnly})
-	s.replyTimeout = 300 * time.Millisecond
-	c, r := startLines(t, s, `echo $$; exec sleep 100`)
-	readLine(t, r)
-	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	s, c := stoppedHelper(t)
 	c.Signal(syscall.SIGKILL, true)
 	if _, err := c.Wait(); !errors.Is(err, ErrSpawnerDead) || !strings.Contains(err.Error(), "no exit report") {
 		t.Errorf("Wait: %v", err)
