@@ -3,7 +3,9 @@ package jsonrpc2
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"sync/atomic"
 	"testing"
 )
 
@@ -59,5 +61,33 @@ func TestCloseDoesNotReportItsOwnWriteFailure(t *testing.T) {
 	<-sent
 	if err := c.Close(); err != nil {
 		t.Fatalf("Close: %v, want nil", err)
+	}
+}
+
+// TestCallsAfterWriteFailureAreNotRun: once a write has failed no answer can reach the peer,
+// so the calls still read from it (a peer that pipelined calls and went) are not handled.
+func TestCallsAfterWriteFailureAreNotRun(t *testing.T) {
+	inR, inW := io.Pipe()
+	var handled atomic.Int32
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		handled.Add(1)
+		return "an answer nobody can read", nil
+	})
+	c := NewConn(inR, failingWriter{}, h, logOpts(t))
+	defer c.Close()
+	if err := c.Call(context.Background(), "x", nil, nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Call: %v, want ErrClosed", err)
+	}
+	go func() {
+		for i := range 50 {
+			fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"work"}`+"\n", i)
+		}
+		inW.Close()
+	}()
+	if err := c.Wait(); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if n := handled.Load(); n != 0 {
+		t.Errorf("%d calls were handled after the write failed, want 0", n)
 	}
 }

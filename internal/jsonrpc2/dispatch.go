@@ -140,6 +140,12 @@ type incomingCall struct {
 // MaxConcurrentCalls handlers hold theirs, then starts it, or queues it when notifications
 // that arrived before it are still to be handled.
 func (c *Conn) startCall(req *Request) {
+	if c.wfailed.Load() {
+		// A write failed, so no answer can reach the peer: running the handler would only
+		// spend work (or start side effects) for nobody. A peer that has gone leaves its
+		// pipelined calls behind in the pipe, and they are read before the end of input.
+		return
+	}
 	s := c.acquireSlot()
 	if s == nil {
 		return // the connection is ending: nobody to answer
@@ -365,7 +371,7 @@ func (c *Conn) work() {
 		case it.resp != nil:
 			c.deliver(it.respID, *it.resp)
 		case it.call != nil:
-			if c.isStopped() {
+			if c.isStopped() || c.wfailed.Load() {
 				// Nobody to answer: do not start it.
 				c.endCall(it.call)
 				c.release(it.call.slot)
