@@ -142,6 +142,14 @@ func fitEncoded(text string, budget int) (string, bool) {
 	}
 	used := 0
 	for i := len(text); i > 0; {
+		if b := text[i-1]; b < utf8.RuneSelf { // the common case, by table
+			used += int(asciiEncodedLen[b])
+			if used > budget {
+				return text[i:], true
+			}
+			i--
+			continue
+		}
 		r, size := utf8.DecodeLastRuneInString(text[:i])
 		used += encodedLen(r, size)
 		if used > budget {
@@ -151,6 +159,14 @@ func fitEncoded(text string, budget int) (string, bool) {
 	}
 	return text, false
 }
+
+// asciiEncodedLen is encodedLen for each ASCII byte.
+var asciiEncodedLen = func() (t [utf8.RuneSelf]uint8) {
+	for b := range t {
+		t[b] = uint8(encodedLen(rune(b), 1))
+	}
+	return t
+}()
 
 // encodedLen is how many bytes encoding/json writes for the rune r of
 // size bytes inside a string, counting HTML escaping in, since it is on by

@@ -199,3 +199,13 @@ func TestFitEncoded(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFitEncoded: a full 16 MiB terminal/output reply of plain text,
+// which an agent polling a large terminal asks for again and again.
+func BenchmarkFitEncoded(b *testing.B) {
+	s := strings.Repeat("some output of a build, line by line\n", 16<<20/37)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		fitEncoded(s, 16<<20)
+	}
+}
