@@ -7,7 +7,7 @@
 // agent_message_chunk whose text is a JSON line {"case": NAME, ...what was
 // seen}; the Go test (terminal_agent_test.go) decides what is right. The
 // prompt may name the cases to run (space separated); an empty prompt or
-// "all" runs them all. The "wire" case reports what the SDK's own schemas
+// "all" runs them all, and "-NAME" leaves the case NAME out. The "wire" case reports what the SDK's own schemas
 // said about every message the client sent.
 //
 // Three control words instead of cases exercise a client's handling of how a
@@ -435,14 +435,16 @@ async function runCases(client, sessionId, prompt) {
   const report = (obj) =>
     t.update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: JSON.stringify(obj) + "\n" } });
 
-  const wanted = prompt.split(/\s+/).filter((w) => w && w !== "all");
+  const words = prompt.split(/\s+/).filter((w) => w && w !== "all");
+  const wanted = words.filter((w) => !w.startsWith("-"));
+  const left = new Set(words.filter((w) => w.startsWith("-")).map((w) => w.slice(1)));
   try {
     if (!clientCapabilities.terminal) {
       await report({ case: "capability", terminal: false });
       return;
     }
     for (const [name, run] of Object.entries(cases)) {
-      if (wanted.length > 0 && !wanted.includes(name)) continue;
+      if ((wanted.length > 0 && !wanted.includes(name)) || left.has(name)) continue;
       let seen;
       try {
         seen = await withTimeout(run(t), SLOW_CASES.has(name) ? SLOW_CASE_TIMEOUT_MS : CASE_TIMEOUT_MS, name);
