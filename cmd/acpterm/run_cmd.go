@@ -59,8 +59,9 @@ directories; one read returns at most 64 MiB.
 
 Ctrl-C (or SIGTERM) cancels the turn (session/cancel); a second one kills
 the agent and its commands. Either way the exit status is 130.
---turn-timeout cancels a turn that runs longer the same way, and kills the
-agent if it has not stopped 10s later; the exit status is then 124.
+--turn-timeout cancels a turn that runs longer the same way. An agent that
+has not ended a cancelled turn --cancel-grace later (10s) is killed; after
+--turn-timeout the exit status is then 124.
 
 Modes, models, options: --mode ID (session/set_mode, or the agent's config
 option of category mode), --model ID (its config option of category model,
@@ -122,6 +123,7 @@ type runFlags struct {
 	model        string
 	settings     []string
 	turnTimeout  time.Duration
+	cancelGrace  time.Duration
 	resume       bool
 	session      string
 	sandbox      sandboxFlags
@@ -133,6 +135,7 @@ func newRunFlags(out io.Writer) *runFlags {
 		format:       "text",
 		outputLimit:  terminal.DefaultOutputCeiling,
 		maxTerminals: terminal.DefaultMaxTerminalsPerSession,
+		cancelGrace:  client.DefaultCancelGrace,
 		killGrace:    terminal.DefaultKillGrace,
 		initTimeout:  client.DefaultInitTimeout,
 	}
@@ -158,6 +161,7 @@ func newRunFlags(out io.Writer) *runFlags {
 	fs.BoolVar(&f.resume, "resume", false, "continue the last session of this agent in --cwd (see acpterm sessions)")
 	fs.StringVar(&f.session, "session", "", "continue the session `ID` (see acpterm sessions)")
 	fs.DurationVar(&f.turnTimeout, "turn-timeout", 0, "cancel the turn after `DURATION`, then kill the agent (exit status 124;\ndefault: none)")
+	fs.DurationVar(&f.cancelGrace, "cancel-grace", f.cancelGrace, "give the agent `DURATION` to end a cancelled turn before killing it")
 	f.sandbox.add(fs)
 	fs.Usage = usageText(fs, runUsage)
 	return f
@@ -263,6 +267,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if f.turnTimeout < 0 {
 		return usage("--turn-timeout must not be negative")
 	}
+	if f.cancelGrace <= 0 {
+		return usage("--cancel-grace must be positive")
+	}
 	approval := client.ApprovalAsk
 	switch {
 	case f.approveAll:
@@ -293,6 +300,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Model:        f.model,
 		Settings:     settings,
 		TurnTimeout:  f.turnTimeout,
+		CancelGrace:  f.cancelGrace,
 		Stdout:       stdout,
 		Stderr:       stderr,
 	}

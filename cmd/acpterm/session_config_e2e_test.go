@@ -306,12 +306,12 @@ func TestTurnTimeout(t *testing.T) {
 		most  time.Duration
 	}{
 		{"cfg-slow", "--turn-timeout 1s (cancelled)", 10 * time.Second},
-		{"cfg-stubborn", "the agent did not stop and was killed", 25 * time.Second},
+		{"cfg-stubborn", "the agent did not stop and was killed", 15 * time.Second},
 	} {
 		t.Run(tc.agent, func(t *testing.T) {
 			t.Parallel()
 			r := acpterm(t, opts{env: []string{fakeAgentEnv + "=" + tc.agent}},
-				"run", "--no-color", "--turn-timeout", "1s", "-p", "go", "--", testExe(t))
+				"run", "--no-color", "--turn-timeout", "1s", "--cancel-grace", "1s", "-p", "go", "--", testExe(t))
 			if r.code != 124 {
 				t.Fatalf("exit %d, want 124\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
