@@ -24,7 +24,7 @@ const floodReportEnv = "ACPTERM_E2E_FLOOD_REPORT"
 
 const (
 	floodCalls = 300
-	floodRead  = 20       // replies the flood agent reads before it ends the turn and exits
+	floodRead  = 5        // replies the flood agent reads before it ends the turn and exits
 	floodLimit = 16 << 20 // outputByteLimit of the flooding terminal
 	// floodPause is how long the flood agent leaves its stdin unread with
 	// 300 replies of 16 MiB owed to it: the scenario itself (a peer that
@@ -298,7 +298,7 @@ func TestHostileFlowHugeMessage(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
 			report := filepath.Join(t.TempDir(), "peak")
-			r := runBinary(t, bin, opts{env: []string{fakeAgentEnv + "=huge-message", floodReportEnv + "=" + report}},
+			r := runBinary(t, bin, opts{env: []string{fakeAgentEnv + "=huge-message", floodReportEnv + "=" + report}, dropStdout: true},
 				"run", "--format", format, "--approve-all", "-p", "go", "--", testExe(t))
 			if r.code != 0 {
 				t.Fatalf("exit %d\nstderr:\n%.2000s", r.code, r.stderr)

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -16,7 +17,7 @@ func TestTTYWaitingLine(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	plain := sgr.ReplaceAllString(out, "")
-	mustContain(t, "screen", plain, "waiting for acpterm.test · 2s", "finally")
+	mustContain(t, "screen", plain, "waiting for "+filepath.Base(testExe(t))+" · 2s", "finally")
 	// The live region is erased before the message is written over it.
 	i := strings.LastIndex(plain, "waiting for")
 	if j := strings.Index(plain[i:], "\x1b[J"); j < 0 || !strings.Contains(plain[i+j:], "finally") {
