@@ -152,54 +152,58 @@ func BenchmarkSandbox(b *testing.B) {
 	})
 }
 
-// BenchmarkWaitBackground measures create → wait_for_exit of a shell line
-// that leaves a background job holding the output pipe: the wait must not
-// last the drain window (Options.DrainTimeout). Each iteration also runs
-// the line with os/exec and the same shell, its stdout an *os.File, so
-// that Wait returns when the shell exits ("exec"). It reports medians.
+// BenchmarkWaitBackground measures create → wait_for_exit of
+// `sh -c 'sleep 30 & echo started'`, whose background job holds the output
+// pipe: the wait must not last the drain window (Options.DrainTimeout).
+// Each iteration also runs the same argv with os/exec, its stdout an
+// *os.File, so that Wait returns when the shell exits ("exec"). It reports
+// medians of the whole and of the part after Create (or Start) returned.
 func BenchmarkWaitBackground(b *testing.B) {
 	const line = "sleep 30 & echo started"
 	m := NewManager(&Options{DefaultCwd: b.TempDir()})
 	defer m.Close()
-	shell := DefaultShell()
-	bare := func() time.Duration {
+	bare := func() (total, afterStart time.Duration) {
 		pr, pw, err := os.Pipe()
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer pr.Close()
-		cmd := exec.Command(shell, "-c", line)
+		cmd := exec.Command("sh", "-c", line)
 		cmd.Stdout = pw
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		start := time.Now()
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
+		started := time.Now()
 		pw.Close()
 		if err := cmd.Wait(); err != nil {
 			b.Fatal(err)
 		}
-		d := time.Since(start)
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the background sleep
-		return d
+		return time.Since(start), time.Since(started)
 	}
-	var times, bares []float64
+	var times, afters, bares, bareAfters []float64
 	for b.Loop() {
-		bares = append(bares, ms(bare()))
+		total, after := bare()
+		bares, bareAfters = append(bares, ms(total)), append(bareAfters, ms(after))
 		start := time.Now()
-		info, err := m.Create(testCtx(b), Request{SessionID: "bench", Command: line})
+		info, err := m.Create(testCtx(b), Request{SessionID: "bench", Command: "sh", Args: []string{"-c", line}})
 		if err != nil {
 			b.Fatal(err)
 		}
+		created := time.Now()
 		mustWait(b, m, info)
-		times = append(times, ms(time.Since(start)))
+		times, afters = append(times, ms(time.Since(start))), append(afters, ms(time.Since(created)))
 		if out := mustOutput(b, m, info); out.Text != "started\n" {
 			b.Fatalf("output %q", out.Text)
 		}
 		mustRelease(b, m, info)
 	}
 	b.ReportMetric(median(times), "create-to-exit-ms")
+	b.ReportMetric(median(afters), "after-create-ms")
 	b.ReportMetric(median(bares), "exec-ms")
+	b.ReportMetric(median(bareAfters), "exec-after-start-ms")
 }
 
 // BenchmarkConcurrent50 creates 50 terminals of `sleep 0.2; echo N` at
