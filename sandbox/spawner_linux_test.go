@@ -446,3 +446,24 @@ func TestSpawnerErrors(t *testing.T) {
 	}
 	s.Close() // idempotent
 }
+
+// A start the host cannot adopt (the pid is not the helper's child, or is
+// gone: a helper reaps before release only when it is ending) fails with
+// ErrSpawnerDead, since the spawner is killed for it; the terminal runtime
+// then restarts the spawner rather than taking it for the command's error.
+func TestSpawnerStartNotAdopted(t *testing.T) {
+	need(t, false)
+	s := newSpawner(t, &Policy{Mode: ReadOnly})
+	defer s.Close()
+	c := &Child{started: make(chan struct{})}
+	s.mu.Lock()
+	s.pending[1<<40] = c
+	s.mu.Unlock()
+	if err := s.dispatch(&reply{Op: "started", ID: 1 << 40, Pid: os.Getpid()}); err == nil {
+		t.Fatal("dispatch adopted a process that is not the helper's child")
+	}
+	<-c.started
+	if !errors.Is(c.startErr, ErrSpawnerDead) || !strings.Contains(c.startErr.Error(), "not the helper's child") {
+		t.Errorf("start error %v, want ErrSpawnerDead naming the cause", c.startErr)
+	}
+}

@@ -78,7 +78,11 @@ func (s *Spawner) dispatch(rep *reply) error {
 			return nil
 		}
 		if err := s.adopt(c, rep.Pid); err != nil {
-			c.startErr = err
+			// The helper reaps a command before the host releases it
+			// only when it is ending, and a helper that reports a
+			// process not its child is not to be trusted: either way
+			// the spawner is killed, and the start failed for that.
+			c.startErr = fmt.Errorf("%w: %v", ErrSpawnerDead, err)
 			close(c.started)
 			return err
 		}
