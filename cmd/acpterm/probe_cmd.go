@@ -51,7 +51,7 @@ func newProbeFlags(out io.Writer) *probeFlags {
 	f.fs.SetOutput(out)
 	f.fs.StringVar(&f.jsonPath, "json", "", "also write the report as JSON to `FILE`")
 	f.fs.Var(&f.cases, "case", "run only case `ID` (repeatable, or comma-separated; see --list)")
-	f.fs.DurationVar(&f.timeout, "timeout", probe.DefaultCaseTimeout, "time limit of each case, `DURATION` (below 5s the slower cases fail)")
+	f.fs.DurationVar(&f.timeout, "timeout", probe.DefaultCaseTimeout, "time limit of each case, `DURATION`")
 	f.fs.BoolVar(&f.list, "list", false, "print the cases and exit")
 	f.fs.Usage = usageText(f.fs, probeUsage)
 	return f

@@ -3,6 +3,9 @@ package probe
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -119,6 +122,101 @@ func (k keepsReleased) ReleaseTerminal(ctx context.Context, req *acp.ReleaseTerm
 	return &acp.ReleaseTerminalResponse{}, nil
 }
 
+// leavesReleased answers terminal/release without doing anything: the
+// command runs on and the id stays valid.
+type leavesReleased struct{ *terminal.Manager }
+
+func (leavesReleased) ReleaseTerminal(context.Context, *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
+	return &acp.ReleaseTerminalResponse{}, nil
+}
+
+// latestWaitOnly keeps one waiter per terminal: a wait_for_exit that
+// arrives while another is pending on the same terminal replaces it, and
+// the replaced one is never answered.
+type latestWaitOnly struct {
+	*terminal.Manager
+	mu     sync.Mutex
+	latest map[acp.TerminalID]int
+}
+
+func (l *latestWaitOnly) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
+	l.mu.Lock()
+	l.latest[req.TerminalID]++
+	me := l.latest[req.TerminalID]
+	l.mu.Unlock()
+	st, err := l.Manager.WaitForTerminalExit(ctx, req)
+	l.mu.Lock()
+	replaced := l.latest[req.TerminalID] != me
+	l.mu.Unlock()
+	if replaced {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return st, err
+}
+
+// outputBehindWaits serves terminal/output on a terminal only while no
+// wait_for_exit is pending on it, as a client that handles one request
+// per terminal at a time does.
+type outputBehindWaits struct {
+	*terminal.Manager
+	mu      sync.Mutex
+	pending map[acp.TerminalID]int
+	changed chan struct{} // closed, and replaced, whenever a wait ends
+}
+
+func (o *outputBehindWaits) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
+	o.mu.Lock()
+	o.pending[req.TerminalID]++
+	o.mu.Unlock()
+	defer func() {
+		o.mu.Lock()
+		o.pending[req.TerminalID]--
+		close(o.changed)
+		o.changed = make(chan struct{})
+		o.mu.Unlock()
+	}()
+	return o.Manager.WaitForTerminalExit(ctx, req)
+}
+
+func (o *outputBehindWaits) TerminalOutput(ctx context.Context, req *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error) {
+	for {
+		o.mu.Lock()
+		n, changed := o.pending[req.TerminalID], o.changed
+		o.mu.Unlock()
+		if n == 0 {
+			return o.Manager.TerminalOutput(ctx, req)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// noFIFOs runs commands with a mkfifo that fails, as in a read-only
+// workspace.
+type noFIFOs struct {
+	*terminal.Manager
+	path string // PATH, with the failing mkfifo first
+}
+
+func newNoFIFOs(t *testing.T, m *terminal.Manager) noFIFOs {
+	bin := t.TempDir()
+	stub := "#!/bin/sh\necho \"mkfifo: cannot create fifo '$1': Read-only file system\" >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "mkfifo"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return noFIFOs{m, bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+}
+
+func (n noFIFOs) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
+	r := *req
+	r.Env = append(slices.Clone(req.Env), acp.EnvVariable{Name: "PATH", Value: n.path})
+	return n.Manager.CreateTerminal(ctx, &r)
+}
+
 func TestBrokenClients(t *testing.T) {
 	t.Parallel()
 	type want struct {
@@ -127,13 +225,13 @@ func TestBrokenClients(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		wrap    func(m *terminal.Manager) acp.TerminalHandler
+		wrap    func(t *testing.T, m *terminal.Manager) acp.TerminalHandler
 		timeout time.Duration
 		within  time.Duration // the whole run
 		cases   map[string]want
 	}{{
 		name: "keeps the head of the output",
-		wrap: func(m *terminal.Manager) acp.TerminalHandler {
+		wrap: func(_ *testing.T, m *terminal.Manager) acp.TerminalHandler {
 			return &headKeeper{Manager: m, limits: map[acp.TerminalID]uint64{}}
 		},
 		cases: map[string]want{
@@ -144,12 +242,12 @@ func TestBrokenClients(t *testing.T) {
 		},
 	}, {
 		name:    "never answers wait_for_exit",
-		wrap:    func(m *terminal.Manager) acp.TerminalHandler { return neverWaits{m} },
+		wrap:    func(_ *testing.T, m *terminal.Manager) acp.TerminalHandler { return neverWaits{m} },
 		timeout: time.Second,
 		within:  12 * time.Second,
 		cases: map[string]want{
 			"exit-code-nonzero":       {ResultFail, "no answer within 1s to terminal/wait_for_exit"},
-			"concurrent-waits":        {ResultFail, "no answer within 1s to terminal/wait_for_exit"},
+			"concurrent-waits":        {ResultFail, "0 answered within"},
 			"wait-ignores-grandchild": {ResultFail, "no answer within 1s to terminal/wait_for_exit"},
 			"release-invalidates-id":  {ResultFail, "no answer within 1s to terminal/wait_for_exit"},
 			"unknown-terminal-id":     {ResultFail, "no answer within 1s to terminal/wait_for_exit"},
@@ -158,7 +256,7 @@ func TestBrokenClients(t *testing.T) {
 		},
 	}, {
 		name: "reports signals as killed with exit code 1",
-		wrap: func(m *terminal.Manager) acp.TerminalHandler { return killedSignals{m} },
+		wrap: func(_ *testing.T, m *terminal.Manager) acp.TerminalHandler { return killedSignals{m} },
 		cases: map[string]want{
 			"signal-reported":       {ResultPass, `signal "killed" with exitCode 1 (an exitCode alongside the signal is tolerated)`},
 			"kill-keeps-terminal":   {ResultPass, `signal "killed"`},
@@ -167,7 +265,7 @@ func TestBrokenClients(t *testing.T) {
 		},
 	}, {
 		name: "execs args-less commands",
-		wrap: func(m *terminal.Manager) acp.TerminalHandler { return execOnly{m} },
+		wrap: func(_ *testing.T, m *terminal.Manager) acp.TerminalHandler { return execOnly{m} },
 		cases: map[string]want{
 			"shell-line":        {ResultInfo, "not run by a shell: terminal/create: error -32603"},
 			"args-verbatim":     {ResultPass, ""},
@@ -175,23 +273,60 @@ func TestBrokenClients(t *testing.T) {
 		},
 	}, {
 		name: "re-splits args",
-		wrap: func(m *terminal.Manager) acp.TerminalHandler { return resplitter{m} },
+		wrap: func(_ *testing.T, m *terminal.Manager) acp.TerminalHandler { return resplitter{m} },
 		cases: map[string]want{
 			"args-verbatim": {ResultFail, "the command received"},
 		},
 	}, {
 		name: "keeps released ids",
-		wrap: func(m *terminal.Manager) acp.TerminalHandler { return keepsReleased{m} },
+		wrap: func(_ *testing.T, m *terminal.Manager) acp.TerminalHandler { return keepsReleased{m} },
 		cases: map[string]want{
 			"release-invalidates-id": {ResultFail, "after release: output → succeeded"},
 			"release-stops-command":  {ResultPass, ""},
+		},
+	}, {
+		name:    "leaves released commands running",
+		wrap:    func(_ *testing.T, m *terminal.Manager) acp.TerminalHandler { return leavesReleased{m} },
+		timeout: 2 * time.Second,
+		cases: map[string]want{
+			"release-stops-command":  {ResultFail, "the released command kept running"},
+			"release-invalidates-id": {ResultFail, "after release: output → succeeded"},
+			"concurrent-waits":       {ResultPass, ""},
+		},
+	}, {
+		name: "answers only the latest of concurrent waits",
+		wrap: func(_ *testing.T, m *terminal.Manager) acp.TerminalHandler {
+			return &latestWaitOnly{Manager: m, latest: map[acp.TerminalID]int{}}
+		},
+		timeout: 2 * time.Second,
+		cases: map[string]want{
+			"concurrent-waits":  {ResultFail, "with 3 waits pending: 1 answered within"},
+			"wait-after-exit":   {ResultPass, ""},
+			"exit-code-nonzero": {ResultPass, ""},
+		},
+	}, {
+		name: "queues output behind pending waits",
+		wrap: func(_ *testing.T, m *terminal.Manager) acp.TerminalHandler {
+			return &outputBehindWaits{Manager: m, pending: map[acp.TerminalID]int{}, changed: make(chan struct{})}
+		},
+		timeout: 2 * time.Second,
+		cases: map[string]want{
+			"concurrent-waits":     {ResultFail, "it seems queued behind them"},
+			"output-while-running": {ResultPass, ""},
+		},
+	}, {
+		name: "cannot make FIFOs",
+		wrap: func(t *testing.T, m *terminal.Manager) acp.TerminalHandler { return newNoFIFOs(t, m) },
+		cases: map[string]want{
+			"concurrent-waits":      {ResultPass, "so the command slept 2 s instead"},
+			"release-stops-command": {ResultSkip, "not checked: no FIFO could be made in the session cwd"},
 		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			m := newManager(t)
-			client := &termClient{TerminalHandler: tt.wrap(m), recorder: &recorder{}}
+			client := &termClient{TerminalHandler: tt.wrap(t, m), recorder: &recorder{}}
 			var ids []string
 			for _, c := range Cases() {
 				if _, ok := tt.cases[c.ID]; ok {
@@ -199,13 +334,14 @@ func TestBrokenClients(t *testing.T) {
 				}
 			}
 			start := time.Now()
-			rep, _ := probe(t, client, m, &Options{Cases: ids, CaseTimeout: tt.timeout})
+			rep, s := probe(t, client, m, &Options{Cases: ids, CaseTimeout: tt.timeout})
 			if tt.within > 0 {
 				if d := time.Since(start); d > tt.within {
 					t.Errorf("the run took %v, want at most %v", d, tt.within)
 				}
 			}
 			checkSummary(t, rep)
+			checkNoFIFOs(t, s.cwd)
 			if len(rep.Cases) != len(ids) {
 				t.Fatalf("%d cases reported, want %d", len(rep.Cases), len(ids))
 			}

@@ -313,49 +313,6 @@ func caseWaitAfterExit(ctx context.Context, t *tester) verdict {
 	return pass("three waits gave %s; the repeats answered within %v", waitStatus(first), dur(slowest))
 }
 
-func caseConcurrentWaits(ctx context.Context, t *tester) verdict {
-	id, err := t.create(ctx, t.sh("sleep 2; exit 4"))
-	if err != nil {
-		return fail("%v", err)
-	}
-	type answer struct {
-		st  *acp.WaitForTerminalExitResponse
-		err error
-	}
-	answers := make(chan answer, 3)
-	for range 3 {
-		go func() {
-			st, err := t.wait(ctx, id)
-			answers <- answer{st, err}
-		}()
-	}
-	out, oerr := t.output(ctx, id)
-	var got []string
-	var bad string
-	for range 3 {
-		a := <-answers
-		switch {
-		case a.err != nil:
-			bad = a.err.Error()
-			got = append(got, "error")
-		default:
-			got = append(got, waitStatus(a.st))
-			if !hasCode(a.st.ExitCode, 4) && bad == "" {
-				bad = "a wait gave " + waitStatus(a.st)
-			}
-		}
-	}
-	switch {
-	case bad != "":
-		return fail("`sleep 2; exit 4` with 3 waits pending: %s (answers: %s)", bad, strings.Join(got, "; "))
-	case oerr != nil:
-		return fail("while 3 waits were pending: %v", oerr)
-	case out.ExitStatus != nil:
-		return fail("output answered only after the command ended (%s): it seems queued behind the pending waits", exitStatus(out.ExitStatus))
-	}
-	return pass("3 pending waits all gave %s; output answered while they were pending", got[0])
-}
-
 func caseReleaseInvalidatesID(ctx context.Context, t *tester) verdict {
 	id, err := t.create(ctx, t.sh("echo done"))
 	if err != nil {
@@ -405,32 +362,6 @@ func expectRefused(ctx context.Context, t *tester, id acp.TerminalID, withReleas
 		return fail("%s: %s", what, strings.Join(accounts, ", "))
 	}
 	return pass("%s: %s", what, strings.Join(accounts, ", "))
-}
-
-func caseReleaseStopsCommand(ctx context.Context, t *tester) verdict {
-	// The command would write a marker after 2 s; a second terminal looks
-	// for it a second after that, and removes it if it is there.
-	const marker = `m="${TMPDIR:-/tmp}/acpterm-probe-$1"; `
-	token := randhex.String(8)
-	id, err := t.create(ctx, t.sh(marker+`sleep 2; : > "$m"`, token))
-	if err != nil {
-		return fail("%v", err)
-	}
-	start := time.Now()
-	if err := t.release(ctx, id); err != nil {
-		return fail("%v", err)
-	}
-	took := time.Since(start)
-	st, out, err := runToEnd(ctx, t, t.sh(marker+`sleep 3; if [ -e "$m" ]; then rm -f "$m"; echo written; exit 1; fi; echo absent`, token))
-	switch {
-	case err != nil:
-		return fail("released in %v; then the check command: %v", dur(took), err)
-	case hasCode(st.ExitCode, 1) && strings.Contains(out.Output, "written"):
-		return fail("the released command kept running: it wrote its marker file 2 s later")
-	case !hasCode(st.ExitCode, 0) || !strings.Contains(out.Output, "absent"):
-		return fail("released in %v; the check command ended with %s and output %q", dur(took), waitStatus(st), out.Output)
-	}
-	return pass("released in %v; the command never wrote the marker it would have written 2 s later", dur(took))
 }
 
 func caseUnknownTerminalID(ctx context.Context, t *tester) verdict {

@@ -23,7 +23,10 @@
 // session/cancel stops the run: the remaining cases are skipped and the
 // prompt ends with stopReason cancelled. (A terminal/create still
 // unanswered when its case runs out of time is the one thing the probe
-// cannot clean up: it never learns the terminal's id.)
+// cannot clean up: it never learns the terminal's id.) Some cases make
+// short-lived entries named .acpterm-probe-* in the session cwd (a
+// directory; FIFOs that hold a command until the case lets it go) and
+// remove them.
 //
 // Serve is all a command needs:
 //
@@ -57,9 +60,13 @@ type Options struct {
 	// Cases restricts the run to these case ids, in the suite's order;
 	// nil or empty runs every case. Serve rejects unknown ids.
 	Cases []string
-	// CaseTimeout bounds each case; zero means DefaultCaseTimeout. Some
-	// cases take about 4 s on a conforming client (they wait for things
-	// that must not happen), so less than 5 s makes them fail.
+	// CaseTimeout bounds each case; zero means DefaultCaseTimeout. On a
+	// conforming client a case takes a fraction of a second (2 s for
+	// concurrent-waits where the session cwd is not writable). Where a
+	// case waits for something that should follow at once (pending waits
+	// answering, a released command dying), it gives up after 5 s or half
+	// the time it has left, whichever is less, and fails saying what it
+	// saw.
 	CaseTimeout time.Duration
 	// Version is the agentInfo version; "" means "dev".
 	Version string

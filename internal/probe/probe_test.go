@@ -80,6 +80,37 @@ func newManager(t *testing.T) *terminal.Manager {
 	return m
 }
 
+// heldCreate makes the first terminal/create wait until let is closed, so
+// that a test can act while a case is surely under way.
+type heldCreate struct {
+	acp.TerminalHandler
+	once sync.Once
+	let  chan struct{}
+}
+
+func (h *heldCreate) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
+	first := false
+	h.once.Do(func() { first = true })
+	if first {
+		select {
+		case <-h.let:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return h.TerminalHandler.CreateTerminal(ctx, req)
+}
+
+// checkNoFIFOs fails the test if the probe left anything of its own in
+// the session cwd (the cases that hold commands on FIFOs make them there).
+func checkNoFIFOs(t *testing.T, cwd string) {
+	t.Helper()
+	left, err := filepath.Glob(filepath.Join(cwd, ".acpterm-probe*"))
+	if err != nil || len(left) != 0 {
+		t.Errorf("left in the session cwd: %v %v", left, err)
+	}
+}
+
 // testSession is a connected probe with an open session.
 type testSession struct {
 	cc  *acp.ClientConn
@@ -282,6 +313,7 @@ func TestAcptermClient(t *testing.T) {
 	if live := m.Terminals(string(s.sid)); len(live) != 0 {
 		t.Errorf("%d terminals left unreleased: %+v", len(live), live)
 	}
+	checkNoFIFOs(t, s.cwd)
 }
 
 func TestClientWithoutTerminals(t *testing.T) {
@@ -306,12 +338,16 @@ func TestClientWithoutTerminals(t *testing.T) {
 func TestCancelSkipsTheRest(t *testing.T) {
 	t.Parallel()
 	m := newManager(t)
-	client := &termClient{TerminalHandler: m, recorder: &recorder{calls: make(chan *acp.ToolCall, 8)}}
+	// The first create waits for the cancel, which the client sends before
+	// answering it: the agent then sees the cancel first.
+	held := &heldCreate{TerminalHandler: m, let: make(chan struct{})}
+	client := &termClient{TerminalHandler: held, recorder: &recorder{calls: make(chan *acp.ToolCall, 8)}}
 	path := filepath.Join(t.TempDir(), "report.json")
 	s := connect(t, client, m, &Options{JSONReport: path, Cases: []string{"concurrent-waits", "exit-code-nonzero"}})
 	go func() {
 		<-client.calls
 		s.cc.Cancel(context.Background(), &acp.CancelNotification{SessionID: s.sid})
+		close(held.let)
 	}()
 	start := time.Now()
 	if stop := s.prompt(t); stop != acp.StopReasonCancelled {
@@ -331,6 +367,7 @@ func TestCancelSkipsTheRest(t *testing.T) {
 	if live := m.Terminals(string(s.sid)); len(live) != 0 {
 		t.Errorf("terminals left after cancel: %+v", live)
 	}
+	checkNoFIFOs(t, s.cwd)
 	tr := client.transcript()
 	if len(tr.calls) != 1 {
 		t.Errorf("%d tool calls, want 1", len(tr.calls))
@@ -343,7 +380,9 @@ func TestCancelSkipsTheRest(t *testing.T) {
 func TestBusySessionAndUnknownSession(t *testing.T) {
 	t.Parallel()
 	m := newManager(t)
-	client := &termClient{TerminalHandler: m, recorder: &recorder{calls: make(chan *acp.ToolCall, 8)}}
+	// The run stays under way, in its first create, until let is closed.
+	held := &heldCreate{TerminalHandler: m, let: make(chan struct{})}
+	client := &termClient{TerminalHandler: held, recorder: &recorder{calls: make(chan *acp.ToolCall, 8)}}
 	s := connect(t, client, m, &Options{Cases: []string{"concurrent-waits"}})
 	ctx := context.Background()
 	first := make(chan acp.StopReason, 1)
@@ -368,6 +407,7 @@ func TestBusySessionAndUnknownSession(t *testing.T) {
 	if _, err := s.cc.NewSession(ctx, &acp.NewSessionRequest{Cwd: "relative"}); acp.ErrorCode(err) != acp.CodeInvalidParams {
 		t.Errorf("relative cwd: %v", err)
 	}
+	close(held.let)
 	if stop := <-first; stop != acp.StopReasonEndTurn {
 		t.Errorf("first prompt: %q", stop)
 	}

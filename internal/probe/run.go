@@ -129,6 +129,11 @@ func fail(format string, args ...any) verdict {
 	return verdict{ResultFail, fmt.Sprintf(format, args...)}
 }
 
+// skip is the verdict of a case that could not check what it is about.
+func skip(format string, args ...any) verdict {
+	return verdict{ResultSkip, fmt.Sprintf(format, args...)}
+}
+
 // note is the verdict of an informational case.
 func note(format string, args ...any) verdict {
 	return verdict{ResultInfo, fmt.Sprintf(format, args...)}
