@@ -277,7 +277,9 @@ func TestTerminalAgentCLI(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
 
 	cwd := t.TempDir()
-	cmd := boundCmd(ctx, bin, "run", "--format", "json", "--approve-all", "--cwd", cwd, "-p", "all", "--",
+	// A short kill grace, as in TestTerminalAgentGoClient: kill_sigkill
+	// waits it out.
+	cmd := boundCmd(ctx, bin, "run", "--format", "json", "--approve-all", "--kill-grace", "200ms", "--cwd", cwd, "-p", "all", "--",
 		nodeBin, script("terminal-agent.mjs"))
 	out, err := run(t, cmd)
 	if err != nil {
