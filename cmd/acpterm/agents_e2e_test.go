@@ -33,7 +33,7 @@ func TestNamedAgents(t *testing.T) {
 	t.Parallel()
 	env := namedAgentConfig(t)
 
-	r := acpterm(t, opts{env: env}, "run", "--format", "json", "-p", "hi", "fake")
+	r := acpterm(t, opts{plain: true, env: env}, "run", "--format", "json", "-p", "hi", "fake")
 	if r.code != 0 {
 		t.Fatalf("run fake: exit %d\n%s", r.code, r.stderr)
 	}
@@ -41,22 +41,22 @@ func TestNamedAgents(t *testing.T) {
 		t.Errorf("run fake: no stop event:\n%s", r.stdout)
 	}
 
-	r = acpterm(t, opts{env: env}, "run", "-p", "hi", "--", "fake")
+	r = acpterm(t, opts{plain: true, env: env}, "run", "-p", "hi", "--", "fake")
 	if r.code != 3 || !strings.Contains(r.stderr, "cannot start the agent fake") {
 		t.Errorf("run -- fake: exit %d, stderr %q; want 3, the command not found", r.code, r.stderr)
 	}
 
 	// login resolves names as run does.
-	r = acpterm(t, opts{env: env}, "login", "fake")
+	r = acpterm(t, opts{plain: true, env: env}, "login", "fake")
 	if strings.Contains(r.stderr, "cannot start the agent") {
 		t.Errorf("login fake: exit %d, the name not resolved:\n%s", r.code, r.stderr)
 	}
-	r = acpterm(t, opts{env: env}, "login", "--", "fake")
+	r = acpterm(t, opts{plain: true, env: env}, "login", "--", "fake")
 	if r.code != 3 || !strings.Contains(r.stderr, "cannot start the agent fake") {
 		t.Errorf("login -- fake: exit %d, stderr %q; want 3, the command not found", r.code, r.stderr)
 	}
 
-	r = acpterm(t, opts{env: env}, "agents")
+	r = acpterm(t, opts{plain: true, env: env}, "agents")
 	if r.code != 0 {
 		t.Fatalf("agents: exit %d\n%s", r.code, r.stderr)
 	}
@@ -71,7 +71,7 @@ func TestNamedAgents(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bad, "acpterm", "agents.json"), []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r = acpterm(t, opts{env: []string{"XDG_CONFIG_HOME=" + bad}}, "run", "-p", "hi", "fake")
+	r = acpterm(t, opts{plain: true, env: []string{"XDG_CONFIG_HOME=" + bad}}, "run", "-p", "hi", "fake")
 	if r.code != 2 || !strings.Contains(r.stderr, "agents.json") {
 		t.Errorf("malformed config: exit %d, stderr %q; want 2 naming the file", r.code, r.stderr)
 	}

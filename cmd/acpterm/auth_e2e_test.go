@@ -305,7 +305,7 @@ func TestAuthRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			args := append(append([]string{"run", "--sandbox", "off"}, tt.flags...), "-p", "hi", "--", exe)
-			r := acpterm(t, opts{env: tt.env}, args...)
+			r := acpterm(t, opts{plain: true, env: tt.env}, args...)
 			if r.code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tt.code, r.stdout, r.stderr)
 			}
@@ -332,7 +332,7 @@ func TestAuthRun(t *testing.T) {
 // stderr the methods.
 func TestAuthRunJSON(t *testing.T) {
 	t.Parallel()
-	r := acpterm(t, opts{env: authEnv("codex")}, "run", "--sandbox", "off", "--format", "json", "-p", "hi", "--", testExe(t))
+	r := acpterm(t, opts{plain: true, env: authEnv("codex")}, "run", "--sandbox", "off", "--format", "json", "-p", "hi", "--", testExe(t))
 	if r.code != 3 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -350,7 +350,7 @@ func TestAuthLogin(t *testing.T) {
 	exe := testExe(t)
 	t.Run("authenticate method", func(t *testing.T) {
 		t.Parallel()
-		r := acpterm(t, opts{env: authEnv("codex", "CODEX_API_KEY=k")}, "login", "--method", "codex-api-key", "--", exe)
+		r := acpterm(t, opts{plain: true, env: authEnv("codex", "CODEX_API_KEY=k")}, "login", "--method", "codex-api-key", "--", exe)
 		if r.code != 0 {
 			t.Fatalf("exit %d\n%s", r.code, r.stderr)
 		}
@@ -359,7 +359,7 @@ func TestAuthLogin(t *testing.T) {
 	})
 	t.Run("the one env var set", func(t *testing.T) {
 		t.Parallel()
-		r := acpterm(t, opts{env: authEnv("codex", "OPENAI_API_KEY=k")}, "login", "--", exe)
+		r := acpterm(t, opts{plain: true, env: authEnv("codex", "OPENAI_API_KEY=k")}, "login", "--", exe)
 		if r.code != 0 {
 			t.Fatalf("exit %d\n%s", r.code, r.stderr)
 		}
@@ -367,7 +367,7 @@ func TestAuthLogin(t *testing.T) {
 	})
 	t.Run("no choice without a terminal", func(t *testing.T) {
 		t.Parallel()
-		r := acpterm(t, opts{env: authEnv("codex")}, "login", "--", exe)
+		r := acpterm(t, opts{plain: true, env: authEnv("codex")}, "login", "--", exe)
 		if r.code != 2 {
 			t.Fatalf("exit %d\n%s", r.code, r.stderr)
 		}
@@ -375,7 +375,7 @@ func TestAuthLogin(t *testing.T) {
 	})
 	t.Run("unknown method", func(t *testing.T) {
 		t.Parallel()
-		r := acpterm(t, opts{env: authEnv("standard")}, "login", "--method", "x", "--", exe)
+		r := acpterm(t, opts{plain: true, env: authEnv("standard")}, "login", "--method", "x", "--", exe)
 		if r.code != 2 || !strings.HasSuffix(r.stderr, "acpterm: --method x: the agent offers no such method (it offers tui-login)\n") {
 			t.Fatalf("exit %d\n%s", r.code, r.stderr)
 		}
@@ -383,7 +383,7 @@ func TestAuthLogin(t *testing.T) {
 	t.Run("login command fails", func(t *testing.T) {
 		t.Parallel()
 		// No terminal: the fake login reads an empty stdin, a wrong token.
-		r := acpterm(t, opts{env: authEnv("standard", fakeTokenFile+"="+filepath.Join(t.TempDir(), "tok"))}, "login", "--", exe)
+		r := acpterm(t, opts{plain: true, env: authEnv("standard", fakeTokenFile+"="+filepath.Join(t.TempDir(), "tok"))}, "login", "--", exe)
 		if r.code != 3 {
 			t.Fatalf("exit %d\n%s", r.code, r.stderr)
 		}
@@ -391,7 +391,7 @@ func TestAuthLogin(t *testing.T) {
 	})
 	t.Run("no agent", func(t *testing.T) {
 		t.Parallel()
-		r := acpterm(t, opts{}, "login")
+		r := acpterm(t, opts{plain: true}, "login")
 		if r.code != 2 {
 			t.Fatalf("exit %d\n%s", r.code, r.stderr)
 		}

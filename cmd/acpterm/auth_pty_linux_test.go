@@ -28,7 +28,7 @@ func TestAuthLoginPTY(t *testing.T) {
 			env := authEnv(tt.form, fakeTokenFile+"="+tok)
 
 			// Before: the run names the login command.
-			r := acpterm(t, opts{env: env}, "run", "--sandbox", "off", "-p", "hi", "--", exe)
+			r := acpterm(t, opts{plain: true, env: env}, "run", "--sandbox", "off", "-p", "hi", "--", exe)
 			want := "acpterm login --method " + tt.method + " -- " + exe
 			if r.code != 3 || !strings.Contains(r.stderr, want) {
 				t.Fatalf("before login: exit %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
@@ -48,7 +48,7 @@ func TestAuthLoginPTY(t *testing.T) {
 			}
 
 			// After: the turn runs.
-			r = acpterm(t, opts{env: env}, "run", "--sandbox", "off", "-p", "hi", "--", exe)
+			r = acpterm(t, opts{plain: true, env: env}, "run", "--sandbox", "off", "-p", "hi", "--", exe)
 			if r.code != 0 || !strings.Contains(r.stdout, "session ok (auth=token:"+tt.mode+", rejected=0)") {
 				t.Fatalf("after login: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}

@@ -22,8 +22,13 @@ import (
 // raceEnabled is set by race_test.go under -race.
 var raceEnabled bool
 
-// acptermBin is the binary under test, built once by TestMain.
+// acptermBin is the binary under test, built once by TestMain, with the
+// race detector when the tests have it.
 var acptermBin string
+
+// agentExe, when set, is this package's test binary built without the race
+// detector, which the tests run as their fake agents (see testExe).
+var agentExe string
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeAgentEnv); mode != "" {
@@ -48,6 +53,19 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building acpterm: %v\n", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
+	}
+	if raceEnabled {
+		// The fake agents are test code, and every run starts one: built
+		// with the race detector, each costs 50 ms more CPU to start,
+		// and much more to move data.
+		agentExe = filepath.Join(dir, "agent.test")
+		build := exec.Command("go", "test", "-c", "-o", agentExe, ".")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "building the fake agents: %v\n", err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	// Race-enabled binaries otherwise sleep a second before exiting.
 	os.Setenv("GORACE", "atexit_sleep_ms=0 halt_on_error=1")
@@ -75,14 +93,26 @@ type opts struct {
 	stdin string
 	dir   string
 	bound time.Duration // the run is killed, and the test failed, past it; 0 means 60 s
+	// plain runs the binary built without the race detector (see
+	// plainAcpterm): for the tests of flags, output and the order of a
+	// session's steps, which make many runs each, where the race-built
+	// binary only costs CPU. The tests of signals, terminals, the TTY and
+	// hostile agents keep it.
+	plain bool
 	// dropStdout sends stdout to /dev/null, for runs that print tens of
 	// MiB the test does not look at: copying them into the race-built
 	// test binary costs more than the run.
 	dropStdout bool
 }
 
+// testExe is the program the tests run as a fake agent (or as a helper
+// command of this package): this test binary, or the same code built
+// without the race detector when this one has it.
 func testExe(t *testing.T) string {
 	t.Helper()
+	if agentExe != "" {
+		return agentExe
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +123,9 @@ func testExe(t *testing.T) string {
 // acpterm runs the binary to the end (bounded, so that a hang fails).
 func acpterm(t *testing.T, o opts, args ...string) result {
 	t.Helper()
+	if o.plain {
+		return runBinary(t, plainAcpterm(t), o, args...)
+	}
 	return runBinary(t, acptermBin, o, args...)
 }
 
@@ -302,7 +335,7 @@ func TestPromptFromStdin(t *testing.T) {
 
 func TestDemo(t *testing.T) {
 	t.Parallel()
-	r := acpterm(t, opts{}, "demo")
+	r := acpterm(t, opts{plain: true}, "demo")
 	if r.code != 0 {
 		t.Fatalf("demo exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -345,8 +378,8 @@ func TestPermissionFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			args := append(append([]string{"run", "--format", "json"}, tt.flags...), "-p", "echo ran", "--", acptermBin, "agent")
-			r := acpterm(t, opts{}, args...)
+			args := append(append([]string{"run", "--format", "json"}, tt.flags...), "-p", "echo ran", "--", plainAcpterm(t), "agent")
+			r := acpterm(t, opts{plain: true}, args...)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
 			}

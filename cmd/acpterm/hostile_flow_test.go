@@ -314,8 +314,9 @@ func TestHostileFlowHugeMessage(t *testing.T) {
 	}
 }
 
-// plainAcpterm returns an acpterm binary built without the race detector,
-// whose memory use is what users get (the detector multiplies it).
+// plainAcpterm returns an acpterm binary built without the race detector:
+// its memory use is what users get (the detector multiplies it), and the
+// tests that only check flags and output run it (opts.plain).
 func plainAcpterm(t testing.TB) string {
 	t.Helper()
 	if !raceEnabled {

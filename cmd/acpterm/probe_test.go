@@ -17,7 +17,7 @@ func TestProbeAgainstRun(t *testing.T) {
 	}
 	t.Parallel()
 	report := filepath.Join(t.TempDir(), "probe.json")
-	r := acpterm(t, opts{}, "run", "--approve-all", "-p", "go", "--", acptermBin, "probe", "--json", report)
+	r := acpterm(t, opts{plain: true}, "run", "--approve-all", "-p", "go", "--", plainAcpterm(t), "probe", "--json", report)
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
 	}

@@ -71,8 +71,8 @@ func TestSandboxWrites(t *testing.T) {
 			if tt.note != "" {
 				prompt += "\necho tmp > \"$TMPDIR/t\"" // set by the sandbox
 			}
-			args := append(append([]string{"run", "--approve-all"}, tt.flags(extra)...), "-p", prompt, "--", acptermBin, "agent", "--keep-going")
-			r := acpterm(t, opts{dir: ws}, args...)
+			args := append(append([]string{"run", "--approve-all"}, tt.flags(extra)...), "-p", prompt, "--", plainAcpterm(t), "agent", "--keep-going")
+			r := acpterm(t, opts{plain: true, dir: ws}, args...)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -119,7 +119,7 @@ func TestSandboxNetwork(t *testing.T) {
 	for _, network := range []string{"allow", "deny"} {
 		t.Run(network, func(t *testing.T) {
 			t.Parallel()
-			r := acpterm(t, opts{}, "run", "--format", "json", "--approve-all", "--network", network, "-p", prompt, "--", acptermBin, "agent", "--keep-going")
+			r := acpterm(t, opts{plain: true}, "run", "--format", "json", "--approve-all", "--network", network, "-p", prompt, "--", plainAcpterm(t), "agent", "--keep-going")
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -155,7 +155,7 @@ func TestSandboxAgent(t *testing.T) {
 				args = append(args, "--sandbox-agent")
 			}
 			args = append(args, "--", testExe(t))
-			r := acpterm(t, opts{dir: ws, env: []string{fakeAgentEnv + "=self-write", sandboxOutsideEnv + "=" + outside}}, args...)
+			r := acpterm(t, opts{plain: true, dir: ws, env: []string{fakeAgentEnv + "=self-write", sandboxOutsideEnv + "=" + outside}}, args...)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -186,16 +186,16 @@ func TestSandboxUsage(t *testing.T) {
 		{[]string{"sandbox", "extra"}, "unexpected arguments"},
 	}
 	for _, tt := range tests {
-		r := acpterm(t, opts{}, tt.args...)
+		r := acpterm(t, opts{plain: true}, tt.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tt.stderr) {
 			t.Errorf("acpterm %q: exit %d, stderr:\n%s", tt.args, r.code, r.stderr)
 		}
 	}
-	r := acpterm(t, opts{}, "sandbox")
+	r := acpterm(t, opts{plain: true}, "sandbox")
 	if r.code != 0 {
 		t.Fatalf("acpterm sandbox: exit %d\n%s", r.code, r.stderr)
 	}
 	mustContain(t, "acpterm sandbox", r.stdout, "landlock: ABI", "namespaces: ", "workspace-write, network deny: ")
-	r = acpterm(t, opts{}, "help", "run")
+	r = acpterm(t, opts{plain: true}, "help", "run")
 	mustContain(t, "help run", r.stdout, "--sandbox MODE", "--network NET", "--writable PATH", "--sandbox-agent")
 }

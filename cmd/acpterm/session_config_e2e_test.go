@@ -206,7 +206,7 @@ func (a *silentAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.
 // agent changes it, with the slash commands and the usage.
 func TestSessionConfigModes(t *testing.T) {
 	t.Parallel()
-	r := acpterm(t, opts{env: []string{fakeAgentEnv + "=cfg-gemini", wantCallsEnv + "=set_mode:yolo"}},
+	r := acpterm(t, opts{plain: true, env: []string{fakeAgentEnv + "=cfg-gemini", wantCallsEnv + "=set_mode:yolo"}},
 		"run", "--no-color", "--mode", "YOLO", "-p", "go", "--", testExe(t))
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
@@ -230,7 +230,7 @@ func TestSessionConfigOptions(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
 			t.Parallel()
-			r := acpterm(t, opts{env: []string{fakeAgentEnv + "=cfg-opencode", wantCallsEnv + "=" + want}},
+			r := acpterm(t, opts{plain: true, env: []string{fakeAgentEnv + "=cfg-opencode", wantCallsEnv + "=" + want}},
 				"run", "--no-color", "--format", format, "--mode", "plan", "--model", "grok code", "--set", "effort=high",
 				"-p", "go", "--", testExe(t))
 			if r.code != 0 {
@@ -269,7 +269,7 @@ func TestSessionConfigUnknown(t *testing.T) {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Parallel()
 			args := append(append([]string{"run", "--no-color"}, tc.args...), "-p", "go", "--", testExe(t))
-			r := acpterm(t, opts{env: []string{fakeAgentEnv + "=" + tc.agent, wantCallsEnv + "=none expected"}}, args...)
+			r := acpterm(t, opts{plain: true, env: []string{fakeAgentEnv + "=" + tc.agent, wantCallsEnv + "=none expected"}}, args...)
 			if r.code != 2 {
 				t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -285,7 +285,7 @@ func TestSessionConfigUnknown(t *testing.T) {
 // sanitized and bounded.
 func TestSessionErrorData(t *testing.T) {
 	t.Parallel()
-	r := acpterm(t, opts{env: []string{fakeAgentEnv + "=cfg-claude-error"}}, "run", "--no-color", "-p", "go", "--", testExe(t))
+	r := acpterm(t, opts{plain: true, env: []string{fakeAgentEnv + "=cfg-claude-error"}}, "run", "--no-color", "-p", "go", "--", testExe(t))
 	if r.code != 3 {
 		t.Fatalf("exit %d, want 3\nstderr:\n%s", r.code, r.stderr)
 	}

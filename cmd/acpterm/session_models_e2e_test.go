@@ -66,7 +66,7 @@ func geminiModelsAgent() int {
 func TestSessionConfigDraftModels(t *testing.T) {
 	t.Parallel()
 	env := []string{fakeAgentEnv + "=cfg-gemini-models"}
-	r := acpterm(t, opts{env: env}, "run", "--no-color", "--model", "gemini-2.5-pro", "-p", "go", "--", testExe(t))
+	r := acpterm(t, opts{plain: true, env: env}, "run", "--no-color", "--model", "gemini-2.5-pro", "-p", "go", "--", testExe(t))
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -75,13 +75,13 @@ func TestSessionConfigDraftModels(t *testing.T) {
 		t.Fatalf("the model line comes after the turn:\n%s", r.stdout)
 	}
 
-	r = acpterm(t, opts{env: env}, "run", "--no-color", "-p", "go", "--", testExe(t))
+	r = acpterm(t, opts{plain: true, env: env}, "run", "--no-color", "-p", "go", "--", testExe(t))
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	mustContain(t, "stdout", r.stdout, "mode default · model auto\n", "configured: \n")
 
-	r = acpterm(t, opts{env: env}, "run", "--no-color", "--model", "gpt-9", "-p", "go", "--", testExe(t))
+	r = acpterm(t, opts{plain: true, env: env}, "run", "--no-color", "--model", "gpt-9", "-p", "go", "--", testExe(t))
 	if r.code != 2 {
 		t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}

@@ -33,7 +33,7 @@ func TestResumeLoad(t *testing.T) {
 	t.Parallel()
 	state, dir := t.TempDir(), t.TempDir()
 	env, log := sessionEnv(t, "sess-load", state)
-	r := acpterm(t, opts{env: env, dir: dir}, "run", "--no-color", "-p", "first question\nmore", "--", testExe(t))
+	r := acpterm(t, opts{plain: true, env: env, dir: dir}, "run", "--no-color", "-p", "first question\nmore", "--", testExe(t))
 	if r.code != 0 {
 		t.Fatalf("first run: exit %d\n%s", r.code, r.stderr)
 	}
@@ -43,7 +43,7 @@ func TestResumeLoad(t *testing.T) {
 		t.Fatalf("stored: %+v, %v", list, err)
 	}
 
-	r = acpterm(t, opts{env: env, dir: dir}, "run", "--no-color", "--resume", "-p", "again", "--", testExe(t))
+	r = acpterm(t, opts{plain: true, env: env, dir: dir}, "run", "--no-color", "--resume", "-p", "again", "--", testExe(t))
 	if r.code != 0 {
 		t.Fatalf("second run: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -72,7 +72,7 @@ func TestResumeLoad(t *testing.T) {
 	}
 
 	// JSON: the replay is between two replay events.
-	r = acpterm(t, opts{env: env, dir: dir}, "run", "--format", "json", "--session", "sess_hist_1", "-p", "third", "--", testExe(t))
+	r = acpterm(t, opts{plain: true, env: env, dir: dir}, "run", "--format", "json", "--session", "sess_hist_1", "-p", "third", "--", testExe(t))
 	if r.code != 0 {
 		t.Fatalf("json run: exit %d\n%s", r.code, r.stderr)
 	}
@@ -91,7 +91,7 @@ func TestResumeLoad(t *testing.T) {
 	}
 
 	// acpterm sessions lists it, by command line.
-	r = acpterm(t, opts{env: env, dir: dir}, "sessions", "--", testExe(t))
+	r = acpterm(t, opts{plain: true, env: env, dir: dir}, "sessions", "--", testExe(t))
 	if r.code != 0 {
 		t.Fatalf("sessions: exit %d\n%s", r.code, r.stderr)
 	}
@@ -105,17 +105,17 @@ func TestResumeResumeAndList(t *testing.T) {
 	t.Parallel()
 	state, dir := t.TempDir(), t.TempDir()
 	env, log := sessionEnv(t, "sess-resume", state)
-	if r := acpterm(t, opts{env: env, dir: dir}, "run", "--no-color", "-p", "hello", "--", testExe(t)); r.code != 0 {
+	if r := acpterm(t, opts{plain: true, env: env, dir: dir}, "run", "--no-color", "-p", "hello", "--", testExe(t)); r.code != 0 {
 		t.Fatalf("first run: exit %d\n%s", r.code, r.stderr)
 	}
-	r := acpterm(t, opts{env: env, dir: dir}, "run", "--no-color", "--resume", "-p", "again", "--", testExe(t))
+	r := acpterm(t, opts{plain: true, env: env, dir: dir}, "run", "--no-color", "--resume", "-p", "again", "--", testExe(t))
 	if r.code != 0 {
 		t.Fatalf("second run: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	mustContain(t, "log", readLog(t, log), "resume:sess_res_1:"+dir+"\nprompt:sess_res_1:again\n")
 	mustContain(t, "stdout", r.stdout, "↺ continuing session sess_res_1 (the agent does not replay its history)\n", "answer to: again")
 
-	r = acpterm(t, opts{env: env, dir: dir}, "sessions", "--", testExe(t))
+	r = acpterm(t, opts{plain: true, env: env, dir: dir}, "sessions", "--", testExe(t))
 	if r.code != 0 {
 		t.Fatalf("sessions: exit %d\n%s", r.code, r.stderr)
 	}
@@ -129,7 +129,7 @@ func TestResumeResumeAndList(t *testing.T) {
 		t.Fatalf("agent text reached stdout unsanitized: %q", r.stdout)
 	}
 	// --no-agent: the store only.
-	r = acpterm(t, opts{env: env, dir: dir}, "sessions", "--no-agent", "--", testExe(t))
+	r = acpterm(t, opts{plain: true, env: env, dir: dir}, "sessions", "--no-agent", "--", testExe(t))
 	if strings.Contains(r.stdout, "sess_agent_only") || !strings.Contains(r.stdout, "sess_res_1") {
 		t.Fatalf("sessions --no-agent:\n%s", r.stdout)
 	}
@@ -142,13 +142,13 @@ func TestResumeErrors(t *testing.T) {
 	t.Parallel()
 	state := t.TempDir()
 	env, _ := sessionEnv(t, "sess-bare", state)
-	r := acpterm(t, opts{env: env}, "run", "--session", "abc", "-p", "x", "--", testExe(t))
+	r := acpterm(t, opts{plain: true, env: env}, "run", "--session", "abc", "-p", "x", "--", testExe(t))
 	if r.code != 2 {
 		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
 	}
 	mustContain(t, "stderr", r.stderr, "the agent cannot continue a session: it advertises neither loadSession (session/load) nor sessionCapabilities.resume (session/resume)")
 
-	r = acpterm(t, opts{env: env}, "run", "--resume", "-p", "x", "--", testExe(t))
+	r = acpterm(t, opts{plain: true, env: env}, "run", "--resume", "-p", "x", "--", testExe(t))
 	if r.code != 2 {
 		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
 	}
@@ -160,13 +160,13 @@ func TestResumeErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(state, "acpterm", "sessions.json"), []byte("{garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r = acpterm(t, opts{env: env}, "run", "--no-color", "-p", "x", "--", testExe(t))
+	r = acpterm(t, opts{plain: true, env: env}, "run", "--no-color", "-p", "x", "--", testExe(t))
 	if r.code != 0 {
 		t.Fatalf("exit %d with a corrupt store\n%s", r.code, r.stderr)
 	}
 	mustContain(t, "stderr", r.stderr, "is unreadable", "started afresh")
 
-	r = acpterm(t, opts{env: env}, "run", "--resume", "--session", "a", "-p", "x", "--", testExe(t))
+	r = acpterm(t, opts{plain: true, env: env}, "run", "--resume", "--session", "a", "-p", "x", "--", testExe(t))
 	if r.code != 2 || !strings.Contains(r.stderr, "--resume and --session exclude each other") {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -177,7 +177,7 @@ func TestResumeErrors(t *testing.T) {
 func TestElicitationDeclinedWithoutTTY(t *testing.T) {
 	t.Parallel()
 	env, log := sessionEnv(t, "sess-chat", t.TempDir())
-	r := acpterm(t, opts{env: env}, "run", "--no-color", "-p", "form", "--", testExe(t))
+	r := acpterm(t, opts{plain: true, env: env}, "run", "--no-color", "-p", "form", "--", testExe(t))
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
