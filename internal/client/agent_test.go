@@ -126,6 +126,9 @@ func (a *fake) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 		}
 	case strings.HasPrefix(a.mode, "stop:"):
 		return &acp.PromptResponse{StopReason: acp.StopReason(strings.TrimPrefix(a.mode, "stop:"))}, nil
+	case a.mode == "chatty":
+		a.say(sid, "chatty says hello")
+		<-ctx.Done()
 	case a.mode == "garbage-turn":
 		for range 10 {
 			_, _ = os.Stdout.WriteString("this is not JSON\n")

@@ -28,6 +28,7 @@ type switchRenderer struct {
 	make     func() Renderer
 	out      io.Writer
 	json     bool
+	live     bool // text with a live region: only then is there anything to suspend
 	st       style
 
 	replaying bool
@@ -39,6 +40,7 @@ const maxReplayedUser = 4 << 10
 
 func newSwitchRenderer(c *Config) *switchRenderer {
 	s := &switchRenderer{out: c.Stdout, json: c.Format == FormatJSON, st: style{on: c.Text.Color}}
+	s.live = !s.json && c.Text.Live
 	text := c.Text
 	s.make = func() Renderer {
 		if s.json {
@@ -168,6 +170,12 @@ func (s *switchRenderer) Tick() {
 }
 
 func (s *switchRenderer) Suspend() func() {
+	if !s.live {
+		// Nothing to hide, and no lock to take: a renderer blocked
+		// writing to a stdout nobody reads holds it, and a warning on
+		// stderr (the interrupt's) must not wait for that.
+		return func() {}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cur.Suspend()

@@ -278,6 +278,9 @@ func (r *textRenderer) Tick() {
 }
 
 func (r *textRenderer) Suspend() func() {
+	if !r.o.Live {
+		return func() {} // no live region, and no lock to wait for (see switchRenderer.Suspend)
+	}
 	r.mu.Lock()
 	r.suspended++
 	r.clearLive()

@@ -89,7 +89,8 @@ func (d *driver) interrupt() bool {
 	case ph == phaseSetup:
 		return false
 	}
-	d.warn("acpterm: cancelling the turn (press Ctrl-C again to kill the agent)")
+	// The cancel goes first, as the kill above: the warning goes to
+	// stderr, which a stalled reader could block.
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
@@ -100,6 +101,7 @@ func (d *driver) interrupt() bool {
 		_ = d.conn.Cancel(ctx, &acp.CancelNotification{SessionID: sid})
 		d.perm.CancelAll()
 	}()
+	d.warn("acpterm: cancelling the turn (press Ctrl-C again to kill the agent)")
 	return true
 }
 

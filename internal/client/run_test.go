@@ -249,3 +249,68 @@ func TestRunGarbageMidTurn(t *testing.T) {
 		t.Fatalf("took %v", d)
 	}
 }
+
+// stuckWriter blocks every Write whose data holds marker until release is
+// closed, telling blocked when it first does: a stdout nobody reads.
+type stuckWriter struct {
+	marker  string
+	blocked chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (w *stuckWriter) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(w.marker)) {
+		w.once.Do(func() { close(w.blocked) })
+		<-w.release
+	}
+	return len(p), nil
+}
+
+// watchWriter closes seen once what was written to it holds want.
+type watchWriter struct {
+	lockedBuffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	n, err := w.lockedBuffer.Write(p)
+	if strings.Contains(w.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return n, err
+}
+
+// TestRunInterruptWhileStdoutStuck: a Ctrl-C while the renderer is
+// blocked writing to a stdout nobody reads still cancels the turn and
+// says so on stderr at once; it used to wait for the renderer's lock.
+func TestRunInterruptWhileStdoutStuck(t *testing.T) {
+	for name, format := range map[string]Format{"json": FormatJSON, "text": FormatText} {
+		t.Run(name, func(t *testing.T) {
+			cfg, _, _ := fakeConfig(t, "chatty", "hi")
+			cfg.Format = format
+			out := &stuckWriter{marker: "chatty says", blocked: make(chan struct{}), release: make(chan struct{})}
+			errs := &watchWriter{want: "cancelling the turn", seen: make(chan struct{})}
+			cfg.Stdout, cfg.Stderr = out, errs
+			sigs := make(chan os.Signal, 1)
+			cfg.Interrupts = sigs
+			done := make(chan int, 1)
+			go func() { done <- Run(context.Background(), cfg) }()
+			<-out.blocked
+			sigs <- os.Interrupt
+			select {
+			case <-errs.seen:
+			case <-time.After(10 * time.Second):
+				close(out.release)
+				<-done
+				t.Fatalf("no word of the cancel on stderr within 10 s while stdout was stuck; stderr %q", errs.String())
+			}
+			close(out.release)
+			if code := <-done; code != ExitCancelled {
+				t.Fatalf("exit %d, want %d; stderr %q", code, ExitCancelled, errs.String())
+			}
+		})
+	}
+}
