@@ -10,12 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/acpterm/acpterm/internal/client"
+	"github.com/acpterm/acpterm/internal/proctest"
 	"go.uber.org/goleak"
 )
 
@@ -34,6 +36,8 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeAgentEnv); mode != "" {
 		os.Exit(fakeAgent(mode))
 	}
+	// Most of these tests wait on the processes they start.
+	proctest.RaiseParallel(4 * runtime.GOMAXPROCS(0))
 	dir, err := os.MkdirTemp("", "acpterm-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -334,6 +338,9 @@ func TestPromptFromStdin(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the demo is paced for people to watch (6 s)")
+	}
 	t.Parallel()
 	r := acpterm(t, opts{plain: true}, "demo")
 	if r.code != 0 {

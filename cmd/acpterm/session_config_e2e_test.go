@@ -309,6 +309,9 @@ func TestTurnTimeout(t *testing.T) {
 		{"cfg-stubborn", "the agent did not stop and was killed", 15 * time.Second},
 	} {
 		t.Run(tc.agent, func(t *testing.T) {
+			if testing.Short() && tc.agent == "cfg-stubborn" {
+				t.Skip("-short: waits out --cancel-grace")
+			}
 			t.Parallel()
 			r := acpterm(t, opts{env: []string{fakeAgentEnv + "=" + tc.agent}},
 				"run", "--no-color", "--turn-timeout", "1s", "--cancel-grace", "1s", "-p", "go", "--", testExe(t))

@@ -11,6 +11,9 @@ import (
 // TestTTYWaitingLine: on a TTY, an agent silent for a while gets a live
 // "waiting for AGENT · Ns" line, which is gone once it speaks.
 func TestTTYWaitingLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the line shows after 2 s of silence")
+	}
 	t.Parallel()
 	out, code := runPTY(t, []string{fakeAgentEnv + "=cfg-silent"}, nil, "run", "--no-color", "-p", "go", "--", testExe(t))
 	if code != 0 {

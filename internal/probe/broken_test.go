@@ -228,6 +228,7 @@ func TestBrokenClients(t *testing.T) {
 		wrap    func(t *testing.T, m *terminal.Manager) acp.TerminalHandler
 		timeout time.Duration
 		within  time.Duration // the whole run
+		slow    bool          // waits out time limits or sleeps: not with -short
 		cases   map[string]want
 	}{{
 		name: "keeps the head of the output",
@@ -245,6 +246,7 @@ func TestBrokenClients(t *testing.T) {
 		wrap:    func(_ *testing.T, m *terminal.Manager) acp.TerminalHandler { return neverWaits{m} },
 		timeout: time.Second,
 		within:  12 * time.Second,
+		slow:    true,
 		cases: map[string]want{
 			"exit-code-nonzero":       {ResultFail, "no answer within 1s to terminal/wait_for_exit"},
 			"concurrent-waits":        {ResultFail, "0 answered within"},
@@ -317,6 +319,7 @@ func TestBrokenClients(t *testing.T) {
 	}, {
 		name: "cannot make FIFOs",
 		wrap: func(t *testing.T, m *terminal.Manager) acp.TerminalHandler { return newNoFIFOs(t, m) },
+		slow: true,
 		cases: map[string]want{
 			"concurrent-waits":      {ResultPass, "so the command slept 2 s instead"},
 			"release-stops-command": {ResultSkip, "not checked: no FIFO could be made in the session cwd"},
@@ -324,6 +327,9 @@ func TestBrokenClients(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.slow && testing.Short() {
+				t.Skip("-short: waits out time limits")
+			}
 			t.Parallel()
 			m := newManager(t)
 			client := &termClient{TerminalHandler: tt.wrap(t, m), recorder: &recorder{}}

@@ -6,17 +6,23 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/proctest"
 	"github.com/acpterm/acpterm/terminal"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The broken-client runs mostly wait out their cases' time limits.
+	proctest.RaiseParallel(4 * runtime.GOMAXPROCS(0))
+	goleak.VerifyTestMain(m)
+}
 
 // recorder is a client without terminals that records what the agent
 // sends.

@@ -1,8 +1,5 @@
 //go:build linux
 
-// Package proctest lets tests observe processes they did not start
-// themselves: whether one is alive, which are left in a process group, and
-// waiting for them to exit without polling.
 package proctest
 
 import (
