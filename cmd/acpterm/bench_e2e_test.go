@@ -36,10 +36,7 @@ func init() {
 // limit (create, then wait_for_exit), and ends the turn.
 func benchCaptureAgent() int {
 	a := newRawAgent()
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "bench agent:", err)
-		return 1
-	}
+	fail := failAs("bench agent")
 	promptID, err := a.handshake()
 	if err != nil {
 		return fail(err)

@@ -163,10 +163,7 @@ func benchAgentEnd(a *rawAgent, promptID, report string) int {
 // how long after each create's result the wait's result came.
 func benchWaitBackgroundAgent() int {
 	a := newRawAgent()
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "bench agent:", err)
-		return 1
-	}
+	fail := failAs("bench agent")
 	k, err := strconv.Atoi(os.Getenv(benchCountEnv))
 	if err != nil || k < 1 {
 		return fail(fmt.Errorf("%s=%q: want a count", benchCountEnv, os.Getenv(benchCountEnv)))
@@ -217,10 +214,7 @@ func benchWaitBackgroundAgent() int {
 // first create the last create's result came, and the last wait's.
 func benchConcurrentAgent() int {
 	a := newRawAgent()
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "bench agent:", err)
-		return 1
-	}
+	fail := failAs("bench agent")
 	promptID, err := a.handshake()
 	if err != nil {
 		return fail(err)

@@ -45,6 +45,15 @@ type rawAgent struct {
 	out *bufio.Writer
 }
 
+// failAs is how a raw agent ends on err: it says so on stderr, under
+// name, and exits with 1.
+func failAs(name string) func(error) int {
+	return func(err error) int {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		return 1
+	}
+}
+
 func newRawAgent() *rawAgent {
 	return &rawAgent{in: bufio.NewReaderSize(os.Stdin, 1<<20), out: bufio.NewWriterSize(os.Stdout, 1<<20)}
 }
@@ -180,10 +189,7 @@ func reportPeak() {
 // replies, ends the turn and exits with the rest still owed.
 func floodAgent() int {
 	a := newRawAgent()
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "flood agent:", err)
-		return 1
-	}
+	fail := failAs("flood agent")
 	promptID, err := a.handshake()
 	if err != nil {
 		return fail(err)
