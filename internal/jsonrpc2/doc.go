@@ -29,7 +29,8 @@
 // handler's reply is written by the handler's own goroutine when nothing is queued ahead of
 // it, which saves waking the writer. A Call or Notify waits for its message to be written (a
 // Call, for its response), or for its ctx: a peer that stops reading blocks the writer, never
-// a caller whose ctx has ended.
+// a caller whose ctx has ended. After a write has failed nothing more is written, sends fail
+// at once, and calls still read from the peer are not handled: no answer could reach it.
 //
 // Usage:
 //
