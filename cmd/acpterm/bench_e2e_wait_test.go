@@ -29,9 +29,6 @@ const (
 	// benchCountEnv tells the wait-background agent how many terminals to
 	// run, one after the other.
 	benchCountEnv = "ACPTERM_E2E_BENCH_COUNT"
-	// benchReportEnv names the file a timing agent writes its figures to,
-	// in nanoseconds, when it succeeded.
-	benchReportEnv = "ACPTERM_E2E_BENCH_REPORT"
 
 	// waitBackgroundLine leaves a background job holding the output pipe
 	// after the shell exits.
