@@ -38,6 +38,10 @@ func BenchmarkSandbox(b *testing.B) {
 		{"workspace-write+deny", &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Network: sandbox.DenyNetwork}, false},
 		{"workspace-write-wrapped", &sandbox.Policy{Mode: sandbox.WorkspaceWrite}, true},
 	}
+	names := make([]string, len(policies))
+	for i, p := range policies {
+		names[i] = p.name
+	}
 	mgrs := make([]*Manager, len(policies))
 	for i, p := range policies {
 		mgrs[i] = NewManager(&Options{DefaultCwd: ws, Policy: &Policy{Sandbox: p.sp}})
@@ -68,16 +72,7 @@ func BenchmarkSandbox(b *testing.B) {
 				times[i] = append(times[i], ms(run(b, m, trueReq)))
 			}
 		}
-		for i, p := range policies {
-			b.ReportMetric(median(times[i]), p.name+"-ms/op")
-			if i > 0 {
-				diff := make([]float64, len(times[i]))
-				for j := range diff {
-					diff[j] = times[i][j] - times[0][j]
-				}
-				b.ReportMetric(median(diff), p.name+"-extra-ms/op")
-			}
-		}
+		reportAgainstFirst(b, names, times, "op")
 	})
 	b.Run("concurrent50", func(b *testing.B) {
 		const n = 50
@@ -122,16 +117,7 @@ func BenchmarkSandbox(b *testing.B) {
 			}
 		}
 		b.ReportMetric(median(bares), "bare-reexec-ms/batch")
-		for i, p := range policies {
-			b.ReportMetric(median(times[i]), p.name+"-ms/batch")
-			if i > 0 {
-				diff := make([]float64, len(times[i]))
-				for j := range diff {
-					diff[j] = times[i][j] - times[0][j]
-				}
-				b.ReportMetric(median(diff), p.name+"-extra-ms/batch")
-			}
-		}
+		reportAgainstFirst(b, names, times, "batch")
 	})
 	b.Run("capture", func(b *testing.B) {
 		limit := uint64(1 << 20)
@@ -150,6 +136,22 @@ func BenchmarkSandbox(b *testing.B) {
 			b.ReportMetric(median(ratios[i]), policies[i].name+"-%-of-off")
 		}
 	})
+}
+
+// reportAgainstFirst reports the median of each policy's times (ms) per
+// unit and, for all but the first, the median of its paired excess over
+// the first's.
+func reportAgainstFirst(b *testing.B, names []string, times [][]float64, unit string) {
+	for i, name := range names {
+		b.ReportMetric(median(times[i]), name+"-ms/"+unit)
+		if i > 0 {
+			diff := make([]float64, len(times[i]))
+			for j := range diff {
+				diff[j] = times[i][j] - times[0][j]
+			}
+			b.ReportMetric(median(diff), name+"-extra-ms/"+unit)
+		}
+	}
 }
 
 // BenchmarkWaitBackground measures create → wait_for_exit of
