@@ -7,8 +7,8 @@ import (
 	"os"
 	"sync"
 	"syscall"
-	"unsafe"
 
+	"github.com/acpterm/acpterm/internal/childexit"
 	"golang.org/x/sys/unix"
 )
 
@@ -199,40 +199,17 @@ func (s *server) start(r startReq) {
 	go s.waitChild(pid, sv)
 }
 
-// sigchldStatusOffset is the offset of si_status in siginfo_t: the
-// preamble (si_signo, si_errno, si_code, padded to pointer alignment) then
-// si_pid and si_uid.
-const sigchldStatusOffset = 3*4 + (unsafe.Sizeof(uintptr(0)) - 4) + 4 + 4
-
-// Values of siginfo_t.si_code for SIGCHLD.
-const (
-	cldKilled = 2
-	cldDumped = 3
-)
-
 // waitChild reports the command's exit without reaping it: the zombie
 // keeps the PID, and with it the process group ID, reserved until the
 // host releases it, so that the host's kill(-pgid) cannot hit a stranger.
 func (s *server) waitChild(pid int, sv *served) {
 	defer s.wg.Done()
-	var info unix.Siginfo
-	var err error
-	for {
-		err = unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			break
-		}
-	}
 	rep := &reply{Op: "exited", Pid: pid}
+	st, err := childexit.Wait(pid)
 	if err != nil {
 		rep.Err = err.Error()
 	} else {
-		status := *(*int32)(unsafe.Add(unsafe.Pointer(&info), sigchldStatusOffset))
-		if info.Code == cldKilled || info.Code == cldDumped {
-			rep.Signal = int(status)
-		} else {
-			rep.Code = int(status)
-		}
+		rep.Code, rep.Signal = st.Code, int(st.Signal)
 	}
 	s.send(rep)
 	<-sv.reap

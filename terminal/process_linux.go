@@ -8,9 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
-	"unsafe"
 
 	"github.com/acpterm/acpterm/internal/cgroup"
+	"github.com/acpterm/acpterm/internal/childexit"
 	"github.com/acpterm/acpterm/sandbox"
 	"golang.org/x/sys/unix"
 )
@@ -129,18 +129,6 @@ func (p *proc) pid() int {
 	return p.cmd.Process.Pid
 }
 
-// Values of siginfo_t.si_code for SIGCHLD.
-const (
-	cldExited = 1
-	cldKilled = 2
-	cldDumped = 3
-)
-
-// sigchldStatusOffset is the offset of si_status in siginfo_t: the
-// preamble (si_signo, si_errno, si_code, padded to pointer alignment) then
-// si_pid and si_uid.
-const sigchldStatusOffset = 3*4 + (unsafe.Sizeof(uintptr(0)) - 4) + 4 + 4
-
 // wait blocks until the command's process has exited, without reaping it.
 // The zombie keeps its PID, and with it the process group ID, reserved
 // until release, so signalling the group later cannot hit a stranger that
@@ -153,69 +141,23 @@ func (p *proc) wait() (ExitStatus, error) {
 		if err != nil {
 			return ExitStatus{}, err
 		}
-		if st.Signal != 0 {
-			return ExitStatus{Signal: signalName(st.Signal)}, nil
-		}
-		code := uint32(st.Code)
-		return ExitStatus{ExitCode: &code}, nil
+		return exitStatus(st.Code, st.Signal), nil
 	}
-	info, ok := waitPidfd(p.pid())
-	for !ok {
-		err := unix.Waitid(unix.P_PID, p.pid(), &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err == nil {
-			break
-		}
-		if err != unix.EINTR {
-			return ExitStatus{}, err
-		}
+	st, err := childexit.Wait(p.pid())
+	if err != nil {
+		return ExitStatus{}, err
 	}
-	status := *(*int32)(unsafe.Add(unsafe.Pointer(&info), sigchldStatusOffset))
-	switch info.Code {
-	case cldKilled, cldDumped:
-		return ExitStatus{Signal: signalName(syscall.Signal(status))}, nil
-	default:
-		code := uint32(status)
-		return ExitStatus{ExitCode: &code}, nil
-	}
+	return exitStatus(st.Code, st.Signal), nil
 }
 
-// waitPidfd waits, without reaping, for the child pid to exit through a
-// pidfd parked in the runtime's poller, and reports false when pidfds are
-// not available (Linux < 5.10 for PIDFD_NONBLOCK).
-//
-// Why not a blocking waitid: each one pins an OS thread for as long as
-// the command runs, and the P it ran on stays with that thread until the
-// runtime's monitor takes it back, which delays the goroutines starting
-// commands and reading output on a busy machine (50 concurrent creates
-// returned 10-15 % sooner without it; see BenchmarkConcurrent50).
-func waitPidfd(pid int) (unix.Siginfo, bool) {
-	var info unix.Siginfo
-	// The child is not reaped before release, so pid cannot have been
-	// reused by another process.
-	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
-	if err != nil {
-		return info, false
+// exitStatus is the status of a process that exited with code or, when
+// sig is not 0, was killed by sig.
+func exitStatus(code int, sig syscall.Signal) ExitStatus {
+	if sig != 0 {
+		return ExitStatus{Signal: signalName(sig)}
 	}
-	f := os.NewFile(uintptr(fd), "pidfd")
-	defer f.Close()
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return info, false
-	}
-	var werr error
-	err = rc.Read(func(fd uintptr) bool {
-		for {
-			info = unix.Siginfo{}
-			werr = unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
-			if werr != unix.EINTR {
-				break
-			}
-		}
-		// Still running: WNOHANG leaves info zeroed, or a non-blocking
-		// pidfd says EAGAIN. The pidfd turns readable when it exits.
-		return !(werr == unix.EAGAIN || werr == nil && info.Signo == 0)
-	})
-	return info, err == nil && werr == nil
+	c := uint32(code)
+	return ExitStatus{ExitCode: &c}
 }
 
 // terminate sends SIGTERM to the process group and, in a cgroup, to every
