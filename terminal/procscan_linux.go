@@ -4,6 +4,7 @@ package terminal
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"strconv"
 
@@ -95,23 +96,39 @@ func scanProc(markers map[string]bool) int {
 	return killed
 }
 
+// maxEnviron bounds how much of a process's environment readEnviron
+// reads. At exec the kernel allows at most three quarters of the stack
+// limit for arguments and environment together, 6 MiB when the stack is
+// unlimited; only a process with CAP_SYS_RESOURCE can point its
+// environment elsewhere (PR_SET_MM), and such a process must not make
+// the scan read its whole memory. A marker past the bound is not seen,
+// which gains a process nothing it could not have by dropping the marker.
+const maxEnviron = 8 << 20
+
+// readEnviron reads /proc/PID/environ into buf, at most maxEnviron bytes.
 func readEnviron(pid int, buf []byte) ([]byte, error) {
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
 		return buf, err
 	}
 	defer f.Close()
-	buf = buf[:0]
-	for {
+	return readBounded(f, buf[:0], maxEnviron), nil
+}
+
+// readBounded appends what r holds to buf, until end of file, an error or
+// max bytes.
+func readBounded(r io.Reader, buf []byte, max int) []byte {
+	for len(buf) < max {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
+		n, err := r.Read(buf[len(buf):min(cap(buf), max)])
 		buf = buf[:len(buf)+n]
 		if err != nil || n == 0 {
-			return buf, nil
+			break
 		}
 	}
+	return buf
 }
 
 var markerPrefix = []byte(MarkerEnv + "=")
