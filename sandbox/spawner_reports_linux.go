@@ -8,10 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
 
+	"github.com/acpterm/acpterm/internal/procstat"
 	"golang.org/x/sys/unix"
 )
 
@@ -120,35 +119,17 @@ func (s *Spawner) adopt(c *Child, pid int) error {
 	} else {
 		fd = -1
 	}
-	if ppid, err := parentOf(pid); err != nil || ppid != s.cmd.Process.Pid {
+	if st, err := procstat.Read(pid); err != nil || st.PPid != s.cmd.Process.Pid {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
-		return fmt.Errorf("pid %d is not the helper's child (parent %d, %v)", pid, ppid, err)
+		return fmt.Errorf("pid %d is not the helper's child (parent %d, %v)", pid, st.PPid, err)
 	}
 	c.Pid, c.pidfd = pid, fd
 	s.mu.Lock()
 	s.children[pid] = c
 	s.mu.Unlock()
 	return nil
-}
-
-// parentOf reads the parent PID from /proc/PID/stat.
-func parentOf(pid int) (int, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	// The command name may hold anything, parentheses included.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, errors.New("malformed stat")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return 0, errors.New("malformed stat")
-	}
-	return strconv.Atoi(f[1])
 }
 
 // kill marks the helper unusable with err (the first reason wins), fails

@@ -3,11 +3,10 @@ package childexit
 import (
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/acpterm/acpterm/internal/procstat"
 	"go.uber.org/goleak"
 )
 
@@ -27,16 +26,14 @@ func start(t *testing.T, script string) *exec.Cmd {
 	return cmd
 }
 
-// state is the process state letter of pid, from /proc/PID/stat.
-func state(t *testing.T, pid int) string {
+// state is the process state letter of pid.
+func state(t *testing.T, pid int) byte {
 	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := procstat.Read(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return f[0]
+	return st.State
 }
 
 func TestWaitExitCode(t *testing.T) {
@@ -45,8 +42,8 @@ func TestWaitExitCode(t *testing.T) {
 	if err != nil || st != (Status{Code: 7}) {
 		t.Fatalf("Wait = %+v, %v; want code 7", st, err)
 	}
-	if s := state(t, cmd.Process.Pid); s != "Z" {
-		t.Fatalf("state %q after Wait, want the zombie (Z): Wait must not reap", s)
+	if s := state(t, cmd.Process.Pid); s != 'Z' {
+		t.Fatalf("state %c after Wait, want the zombie (Z): Wait must not reap", s)
 	}
 	// The caller reaps it, and sees the same status.
 	if err := cmd.Wait(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 7 {

@@ -1,14 +1,12 @@
 package owner
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
 	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 
+	"github.com/acpterm/acpterm/internal/procstat"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,49 +31,20 @@ func Dead(name string) bool {
 		if err != nil {
 			return false
 		}
-		st, err := readStat(pid)
+		st, err := procstat.Read(pid)
 		if errors.Is(err, fs.ErrNotExist) {
 			return true
 		}
 		if err != nil {
 			return false // unreadable: not ours to judge
 		}
-		return st.state == "Z" || st.state == "X" || st.start != want
+		return st.State == 'Z' || st.State == 'X' || st.Start != want
 	}
 	return false
 }
 
 // StartTime is pid's start time in clock ticks after boot.
 func StartTime(pid int) (uint64, error) {
-	st, err := readStat(pid)
-	return st.start, err
-}
-
-type stat struct {
-	state string
-	start uint64
-}
-
-// readStat reads the state and start time of /proc/PID/stat.
-func readStat(pid int) (stat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return stat{}, err
-	}
-	// pid (comm) state ppid … starttime is field 22; comm may hold spaces
-	// and parentheses, so count from the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return stat{}, fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	const startField = 22 - 3 // fields after comm start at 3 (state)
-	if len(f) <= startField {
-		return stat{}, fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
-	start, err := strconv.ParseUint(f[startField], 10, 64)
-	if err != nil {
-		return stat{}, fmt.Errorf("malformed /proc/%d/stat: %w", pid, err)
-	}
-	return stat{state: f[0], start: start}, nil
+	st, err := procstat.Read(pid)
+	return st.Start, err
 }
