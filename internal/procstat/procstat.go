@@ -15,9 +15,11 @@ import (
 
 // Stat is what acpterm uses of /proc/PID/stat.
 type Stat struct {
-	State byte   // R, S, D, Z, X, …
-	PPid  int    // the parent's PID
-	Start uint64 // start time in clock ticks after boot
+	State   byte   // R, S, D, Z (zombie), X (dead), …
+	PPid    int    // the parent's PID
+	PGrp    int    // the process group ID
+	Session int    // the session ID (changed by setsid)
+	Start   uint64 // start time in clock ticks after boot
 }
 
 // ErrMalformed is wrapped by the errors of Parse.
@@ -34,9 +36,11 @@ func Read(pid int) (Stat, error) {
 
 // Fields of /proc/PID/stat, counted from 1 as in proc(5).
 const (
-	fieldState = 3
-	fieldPPid  = 4
-	fieldStart = 22
+	fieldState   = 3
+	fieldPPid    = 4
+	fieldPGrp    = 5
+	fieldSession = 6
+	fieldStart   = 22
 )
 
 // Parse parses the contents of a /proc/PID/stat file.
@@ -51,13 +55,21 @@ func Parse(b []byte) (Stat, error) {
 	if len(f) <= fieldStart-fieldState || len(field(fieldState)) != 1 {
 		return Stat{}, ErrMalformed
 	}
-	ppid, err := strconv.Atoi(string(field(fieldPPid)))
-	if err != nil || ppid < 0 {
-		return Stat{}, ErrMalformed
+	st := Stat{State: field(fieldState)[0]}
+	for _, id := range []struct {
+		n int
+		v *int
+	}{{fieldPPid, &st.PPid}, {fieldPGrp, &st.PGrp}, {fieldSession, &st.Session}} {
+		v, err := strconv.Atoi(string(field(id.n)))
+		if err != nil || v < 0 {
+			return Stat{}, ErrMalformed
+		}
+		*id.v = v
 	}
 	start, err := strconv.ParseUint(string(field(fieldStart)), 10, 64)
 	if err != nil {
 		return Stat{}, ErrMalformed
 	}
-	return Stat{State: field(fieldState)[0], PPid: ppid, Start: start}, nil
+	st.Start = start
+	return st, nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -13,10 +14,11 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // line builds a stat line whose command name is comm: 52 fields, as on
-// Linux 6, with ppid 77 and start time 12345.
+// Linux 6, with ppid 77, process group 78, session 79 and start time
+// 12345.
 func line(comm string) string {
-	f := []string{"42", "(" + comm + ")", "S", "77"}
-	for n := 5; n <= 52; n++ {
+	f := []string{"42", "(" + comm + ")", "S", "77", "78", "79"}
+	for n := 7; n <= 52; n++ {
 		v := "0"
 		if n == 22 {
 			v = "12345"
@@ -29,7 +31,7 @@ func line(comm string) string {
 func TestParse(t *testing.T) {
 	for _, comm := range []string{"sh", "a b", "x) Z 1 2", "))", "(", ""} {
 		st, err := Parse([]byte(line(comm)))
-		if err != nil || st != (Stat{State: 'S', PPid: 77, Start: 12345}) {
+		if err != nil || st != (Stat{State: 'S', PPid: 77, PGrp: 78, Session: 79, Start: 12345}) {
 			t.Errorf("comm %q: Parse = %+v, %v", comm, st, err)
 		}
 	}
@@ -45,8 +47,10 @@ func TestReadSelf(t *testing.T) {
 	if err != nil {
 		t.Skip("no /proc here:", err)
 	}
-	if st.PPid != os.Getppid() || st.State != 'R' || st.Start == 0 {
-		t.Fatalf("Read(self) = %+v, want parent %d, running, a start time", st, os.Getppid())
+	// The state is the main thread's, which may be asleep while another
+	// thread reads.
+	if st.PPid != os.Getppid() || st.State != 'R' && st.State != 'S' || st.Start == 0 || st.PGrp != syscall.Getpgrp() {
+		t.Fatalf("Read(self) = %+v, want parent %d, group %d, running or asleep, a start time", st, os.Getppid(), syscall.Getpgrp())
 	}
 	if _, err := Read(-1); err == nil {
 		t.Fatal("Read(-1) succeeded")
@@ -66,8 +70,10 @@ func FuzzParse(f *testing.F) {
 		s := string(b)
 		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 		ppid, _ := strconv.Atoi(f[1])
+		pgrp, _ := strconv.Atoi(f[2])
+		session, _ := strconv.Atoi(f[3])
 		start, _ := strconv.ParseUint(f[fieldStart-fieldState], 10, 64)
-		if f[0] != string([]byte{st.State}) || ppid != st.PPid || start != st.Start {
+		if f[0] != string([]byte{st.State}) || ppid != st.PPid || pgrp != st.PGrp || session != st.Session || start != st.Start {
 			t.Fatalf("Parse(%q) = %+v, fields %q", b, st, f)
 		}
 	})

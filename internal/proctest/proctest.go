@@ -3,15 +3,13 @@
 package proctest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/acpterm/acpterm/internal/procstat"
 	"golang.org/x/sys/unix"
 )
 
@@ -39,6 +37,23 @@ func LiveInGroup(pgid int) []int {
 	return live
 }
 
+// Children lists the processes whose parent is pid, zombies included: a
+// child not reaped is left behind as much as one still running.
+func Children(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var kids []int
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := procstat.Read(n); err == nil && st.PPid == pid {
+			kids = append(kids, n)
+		}
+	}
+	return kids
+}
+
 // Stat is what tests read of /proc/PID/stat.
 type Stat struct {
 	State   string // "R", "S", "Z" (zombie), …
@@ -50,23 +65,11 @@ func (s Stat) live() bool { return s.State != "Z" && s.State != "X" }
 
 // ReadStat reads /proc/PID/stat; false if there is no such process.
 func ReadStat(pid int) (Stat, bool) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	st, err := procstat.Read(pid)
 	if err != nil {
 		return Stat{}, false
 	}
-	// pid (comm) state ppid pgrp session ...; comm may hold spaces and
-	// parentheses.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return Stat{}, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 4 {
-		return Stat{}, false
-	}
-	pgrp, _ := strconv.Atoi(f[2])
-	session, _ := strconv.Atoi(f[3])
-	return Stat{State: f[0], PGrp: pgrp, Session: session}, true
+	return Stat{State: string([]byte{st.State}), PGrp: st.PGrp, Session: st.Session}, true
 }
 
 // WaitExit waits until every process in pids has exited, or fails once
