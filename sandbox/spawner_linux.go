@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -104,6 +105,17 @@ const maxFDs = 4
 // commands to the helper with Cmd.Pdeathsig: when it dies, they do. Close
 // stops it.
 func (p *Policy) NewSpawner() (*Spawner, error) {
+	return p.NewSpawnerContext(context.Background())
+}
+
+// NewSpawnerContext is NewSpawner, except that the start is abandoned,
+// and the helper killed, if ctx is done before the helper is ready; the
+// error then wraps ctx.Err(). Once it has returned a Spawner, ctx no
+// longer matters: Close stops the helper.
+func (p *Policy) NewSpawnerContext(ctx context.Context) (*Spawner, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sandbox: starting a spawner: %w", err)
+	}
 	if !initCalled.Load() {
 		return nil, ErrNoInit
 	}
@@ -149,20 +161,20 @@ func (p *Policy) NewSpawner() (*Spawner, error) {
 		}
 	}
 	s.applied.Shared = true
-	if err := s.startHelper(&pl, pr.nsFlags); err != nil {
+	if err := s.startHelper(ctx, &pl, pr.nsFlags); err != nil {
 		s.removeRoot()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Spawner) startHelper(pl *plan, nsFlags uintptr) error {
+func (s *Spawner) startHelper(ctx context.Context, pl *plan, nsFlags uintptr) error {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("sandbox: socketpair: %w", err)
 	}
 	mine, theirs := os.NewFile(uintptr(fds[0]), "spawner"), os.NewFile(uintptr(fds[1]), "spawner-helper")
-	defer theirs.Close()
+	defer theirs.Close() // on the paths that return before the start
 	c, err := net.FileConn(mine)
 	mine.Close()
 	if err != nil {
@@ -189,7 +201,11 @@ func (s *Spawner) startHelper(pl *plan, nsFlags uintptr) error {
 		}
 		cmd.Env = helperEnv(js)
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// The helper has its copy. Ours must go now, not when this returns:
+	// the reader sees the helper's end only once no copy is left.
+	theirs.Close()
+	if err != nil {
 		s.conn.Close()
 		return fmt.Errorf("%w: starting it: %v", ErrSpawnerDead, err)
 	}
@@ -201,6 +217,10 @@ func (s *Spawner) startHelper(pl *plan, nsFlags uintptr) error {
 	case err = <-s.ready:
 	case <-tm.C:
 		err = errors.New("no answer")
+	case <-ctx.Done():
+		s.kill(ctx.Err())
+		s.Close()
+		return fmt.Errorf("sandbox: starting a spawner: %w", ctx.Err())
 	}
 	if err != nil {
 		s.kill(err)

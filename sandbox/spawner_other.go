@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"syscall"
@@ -20,6 +21,9 @@ type Child struct {
 func (p *Policy) NewSpawner() (*Spawner, error) {
 	return nil, fmt.Errorf("%w: the sandbox is implemented on Linux only, not on %s", ErrUnsupported, runtime.GOOS)
 }
+
+// NewSpawnerContext fails as NewSpawner does.
+func (p *Policy) NewSpawnerContext(context.Context) (*Spawner, error) { return p.NewSpawner() }
 
 // Applied is nil: no Spawner exists here.
 func (s *Spawner) Applied() *Applied { return nil }

@@ -4,6 +4,7 @@ package terminal
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -377,6 +378,24 @@ func TestSandboxSpareHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitDead(t, helper)
+
+	// Closed at once, the manager abandons the helper's start rather than
+	// wait for it to be ready (unless it won the race), and leaves nothing.
+	before = helperChildren(t)
+	closed := NewManager(&Options{DefaultCwd: t.TempDir(), Policy: pol})
+	slot := closed.iso.spare
+	if err := closed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	<-slot.ready
+	if slot.err != nil && !errors.Is(slot.err, context.Canceled) {
+		t.Errorf("abandoned helper: %v, want context.Canceled", slot.err)
+	}
+	for pid := range helperChildren(t) {
+		if !before[pid] {
+			t.Errorf("helper %d left after Close", pid)
+		}
+	}
 }
 
 // helperChildren lists the sandbox helpers this process started (and has

@@ -3,6 +3,7 @@
 package terminal
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strings"
@@ -16,11 +17,27 @@ import (
 // Writable set, started on first use and stopped with the session.
 
 // spawnerSlot is one sandbox helper, started by the first command that
-// needs it; ready is closed once sp or err is set.
+// needs it; ready is closed once sp or err is set. abandon stops a start
+// still under way, for a manager or session that is closing.
 type spawnerSlot struct {
-	ready chan struct{}
-	sp    *sandbox.Spawner
-	err   error
+	ready   chan struct{}
+	sp      *sandbox.Spawner
+	err     error
+	abandon context.CancelFunc
+}
+
+// newSlot returns a slot and the context its start runs under.
+func newSlot() (*spawnerSlot, context.Context) {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &spawnerSlot{ready: make(chan struct{}), abandon: cancel}, ctx
+}
+
+// start starts the slot's helper under ctx, as pol says.
+func (slot *spawnerSlot) start(ctx context.Context, pol *sandbox.Policy) {
+	sp := *pol
+	sp.TempDir = "" // the spawner makes the root of its commands' TMPDIRs
+	slot.sp, slot.err = sp.NewSpawnerContext(ctx)
+	close(slot.ready)
 }
 
 // maxSpawners bounds the sandbox helpers of a manager: a session whose
@@ -105,15 +122,10 @@ func (iso *isolator) startSpare(pol *sandbox.Policy) {
 		pol.Mode == sandbox.WorkspaceWrite && len(pol.Writable) == 0 { // per cwd: not known yet
 		return
 	}
-	slot := &spawnerSlot{ready: make(chan struct{})}
+	slot, ctx := newSlot()
 	iso.spare, iso.spareKey = slot, writableKey(pol.Writable)
-	sp := *pol
-	sp.TempDir = "" // as in spawner
-	// Owned by the isolator: close waits for ready and stops the helper.
-	go func() {
-		slot.sp, slot.err = sp.NewSpawner()
-		close(slot.ready)
-	}()
+	// Owned by the isolator: close abandons the start or stops the helper.
+	go slot.start(ctx, pol)
 }
 
 // spawner returns the spawner for key, starting it on first use. Starts
@@ -141,13 +153,11 @@ func (iso *isolator) spawner(key string, pol *sandbox.Policy) (*spawnerSlot, err
 			iso.spawnMu.Unlock()
 			return nil, errNoSpawner
 		}
-		slot = &spawnerSlot{ready: make(chan struct{})}
+		var ctx context.Context
+		slot, ctx = newSlot()
 		iso.spawners[key] = slot
 		iso.spawnMu.Unlock()
-		sp := *pol
-		sp.TempDir = "" // the spawner makes the root of its commands' TMPDIRs
-		slot.sp, slot.err = sp.NewSpawner()
-		close(slot.ready)
+		slot.start(ctx, pol)
 		if slot.err != nil {
 			iso.dropSpawner(key, slot)
 		}
@@ -168,6 +178,7 @@ func (iso *isolator) dropSpawner(key string, slot *spawnerSlot) {
 		delete(iso.spawners, key)
 	}
 	iso.spawnMu.Unlock()
+	slot.abandon()
 	if slot.sp != nil {
 		_ = slot.sp.Close()
 	}
@@ -190,10 +201,12 @@ func (iso *isolator) releaseSession(id string) {
 }
 
 // closeSpawners stops spawners concurrently: each may take a moment to
-// reap and exit.
+// reap and exit. Those still starting are abandoned: a manager that ran
+// no command does not wait for a helper it never used.
 func closeSpawners(slots []*spawnerSlot) {
 	var wg sync.WaitGroup
 	for _, slot := range slots {
+		slot.abandon()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
