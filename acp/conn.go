@@ -35,7 +35,8 @@ type ConnOptions struct {
 	// does not count while it waits.
 	MaxConcurrentCalls int
 	// MaxQueuedBytes bounds the messages waiting to be written to the peer,
-	// and separately the notifications waiting to be handled. Zero means
+	// and separately the incoming messages waiting for the notifications
+	// before them to be handled. Zero means
 	// 32 MiB. Past it the connection stops reading and replies wait; one
 	// larger message still goes through alone.
 	MaxQueuedBytes int

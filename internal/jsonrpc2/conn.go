@@ -53,11 +53,11 @@ type Options struct {
 	// the reader then waits until the count is below the bound again.
 	MaxConcurrentCalls int
 	// MaxQueuedBytes bounds each of the two queues a peer can fill: encoded outgoing messages
-	// waiting to be written, and incoming notifications (and calls) waiting for the ones
-	// before them to be handled. 0 means DefaultMaxQueuedBytes. Past it the reader stops
-	// reading, and a reply, Call or Notify waits before encoding its message; one message
-	// larger than the bound still goes through, so the queue holds at most the bound plus
-	// one message.
+	// waiting to be written, and incoming notifications (and calls and responses) waiting
+	// for the ones before them to be handled, each counted as its line plus a little. 0
+	// means DefaultMaxQueuedBytes. Past it the reader stops reading, and a reply, Call or
+	// Notify waits before encoding its message; one message larger than the bound still
+	// goes through, so the queue holds at most the bound plus one message.
 	MaxQueuedBytes int
 	// StallTimeout is how long the peer may leave our output unread while we have a
 	// message to write before the connection fails with an error wrapping ErrPeerStalled:
@@ -160,7 +160,7 @@ type Conn struct {
 	// notifications before them. busy: the worker is handling an item.
 	qmu           sync.Mutex
 	queue         []queued
-	qBytes        int64 // params bytes of the queued notifications and calls
+	qBytes        int64 // the sizes of the queued items (queuedCost)
 	busy          bool
 	notifyWaiting int // Calls in flight made with notifyCtx
 	kick          chan struct{}
@@ -196,7 +196,8 @@ type queued struct {
 	call   *incomingCall // or a call to start
 	resp   *response     // or a response to deliver to call respID
 	respID int64
-	eof    bool // or the end of input
+	eof    bool  // or the end of input
+	size   int64 // what it counts against MaxQueuedBytes (queuedCost); 0 for eof
 }
 
 type notifyCtxKey struct{}

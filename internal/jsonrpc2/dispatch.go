@@ -50,7 +50,7 @@ func (c *Conn) read() {
 	}
 	c.mu.Unlock()
 	c.readErr = err
-	c.push(queued{eof: true}, 0)
+	c.push(queued{eof: true})
 	close(c.done)
 }
 
@@ -64,7 +64,7 @@ func (c *Conn) tooLong(head []byte) {
 	id, isResponse := peekEnvelope(head)
 	if isResponse {
 		if id.IsValid() {
-			c.route(decoded{kind: kindResponse, id: id, err: &Error{Code: CodeInternalError, Message: "jsonrpc2: the response was " + reason + " and was discarded"}})
+			c.route(decoded{kind: kindResponse, id: id, err: &Error{Code: CodeInternalError, Message: "jsonrpc2: the response was " + reason + " and was discarded"}}, queuedCost(head))
 		}
 		return
 	}
@@ -100,9 +100,22 @@ func peekEnvelope(head []byte) (id ID, isResponse bool) {
 	return id, isResponse
 }
 
+// queuedCost is what an item of the ordered queue made from line counts against
+// MaxQueuedBytes: the line, which bounds what the item holds of it (its method, params,
+// result or error, copied or pointed into), and the item itself. Counting only params would
+// let a peer queue without bound, behind a slow notification handler, the messages that
+// have none: notifications with long method names, responses (to ids of ours or not).
+func queuedCost(line []byte) int64 { return int64(len(line)) + queuedOverhead }
+
+// queuedOverhead approximates the memory of one queued item beside its line's bytes (the
+// queue slot, a Request or response, the call's context), so that a flood of tiny
+// messages is bounded too.
+const queuedOverhead = 128
+
 // dispatch routes one line. owned: the line is the caller's to keep, so what is decoded may
 // point into it; otherwise it is copied out, the line's buffer being reused.
 func (c *Conn) dispatch(line []byte, owned bool) {
+	cost := queuedCost(line)
 	d := decodeMessage(line)
 	if !owned {
 		d.own()
@@ -118,11 +131,11 @@ func (c *Conn) dispatch(line []byte, owned bool) {
 			c.cancelIncoming(d.params)
 			return
 		}
-		c.push(queued{note: &Request{Method: d.method, Params: d.params}}, len(d.params))
+		c.push(queued{note: &Request{Method: d.method, Params: d.params}, size: cost})
 	case kindCall:
-		c.startCall(&Request{ID: d.id, Method: d.method, Params: d.params})
+		c.startCall(&Request{ID: d.id, Method: d.method, Params: d.params}, cost)
 	case kindResponse:
-		c.route(d)
+		c.route(d, cost)
 	}
 }
 
@@ -138,8 +151,9 @@ type incomingCall struct {
 
 // startCall takes a place for the call, waiting for one (and so not reading) while
 // MaxConcurrentCalls handlers hold theirs, then starts it, or queues it when notifications
-// that arrived before it are still to be handled.
-func (c *Conn) startCall(req *Request) {
+// that arrived before it are still to be handled. cost is what it counts against
+// MaxQueuedBytes while queued.
+func (c *Conn) startCall(req *Request, cost int64) {
 	if c.wfailed.Load() {
 		// A write failed, so no answer can reach the peer: running the handler would only
 		// spend work (or start side effects) for nobody. A peer that has gone leaves its
@@ -169,8 +183,8 @@ func (c *Conn) startCall(req *Request) {
 	// A notification handler waiting in its own Call may be waiting for the peer, which may
 	// be waiting for this call's answer: such a handler does not hold calls back.
 	if len(c.queue) > 0 || (c.busy && c.notifyWaiting == 0) {
-		c.queue = append(c.queue, queued{call: ic})
-		c.qBytes += int64(len(req.Params))
+		c.queue = append(c.queue, queued{call: ic, size: cost})
+		c.qBytes += cost
 		c.qmu.Unlock()
 		c.signal()
 		return
@@ -256,7 +270,8 @@ func (c *Conn) cancelIncoming(params json.RawMessage) {
 }
 
 // route hands a response to its caller, after the notifications that arrived before it.
-func (c *Conn) route(d decoded) {
+// cost is what it counts against MaxQueuedBytes while queued.
+func (c *Conn) route(d decoded, cost int64) {
 	n, err := strconv.ParseInt(d.id.raw, 10, 64)
 	if err != nil {
 		c.logf("jsonrpc2: dropped a response with id %s, which no call of ours has", d.id)
@@ -272,7 +287,8 @@ func (c *Conn) route(d decoded) {
 	if p == nil || !p.direct {
 		c.qmu.Lock()
 		if c.busy || len(c.queue) > 0 {
-			c.queue = append(c.queue, queued{resp: resp, respID: n})
+			c.queue = append(c.queue, queued{resp: resp, respID: n, size: cost})
+			c.qBytes += cost
 			c.qmu.Unlock()
 			c.signal()
 			return
@@ -320,11 +336,11 @@ func (c *Conn) failPending() {
 	}
 }
 
-// push adds an item to the ordered queue; size counts against MaxQueuedBytes.
-func (c *Conn) push(it queued, size int) {
+// push adds an item to the ordered queue; its size counts against MaxQueuedBytes.
+func (c *Conn) push(it queued) {
 	c.qmu.Lock()
 	c.queue = append(c.queue, it)
-	c.qBytes += int64(size)
+	c.qBytes += it.size
 	c.qmu.Unlock()
 	c.signal()
 }
@@ -356,8 +372,8 @@ func (c *Conn) work() {
 		c.queue[0] = queued{}
 		c.queue = c.queue[1:]
 		c.busy = true
-		if it.note != nil || it.call != nil {
-			c.qBytes -= int64(len(it.params()))
+		if it.size > 0 {
+			c.qBytes -= it.size
 			wake(c.rkick) // room in the queue: the reader may go on
 		}
 		c.qmu.Unlock()
@@ -386,11 +402,4 @@ func (c *Conn) work() {
 			}
 		}
 	}
-}
-
-func (it *queued) params() json.RawMessage {
-	if it.call != nil {
-		return it.call.req.Params
-	}
-	return it.note.Params
 }
