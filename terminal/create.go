@@ -104,7 +104,39 @@ func validate(req Request) error {
 	if strings.ContainsRune(req.Cwd, 0) {
 		return invalidf("cwd contains NUL")
 	}
+	if execTooLarge(req) {
+		return invalidf("command, args and env take more than the %d bytes any system can exec", maxExecSize)
+	}
 	return validateEnv(req.Env)
+}
+
+// maxExecSize bounds what a request's command, args and env may take as
+// exec counts it (each string with its NUL and its pointer). Linux caps
+// argv and envp together at 3/4 of _STK_LIM (6 MiB) whatever the stack
+// limit, macOS at 1 MiB, Windows a command line at 32767 characters: a
+// larger request can never start. Refusing it up front spares copying a
+// list of millions of strings several times over on the way to a fork
+// that fails with E2BIG, and asking Policy.Decide (the user) about it.
+// Env entries count as the request writes them, duplicate names too.
+const maxExecSize = 8 << 20
+
+// execTooLarge reports whether req's command, args and env take more
+// than maxExecSize as exec counts them. It stops counting there, so that
+// the sum cannot overflow.
+func execTooLarge(req Request) bool {
+	const ptr = 8
+	n := len(req.Command) + 1 + ptr
+	for _, a := range req.Args {
+		if n += len(a) + 1 + ptr; n > maxExecSize {
+			return true
+		}
+	}
+	for _, v := range req.Env {
+		if n += len(v.Name) + 1 + len(v.Value) + 1 + ptr; n > maxExecSize {
+			return true
+		}
+	}
+	return n > maxExecSize
 }
 
 // lookExecutable sets pl.path to the executable that runs: the shell as

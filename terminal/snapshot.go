@@ -13,7 +13,7 @@ func (m *Manager) retainLocked(key string, snap Snapshot) {
 	if m.cfg.retain < 0 {
 		return
 	}
-	size := int64(len(snap.Text) + len(snap.Command) + 256)
+	size := snapshotSize(&snap)
 	m.retained[key] = &retainedSnap{snap: snap, size: size}
 	m.retOrder = append(m.retOrder, key)
 	m.retBytes += size
@@ -25,6 +25,24 @@ func (m *Manager) retainLocked(key string, snap Snapshot) {
 			delete(m.retained, old)
 		}
 	}
+}
+
+// snapshotSize approximates the memory a retained snapshot holds: its
+// text and every string of its request, which the agent chose (an
+// argument list can take megabytes), each with its header. Strings that
+// Argv shares with Args count twice; erring high only retains less.
+func snapshotSize(snap *Snapshot) int64 {
+	const header = 16
+	n := 256 + len(snap.Text) + len(snap.Command) + len(snap.SessionID) + len(snap.TerminalID) + len(snap.Cwd)
+	for _, list := range [][]string{snap.Args, snap.Argv} {
+		for _, a := range list {
+			n += header + len(a)
+		}
+	}
+	for _, v := range snap.Env {
+		n += 2*header + len(v.Name) + len(v.Value)
+	}
+	return int64(n)
 }
 
 // Snapshot returns a terminal's current state, or its final state if it
