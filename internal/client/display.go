@@ -68,18 +68,15 @@ func newDisplayTerminals(r Renderer) *displayTerminals {
 func (d *displayTerminals) SessionUpdate(n *acp.SessionNotification, raw json.RawMessage) {
 	var meta acp.Meta
 	var id acp.ToolCallID
+	var status *acp.ToolCallStatus
 	switch u := n.Update.(type) {
 	case *acp.ToolCall:
-		meta, id = u.Meta, u.ToolCallID
-		d.mu.Lock()
-		d.titles[id] = u.Title
-		d.mu.Unlock()
+		meta, id, status = u.Meta, u.ToolCallID, &u.Status
+		d.setTitle(id, u.Title)
 	case *acp.ToolCallUpdate:
-		meta, id = u.Meta, u.ToolCallID
+		meta, id, status = u.Meta, u.ToolCallID, u.Status
 		if u.Title != nil {
-			d.mu.Lock()
-			d.titles[id] = *u.Title
-			d.mu.Unlock()
+			d.setTitle(id, *u.Title)
 		}
 	case *acp.UnknownSessionUpdate:
 		d.fromV2(string(n.SessionID), n.Update)
@@ -87,7 +84,32 @@ func (d *displayTerminals) SessionUpdate(n *acp.SessionNotification, raw json.Ra
 	if len(meta) > 0 {
 		d.fromMeta(string(n.SessionID), id, meta)
 	}
+	if status != nil && toolDone(*status) {
+		d.mu.Lock()
+		delete(d.titles, id)
+		d.mu.Unlock()
+	}
 	d.r.SessionUpdate(n, raw)
+}
+
+// Bounds of the titles remembered to name display terminals: the map
+// lives as long as the session, and an agent may start any number of
+// tool calls, with titles of any length, and never end them.
+const (
+	maxDisplayTitles = 1024
+	maxDisplayTitle  = 1 << 10
+)
+
+// setTitle remembers the title of tool call id, until it ends. When
+// maxDisplayTitles are remembered, the old ones are forgotten: a terminal
+// first seen on an update of a forgotten tool call only goes unnamed.
+func (d *displayTerminals) setTitle(id acp.ToolCallID, title string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.titles[id]; !ok && len(d.titles) >= maxDisplayTitles {
+		clear(d.titles)
+	}
+	d.titles[id] = clipString(title, maxDisplayTitle)
 }
 
 func (d *displayTerminals) fromMeta(sessionID string, call acp.ToolCallID, meta acp.Meta) {

@@ -125,7 +125,8 @@ func (d *driver) setCommand(ctx context.Context, what setting, want string) bool
 		}
 		return true
 	case code != ExitOK:
-		d.say("acpterm: " + msg)
+		// The message may quote the agent (its error for set_mode).
+		d.say("acpterm: " + textsafe.Line(msg))
 	default:
 		d.say(currentAndChoices(what, v.snapshot()))
 	}

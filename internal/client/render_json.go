@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/jsonrpc2"
@@ -169,6 +170,9 @@ func (r *jsonRenderer) SessionUpdate(n *acp.SessionNotification, raw json.RawMes
 // params, or nil when there is none. The engine checked that the message
 // is valid JSON on one line, so the member has no newline; a tab or CR in
 // it can only be whitespace between tokens, and it is compacted away.
+// Valid JSON may still hold invalid UTF-8 in its strings, which
+// textsafe.JSON leaves as it is (encoding/json never writes any): each
+// invalid byte becomes U+FFFD, as the decoder reads it.
 func verbatimUpdate(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
@@ -179,14 +183,34 @@ func verbatimUpdate(raw json.RawMessage) json.RawMessage {
 	if json.Unmarshal(raw, &p) != nil || len(p.Update) == 0 {
 		return nil
 	}
-	if bytes.IndexByte(p.Update, '\r') < 0 && bytes.IndexByte(p.Update, '\t') < 0 {
-		return json.RawMessage(p.Update)
+	u := json.RawMessage(p.Update)
+	if bytes.IndexByte(u, '\r') >= 0 || bytes.IndexByte(u, '\t') >= 0 {
+		var b bytes.Buffer
+		if json.Compact(&b, u) != nil {
+			return nil
+		}
+		u = b.Bytes()
 	}
-	var b bytes.Buffer
-	if json.Compact(&b, p.Update) != nil {
-		return nil
+	if !utf8.Valid(u) {
+		u = replaceInvalidUTF8(u)
 	}
-	return b.Bytes()
+	return u
+}
+
+// replaceInvalidUTF8 is b with each byte that is not part of a valid
+// UTF-8 sequence replaced by U+FFFD.
+func replaceInvalidUTF8(b []byte) []byte {
+	out := make([]byte, 0, len(b)+16)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, "\uFFFD"...)
+		} else {
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return out
 }
 
 func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {

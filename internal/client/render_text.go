@@ -60,13 +60,16 @@ type textRenderer struct {
 	stream    streamKind // what the partial line belongs to
 	partial   []byte
 	tools     map[acp.ToolCallID]*toolView
-	active    []*toolView // not yet queued, in arrival order
+	active    toolList // not yet queued, in arrival order
 	terms     map[string]*termView
 	termOrder []*termView
 	embedded  map[string]bool // terminal IDs referenced by a tool call
 	queue     []*item
 	// queuedProse is the size of the text items in queue.
 	queuedProse int
+	// unannounced is the first tool call of active not announced yet (see
+	// announce), nil when there is none.
+	unannounced *toolView
 
 	drawn     int    // lines of the live region on screen
 	lastLive  string // what they show
@@ -305,9 +308,11 @@ func (r *textRenderer) Finish(reason acp.StopReason) {
 		return
 	}
 	r.endText()
-	for _, tv := range append([]*toolView(nil), r.active...) {
+	for tv := r.active.head; tv != nil; {
+		next := tv.next // enqueueTool unlinks tv
 		tv.cancelled = reason == acp.StopReasonCancelled
 		r.enqueueTool(tv)
+		tv = next
 	}
 	// Terminals no tool call showed: a headless client is the only place
 	// their output can be seen.

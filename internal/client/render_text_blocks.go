@@ -41,19 +41,18 @@ func (r *textRenderer) toolBlock(tv *toolView, now time.Time) string {
 	// clients that show no terminal (acp.AgentConn.RunCommand does); when
 	// acpterm ran the terminal its tail is printed below, and the text
 	// would print the output twice.
-	texts := tv.texts
+	texts, more := tv.texts, tv.moreTexts
 	for _, id := range tv.terminals {
 		if r.terms[id] != nil {
-			texts = nil
+			texts, more = nil, 0
 			break
 		}
 	}
-	for i, l := range texts {
-		if i == r.o.TailLines {
-			b.WriteString(r.st.dim(fmt.Sprintf("  │ … %d more lines", len(texts)-i)) + "\n")
-			break
-		}
+	for _, l := range texts {
 		b.WriteString(r.st.dim("  │ ") + clipColumns(l, r.lineWidth(4)) + "\n")
+	}
+	if more > 0 {
+		b.WriteString(r.st.dim(fmt.Sprintf("  │ … %d more lines", more)) + "\n")
 	}
 	for _, p := range tv.diffs {
 		b.WriteString(r.st.dim("  │ edit ") + p + "\n")

@@ -106,9 +106,11 @@ var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "
 
 // liveText is the live region: each running tool call with its elapsed
 // time and the last lines of its terminals, then running terminals that no
-// tool call shows (yet).
+// tool call shows (yet), as many lines as fit on the screen; the rest are
+// not even looked at, so that a redraw costs the same however many run.
 func (r *textRenderer) liveText(now time.Time) string {
 	cols, rows := r.size()
+	room := max(rows-1, 1)
 	var lines []string
 	header := func(title string, since time.Time) string {
 		el := max(now.Sub(since), 0)
@@ -127,13 +129,16 @@ func (r *textRenderer) liveText(now time.Time) string {
 			lines = append(lines, r.st.dim("  │ ")+clipColumns(l, cols-5))
 		}
 	}
-	for _, tv := range r.active {
+	for tv := r.active.head; tv != nil && len(lines) < room; tv = tv.next {
 		lines = append(lines, header(tv.title+kindSuffix(tv.kind), tv.started))
 		for _, id := range tv.terminals {
 			body(r.terms[id])
 		}
 	}
 	for _, tv := range r.termOrder {
+		if len(lines) >= room {
+			break
+		}
 		// A terminal is normally embedded right after it is created: give
 		// the tool call a moment before showing the terminal on its own.
 		if r.embedded[tv.id] || tv.status != nil || tv.released || now.Sub(tv.started) < unembeddedDelay {
@@ -152,8 +157,8 @@ func (r *textRenderer) liveText(now time.Time) string {
 	if len(lines) == 0 {
 		return ""
 	}
-	if len(lines) > rows-1 {
-		lines = lines[:max(rows-1, 1)]
+	if len(lines) > room {
+		lines = lines[:room]
 	}
 	return strings.Join(lines, "\n") + "\n"
 }

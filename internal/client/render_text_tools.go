@@ -19,12 +19,49 @@ type toolView struct {
 	kind      acp.ToolKind
 	status    acp.ToolCallStatus
 	terminals []string
+	// texts is the first lines of the text content, as many as a block
+	// shows (TailLines), each cut to maxPartialLine bytes; moreTexts
+	// counts the other lines. An agent's megabytes of text are not kept
+	// for the rest of the turn to show twenty lines of them.
 	texts     []string
+	moreTexts int
 	diffs     []string
 	started   time.Time
 	queued    bool
-	announced bool // a "running" line was printed (no live region)
 	cancelled bool // unfinished when the turn was cancelled
+	// prev and next link the running tool calls (textRenderer.active).
+	prev, next *toolView
+}
+
+// toolList is the running tool calls in the order they came: a linked
+// list, so that one that ends leaves it in constant time however many
+// run, and the live region reads only the few at its head that it shows.
+type toolList struct{ head, tail *toolView }
+
+func (l *toolList) push(tv *toolView) {
+	tv.prev, tv.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = tv
+	} else {
+		l.head = tv
+	}
+	l.tail = tv
+}
+
+func (l *toolList) has(tv *toolView) bool { return tv.prev != nil || l.head == tv }
+
+func (l *toolList) remove(tv *toolView) {
+	if tv.prev != nil {
+		tv.prev.next = tv.next
+	} else {
+		l.head = tv.next
+	}
+	if tv.next != nil {
+		tv.next.prev = tv.prev
+	} else {
+		l.tail = tv.prev
+	}
+	tv.prev, tv.next = nil, nil
 }
 
 // termView is what the renderer knows of a terminal.
@@ -54,7 +91,7 @@ func (r *textRenderer) tool(id acp.ToolCallID) (*toolView, bool) {
 func (r *textRenderer) setContent(tv *toolView, content []acp.ToolCallContent) {
 	// Content replaces what was there, but a terminal stays attached: the
 	// protocol asks agents to re-send it, and not all do.
-	tv.texts, tv.diffs = nil, nil
+	tv.texts, tv.moreTexts, tv.diffs = nil, 0, nil
 	for _, c := range content {
 		switch c := c.(type) {
 		case *acp.Terminal:
@@ -65,7 +102,13 @@ func (r *textRenderer) setContent(tv *toolView, content []acp.ToolCallContent) {
 			}
 		case *acp.Content:
 			if s := textsafe.Text(contentText(c.Content)); s != "" {
-				tv.texts = append(tv.texts, strings.Split(strings.TrimRight(s, "\n"), "\n")...)
+				for l := range strings.SplitSeq(strings.TrimRight(s, "\n"), "\n") {
+					if len(tv.texts) == r.o.TailLines {
+						tv.moreTexts++
+						continue
+					}
+					tv.texts = append(tv.texts, clipString(l, maxPartialLine))
+				}
 			}
 		case *acp.Diff:
 			tv.diffs = append(tv.diffs, textsafe.Line(c.Path))
@@ -95,31 +138,36 @@ func (r *textRenderer) toolChanged(tv *toolView, isNew bool) {
 		return
 	}
 	if isNew {
-		r.active = append(r.active, tv)
+		r.active.push(tv)
+		if r.unannounced == nil {
+			r.unannounced = tv
+		}
 	}
 }
 
 // announce prints a line for each tool call that has run for a while,
-// when there is no live region to show it.
+// when there is no live region to show it. The running tool calls started
+// in the order of r.active, so those not announced yet are its tail, from
+// r.unannounced, and each has run no longer than the one before it: the
+// first that is too young ends the search, and an update costs the same
+// however many tool calls run.
 func (r *textRenderer) announce(now time.Time) {
 	if r.o.Live {
 		return
 	}
-	for _, tv := range r.active {
-		if !tv.announced && now.Sub(tv.started) >= r.o.AnnounceAfter {
-			tv.announced = true
-			r.push(itemNote, r.st.dim("▸ "+tv.title+kindSuffix(tv.kind)+" (running)")+"\n")
-		}
+	for tv := r.unannounced; tv != nil && now.Sub(tv.started) >= r.o.AnnounceAfter; tv = tv.next {
+		r.unannounced = tv.next
+		r.push(itemNote, r.st.dim("▸ "+tv.title+kindSuffix(tv.kind)+" (running)")+"\n")
 	}
 }
 
 func (r *textRenderer) enqueueTool(tv *toolView) {
 	tv.queued = true
-	for i, a := range r.active {
-		if a == tv {
-			r.active = append(r.active[:i:i], r.active[i+1:]...)
-			break
+	if r.active.has(tv) {
+		if r.unannounced == tv {
+			r.unannounced = tv.next
 		}
+		r.active.remove(tv)
 	}
 	r.queue = append(r.queue, &item{kind: itemBlock, tool: tv, since: r.o.Now()})
 }
