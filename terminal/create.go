@@ -208,18 +208,23 @@ func (m *Manager) resolveCwd(sessionID, cwd string) (string, error) {
 	return "", deniedf("cwd %q is outside the workspace", cwd)
 }
 
-// reserve counts a create in progress against the session's limit.
+// reserve counts a create in progress against the session's limit and
+// the manager's.
 func (m *Manager) reserve(sessionID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return errClosed()
 	}
+	if limit := m.cfg.maxTotal; limit > 0 && m.live >= limit {
+		return deniedf("%d terminals are live, the limit of all sessions together; release some first", limit)
+	}
 	s := m.sessionLocked(sessionID)
 	if limit := m.cfg.maxPerSess; limit > 0 && s.live >= limit {
 		return deniedf("session %q already has %d live terminals, the limit; release some first", sessionID, limit)
 	}
 	s.live++
+	m.live++
 	m.creating++
 	return nil
 }
@@ -230,6 +235,9 @@ func (m *Manager) unreserve(sessionID string, failed bool) {
 	defer m.mu.Unlock()
 	m.creating--
 	m.idle.Broadcast()
+	if failed {
+		m.live--
+	}
 	if s := m.sessions[sessionID]; s != nil && failed {
 		s.live--
 		m.gcSessionLocked(sessionID, s)

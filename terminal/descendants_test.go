@@ -166,6 +166,30 @@ func TestPerSessionLimit(t *testing.T) {
 	mustCreate(t, m, Request{SessionID: "s1", Command: "true"})
 }
 
+// Sessions are the agent's to name: the bound of all sessions together
+// holds however many it makes up, and a refused or released create gives
+// its place back.
+func TestTotalLimit(t *testing.T) {
+	m := newTestManager(t, &Options{Policy: &Policy{MaxTerminals: 2, Decide: func(_ context.Context, info Info) Decision {
+		if info.Command == "refused" {
+			return Deny("no")
+		}
+		return Allow()
+	}}})
+	a := mustCreate(t, m, Request{SessionID: "s1", Command: "sleep 30"})
+	if _, err := m.Create(testCtx(t), Request{SessionID: "s2", Command: "refused"}); !errors.Is(err, ErrDenied) {
+		t.Fatalf("refused create: %v", err)
+	}
+	mustCreate(t, m, Request{SessionID: "s2", Command: "sleep 30"})
+	_, err := m.Create(testCtx(t), Request{SessionID: "s3", Command: "true"})
+	wantCode(t, err, ErrDenied, acp.CodePermissionDenied)
+	if !strings.Contains(err.Error(), "limit of all sessions") {
+		t.Errorf("error %q does not say it is the limit of all sessions", err)
+	}
+	mustRelease(t, m, a)
+	mustCreate(t, m, Request{SessionID: "s3", Command: "true"})
+}
+
 func TestTimeout(t *testing.T) {
 	m := newTestManager(t, &Options{Policy: &Policy{Timeout: 100 * time.Millisecond}})
 	sub, _ := m.Subscribe("", "")

@@ -127,7 +127,8 @@
 // # Limits and policy
 //
 // Policy bounds the live (created, not released) terminals per session
-// (64), the output ceiling (16 MiB) and, optionally, the run time of each
+// (64) and of all sessions together (256: the agent names the session),
+// the output ceiling (16 MiB) and, optionally, the run time of each
 // command; Policy.Decide sees every create, resolved, before it starts.
 //
 // # Sandbox

@@ -25,6 +25,7 @@ type Manager struct {
 	releasing map[string]*term // removed from their session, not yet retained
 	closed    bool
 	creating  int        // creates between reserve and registration
+	live      int        // terminals reserved and not yet released, of all sessions
 	idle      *sync.Cond // on mu: creating or releasing went down
 	retained  map[string]*retainedSnap
 	retOrder  []string // keys of retained, oldest first
@@ -298,6 +299,7 @@ func (m *Manager) finish(t *term, registered bool) {
 	m.idle.Broadcast()
 	m.retainLocked(t.key, snap)
 	if registered {
+		m.live--
 		if s := m.sessions[t.info.SessionID]; s != nil {
 			s.live--
 			m.gcSessionLocked(t.info.SessionID, s)

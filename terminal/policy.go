@@ -10,6 +10,7 @@ import (
 // Defaults applied to zero fields of Options and Policy.
 const (
 	DefaultMaxTerminalsPerSession = 64
+	DefaultMaxTerminals           = 256
 	DefaultOutputCeiling          = 16 << 20
 	DefaultKillGrace              = 2 * time.Second
 	DefaultDrainTimeout           = 100 * time.Millisecond
@@ -68,6 +69,12 @@ type Policy struct {
 	// released) of one session. 0 means DefaultMaxTerminalsPerSession; a
 	// negative value means no limit.
 	MaxTerminalsPerSession int
+
+	// MaxTerminals bounds the live terminals of all sessions together: the
+	// session ID is the agent's to choose, so the bound per session alone
+	// does not bound what an agent that makes up sessions can start. 0
+	// means DefaultMaxTerminals; a negative value means no limit.
+	MaxTerminals int
 
 	// OutputCeiling caps every terminal's outputByteLimit; an absent limit
 	// means the ceiling. 0 means DefaultOutputCeiling.
@@ -194,6 +201,7 @@ type Options struct {
 type config struct {
 	decide       func(context.Context, Info) Decision
 	maxPerSess   int
+	maxTotal     int
 	ceiling      uint64
 	timeout      time.Duration
 	roots        []string
@@ -223,6 +231,7 @@ func newConfig(o *Options) config {
 	c := config{
 		decide:       p.Decide,
 		maxPerSess:   p.MaxTerminalsPerSession,
+		maxTotal:     p.MaxTerminals,
 		ceiling:      p.OutputCeiling,
 		timeout:      p.Timeout,
 		roots:        append([]string(nil), p.Roots...),
@@ -240,6 +249,9 @@ func newConfig(o *Options) config {
 	}
 	if c.maxPerSess == 0 {
 		c.maxPerSess = DefaultMaxTerminalsPerSession
+	}
+	if c.maxTotal == 0 {
+		c.maxTotal = DefaultMaxTerminals
 	}
 	if c.ceiling == 0 {
 		c.ceiling = DefaultOutputCeiling

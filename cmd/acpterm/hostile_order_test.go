@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -20,6 +21,7 @@ const orderRounds = 1000
 func init() {
 	registerHostile("order", func() int { return serveAgent(&orderAgent{}) })
 	registerHostile("cancel-endturn", func() int { return serveAgent(&endTurnOnCancel{cancelled: make(chan struct{})}) })
+	registerHostile("made-up-sessions", func() int { return serveAgent(&madeUpSessionsAgent{}) })
 }
 
 // serveAgent serves a on stdio until the client goes away; a fake agent
@@ -180,5 +182,54 @@ func TestHostileCancelEndTurn(t *testing.T) {
 				t.Fatalf("took %v", d)
 			}
 		})
+	}
+}
+
+// madeUpSessionsAgent creates its terminals in sessions it makes up, one
+// each, to get past the bound on a session's terminals, and says how many
+// it got.
+type madeUpSessionsAgent struct{ baseAgent }
+
+// madeUpTries is how many terminals madeUpSessionsAgent asks for.
+const madeUpTries = 6
+
+func (a *madeUpSessionsAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	conn := a.conn.Load()
+	var got []*acp.TerminalHandle
+	refused := 0
+	for i := range madeUpTries {
+		term, err := conn.CreateTerminal(ctx, &acp.CreateTerminalRequest{SessionID: acp.SessionID(fmt.Sprint("made_up_", i)), Command: "sleep 30"})
+		if err != nil {
+			refused++
+			continue
+		}
+		got = append(got, term)
+	}
+	for _, term := range got {
+		if err := term.Release(ctx); err != nil {
+			return nil, err
+		}
+	}
+	err := conn.SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID, Update: &acp.AgentMessageChunk{
+		Content: &acp.TextContent{Text: fmt.Sprintf("created %d, refused %d\n", len(got), refused)},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+}
+
+// TestHostileMadeUpSessions: --max-terminals bounds the agent's terminals,
+// not only those of the session acpterm opened; the session ID of a
+// terminal/create is the agent's to write.
+func TestHostileMadeUpSessions(t *testing.T) {
+	t.Parallel()
+	r := acpterm(t, opts{env: []string{fakeAgentEnv + "=made-up-sessions"}},
+		"run", "--max-terminals", "2", "--approve-all", "-p", "go", "--", testExe(t))
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	if want := fmt.Sprintf("created 2, refused %d", madeUpTries-2); !strings.Contains(r.stdout, want) {
+		t.Fatalf("stdout lacks %q:\n%s", want, r.stdout)
 	}
 }

@@ -96,8 +96,9 @@ type Config struct {
 	// OutputLimit is the host's ceiling on any terminal's output buffer
 	// (0: terminal.DefaultOutputCeiling).
 	OutputLimit uint64
-	// MaxTerminals bounds the live terminals of the session (0: the
-	// runtime's default; negative: no limit).
+	// MaxTerminals bounds the live terminals of the agent, whatever
+	// sessions it names (0: the runtime's default per session; negative:
+	// no limit).
 	MaxTerminals int
 	// KillGrace is the time between SIGTERM and SIGKILL when a terminal is
 	// killed (0: the runtime's default).
@@ -291,10 +292,17 @@ func (d *driver) run(ctx context.Context) int {
 	}
 	d.ask = p
 	d.perm = newApprover(c.Approval, p, d.r.Permission, d.warn)
+	// The bound is the agent's, not only its session's: the session ID of
+	// a terminal/create is the agent's to write.
+	maxTerms := c.MaxTerminals
+	if maxTerms == 0 {
+		maxTerms = terminal.DefaultMaxTerminalsPerSession
+	}
 	d.mgr = terminal.NewManager(&terminal.Options{
 		Policy: &terminal.Policy{
 			Decide:                 d.perm.DecideTerminal,
-			MaxTerminalsPerSession: c.MaxTerminals,
+			MaxTerminalsPerSession: maxTerms,
+			MaxTerminals:           maxTerms,
 			OutputCeiling:          c.OutputLimit,
 			Timeout:                c.Timeout,
 			Roots:                  ws.Roots(),
