@@ -73,7 +73,9 @@ type Policy struct {
 	// MaxTerminals bounds the live terminals of all sessions together: the
 	// session ID is the agent's to choose, so the bound per session alone
 	// does not bound what an agent that makes up sessions can start. 0
-	// means DefaultMaxTerminals; a negative value means no limit.
+	// means DefaultMaxTerminals, or MaxTerminalsPerSession when that is
+	// larger, and no limit when that is negative; a negative value means
+	// no limit.
 	MaxTerminals int
 
 	// OutputCeiling caps every terminal's outputByteLimit; an absent limit
@@ -251,7 +253,10 @@ func newConfig(o *Options) config {
 		c.maxPerSess = DefaultMaxTerminalsPerSession
 	}
 	if c.maxTotal == 0 {
-		c.maxTotal = DefaultMaxTerminals
+		c.maxTotal = max(DefaultMaxTerminals, c.maxPerSess)
+		if c.maxPerSess < 0 {
+			c.maxTotal = -1
+		}
 	}
 	if c.ceiling == 0 {
 		c.ceiling = DefaultOutputCeiling
