@@ -23,35 +23,31 @@ func Alive(pid int) bool {
 
 // LiveInGroup lists the live processes of process group pgid.
 func LiveInGroup(pgid int) []int {
-	ents, _ := os.ReadDir("/proc")
-	var live []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, ok := ReadStat(pid); ok && st.PGrp == pgid && st.live() {
-			live = append(live, pid)
-		}
-	}
-	return live
+	return processes(func(st procstat.Stat) bool {
+		return st.PGrp == pgid && st.State != 'Z' && st.State != 'X'
+	})
 }
 
 // Children lists the processes whose parent is pid, zombies included: a
 // child not reaped is left behind as much as one still running.
 func Children(pid int) []int {
+	return processes(func(st procstat.Stat) bool { return st.PPid == pid })
+}
+
+// processes lists the processes whose stat satisfies match.
+func processes(match func(procstat.Stat) bool) []int {
 	ents, _ := os.ReadDir("/proc")
-	var kids []int
+	var pids []int
 	for _, e := range ents {
-		n, err := strconv.Atoi(e.Name())
+		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if st, err := procstat.Read(n); err == nil && st.PPid == pid {
-			kids = append(kids, n)
+		if st, err := procstat.Read(pid); err == nil && match(st) {
+			pids = append(pids, pid)
 		}
 	}
-	return kids
+	return pids
 }
 
 // Stat is what tests read of /proc/PID/stat.
