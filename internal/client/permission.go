@@ -172,12 +172,8 @@ func (a *approver) RequestPermission(ctx context.Context, req *acp.RequestPermis
 	if req.ToolCall.Title != nil && *req.ToolCall.Title != "" {
 		title = *req.ToolCall.Title
 	}
-	kind := ""
-	if req.ToolCall.Kind != nil && *req.ToolCall.Kind != "" {
-		kind = " (" + textsafe.Line(string(*req.ToolCall.Kind)) + ")"
-	}
-	safeTitle := textsafe.Line(title)
-	q := fmt.Sprintf("acpterm: the agent asks permission for: %s%s\n%s  allow? [y]es, [n]o, [a]lways (everything, for the rest of this run): ", safeTitle, kind, optionsLine(req.Options))
+	safeTitle := clipString(textsafe.Line(title), maxPromptTitle)
+	q := permissionQuestion(safeTitle, req)
 	ans, why := a.decide(ctx, q, fmt.Sprintf("the agent's request for permission (%s)", safeTitle))
 	ev := PermissionEvent{SessionID: req.SessionID, ToolCallID: req.ToolCall.ToolCallID, Title: title, Reason: why.String()}
 	resp := &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}
@@ -226,10 +222,31 @@ func (a *approver) DecideTerminal(ctx context.Context, info terminal.Info) termi
 	return d
 }
 
+// Bounds of what a permission question shows of the agent's request. The
+// question must fit on the screen with its title: an agent that sent
+// thousands of options, or a title of megabytes, would otherwise scroll
+// what it asks about out of sight, leaving the user a bare "allow?".
+const (
+	maxPromptTitle   = 1 << 10 // bytes of the title
+	maxPromptOptions = 8       // options listed
+	maxOptionName    = 80      // bytes of an option's name or kind
+)
+
+// permissionQuestion is the question asked for a session/request_permission
+// about title (already made safe).
+func permissionQuestion(title string, req *acp.RequestPermissionRequest) string {
+	kind := ""
+	if req.ToolCall.Kind != nil && *req.ToolCall.Kind != "" {
+		kind = " (" + clipString(textsafe.Line(string(*req.ToolCall.Kind)), maxOptionName) + ")"
+	}
+	return fmt.Sprintf("acpterm: the agent asks permission for: %s%s\n%s  allow? [y]es, [n]o, [a]lways (everything, for the rest of this run): ", title, kind, optionsLine(req.Options))
+}
+
 // optionsLine lists the options of a session/request_permission for the
-// question, as "  options: Allow (allow_once), …\n". The answer picks an
-// option by its kind (chooseOption), never by its name, so an option named
-// "Deny" of kind allow_once is shown as what it is.
+// question, as "  options: Allow (allow_once), …\n", the first
+// maxPromptOptions of them. The answer picks an option by its kind
+// (chooseOption), never by its name, so an option named "Deny" of kind
+// allow_once is shown as what it is.
 func optionsLine(opts []acp.PermissionOption) string {
 	if len(opts) == 0 {
 		return ""
@@ -237,14 +254,18 @@ func optionsLine(opts []acp.PermissionOption) string {
 	var b strings.Builder
 	b.WriteString("  options:")
 	for i, o := range opts {
+		if i == maxPromptOptions {
+			fmt.Fprintf(&b, ", and %d more", len(opts)-i)
+			break
+		}
 		if i > 0 {
 			b.WriteString(",")
 		}
-		name := textsafe.Line(o.Name)
+		name := o.Name
 		if name == "" {
-			name = textsafe.Line(string(o.OptionID))
+			name = string(o.OptionID)
 		}
-		b.WriteString(" " + name + " (" + textsafe.Line(string(o.Kind)) + ")")
+		b.WriteString(" " + clipString(textsafe.Line(name), maxOptionName) + " (" + clipString(textsafe.Line(string(o.Kind)), maxOptionName) + ")")
 	}
 	b.WriteString("\n")
 	return b.String()

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/expect"
+	"github.com/acpterm/acpterm/internal/textsafe"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -407,5 +409,32 @@ func TestPrompterEOF(t *testing.T) {
 	defer p.Close()
 	if got := p.ask(context.Background(), nil, "? "); got != answerNo {
 		t.Fatalf("at EOF: %v, want no", got)
+	}
+}
+
+// A permission question fits on the screen whatever the agent sends: its
+// title is clipped and only the first options are listed, so that what it
+// asks about is not scrolled out of sight above a bare "allow?".
+func TestPermissionQuestionBounded(t *testing.T) {
+	title := strings.Repeat("t", 100<<10)
+	kind := acp.ToolKind(strings.Repeat("k", 10<<10))
+	req := &acp.RequestPermissionRequest{SessionID: "s", ToolCall: acp.ToolCallUpdate{ToolCallID: "c", Title: &title, Kind: &kind}}
+	for i := range 10000 {
+		req.Options = append(req.Options, acp.PermissionOption{OptionID: acp.PermissionOptionID(fmt.Sprint("o", i)),
+			Name: strings.Repeat("n", 1000), Kind: acp.PermissionOptionKindAllowOnce})
+	}
+	rec := &recorder{}
+	a := newApprover(ApprovalNone, nil, rec.report, rec.warn)
+	if _, err := a.RequestPermission(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	q := permissionQuestion(clipString(textsafe.Line(title), maxPromptTitle), req)
+	if len(q) > 4<<10 {
+		t.Errorf("the question is %d bytes", len(q))
+	}
+	for _, want := range []string{"acpterm: the agent asks permission for: ttt", ", and 9992 more\n", "allow? [y]es"} {
+		if !strings.Contains(q, want) {
+			t.Errorf("question lacks %q:\n%.300s", want, q)
+		}
 	}
 }
