@@ -8,6 +8,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/utf8cut"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -197,7 +198,7 @@ func (a *approver) DecideTerminal(ctx context.Context, info terminal.Info) termi
 	cmd := commandLine(&info)
 	q := "acpterm: the agent wants to run: " + promptCommand(&info) +
 		"\n  allow? [y]es, [n]o, [a]lways (everything, for the rest of this run): "
-	ans, why := a.decide(ctx, q, fmt.Sprintf("the command %q", cmd))
+	ans, why := a.decide(ctx, q, fmt.Sprintf("the command %q", clipString(cmd, maxPromptTitle)))
 	ev := PermissionEvent{SessionID: acp.SessionID(info.SessionID), Title: cmd, TerminalCommand: cmd, Reason: why.String()}
 	var d terminal.Decision
 	switch ans {
@@ -277,8 +278,36 @@ func optionsLine(opts []acp.PermissionOption) string {
 // shell line as the shell invocation that runs it (/bin/sh -c 'LINE') —
 // then, on their own lines, the executable an argv's command resolved to
 // (PATH, maybe the request's own, decides it), the directory and the
-// environment variables the request sets.
+// environment variables the request sets. One too long to read on a
+// screen is shown by its two ends, and says how much is not shown
+// (fitCommand).
 func promptCommand(info *terminal.Info) string {
+	return fitCommand(fullCommand(info))
+}
+
+// Bounds of a command shown in a permission question: its first
+// promptHead and last promptTail bytes when it is longer than
+// maxPromptCommand. The question must fit on a screen: a command of
+// megabytes would scroll its beginning (a "curl … | sh") out of sight
+// behind an innocent end, and the user would approve what they cannot see.
+const (
+	maxPromptCommand = 4 << 10
+	promptHead       = 2 << 10
+	promptTail       = 1 << 10
+)
+
+// fitCommand is cmd, or its two ends and what is left out between them.
+func fitCommand(cmd string) string {
+	if len(cmd) <= maxPromptCommand {
+		return cmd
+	}
+	head, tail := utf8cut.Head(cmd, promptHead), utf8cut.Tail(cmd, promptTail)
+	return fmt.Sprintf("%s\n  … %d bytes of this command are not shown: refuse it unless you trust the agent …\n%s",
+		head, len(cmd)-len(head)-len(tail), tail)
+}
+
+// fullCommand is promptCommand's text, whatever its length.
+func fullCommand(info *terminal.Info) string {
 	words := info.Argv
 	if !info.Shell || len(words) == 0 {
 		words = append([]string{info.Command}, info.Args...)
