@@ -49,6 +49,8 @@ type displayTerminals struct {
 
 	mu     sync.Mutex
 	known  map[string]*displayTerm   // display terminals created so far
+	exited int                       // how many of known have exited
+	own    map[string]bool           // ids of acpterm's own terminals (ownTerminal)
 	titles map[acp.ToolCallID]string // to name a terminal first seen on an update
 }
 
@@ -59,7 +61,20 @@ type displayTerm struct {
 }
 
 func newDisplayTerminals(r Renderer) *displayTerminals {
-	return &displayTerminals{r: r, known: map[string]*displayTerm{}, titles: map[acp.ToolCallID]string{}}
+	return &displayTerminals{r: r, known: map[string]*displayTerm{}, own: map[string]bool{}, titles: map[acp.ToolCallID]string{}}
+}
+
+// ownTerminal notes that id names one of acpterm's own terminals. The
+// renderers know a terminal by its id alone, and the agent learns the ids
+// of acpterm's terminals from terminal/create: display messages naming
+// one would add to the output of a command acpterm ran and forge its exit
+// status. They are ignored. The pump notes each id before the renderer has
+// the terminal, so before terminal/create answers (see shownGate). One id
+// is kept per command acpterm ran, as the renderers keep the terminals.
+func (d *displayTerminals) ownTerminal(id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.own[id] = true
 }
 
 // SessionUpdate passes n to the renderer, preceded by the terminal events
@@ -171,11 +186,33 @@ func (d *displayTerminals) fromV2(sessionID string, u acp.SessionUpdate) {
 	}
 }
 
+// maxDisplayTerminals bounds the display terminals remembered: known
+// lives as long as the session, and an agent may announce any number of
+// terminals and never end them. When that many are remembered, those that
+// exited are forgotten (ids are never reused, so all that is lost is that
+// an agent reusing one would get a new terminal), and while that many
+// run, new ones are not shown. Their ids, commands and signals, which the
+// renderers keep, are bounded as titles are (maxDisplayTitle): a longer id
+// is not shown (ids are short tokens), a longer command or signal is cut.
+const maxDisplayTerminals = 1024
+
 // create announces terminal id once, named by its command or else by the
 // title of the tool call it came with.
 func (d *displayTerminals) create(sessionID string, call acp.ToolCallID, id, command, cwd string) {
 	d.mu.Lock()
-	if d.known[id] != nil {
+	if d.known[id] != nil || d.own[id] || len(id) > maxDisplayTitle {
+		d.mu.Unlock()
+		return
+	}
+	if len(d.known) >= maxDisplayTerminals && d.exited > 0 {
+		for k, t := range d.known {
+			if t.exited {
+				delete(d.known, k)
+			}
+		}
+		d.exited = 0
+	}
+	if len(d.known) >= maxDisplayTerminals {
 		d.mu.Unlock()
 		return
 	}
@@ -183,6 +220,7 @@ func (d *displayTerminals) create(sessionID string, call acp.ToolCallID, id, com
 	if command == "" {
 		command = d.titles[call]
 	}
+	command = clipString(command, maxDisplayTitle)
 	d.mu.Unlock()
 	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: sessionID, TerminalID: id,
 		Info: &terminal.Info{SessionID: sessionID, TerminalID: id, Command: command, Cwd: cwd, Started: time.Now(), Display: true}})
@@ -209,6 +247,7 @@ func (d *displayTerminals) exit(sessionID, id string, code *int64, signal *strin
 	first := t != nil && !t.exited
 	if first {
 		t.exited = true
+		d.exited++
 	}
 	d.mu.Unlock()
 	if !first {
@@ -217,7 +256,7 @@ func (d *displayTerminals) exit(sessionID, id string, code *int64, signal *strin
 	st := &terminal.ExitStatus{}
 	switch {
 	case signal != nil && *signal != "":
-		st.Signal = *signal
+		st.Signal = clipString(*signal, maxDisplayTitle)
 	case code != nil:
 		c := uint32(*code) // as a shell shows it: -1 is 4294967295
 		st.ExitCode = &c

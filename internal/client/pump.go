@@ -11,8 +11,9 @@ import (
 )
 
 // pumpEvents feeds terminal events to the renderer until the manager is
-// closed and the last queued event is delivered.
-func (d *driver) pumpEvents(sub *terminal.Subscription) {
+// closed and the last queued event is delivered. disp learns the ids of
+// the terminals, so that display messages cannot name them.
+func (d *driver) pumpEvents(sub *terminal.Subscription, disp *displayTerminals) {
 	defer d.wg.Done()
 	defer sub.Close()
 	defer d.shown.stop()
@@ -20,6 +21,9 @@ func (d *driver) pumpEvents(sub *terminal.Subscription) {
 		ev, err := sub.Next(context.Background())
 		if err != nil {
 			return
+		}
+		if ev.Kind == terminal.EventCreated {
+			disp.ownTerminal(ev.TerminalID)
 		}
 		d.r.TerminalEvent(ev)
 		switch ev.Kind {

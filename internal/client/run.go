@@ -320,12 +320,13 @@ func (d *driver) run(ctx context.Context) int {
 		return ExitFailure
 	}
 	d.shown = newShownGate()
+	disp := newDisplayTerminals(d.r)
 	d.wg.Add(3)
-	go d.pumpEvents(sub)
+	go d.pumpEvents(sub, disp)
 	go d.tick()
 	go d.watchSignals()
 
-	h := &handler{Manager: d.mgr, ws: ws, perm: d.perm, r: d.r, disp: newDisplayTerminals(d.r), shown: d.shown}
+	h := &handler{Manager: d.mgr, ws: ws, perm: d.perm, r: d.r, disp: disp, shown: d.shown}
 	reason, code, msg := d.session(ctx, d.client(h))
 
 	d.shutdown(code == ExitAgent || d.wasKilled())
