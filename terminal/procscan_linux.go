@@ -4,7 +4,9 @@ package terminal
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 
@@ -105,11 +107,46 @@ func scanProc(markers map[string]bool) int {
 // which gains a process nothing it could not have by dropping the marker.
 const maxEnviron = 8 << 20
 
-// readEnviron reads /proc/PID/environ into buf, at most maxEnviron bytes.
+// readEnviron reads the environment of process pid into buf, at most
+// maxEnviron bytes.
+//
+// /proc/PID/environ reads it through the thread-group leader, which has
+// no memory map once it has exited: a process whose main thread ended
+// alone (pthread_exit) while others run on shows an empty or unreadable
+// environ there, and would hide its marker from the scan. The threads
+// share one memory map, so the environment is then read through another
+// thread. Processes gone (ENOENT) or not ours to read (EACCES) are not
+// looked into further: their threads would say the same.
 func readEnviron(pid int, buf []byte) ([]byte, error) {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
+	dir := "/proc/" + strconv.Itoa(pid)
+	buf, err := readEnvironFile(dir+"/environ", buf)
+	if len(buf) > 0 || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return buf, err
+	}
+	d, terr := os.Open(dir + "/task")
+	if terr != nil {
+		return buf, err
+	}
+	tids, _ := d.Readdirnames(-1)
+	_ = d.Close()
+	leader := strconv.Itoa(pid)
+	for _, tid := range tids {
+		if tid == leader {
+			continue
+		}
+		if buf, terr = readEnvironFile(dir+"/task/"+tid+"/environ", buf); terr == nil && len(buf) > 0 {
+			return buf, nil
+		}
+	}
+	return buf[:0], err
+}
+
+// readEnvironFile reads one environ file of /proc into buf, at most
+// maxEnviron bytes.
+func readEnvironFile(name string, buf []byte) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return buf[:0], err
 	}
 	defer f.Close()
 	return readBounded(f, buf[:0], maxEnviron), nil
