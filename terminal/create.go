@@ -23,15 +23,31 @@ func (m *Manager) Create(ctx context.Context, req Request) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	if err := m.reserve(req.SessionID); err != nil {
+	epoch, err := m.reserve(req.SessionID)
+	if err != nil {
 		return Info{}, err
 	}
-	t, err := m.create(ctx, pl)
+	t, err := m.create(ctx, pl, epoch)
 	m.unreserve(req.SessionID, err != nil)
+	if errors.Is(err, errSessionReleased) {
+		m.releasedMeanwhile(req.SessionID)
+	}
 	if err != nil {
 		return Info{}, err
 	}
 	return t.info, nil
+}
+
+// releasedMeanwhile stops the sandbox helpers that a create started for
+// its session after ReleaseSession had stopped the session's, unless the
+// session is in use again.
+func (m *Manager) releasedMeanwhile(sessionID string) {
+	m.mu.Lock()
+	unused := m.sessions[sessionID] == nil
+	m.mu.Unlock()
+	if unused {
+		m.iso.releaseSession(sessionID)
+	}
 }
 
 // plan is a validated request: what would run, where, and with what
@@ -209,24 +225,34 @@ func (m *Manager) resolveCwd(sessionID, cwd string) (string, error) {
 }
 
 // reserve counts a create in progress against the session's limit and
-// the manager's.
-func (m *Manager) reserve(sessionID string) error {
+// the manager's, and returns the session's epoch.
+func (m *Manager) reserve(sessionID string) (uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return errClosed()
+		return 0, errClosed()
 	}
 	if limit := m.cfg.maxTotal; limit > 0 && m.live >= limit {
-		return deniedf("%d terminals are live, the limit of all sessions together; release some first", limit)
+		return 0, deniedf("%d terminals are live, the limit of all sessions together; release some first", limit)
 	}
 	s := m.sessionLocked(sessionID)
 	if limit := m.cfg.maxPerSess; limit > 0 && s.live >= limit {
-		return deniedf("session %q already has %d live terminals, the limit; release some first", sessionID, limit)
+		return 0, deniedf("session %q already has %d live terminals, the limit; release some first", sessionID, limit)
 	}
 	s.live++
 	m.live++
 	m.creating++
-	return nil
+	return s.epoch, nil
+}
+
+// releasedSince reports whether ReleaseSession has ended the session
+// since epoch. The session cannot have been forgotten meanwhile: the
+// create's reservation keeps it.
+func (m *Manager) releasedSince(sessionID string, epoch uint64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.sessions[sessionID]
+	return s == nil || s.epoch != epoch
 }
 
 // unreserve ends a create; a failed one gives its slot back.
@@ -245,20 +271,27 @@ func (m *Manager) unreserve(sessionID string, failed bool) {
 }
 
 // create asks the policy, starts the command and registers the terminal.
-func (m *Manager) create(ctx context.Context, pl plan) (*term, error) {
+//
+// A session released while the create waited (in Policy.Decide, most
+// likely) gets no terminal: its command would outlive the session, kept
+// only by the manager's Close.
+func (m *Manager) create(ctx context.Context, pl plan, epoch uint64) (*term, error) {
 	if err := m.decide(ctx, pl.info); err != nil {
 		return nil, err
+	}
+	if m.releasedSince(pl.info.SessionID, epoch) {
+		return nil, sessionReleased(pl.info.SessionID)
 	}
 	pl.info.TerminalID = m.freshID(pl.info.SessionID)
 	t, err := m.start(pl)
 	if err != nil {
 		return nil, err
 	}
-	registered := m.register(t)
+	err = m.register(t, epoch)
 	t.run()
-	if !registered {
+	if err != nil {
 		m.teardown([]*term{t}, false)
-		return nil, errClosed()
+		return nil, err
 	}
 	return t, nil
 }
@@ -359,16 +392,24 @@ func (m *Manager) start(pl plan) (*term, error) {
 
 // register adds t to its session and announces it, under t's lock so
 // that a Subscribe to it sees Created exactly once: replayed or
-// published. It reports false when the manager was closed meanwhile: t
-// is then left for Close to wait for, unannounced.
-func (m *Manager) register(t *term) bool {
+// published. It fails when the manager was closed, or the session
+// released, since the create reserved its place in epoch: t is then left
+// for Close to wait for, unannounced, and the caller tears it down.
+func (m *Manager) register(t *term, epoch uint64) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	m.mu.Lock()
-	open := !m.closed
-	if open {
-		m.sessionLocked(t.info.SessionID).terms[t.info.TerminalID] = t
-	} else {
+	var err error
+	switch s := m.sessions[t.info.SessionID]; {
+	case m.closed:
+		err = errClosed()
+	case s == nil || s.epoch != epoch:
+		err = sessionReleased(t.info.SessionID)
+	default:
+		s.terms[t.info.TerminalID] = t
+	}
+	open := err == nil
+	if !open {
 		m.releasing[t.key] = t // Close waits for it
 	}
 	m.mu.Unlock()
@@ -376,7 +417,7 @@ func (m *Manager) register(t *term) bool {
 		ci := t.info
 		t.publishLocked(Event{Kind: EventCreated, Info: &ci})
 	}
-	return open
+	return err
 }
 
 // sandboxFor is the sandbox policy of one command, with its Writable

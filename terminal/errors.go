@@ -20,9 +20,14 @@ var (
 	ErrInvalid = errors.New("invalid terminal request")
 	// ErrDenied: the policy refused the request.
 	ErrDenied = errors.New("permission denied")
-	// ErrClosed: the manager was closed.
+	// ErrClosed: the manager was closed, or the request's session was
+	// released (ReleaseSession) while the request waited.
 	ErrClosed = errors.New("terminal manager closed")
 )
+
+// errSessionReleased is the cause of a create whose session was released
+// while it waited.
+var errSessionReleased = errors.New("session released")
 
 // Error is a request failure. Message is the whole text (it is what Error
 // returns); Kind is one of ErrNotFound, ErrInvalid, ErrDenied, ErrClosed,
@@ -68,6 +73,10 @@ func deniedf(format string, args ...any) error { return deniedErr(nil, format, a
 
 func internalErr(err error, format string, args ...any) error {
 	return &Error{Message: fmt.Sprintf(format, args...), Err: err}
+}
+
+func sessionReleased(sessionID string) error {
+	return &Error{Kind: ErrClosed, Message: fmt.Sprintf("session %q was released while the terminal was being created", sessionID), Err: errSessionReleased}
 }
 
 func errClosed() error {

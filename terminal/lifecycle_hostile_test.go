@@ -3,6 +3,8 @@
 package terminal
 
 import (
+	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -72,4 +74,37 @@ func TestProcScanKillsProcessWithZombieLeader(t *testing.T) {
 	if err := proctest.WaitExit([]int{pid}, 5*time.Second); err != nil {
 		t.Fatalf("a process of the released terminal runs on with its main thread gone: %v", err)
 	}
+}
+
+// A create still waiting (in Policy.Decide) when its session is released
+// gets no terminal: its command would otherwise run on in a session that
+// has ended, until the manager's Close.
+func TestCreateAcrossReleaseSession(t *testing.T) {
+	entered, answer := make(chan struct{}), make(chan struct{})
+	m := newTestManager(t, &Options{Policy: &Policy{Decide: func(ctx context.Context, info Info) Decision {
+		if info.Command == "sleep 30" {
+			close(entered)
+			<-answer
+		}
+		return Allow()
+	}}})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := m.Create(testCtx(t), Request{SessionID: "s", Command: "sleep 30"})
+		errc <- err
+	}()
+	<-entered
+	m.ReleaseSession("s")
+	close(answer)
+	err := <-errc
+	if !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "released") {
+		t.Fatalf("create across ReleaseSession: %v, want ErrClosed saying the session was released", err)
+	}
+	if live := m.Terminals("s"); len(live) != 0 {
+		t.Fatalf("terminals of the released session: %+v", live)
+	}
+	// The session's name can be used again.
+	info := mustCreate(t, m, Request{SessionID: "s", Command: "true"})
+	mustWait(t, m, info)
+	mustRelease(t, m, info)
 }

@@ -43,6 +43,9 @@ type session struct {
 	cwd   string
 	terms map[string]*term
 	live  int // terminals created and not released, plus creates in progress
+	// epoch counts the ReleaseSession calls that found the session: a
+	// create reserved in an earlier epoch is not registered in a later one.
+	epoch uint64
 }
 
 // NewManager returns a Manager configured by opts (nil means defaults).
@@ -198,6 +201,7 @@ func (m *Manager) ReleaseSession(sessionID string) {
 			m.releasing[t.key] = t
 		}
 		s.cwd = ""
+		s.epoch++
 		m.gcSessionLocked(sessionID, s)
 	}
 	m.mu.Unlock()
