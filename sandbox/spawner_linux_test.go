@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -467,57 +466,4 @@ func TestSpawnerStartNotAdopted(t *testing.T) {
 	if !errors.Is(c.startErr, ErrSpawnerDead) || !strings.Contains(c.startErr.Error(), "not the helper's child") {
 		t.Errorf("start error %v, want ErrSpawnerDead naming the cause", c.startErr)
 	}
-}
-
-// cancelOnWait is a context cancelled by the first look at its Done
-// channel, which NewSpawnerContext takes only once the helper runs and it
-// waits for the helper to be ready: a cancellation mid-start, every time.
-type cancelOnWait struct {
-	context.Context
-	once   sync.Once
-	cancel context.CancelFunc
-}
-
-func (c *cancelOnWait) Done() <-chan struct{} {
-	c.once.Do(c.cancel)
-	return c.Context.Done()
-}
-
-// A start abandoned by its context kills the helper and removes the
-// temporary root it made.
-func TestSpawnerContextCancelled(t *testing.T) {
-	need(t, false)
-	root := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	cw := &cancelOnWait{Context: ctx, cancel: cancel}
-	s, err := (&Policy{Mode: ReadOnly, TempDir: root}).NewSpawnerContext(cw)
-	if !errors.Is(err, context.Canceled) || s != nil {
-		t.Fatalf("NewSpawnerContext cancelled mid-start = %v, %v; want context.Canceled", s, err)
-	}
-	if kids := proctest.Children(os.Getpid()); len(kids) > 0 {
-		t.Fatalf("processes left behind: %v", kids)
-	}
-
-	ctx, cancel = context.WithCancel(context.Background())
-	cancel()
-	if _, err := (&Policy{Mode: ReadOnly}).NewSpawnerContext(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("NewSpawnerContext with a done context: %v", err)
-	}
-
-	// Once started, the context no longer matters.
-	ctx, cancel = context.WithCancel(context.Background())
-	s, err = (&Policy{Mode: ReadOnly}).NewSpawnerContext(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	cancel()
-	c, out := spawn(t, s, &Cmd{Path: "/bin/echo", Args: []string{"echo", "still here"}})
-	if got := <-out; got != "still here\n" {
-		t.Fatalf("output %q after the context was cancelled", got)
-	}
-	if st, err := c.Wait(); err != nil || st != (ExitStatus{}) {
-		t.Fatal(st, err)
-	}
-	c.Release()
 }
