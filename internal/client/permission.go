@@ -230,7 +230,7 @@ func (a *approver) DecideTerminal(ctx context.Context, info terminal.Info) termi
 const (
 	maxPromptTitle   = 1 << 10 // bytes of the title
 	maxPromptOptions = 8       // options listed
-	maxOptionName    = 80      // bytes of an option's name or kind
+	maxOptionName    = 256     // bytes of an option's name or kind
 )
 
 // permissionQuestion is the question asked for a session/request_permission
