@@ -50,9 +50,9 @@ func TestDisplayTerminalsBounded(t *testing.T) {
 	})
 	t.Run("sizes", func(t *testing.T) {
 		d := newDisplayTerminals(NewTextRenderer(io.Discard, &TextOptions{Now: newFakeClock().Now}))
-		long := strings.Repeat("x", 64<<10)
+		long := strings.Repeat("x", 32<<10)
 		before := heapInUse()
-		for i := range 100 {
+		for i := range 50 {
 			for _, raw := range []string{
 				fmt.Sprintf(`{"sessionUpdate":"terminal_update","terminalId":"%d%s","command":"ls"}`, i, long),
 				fmt.Sprintf(`{"sessionUpdate":"terminal_update","terminalId":"t%d","command":"%s","exitStatus":{"signal":"%s"}}`, i, long, long),
@@ -60,8 +60,8 @@ func TestDisplayTerminalsBounded(t *testing.T) {
 				d.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: v2Update(t, raw)}, nil)
 			}
 		}
-		if kept := int64(heapInUse()) - int64(before); kept > 4<<20 {
-			t.Fatalf("200 display terminals keep %d MiB", kept>>20)
+		if kept := int64(heapInUse()) - int64(before); kept > 2<<20 {
+			t.Fatalf("100 display terminals keep %d MiB", kept>>20)
 		}
 		runtime.KeepAlive(d)
 	})
