@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/terminal"
 )
 
 // modeRefuser is an in-process agent that answers session/set_mode with an
@@ -211,5 +212,60 @@ func TestDisplayTitlesBounded(t *testing.T) {
 	}
 	if _, ok := d.titles["call_2998"]; ok {
 		t.Fatal("the title of an ended tool call is kept")
+	}
+}
+
+// TestTextRendererTerminalsBounded: of the terminals of a turn, which an
+// agent may create and release without end, the newest maxKeptTails keep
+// their lines (those released going first), the others only their
+// counts, and every command line is cut.
+func TestTextRendererTerminalsBounded(t *testing.T) {
+	var out bytes.Buffer
+	r := NewTextRenderer(&out, &TextOptions{Now: newFakeClock().Now}).(*textRenderer)
+	zero := uint32(0)
+	event := func(kind terminal.EventKind, id string, data string) {
+		ev := terminal.Event{Kind: kind, SessionID: "s", TerminalID: id, Data: []byte(data)}
+		switch kind {
+		case terminal.EventCreated:
+			ev.Info = &terminal.Info{SessionID: "s", TerminalID: id, Command: "echo " + strings.Repeat("a", 64<<10), OutputByteLimit: 1 << 20}
+		case terminal.EventExited, terminal.EventReleased:
+			ev.Status = &terminal.ExitStatus{ExitCode: &zero}
+		}
+		r.TerminalEvent(ev)
+	}
+	// The first runs on; the others run, print and are released.
+	event(terminal.EventCreated, "long", "")
+	event(terminal.EventOutput, "long", "still here\n")
+	const n = 3 * maxKeptTails
+	for i := range n {
+		id := fmt.Sprint("t", i)
+		event(terminal.EventCreated, id, "")
+		event(terminal.EventOutput, id, fmt.Sprintf("line of %s\n", id))
+		event(terminal.EventExited, id, "")
+		event(terminal.EventReleased, id, "")
+	}
+	kept := 0
+	for _, tv := range r.termOrder {
+		if !tv.tail.forgotten {
+			kept++
+		}
+		if len(tv.command) > maxShownCommand+len("…") {
+			t.Fatalf("terminal %s keeps a command of %d bytes", tv.id, len(tv.command))
+		}
+	}
+	if kept > maxKeptTails {
+		t.Fatalf("%d terminals keep their lines, want at most %d", kept, maxKeptTails)
+	}
+	if r.terms["long"].tail.forgotten {
+		t.Fatal("the running terminal lost its lines before released ones")
+	}
+	r.Finish(acp.StopReasonEndTurn)
+	for _, want := range []string{"still here", fmt.Sprintf("line of t%d", n-1), "not kept: more than"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if strings.Contains(out.String(), "line of t0\n") {
+		t.Error("the oldest released terminal kept its lines")
 	}
 }

@@ -23,6 +23,8 @@ type lineTail struct {
 	lines   uint64 // complete lines seen
 	bytes   uint64 // output bytes seen, skipped ones included
 	skipped uint64 // bytes not seen (the subscriber fell behind)
+	// forgotten: the lines are no longer kept, only counted (forget).
+	forgotten bool
 }
 
 func newLineTail(max int) *lineTail { return &lineTail{max: max} }
@@ -30,6 +32,10 @@ func newLineTail(max int) *lineTail { return &lineTail{max: max} }
 // Write adds output.
 func (t *lineTail) Write(p []byte) {
 	t.bytes += uint64(len(p))
+	if t.forgotten {
+		t.lines += uint64(bytes.Count(p, []byte{'\n'}))
+		return
+	}
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
@@ -41,6 +47,14 @@ func (t *lineTail) Write(p []byte) {
 		t.partial, t.cut = t.partial[:0], false
 		p = p[i+1:]
 	}
+}
+
+// forget drops the lines kept, and keeps only counting what is written.
+func (t *lineTail) forget() {
+	if len(t.partial) > 0 {
+		t.lines++ // the line in progress ends here, as far as the tail knows
+	}
+	t.ring, t.start, t.partial, t.cut, t.forgotten = nil, 0, nil, false, true
 }
 
 // Skip records n bytes that were not seen. The line in progress cannot be

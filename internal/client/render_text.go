@@ -63,6 +63,8 @@ type textRenderer struct {
 	active    toolList // not yet queued, in arrival order
 	terms     map[string]*termView
 	termOrder []*termView
+	forgotten int             // termOrder[:forgotten] have forgotten their lines (keepTails)
+	keptTails int             // terminals of termOrder that keep their lines
 	embedded  map[string]bool // terminal IDs referenced by a tool call
 	queue     []*item
 	// queuedProse is the size of the text items in queue.
@@ -207,6 +209,43 @@ func (r *textRenderer) SessionUpdate(n *acp.SessionNotification, _ json.RawMessa
 	r.flush(false)
 }
 
+// Bounds of what the text renderer keeps of the terminals of a turn,
+// which it prints when their tool call ends, or at the end of the turn
+// for those no tool call showed. An agent may create and release
+// terminals without end: each keeps at most a screen of lines, the
+// newest maxKeptTails keep even that, and the command line of each is
+// cut to maxShownCommand bytes (the permission question, not this
+// summary, is where a command is shown whole).
+const (
+	maxKeptTails    = 128
+	maxShownCommand = 1 << 10
+)
+
+// keepTails makes the oldest terminals forget their lines once more than
+// maxKeptTails keep theirs: those already released first, as the live
+// region shows only running ones.
+func (r *textRenderer) keepTails() {
+	for r.keptTails > maxKeptTails {
+		victim := -1
+		for i := r.forgotten; i < len(r.termOrder); i++ {
+			if tv := r.termOrder[i]; !tv.tail.forgotten {
+				if victim < 0 {
+					victim = i // the oldest, should none be released
+				}
+				if tv.released || tv.status != nil {
+					victim = i
+					break
+				}
+			}
+		}
+		r.termOrder[victim].tail.forget()
+		r.keptTails--
+		for r.forgotten < len(r.termOrder) && r.termOrder[r.forgotten].tail.forgotten {
+			r.forgotten++
+		}
+	}
+}
+
 func (r *textRenderer) TerminalEvent(ev terminal.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -218,11 +257,14 @@ func (r *textRenderer) TerminalEvent(ev terminal.Event) {
 		}
 		tv = &termView{id: ev.TerminalID, tail: newLineTail(max(r.o.LiveLines, r.o.TailLines)), started: r.o.Now()}
 		if ev.Info != nil {
-			tv.command, tv.limit, tv.display = textsafe.Line(commandLine(ev.Info)), ev.Info.OutputByteLimit, isDisplay(ev.Info)
+			tv.command = clipString(textsafe.Line(commandLine(ev.Info)), maxShownCommand)
+			tv.limit, tv.display = ev.Info.OutputByteLimit, isDisplay(ev.Info)
 			tv.sandbox = sandboxNote(ev.Info.Sandbox)
 		}
 		r.terms[ev.TerminalID] = tv
 		r.termOrder = append(r.termOrder, tv)
+		r.keptTails++
+		r.keepTails()
 	}
 	switch ev.Kind {
 	case terminal.EventOutput:

@@ -75,7 +75,9 @@ func (r *textRenderer) termBlock(tv *termView, now time.Time) string {
 
 func (r *textRenderer) writeTerminal(b *strings.Builder, tv *termView, now time.Time) {
 	lines, above := tv.tail.Tail(r.o.TailLines)
-	if above > 0 {
+	if tv.tail.forgotten {
+		fmt.Fprintf(b, "%s\n", r.st.dim(fmt.Sprintf("  │ … %d lines, not kept: more than %d terminals this turn", above, maxKeptTails)))
+	} else if above > 0 {
 		fmt.Fprintf(b, "%s\n", r.st.dim(fmt.Sprintf("  │ … %d lines above", above)))
 	}
 	for _, l := range lines {
