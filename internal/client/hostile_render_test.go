@@ -269,3 +269,38 @@ func TestTextRendererTerminalsBounded(t *testing.T) {
 		t.Error("the oldest released terminal kept its lines")
 	}
 }
+
+// TestTextRendererToolsBounded: of the tool calls of a turn, which an
+// agent may start without end, the text renderer remembers the newest
+// maxPrintedTools once printed, emptied, and cuts titles; a late update
+// to a printed one does not print it again, and an ID too long to keep is
+// not shown.
+func TestTextRendererToolsBounded(t *testing.T) {
+	var out bytes.Buffer
+	r := NewTextRenderer(&out, &TextOptions{Now: newFakeClock().Now}).(*textRenderer)
+	update := func(u acp.SessionUpdate) {
+		r.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: u}, nil)
+	}
+	title := strings.Repeat("t", 16<<10)
+	const n = maxPrintedTools + 500
+	for i := range n {
+		update(&acp.ToolCall{ToolCallID: acp.ToolCallID(fmt.Sprint("call_", i)), Title: title, Status: acp.ToolCallStatusCompleted,
+			Content: []acp.ToolCallContent{acp.TextToolCallContent("done\n")}})
+	}
+	if len(r.tools) > maxPrintedTools {
+		t.Fatalf("%d tool calls remembered", len(r.tools))
+	}
+	for id, tv := range r.tools {
+		if len(tv.title) > maxShownCommand+len("…") || tv.texts != nil {
+			t.Fatalf("%s keeps a title of %d bytes and %d lines of text", id, len(tv.title), len(tv.texts))
+		}
+	}
+	before := out.Len()
+	again := "late update"
+	update(&acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(fmt.Sprint("call_", n-1)), Title: &again})
+	update(&acp.ToolCall{ToolCallID: acp.ToolCallID(strings.Repeat("i", 2*maxToolID)), Title: "long id", Status: acp.ToolCallStatusCompleted})
+	r.Finish(acp.StopReasonEndTurn)
+	if rest := out.String()[before:]; strings.Contains(rest, again) || strings.Contains(rest, "long id") {
+		t.Fatalf("printed after the turn's tool calls:\n%.300s", rest)
+	}
+}

@@ -66,7 +66,11 @@ type textRenderer struct {
 	forgotten int             // termOrder[:forgotten] have forgotten their lines (keepTails)
 	keptTails int             // terminals of termOrder that keep their lines
 	embedded  map[string]bool // terminal IDs referenced by a tool call
-	queue     []*item
+	// printedTools are the IDs of the tool calls printed, oldest first:
+	// their views are remembered (emptied) so that a late update does not
+	// print them again, up to maxPrintedTools of them.
+	printedTools []acp.ToolCallID
+	queue        []*item
 	// queuedProse is the size of the text items in queue.
 	queuedProse int
 	// unannounced is the first tool call of active not announced yet (see
@@ -173,8 +177,11 @@ func (r *textRenderer) SessionUpdate(n *acp.SessionNotification, _ json.RawMessa
 	case *acp.ToolCall:
 		r.endText()
 		tv, isNew := r.tool(u.ToolCallID)
+		if tv == nil {
+			break
+		}
 		if u.Title != "" { // else the ID stays the title
-			tv.title = textsafe.Line(u.Title)
+			tv.title = clipString(textsafe.Line(u.Title), maxShownCommand)
 		}
 		tv.kind, tv.status = u.Kind, u.Status
 		if tv.status == "" {
@@ -185,8 +192,11 @@ func (r *textRenderer) SessionUpdate(n *acp.SessionNotification, _ json.RawMessa
 	case *acp.ToolCallUpdate:
 		r.endText()
 		tv, isNew := r.tool(u.ToolCallID)
+		if tv == nil {
+			break
+		}
 		if u.Title != nil {
-			tv.title = textsafe.Line(*u.Title)
+			tv.title = clipString(textsafe.Line(*u.Title), maxShownCommand)
 		}
 		if u.Kind != nil {
 			tv.kind = *u.Kind

@@ -41,6 +41,7 @@ func (r *textRenderer) flush(force bool) {
 		switch {
 		case it.tool != nil:
 			b.WriteString(r.toolBlock(it.tool, now))
+			r.toolPrinted(it.tool)
 		case it.term != nil:
 			b.WriteString(r.termBlock(it.term, now))
 		default:

@@ -28,6 +28,7 @@ type toolView struct {
 	diffs     []string
 	started   time.Time
 	queued    bool
+	printed   bool // its block is printed, and the view emptied (toolPrinted)
 	cancelled bool // unfinished when the turn was cancelled
 	// prev and next link the running tool calls (textRenderer.active).
 	prev, next *toolView
@@ -78,14 +79,45 @@ type termView struct {
 	released bool
 }
 
-// tool finds or makes the view of a tool call.
+// Bounds of the tool calls the text renderer remembers. A tool call ID is
+// a short token; one longer than maxToolID is not shown (its view would
+// keep it). A printed tool call's view is emptied, and only the newest
+// maxPrintedTools are remembered, to keep their late updates from being
+// printed again: an agent may start any number of tool calls in a turn.
+const (
+	maxToolID       = 1 << 10
+	maxPrintedTools = 4096
+)
+
+// tool finds or makes the view of a tool call, to be updated; nil, for
+// one whose block is printed already or whose ID is too long to keep,
+// means the update is not shown. A tool call queued but not yet printed
+// (waiting for its terminals) still takes updates to its content.
 func (r *textRenderer) tool(id acp.ToolCallID) (*toolView, bool) {
 	if tv := r.tools[id]; tv != nil {
+		if tv.printed {
+			return nil, false
+		}
 		return tv, false
+	}
+	if len(id) > maxToolID {
+		return nil, false
 	}
 	tv := &toolView{id: id, title: textsafe.Line(string(id)), status: acp.ToolCallStatusPending, started: r.o.Now()}
 	r.tools[id] = tv
 	return tv, true
+}
+
+// toolPrinted empties the view of a tool call whose block was printed, and
+// forgets the oldest printed ones past maxPrintedTools.
+func (r *textRenderer) toolPrinted(tv *toolView) {
+	tv.printed = true
+	tv.texts, tv.moreTexts, tv.diffs, tv.terminals = nil, 0, nil, nil
+	r.printedTools = append(r.printedTools, tv.id)
+	if len(r.printedTools) > maxPrintedTools {
+		delete(r.tools, r.printedTools[0])
+		r.printedTools = r.printedTools[1:]
+	}
 }
 
 func (r *textRenderer) setContent(tv *toolView, content []acp.ToolCallContent) {
