@@ -295,6 +295,15 @@ func TestTextRendererToolsBounded(t *testing.T) {
 			t.Fatalf("%s keeps a title of %d bytes and %d lines of text", id, len(tv.title), len(tv.texts))
 		}
 	}
+	// Names of terminals the renderer never had, by the thousand.
+	var refs []acp.ToolCallContent
+	for i := range 10000 {
+		refs = append(refs, acp.TerminalContent(acp.TerminalID(fmt.Sprint("nope_", i))))
+	}
+	update(&acp.ToolCall{ToolCallID: "refs", Title: "refs", Status: acp.ToolCallStatusInProgress, Content: refs})
+	if tv := r.tools["refs"]; len(tv.terminals) != 0 || len(r.embedded) != 0 {
+		t.Fatalf("%d unknown terminals kept by the tool call, %d in all", len(tv.terminals), len(r.embedded))
+	}
 	before := out.Len()
 	again := "late update"
 	update(&acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(fmt.Sprint("call_", n-1)), Title: &again})

@@ -85,8 +85,9 @@ type termView struct {
 // maxPrintedTools are remembered, to keep their late updates from being
 // printed again: an agent may start any number of tool calls in a turn.
 const (
-	maxToolID       = 1 << 10
-	maxPrintedTools = 4096
+	maxToolID        = 1 << 10
+	maxPrintedTools  = 4096
+	maxToolTerminals = 16 // terminals shown in one tool call's block
 )
 
 // tool finds or makes the view of a tool call, to be updated; nil, for
@@ -127,11 +128,16 @@ func (r *textRenderer) setContent(tv *toolView, content []acp.ToolCallContent) {
 	for _, c := range content {
 		switch c := c.(type) {
 		case *acp.Terminal:
+			// Only a terminal the renderer has can be shown, and it has
+			// every one by the time the agent can name it: terminal/create
+			// answers once it does, and display terminals come first.
+			// Unknown names are not kept, nor more than maxToolTerminals.
 			id := string(c.TerminalID)
-			r.embedded[id] = true
-			if !contains(tv.terminals, id) {
-				tv.terminals = append(tv.terminals, id)
+			if r.terms[id] == nil || len(tv.terminals) >= maxToolTerminals || contains(tv.terminals, id) {
+				continue
 			}
+			r.embedded[id] = true
+			tv.terminals = append(tv.terminals, id)
 		case *acp.Content:
 			if s := textsafe.Text(contentText(c.Content)); s != "" {
 				for l := range strings.SplitSeq(strings.TrimRight(s, "\n"), "\n") {
