@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -42,7 +43,8 @@ const MaxReadBytes = 64 << 20
 //
 // Writes create a missing file (mode 0644) but not missing parent
 // directories: an agent that wants a new directory runs mkdir in a
-// terminal, where the user sees it.
+// terminal, where the user sees it. A write replaces the file by rename
+// (see replaceFile), so a failed one leaves the old content whole.
 type Workspace struct {
 	roots []string   // absolute, symlinks resolved
 	dirs  []*os.Root // dirs[i] is roots[i], open until Close
@@ -352,6 +354,11 @@ func readLines(ctx context.Context, r io.Reader, first uint64, limit *uint32, ma
 			lineNo++
 		case errors.Is(err, bufio.ErrBufferFull):
 			// A line longer than the buffer: keep reading the same line.
+			// An endless one (a huge sparse file) brings no line boundary
+			// to check ctx at, so each full buffer checks it.
+			if err := ctx.Err(); err != nil {
+				return "", err
+			}
 		case errors.Is(err, io.EOF):
 			return out.String(), nil
 		default:
@@ -363,23 +370,92 @@ func readLines(ctx context.Context, r io.Reader, first uint64, limit *uint32, ma
 // WriteTextFile serves fs/write_text_file: it replaces the file's content,
 // creating the file if missing (its parent directory must exist).
 func (ws *Workspace) WriteTextFile(ctx context.Context, req *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
-	f, err := ws.open(req.Path, os.O_WRONLY|os.O_CREATE)
+	real, err := ws.resolve(req.Path, true)
 	if err != nil {
 		return nil, err
 	}
-	// Truncated only now that it is known to be a regular file.
-	if err := f.Truncate(0); err != nil {
-		f.Close()
-		return nil, fsErr(req.Path, err)
+	root, rel, ok := ws.rootOf(real)
+	if !ok { // resolve checked it; kept for safety if that ever changes
+		return nil, ws.outsideErr(req.Path)
 	}
-	if _, err := io.WriteString(f, req.Content); err != nil {
-		f.Close()
-		return nil, fsErr(req.Path, err)
-	}
-	if err := f.Close(); err != nil {
-		return nil, fsErr(req.Path, err)
+	if err := replaceFile(root, rel, req.Content); err != nil {
+		return nil, ws.openErr(req.Path, err)
 	}
 	return &acp.WriteTextFileResponse{}, nil
+}
+
+// replaceFile gives rel in root the content by writing it to a new file in
+// the same directory and renaming that over rel. Written in place, a write
+// failing midway (a full disk) would leave the file truncated or half
+// written, and a hard link to a file outside the roots would carry the
+// write there; replaced, the old file stays whole until the new one is
+// complete, and only the name inside the root changes. The replaced file's
+// permissions are kept, and its owner where the system allows it. There is
+// no fsync: the guarantee is against a failing write, not a power cut.
+//
+// The directory is opened once, beneath root, and the temporary file is
+// created, renamed and removed in it by name, so a directory swapped in
+// between cannot move any of it elsewhere. A symlink at rel is replaced,
+// not followed (resolve already followed the links it found).
+func replaceFile(root *os.Root, rel, content string) error {
+	dir, err := root.OpenRoot(filepath.Dir(rel))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	name := filepath.Base(rel)
+	old, err := dir.Lstat(name)
+	switch {
+	case err == nil && !old.Mode().IsRegular():
+		return &notRegularError{old.Mode()}
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	case err != nil:
+		old = nil
+	}
+	tmp, f, err := createTemp(dir, old == nil)
+	if err != nil {
+		return err
+	}
+	err = writeAll(f, content, old)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = dir.Rename(tmp, name)
+	}
+	if err != nil {
+		dir.Remove(tmp)
+	}
+	return err
+}
+
+// createTemp makes a new file in dir, named with 128 random bits so that
+// no one can have made it first (and O_EXCL refuses whatever is there,
+// a symlink included). A new file (fresh) gets mode 0644 less the umask,
+// as if created in place; one that is to replace another stays private
+// until writeAll sets its mode.
+func createTemp(dir *os.Root, fresh bool) (string, *os.File, error) {
+	perm := fs.FileMode(0o600)
+	if fresh {
+		perm = 0o644
+	}
+	name := ".acpterm-" + rand.Text() + ".tmp"
+	f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	return name, f, err
+}
+
+// writeAll writes content to f and, when f replaces old, gives it old's
+// owner (where allowed) and permissions.
+func writeAll(f *os.File, content string, old fs.FileInfo) error {
+	if _, err := io.WriteString(f, content); err != nil {
+		return err
+	}
+	if old == nil {
+		return nil
+	}
+	keepOwner(f, old) // before Chmod: a chown may clear mode bits
+	return f.Chmod(old.Mode().Perm())
 }
 
 func fsErr(path string, err error) error {

@@ -2,9 +2,11 @@ package client
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -111,6 +113,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 		t.Errorf("%d reads returned the file outside the root, want 0", leaked.Load())
 	}
 	assertOutsideUntouched(t, outside)
+	assertNoTemp(t, root)
 	if readOK.Load()+writeOK.Load() == 0 || refused.Load() == 0 {
 		t.Errorf("the race was not exercised: %d served, %d refused", readOK.Load()+writeOK.Load(), refused.Load())
 	}
@@ -134,5 +137,20 @@ func assertOutsideUntouched(t *testing.T, outside string) {
 	}
 	if want := []string{"file", "secret.txt"}; !slices.Equal(names, want) {
 		t.Errorf("outside holds (-want +got):\n-%q\n+%q", want, names)
+	}
+}
+
+// assertNoTemp checks that no write left its temporary file in root, even
+// one whose directory was swapped while it wrote.
+func assertNoTemp(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ".acpterm-") {
+			t.Errorf("a temporary file was left behind: %s", path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
