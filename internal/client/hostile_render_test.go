@@ -313,3 +313,30 @@ func TestTextRendererToolsBounded(t *testing.T) {
 		t.Fatalf("printed after the turn's tool calls:\n%.300s", rest)
 	}
 }
+
+// TestTextRendererSuspendedBounded: while a question is on the screen
+// (Suspend), what the agent sends waits in the queue up to its bounds;
+// past them it is counted, not kept, and said when the question ends.
+func TestTextRendererSuspendedBounded(t *testing.T) {
+	var out bytes.Buffer
+	r := NewTextRenderer(&out, &TextOptions{Live: true, Size: func() (int, int) { return 100, 30 }, Now: newFakeClock().Now}).(*textRenderer)
+	resume := r.Suspend()
+	line := strings.Repeat("m", 1000) + "\n"
+	for range 20000 { // 20 MB of message
+		r.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: &acp.AgentMessageChunk{Content: &acp.TextContent{Text: line}}}, nil)
+	}
+	for i := range 2 * maxSuspendedItems {
+		r.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: &acp.ToolCall{ToolCallID: acp.ToolCallID(fmt.Sprint("c", i)), Title: "t", Status: acp.ToolCallStatusCompleted}}, nil)
+	}
+	if r.queuedProse > maxSuspendedProse+len(line)+1 || len(r.queue) > maxSuspendedItems {
+		t.Fatalf("%d bytes and %d items wait while a question is open", r.queuedProse, len(r.queue))
+	}
+	if out.Len() != 0 {
+		t.Fatalf("printed %d bytes while a question was open", out.Len())
+	}
+	resume()
+	r.Finish(acp.StopReasonEndTurn)
+	if !strings.Contains(out.String(), "while a question was open, the agent sent more than acpterm keeps") {
+		t.Fatalf("no note of what was not kept:\n%.300s", out.String()[max(0, out.Len()-300):])
+	}
+}

@@ -82,6 +82,7 @@ type textRenderer struct {
 	lastKind  itemKind
 	printed   bool
 	suspended int
+	dropped   droppedWhileAsking // while suspended, past the queue's bounds
 	finished  bool
 
 	sess textSession // session state, usage, the waiting line (session_config_render.go)
@@ -346,6 +347,9 @@ func (r *textRenderer) Suspend() func() {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.suspended--
+			if r.suspended == 0 {
+				r.noteDropped()
+			}
 			if !r.finished {
 				r.flush(false)
 			}
@@ -389,6 +393,7 @@ func (r *textRenderer) Finish(reason acp.StopReason) {
 	default:
 		r.push(itemBlock, r.st.red("✗ turn ended: "+textsafe.Line(string(reason)))+"\n")
 	}
+	r.noteDropped()
 	r.finished = true // no live region from now on
 	r.flush(true)
 	r.paint("")

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
@@ -86,7 +87,40 @@ func (r *textRenderer) pushLine() {
 const maxQueuedProse = 256 << 10
 
 func (r *textRenderer) push(kind itemKind, text string) {
+	if r.overflowing() {
+		r.dropped.bytes += len(text)
+		return
+	}
 	r.queue = append(r.queue, &item{kind: kind, text: text})
+	r.queuedProse += len(text)
+}
+
+// Bounds of the queue while a question is on the screen (Suspend): it
+// is printed when the question is answered, and an agent may keep
+// writing meanwhile. Past them, what comes is counted, not kept.
+const (
+	maxSuspendedProse = 4 << 20
+	maxSuspendedItems = 4096
+)
+
+// droppedWhileAsking counts what was not kept while a question was open.
+type droppedWhileAsking struct{ bytes, tools int }
+
+// overflowing reports whether the queue is full while a question is open.
+func (r *textRenderer) overflowing() bool {
+	return r.suspended > 0 && (r.queuedProse >= maxSuspendedProse || len(r.queue) >= maxSuspendedItems)
+}
+
+// noteDropped queues a line saying what was not kept while a question was
+// open, if anything.
+func (r *textRenderer) noteDropped() {
+	d := r.dropped
+	if d == (droppedWhileAsking{}) {
+		return
+	}
+	r.dropped = droppedWhileAsking{}
+	text := r.st.yellow(fmt.Sprintf("… while a question was open, the agent sent more than acpterm keeps: %s of messages and %d tool calls not shown", formatBytes(uint64(d.bytes)), d.tools)) + "\n"
+	r.queue = append(r.queue, &item{kind: itemNote, text: text}) // past the bounds: it is one line
 	r.queuedProse += len(text)
 }
 

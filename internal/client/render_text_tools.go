@@ -207,6 +207,11 @@ func (r *textRenderer) enqueueTool(tv *toolView) {
 		}
 		r.active.remove(tv)
 	}
+	if r.overflowing() {
+		r.dropped.tools++
+		r.toolPrinted(tv)
+		return
+	}
 	r.queue = append(r.queue, &item{kind: itemBlock, tool: tv, since: r.o.Now()})
 }
 
