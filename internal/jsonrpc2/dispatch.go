@@ -122,6 +122,14 @@ func (c *Conn) dispatch(line []byte, owned bool) {
 	}
 	switch d.kind {
 	case kindInvalid:
+		if d.bare && c.isPending(d.id) {
+			// {"id":N} or "error":null for a call of ours: a peer whose
+			// handler returned nothing, most likely. Failing the call is
+			// better than leaving it to wait for an answer that has come.
+			c.badMessage("taken as a failed response", d.err.Message)
+			c.route(decoded{kind: kindResponse, id: d.id, err: &Error{Code: CodeInternalError, Message: "jsonrpc2: the response had neither a result nor an error"}}, cost)
+			return
+		}
 		c.badMessage("rejected", d.err.Message)
 		c.replyError(d.id, d.err)
 	case kindIgnored:
@@ -296,6 +304,17 @@ func (c *Conn) route(d decoded, cost int64) {
 		c.qmu.Unlock()
 	}
 	c.deliver(n, *resp)
+}
+
+// isPending reports whether id names a call of ours still waiting.
+func (c *Conn) isPending(id ID) bool {
+	n, err := strconv.ParseInt(id.raw, 10, 64)
+	if err != nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pending[n] != nil
 }
 
 func (c *Conn) deliver(n int64, r response) {

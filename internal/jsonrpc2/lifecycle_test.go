@@ -385,6 +385,31 @@ func TestTooLongResponseFailsItsCall(t *testing.T) {
 	}
 }
 
+// An answer to a call of ours with neither result nor error (what a peer
+// whose handler returned nothing may send) fails the call instead of
+// leaving it waiting; the same object for an id we are not waiting on is
+// an invalid request, answered as such.
+func TestBareResponseFailsItsCall(t *testing.T) {
+	for _, bare := range []string{`{"jsonrpc":"2.0","id":1}`, `{"jsonrpc":"2.0","id":1,"error":null}`} {
+		p := newWirePeer(t, echo, nil)
+		called := make(chan error, 1)
+		go func() { called <- p.conn.Call(context.Background(), "m", nil, nil) }()
+		if req := p.recv(); !strings.Contains(req, `"id":1`) {
+			t.Fatalf("request %s", req)
+		}
+		p.send(bare + "\n")
+		err := <-called
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeInternalError || !strings.Contains(e.Message, "neither a result nor an error") {
+			t.Fatalf("%s: Call = %v, want an error saying so", bare, err)
+		}
+		p.send(`{"jsonrpc":"2.0","id":5}` + "\n")
+		if got := p.recv(); !strings.Contains(got, `"id":5`) || !strings.Contains(got, `"code":-32600`) {
+			t.Fatalf("an id not waited on: %s, want an invalid request answer", got)
+		}
+	}
+}
+
 func TestPeekEnvelope(t *testing.T) {
 	for _, tt := range []struct {
 		head     string

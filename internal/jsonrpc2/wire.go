@@ -96,6 +96,9 @@ type decoded struct {
 	result json.RawMessage // kindResponse without error
 	err    *Error          // kindResponse: the peer's error; kindInvalid: the reply to send
 	note   string          // kindIgnored: why
+	// bare: kindInvalid for an object with an id but no method, result or
+	// error, which may be a peer's broken answer to a call of ours.
+	bare bool
 }
 
 func invalid(id ID, format string, args ...any) decoded {
@@ -167,7 +170,9 @@ func decodeMessage(line []byte) decoded {
 		return decoded{kind: kind, id: id, method: w.Method, params: params}
 	}
 	if !isResponse {
-		return invalid(replyID, `invalid request: no "method", "result" or "error"`)
+		d := invalid(replyID, `invalid request: no "method", "result" or "error"`)
+		d.bare = id.IsValid()
+		return d
 	}
 	if !idOK || !id.IsValid() {
 		// Typically the peer's reply to a line it could not parse.
