@@ -139,3 +139,12 @@ func TestSetConnBeforeServing(t *testing.T) {
 		t.Fatalf("update %#v", n.Update)
 	}
 }
+
+func TestErrorCodeNil(t *testing.T) {
+	if got := ErrorCode(nil); got != 0 {
+		t.Fatalf("ErrorCode(nil) = %d, want 0", got)
+	}
+	if got := ErrorCode(errors.New("x")); got != CodeInternalError {
+		t.Fatalf("ErrorCode of a plain error = %d, want %d", got, CodeInternalError)
+	}
+}

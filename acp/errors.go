@@ -72,8 +72,14 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Code == e.Code
 }
 
-// ErrorCode is the wire code that err maps to when a handler returns it.
-func ErrorCode(err error) int64 { return WireError(err).Code }
+// ErrorCode is the wire code that err maps to when a handler returns it;
+// 0 for nil.
+func ErrorCode(err error) int64 {
+	if err == nil {
+		return 0
+	}
+	return WireError(err).Code
+}
 
 // WireError maps any error to the error object sent to the peer:
 //   - a wrapped *Error keeps its code and data, and the message is the whole

@@ -133,7 +133,9 @@ type LocalCommandOptions struct {
 //
 // Errors and cancellation are as for RunCommand: on a cancelled ctx the
 // command is killed, the tool call marked failed, and the partial result
-// returned with ctx's error.
+// returned with ctx's error. When the connection ends while the command
+// runs, whatever ctx is, the command is killed too and the error wraps
+// ErrConnClosed: the client's wait in RunCommand would fail the same way.
 func (a *AgentConn) RunLocalCommand(ctx context.Context, terms LocalTerminals, req *CreateTerminalRequest, opts *LocalCommandOptions) (*CommandResult, error) {
 	if opts == nil {
 		opts = &LocalCommandOptions{}
@@ -178,12 +180,15 @@ func (a *AgentConn) RunLocalCommand(ctx context.Context, terms LocalTerminals, r
 	}
 
 	// The watcher and the waiter run beside the sender loop below, which
-	// joins both before it returns.
-	waitCtx, cancelWait := ctx, context.CancelFunc(func() {})
-	if opts.Timeout > 0 {
-		waitCtx, cancelWait = context.WithTimeout(ctx, opts.Timeout)
-	}
+	// joins both before it returns. The end of the connection ends the wait
+	// too (see gone below).
+	waitCtx, cancelWait := context.WithCancel(ctx)
 	defer cancelWait()
+	if opts.Timeout > 0 {
+		var cancelTimeout context.CancelFunc
+		waitCtx, cancelTimeout = context.WithTimeout(waitCtx, opts.Timeout)
+		defer cancelTimeout()
+	}
 	type exit struct {
 		st  *WaitForTerminalExitResponse
 		err error
@@ -231,6 +236,10 @@ func (a *AgentConn) RunLocalCommand(ctx context.Context, terms LocalTerminals, r
 	timer.Stop()
 	defer timer.Stop()
 	var timerC, drainC <-chan time.Time
+	// gone: the connection ended, so nobody sees the stream or the result.
+	// The command is killed as on a cancel, as RunCommand's wait for the
+	// client's command fails then, even when ctx is not the connection's.
+	connDone, gone := a.Done(), false
 	exitC := (<-chan exit)(exited)
 	var ex *exit
 	for ex == nil || !buf.ended() {
@@ -238,14 +247,17 @@ func (a *AgentConn) RunLocalCommand(ctx context.Context, terms LocalTerminals, r
 		case <-buf.wake:
 		case <-timerC:
 			timerC = nil
+		case <-connDone:
+			connDone, gone = nil, true
+			cancelWait()
 		case e := <-exitC:
 			exitC, ex = nil, &e
 			if e.err != nil {
-				// Timeout or cancel: kill; the output then ends and the
-				// exit status follows.
+				// Timeout, cancel or the end of the connection: kill;
+				// the output then ends and the exit status follows.
 				res.Cancelled = ctx.Err() != nil
 				res.TimedOut = !res.Cancelled && errors.Is(e.err, context.DeadlineExceeded)
-				if res.Cancelled || res.TimedOut {
+				if res.Cancelled || res.TimedOut || gone {
 					if _, kerr := terms.KillTerminal(closing(), &KillTerminalRequest{SessionID: sid, TerminalID: tid}); kerr != nil {
 						return res, kerr
 					}
