@@ -21,11 +21,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/agentsession"
+	"github.com/acpterm/acpterm/internal/utf8cut"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -149,13 +151,16 @@ func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Prompt
 		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, err
 	}
 
-	lines := commandLines(req.Prompt)
-	if len(lines) == 0 {
+	total := 0
+	for range commandLines(req.Prompt) {
+		total++
+	}
+	if total == 0 {
 		err := a.say(ctx, req.SessionID, "Nothing to run: send one shell command per line.")
 		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, err
 	}
 	var results []outcome
-	for _, line := range lines {
+	for line := range commandLines(req.Prompt) {
 		o := a.run(ctx, exec, req.SessionID, cwd, line)
 		results = append(results, o)
 		if o.cancelled {
@@ -173,7 +178,7 @@ func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Prompt
 	// send updates until it answers the prompt.
 	summaryCtx, cancelSummary := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancelSummary()
-	if err := a.say(summaryCtx, req.SessionID, summary(results, len(lines))); err != nil {
+	if err := a.say(summaryCtx, req.SessionID, summary(results, total)); err != nil {
 		return nil, err
 	}
 	return &acp.PromptResponse{StopReason: stop}, nil
@@ -204,9 +209,9 @@ func (a *Agent) run(ctx context.Context, exec Exec, sid acp.SessionID, cwd, line
 	case ctx.Err() != nil:
 		o.cancelled = true
 	case err != nil && res == nil:
-		o.startErr = err
+		o.failure = "could not run: " + errorText(err)
 	case err != nil:
-		o.startErr = fmt.Errorf("while running: %w", err)
+		o.failure = "could not run: while running: " + errorText(err)
 	}
 	return o
 }
@@ -222,21 +227,24 @@ func (a *Agent) say(ctx context.Context, sid acp.SessionID, text string) error {
 	})
 }
 
-// commandLines returns the non-empty lines of the prompt's text blocks.
-func commandLines(prompt []acp.ContentBlock) []string {
-	var lines []string
-	for _, block := range prompt {
-		text, ok := block.(*acp.TextContent)
-		if !ok {
-			continue
-		}
-		for _, line := range strings.Split(text.Text, "\n") {
-			if line = strings.TrimSpace(line); line != "" {
-				lines = append(lines, line)
+// commandLines yields the non-empty lines of the prompt's text blocks,
+// trimmed. It holds none of them: a prompt may be a 64 MiB message of
+// newlines, which a slice of its lines (16 bytes a string) would turn into
+// 1 GiB.
+func commandLines(prompt []acp.ContentBlock) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, block := range prompt {
+			text, ok := block.(*acp.TextContent)
+			if !ok {
+				continue
+			}
+			for line := range strings.SplitSeq(text.Text, "\n") {
+				if line = strings.TrimSpace(line); line != "" && !yield(line) {
+					return
+				}
 			}
 		}
 	}
-	return lines
 }
 
 // outcome is how one command ended.
@@ -246,11 +254,15 @@ type outcome struct {
 	succeeded bool
 	truncated bool
 	cancelled bool
-	startErr  error
+	// failure says why the command could not run or finish ("" when it
+	// could). It is text, clipped, rather than the error: with KeepGoing
+	// a client answering each line with a 64 MiB error would otherwise
+	// have the agent hold all of them until the summary.
+	failure string
 }
 
 func (o outcome) ok() bool {
-	return o.startErr == nil && !o.cancelled && o.succeeded
+	return o.failure == "" && !o.cancelled && o.succeeded
 }
 
 // describe is the result of a command as the summary names it: its exit
@@ -258,8 +270,8 @@ func (o outcome) ok() bool {
 // truncated.
 func (o outcome) describe() string {
 	switch {
-	case o.startErr != nil:
-		return "could not run: " + errorText(o.startErr)
+	case o.failure != "":
+		return o.failure
 	case o.status == "" && o.cancelled:
 		return "cancelled"
 	}
@@ -273,12 +285,21 @@ func (o outcome) describe() string {
 	return s
 }
 
+// maxErrorText bounds the text of a command's error in the summary.
+const maxErrorText = 1024
+
+// errorText is err as the summary names it, its text clipped to
+// maxErrorText bytes: the text may be the client's, of any length.
 func errorText(err error) string {
+	text := err.Error()
+	if len(text) > maxErrorText {
+		text = utf8cut.Head(text, maxErrorText) + "…"
+	}
 	var e *acp.Error
 	if errors.As(err, &e) {
-		return fmt.Sprintf("%s (code %d)", err.Error(), e.Code)
+		return fmt.Sprintf("%s (code %d)", text, e.Code)
 	}
-	return err.Error()
+	return text
 }
 
 // summary is the closing agent message: one line per command that ran, and
