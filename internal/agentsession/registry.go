@@ -13,21 +13,46 @@ import (
 	"github.com/acpterm/acpterm/internal/randhex"
 )
 
+// MaxSessions bounds the sessions a Registry keeps. The agents implement
+// no session/close, so without a bound a client sending session/new in a
+// loop would grow the registry for as long as the connection lasts. Past
+// the bound, New forgets the least recently used idle session: a registry
+// serves one connection, so the only client that can lose a session is
+// the one that opened more than MaxSessions, and a prompt on a forgotten
+// session is the clear "unknown session" error. A session running a prompt
+// is never forgotten; when all of them are, New refuses.
+const MaxSessions = 1024
+
+// MaxCwdLen bounds the cwd of a session in bytes, since a session keeps it:
+// together with MaxSessions it bounds the registry's memory (4 MiB). It is
+// Linux's PATH_MAX, longer than chdir accepts there, and far above the
+// 260 of a Windows drive path (the only Windows kind isAbs accepts) where
+// long paths are not enabled.
+const MaxCwdLen = 4096
+
 // Registry is the set of sessions of one connection. The zero value is
 // ready to use.
 type Registry struct {
-	mu sync.Mutex
-	m  map[acp.SessionID]*session
+	mu   sync.Mutex
+	m    map[acp.SessionID]*session
+	tick uint64 // counts New and Begin calls, for session.used
 }
 
 type session struct {
 	cwd    string
 	cancel context.CancelFunc // of the running prompt, nil when idle
+	used   uint64             // Registry.tick when last opened or prompted
 }
 
-// New opens a session in cwd, which must be absolute, and returns its id.
+// New opens a session in cwd, which must be absolute and at most MaxCwdLen
+// bytes long, and returns its id. With MaxSessions sessions open it first
+// forgets the least recently used idle one, or, if every session is
+// running a prompt, refuses.
 func (r *Registry) New(cwd string) (acp.SessionID, error) {
-	if !isAbs(cwd) {
+	switch {
+	case len(cwd) > MaxCwdLen:
+		return "", fmt.Errorf("%w: cwd of %d bytes is longer than %d", acp.ErrInvalidParams, len(cwd), MaxCwdLen)
+	case !isAbs(cwd):
 		return "", fmt.Errorf("%w: cwd %q is not an absolute path", acp.ErrInvalidParams, cwd)
 	}
 	id := acp.SessionID("sess_" + randhex.String(8))
@@ -36,8 +61,30 @@ func (r *Registry) New(cwd string) (acp.SessionID, error) {
 	if r.m == nil {
 		r.m = map[acp.SessionID]*session{}
 	}
-	r.m[id] = &session{cwd: cwd}
+	if len(r.m) >= MaxSessions && !r.evictLocked() {
+		return "", fmt.Errorf("%w: %d sessions are open and all are running a prompt", acp.ErrInternal, len(r.m))
+	}
+	r.tick++
+	r.m[id] = &session{cwd: cwd, used: r.tick}
 	return id, nil
+}
+
+// evictLocked forgets the least recently used idle session, and reports
+// whether there was one. It scans: at most MaxSessions entries, and only
+// once the registry is full.
+func (r *Registry) evictLocked() bool {
+	var oldest acp.SessionID
+	var found *session
+	for id, s := range r.m {
+		if s.cancel == nil && (found == nil || s.used < found.used) {
+			oldest, found = id, s
+		}
+	}
+	if found == nil {
+		return false
+	}
+	delete(r.m, oldest)
+	return true
 }
 
 // Begin claims session id for a prompt. It returns a context that Cancel
@@ -56,6 +103,8 @@ func (r *Registry) Begin(ctx context.Context, id acp.SessionID, what string) (_ 
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
+	r.tick++
+	s.used = r.tick
 	return ctx, s.cwd, func() {
 		cancel()
 		r.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/utf8cut"
 )
 
 // Case describes one check of the suite.
@@ -34,11 +35,21 @@ type probeCase struct {
 	run func(ctx context.Context, t *tester) verdict
 }
 
+// maxObserved bounds CaseResult.Observed in bytes. Observations quote what
+// the client answered (output, error messages), which may be as long as a
+// message may be; the report keeps every case's, and sends each in a tool
+// call and all of them in the closing message. What the case says comes
+// first, so the head is kept.
+const maxObserved = 1024
+
 // result makes the case's report entry. An informational case reports
 // what it saw and can neither pass nor fail.
 func (c *probeCase) result(r Result, observed string, d time.Duration) CaseResult {
 	if !c.Normative && (r == ResultPass || r == ResultFail) {
 		r = ResultInfo
+	}
+	if len(observed) > maxObserved {
+		observed = utf8cut.Head(observed, maxObserved) + "…"
 	}
 	return CaseResult{
 		ID: c.ID, Title: c.Title, Rule: c.Rule, Normative: c.Normative,

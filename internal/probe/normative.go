@@ -156,7 +156,14 @@ func caseCwdAbsolute(ctx context.Context, t *tester) verdict {
 	if made.ExitStatus == nil || made.ExitStatus.ExitCode == nil || *made.ExitStatus.ExitCode != 0 || !path.IsAbs(dir) {
 		return fail("could not make a directory in the session cwd %q: output %q", t.cwd, made.Output)
 	}
-	defer runToEnd(context.WithoutCancel(ctx), t, t.sh(`rmdir "$1"`, dir))
+	// The directory goes even after a cancel or when the case's time is
+	// up, but bounded like removeFIFOs: a client that stopped answering
+	// must not hold the run here.
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		_, _, _ = runToEnd(cctx, t, t.sh(`rmdir "$1"`, dir))
+	}()
 	req := t.sh("pwd -P")
 	req.Cwd = acp.Ptr(dir)
 	_, out, err := runToEnd(ctx, t, req)
