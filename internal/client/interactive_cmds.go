@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
@@ -86,6 +85,10 @@ func (d *driver) showHelp() {
 	d.say(strings.TrimRight(b.String(), "\n"))
 }
 
+// maxCommandMessage bounds the message a failed /mode or /model shows,
+// in bytes: room for the choices listChoices lists.
+const maxCommandMessage = 4 << 10
+
 // setting is what /mode and /model show and switch.
 type setting uint8
 
@@ -125,8 +128,9 @@ func (d *driver) setCommand(ctx context.Context, what setting, want string) bool
 		}
 		return true
 	case code != ExitOK:
-		// The message may quote the agent (its error for set_mode).
-		d.say("acpterm: " + textsafe.Line(msg))
+		// The message may quote the agent (its error for set_mode, of
+		// any length): one line, clipped.
+		d.say("acpterm: " + textsafe.Line(clipString(msg, maxCommandMessage)))
 	default:
 		d.say(currentAndChoices(what, v.snapshot()))
 	}
@@ -163,31 +167,41 @@ func currentAndChoices(what setting, st sessionState) string {
 	return s + "\nchoices: " + listChoices(choices)
 }
 
+// maxCompletion bounds the command name Tab types for the user: a name
+// the agent made longer than any command would fill the prompt line.
+const maxCompletion = 256
+
 // completeCommand completes the command being typed on Tab: the one
-// command, acpterm's or the agent's, that starts with what was typed.
+// command, acpterm's or the agent's, that starts with what was typed. It
+// looks at each name once, copying and sorting nothing: the agent's list
+// may be of any length, and Tab may be pressed at every key.
 func (d *driver) completeCommand(line string) (string, bool) {
 	if !strings.HasPrefix(line, "/") || strings.Contains(line, " ") {
 		return "", false
 	}
-	var names []string
-	for _, c := range builtinCommands {
-		names = append(names, c.name)
-	}
-	for _, c := range d.view.availableCommands() {
-		names = append(names, c.Name)
-	}
-	var found string
-	for _, n := range slices.Compact(slices.Sorted(slices.Values(names))) {
-		if strings.HasPrefix(n, line[1:]) {
-			if found != "" {
-				return "", false
-			}
+	typed := line[1:]
+	found, ambiguous := "", false
+	consider := func(n string) {
+		switch {
+		case !strings.HasPrefix(n, typed) || n == found:
+		case found != "":
+			ambiguous = true
+		default:
 			found = n
 		}
 	}
+	for _, c := range builtinCommands {
+		consider(c.name)
+	}
+	for _, c := range d.view.availableCommands() {
+		if ambiguous {
+			break
+		}
+		consider(c.Name)
+	}
 	// The agent's name is its text: a completion that is not plain
 	// printable text is not typed for the user.
-	if found == "" || textsafe.Line(found) != found {
+	if ambiguous || found == "" || len(found) > maxCompletion || textsafe.Line(found) != found {
 		return "", false
 	}
 	return "/" + found + " ", true

@@ -106,9 +106,27 @@ func selectCurrent(o *acp.SessionConfigOption) (id, name string) {
 	if !ok {
 		return "", ""
 	}
-	for _, v := range selectValues(sel) {
-		if v.Value == sel.CurrentValue {
-			return string(v.Value), v.Name
+	// The groups are searched in place, not flattened (selectValues): this
+	// runs on each mode update the agent sends, a few bytes each, and
+	// must not copy what it sent once.
+	find := func(vs []acp.SessionConfigSelectOption) (string, bool) {
+		for _, v := range vs {
+			if v.Value == sel.CurrentValue {
+				return v.Name, true
+			}
+		}
+		return "", false
+	}
+	switch o := sel.Options.(type) {
+	case acp.SessionConfigSelectOptionList:
+		if name, ok := find(o); ok {
+			return string(sel.CurrentValue), name
+		}
+	case acp.SessionConfigSelectGroupList:
+		for _, g := range o {
+			if name, ok := find(g.Options); ok {
+				return string(sel.CurrentValue), name
+			}
 		}
 	}
 	return string(sel.CurrentValue), ""
