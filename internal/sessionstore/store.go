@@ -39,6 +39,11 @@ const maxFileSize = 8 << 20
 // titleMax bounds an entry's title, in bytes.
 const titleMax = 80
 
+// sessionIDMax bounds an entry's session ID, which the agent chose: IDs
+// are UUIDs and the like; DefaultMax entries with one of any length could
+// make the file too large to read.
+const sessionIDMax = 1 << 10
+
 // Entry is one remembered session.
 type Entry struct {
 	SessionID string `json:"sessionId"`
@@ -145,6 +150,9 @@ func (s *Store) Record(e Entry) error {
 	if e.SessionID == "" {
 		return errors.New("sessionstore: an entry without a session ID")
 	}
+	if len(e.SessionID) > sessionIDMax {
+		return fmt.Errorf("sessionstore: the session ID is longer than %d bytes", sessionIDMax)
+	}
 	e.Title = Title(e.Title)
 	if e.Created.IsZero() {
 		e.Created = e.Updated
@@ -203,17 +211,24 @@ func (s *Store) lockWait() time.Duration {
 	return 5 * time.Second
 }
 
-// read reads the file. A missing one is empty; a corrupt one is renamed to
-// FILE.corrupt (replacing an older one) with a warning, and is empty too.
+// read reads the file. A missing one is empty; a corrupt or oversized one
+// is renamed to FILE.corrupt (replacing an older one) with a warning, and
+// is empty too.
 func (s *Store) read() (file, error) {
 	b, err := readBounded(s.Path)
+	var perr error
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return file{Version: fileVersion}, nil
+	case errors.Is(err, errTooLarge):
+		perr = err
 	case err != nil:
 		return file{}, fmt.Errorf("sessionstore: %w", err)
 	}
-	f, perr := parse(b)
+	var f file
+	if perr == nil {
+		f, perr = parse(b)
+	}
 	if perr != nil {
 		bad := s.Path + ".corrupt"
 		if rerr := os.Rename(s.Path, bad); rerr != nil {
@@ -226,18 +241,30 @@ func (s *Store) read() (file, error) {
 	return f, nil
 }
 
+// errTooLarge is readBounded's error for a file over maxFileSize.
+var errTooLarge = fmt.Errorf("it is larger than %d bytes", maxFileSize)
+
+// readBounded reads the file at path, a regular one (a FIFO, a device or
+// a directory is an error at once) of at most maxFileSize bytes.
 func readBounded(path string) ([]byte, error) {
-	fh, err := os.Open(path)
+	fh, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
 	b, err := io.ReadAll(io.LimitReader(fh, maxFileSize+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(b) > maxFileSize {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxFileSize)
+		return nil, errTooLarge
 	}
 	return b, nil
 }
