@@ -113,3 +113,12 @@ func TestSetCommandAgentErrorClipped(t *testing.T) {
 		t.Fatalf("the agent's error took %d bytes, %d lines: %.200q", len(got), strings.Count(got, "\n"), got)
 	}
 }
+
+// A diagnostic line quoting the agent is one sanitized line of bounded
+// length, whatever the agent's text.
+func TestWarnLineBounded(t *testing.T) {
+	got := warnLine("acpterm: the agent said: " + strings.Repeat("\x1b[2J", 1<<18) + "\n")
+	if len(got) > 4*maxWarnLine+len("…") || strings.ContainsAny(got, "\x1b\n") {
+		t.Fatalf("warn line of %d bytes: %.80q", len(got), got)
+	}
+}

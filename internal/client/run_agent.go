@@ -225,9 +225,18 @@ func (d *driver) wasKilled() bool {
 }
 
 // warn writes one diagnostic line to stderr, out of the live region's way.
-// The line may quote the agent (a method, a message): textsafe.Line.
+// The line may quote the agent (a method, a message): see warnLine.
 func (d *driver) warn(line string) {
-	d.writeStderr(textsafe.Line(strings.TrimRight(line, "\n")))
+	d.writeStderr(warnLine(line))
+}
+
+// maxWarnLine bounds a diagnostic line, in bytes: what it quotes of the
+// agent (an error message, a method name) may be of any length.
+const maxWarnLine = 8 << 10
+
+// warnLine is line as warn writes it: one line, sanitized, clipped.
+func warnLine(line string) string {
+	return textsafe.Line(clipString(strings.TrimRight(line, "\n"), maxWarnLine))
 }
 
 // sandboxPolicy is the policy of the run's terminals (and agent): the
