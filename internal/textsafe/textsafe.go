@@ -44,6 +44,8 @@ func mustEscape(r rune) bool {
 		return true
 	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069: // bidi embeddings, overrides, isolates
 		return true
+	case r == 0x200e || r == 0x200f || r == 0x061c: // bidi marks: one RLM shows "1 2" as "2 1"
+		return true
 	case r == 0x2028 || r == 0x2029: // line and paragraph separators
 		return true
 	}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -144,7 +145,7 @@ func TestQuoteRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Skip("no bash")
 	}
-	ins := []string{"ls", "two words", "it's", "a\nb\tc\\d'e\"", strings.ReplaceAll(hostile, "\x00", ""), "\x01\x1f\x7f", "\u0080\u009f\u202a\u2069\u2028", "bad\xff\xc0\xe2\x82", "\U000e0001"}
+	ins := []string{"ls", "two words", "it's", "a\nb\tc\\d'e\"", strings.ReplaceAll(hostile, "\x00", ""), "\x01\x1f\x7f", "\u0080\u009f\u202a\u2069\u2028", "bad\xff\xc0\xe2\x82", "\U000e0001", "=ls", "a b\ufe0f\u3164\u200f"}
 	for _, in := range ins {
 		cmd := exec.Command(bash, "-c", "printf %s "+Quote(in))
 		cmd.Env = []string{"LC_ALL=C.UTF-8"}
@@ -185,7 +186,8 @@ func TestJSON(t *testing.T) {
 
 // checkSafe fails unless s is valid UTF-8 free of every character a
 // terminal could act on: C0 other than the allowed ones, DEL, C1, bidi
-// formatting and line separators.
+// formatting (every Bidi_Control character, marks included, whatever
+// mustEscape says) and line separators.
 func checkSafe(t *testing.T, fn, s string, allowed string) {
 	t.Helper()
 	if !utf8.ValidString(s) {
@@ -195,7 +197,7 @@ func checkSafe(t *testing.T, fn, s string, allowed string) {
 		if strings.ContainsRune(allowed, r) {
 			continue
 		}
-		if mustEscape(r) {
+		if mustEscape(r) || unicode.Is(unicode.Bidi_Control, r) {
 			t.Fatalf("%s: %U in %q", fn, r, s)
 		}
 	}
@@ -205,6 +207,7 @@ func FuzzSanitize(f *testing.F) {
 	f.Add(hostile)
 	f.Add("\x1b[31mred\x1b[0m\r\n\t")
 	f.Add("\xe2\x82\x1b[\u009b\x1b")
+	f.Add("\u200f1 2\u061c\ufe0f\u3164")
 	f.Fuzz(func(t *testing.T, s string) {
 		checkSafe(t, "Line", Line(s), "")
 		checkSafe(t, "Text", Text(s), "\n\t")
@@ -215,6 +218,9 @@ func FuzzSanitize(f *testing.F) {
 		for _, r := range q {
 			if !(r >= 0x20 && r < 0x7f) && !strings.ContainsRune(s, r) {
 				t.Fatalf("Quote(%q) = %q: %U is not from the input", s, q, r)
+			}
+			if invisibleInQuote(r) {
+				t.Fatalf("Quote(%q) = %q: invisible %U left raw", s, q, r)
 			}
 		}
 		// With SGR kept, the only ESC left starts an SGR sequence.
