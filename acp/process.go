@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/acpterm/acpterm/internal/jsonrpc2"
@@ -248,6 +249,22 @@ func (p *agentProcess) waitExit(d time.Duration) bool {
 	case <-p.exited:
 		return true
 	case <-t.C:
-		return false
+		return p.reaped()
+	}
+}
+
+// reaped reports whether the agent has exited and been reaped. Exited can
+// lag behind that by up to cmd.WaitDelay: cmd.Wait reaps the agent, then
+// waits for the copy of a cmd.Stderr that is not a file, which a child of
+// the agent can hold open. Such an agent is gone all the same: it must not
+// be signalled (its pid, and so its group id, may be reused) nor reported
+// as signalled. Where the os package cannot tell (Windows), only Exited
+// counts.
+func (p *agentProcess) reaped() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return errors.Is(p.cmd.Process.Signal(syscall.Signal(0)), os.ErrProcessDone)
 	}
 }

@@ -31,14 +31,10 @@ func (p *agentProcess) signal(kill bool) {
 		sig = syscall.SIGKILL
 	}
 	p.signalCgroup(sig)
-	if a := p.cmd.SysProcAttr; a != nil && a.Setpgid && a.Pgid == 0 {
-		select {
-		case <-p.exited:
-			// Reaped: its pid, and so the group id, may be reused.
-		default:
-			if unix.Kill(-p.cmd.Process.Pid, sig) == nil {
-				return
-			}
+	// Once reaped, its pid, and so the group id, may be reused.
+	if a := p.cmd.SysProcAttr; a != nil && a.Setpgid && a.Pgid == 0 && !p.reaped() {
+		if unix.Kill(-p.cmd.Process.Pid, sig) == nil {
+			return
 		}
 	}
 	_ = p.cmd.Process.Signal(sig)
