@@ -83,6 +83,10 @@ func agentCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "acpterm agent: unexpected arguments %q\n(see acpterm help agent)\n", f.fs.Args())
 		return client.ExitUsage
 	}
+	if f.timeout < 0 {
+		fmt.Fprintf(stderr, "acpterm agent: --timeout must not be negative, not %v\n(see acpterm help agent)\n", f.timeout)
+		return client.ExitUsage
+	}
 	exec, err := shellagent.ParseExec(f.exec)
 	if err != nil {
 		fmt.Fprintf(stderr, "acpterm agent: --%v\n", err)

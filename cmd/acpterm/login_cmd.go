@@ -61,6 +61,10 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if code, ok := parseFlags(f.fs, args); !ok {
 		return code
 	}
+	if f.initTimeout <= 0 {
+		fmt.Fprintf(stderr, "acpterm login: --init-timeout must be positive, not %v\n(see acpterm help login)\n", f.initTimeout)
+		return client.ExitUsage
+	}
 	agent := f.fs.Args()
 	if len(agent) == 0 {
 		fmt.Fprintf(stderr, "acpterm login: no agent given: acpterm login [--method ID] NAME, or acpterm login [--method ID] -- AGENT [ARGS...]\n(see acpterm help login)\n")

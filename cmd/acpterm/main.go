@@ -104,6 +104,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "sandbox":
 		return sandboxCmd(ctx, rest, stdout, stderr)
 	case "version", "-version", "--version":
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "acpterm version: unexpected arguments %q\n", rest)
+			return client.ExitUsage
+		}
 		fmt.Fprintf(stdout, "acpterm %s %s %s/%s\n", client.Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return client.ExitOK
 	case "help", "-h", "-help", "--help":
@@ -117,6 +121,10 @@ func helpCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stdout, mainUsage)
 		return client.ExitOK
+	}
+	if len(args) > 1 {
+		fmt.Fprintf(stderr, "acpterm help: unexpected arguments %q: acpterm help [COMMAND]\n", args[1:])
+		return client.ExitUsage
 	}
 	switch args[0] {
 	case "run":

@@ -68,6 +68,20 @@ func probeCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "acpterm probe: unexpected arguments %q\n(see acpterm help probe)\n", f.fs.Args())
 		return client.ExitUsage
 	}
+	if f.timeout <= 0 {
+		fmt.Fprintf(stderr, "acpterm probe: --timeout must be positive, not %v\n(see acpterm help probe)\n", f.timeout)
+		return client.ExitUsage
+	}
+	known := map[string]bool{}
+	for _, c := range probe.Cases() {
+		known[c.ID] = true
+	}
+	for _, id := range f.cases {
+		if !known[id] {
+			fmt.Fprintf(stderr, "acpterm probe: --case: unknown case %q (acpterm probe --list shows them)\n", id)
+			return client.ExitUsage
+		}
+	}
 	if f.list {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "CASE\tKIND\tRULE")

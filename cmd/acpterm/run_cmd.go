@@ -235,6 +235,26 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return usage("%v", err)
 	}
+	if f.turnTimeout < 0 {
+		return usage("--turn-timeout must not be negative")
+	}
+	if f.cancelGrace <= 0 {
+		return usage("--cancel-grace must be positive")
+	}
+	// The library reads 0 (or less) as "the default" or "no limit": a
+	// value given on the command line means what it says, or is refused.
+	switch {
+	case f.maxTerminals < 1:
+		return usage("--max-terminals must be at least 1, not %d", f.maxTerminals)
+	case f.killGrace <= 0:
+		return usage("--kill-grace must be positive, not %v", f.killGrace)
+	case f.timeout < 0:
+		return usage("--timeout must not be negative, not %v", f.timeout)
+	case f.initTimeout <= 0:
+		return usage("--init-timeout must be positive, not %v", f.initTimeout)
+	case f.outputLimit == 0:
+		return usage("--output-limit must be positive")
+	}
 	prompt := f.prompt
 	interactive := false
 	if !f.promptSet {
@@ -263,12 +283,6 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return usage("--set %q: want ID=VALUE", s)
 		}
 		settings = append(settings, client.SessionSetting{ID: id, Value: value})
-	}
-	if f.turnTimeout < 0 {
-		return usage("--turn-timeout must not be negative")
-	}
-	if f.cancelGrace <= 0 {
-		return usage("--cancel-grace must be positive")
 	}
 	approval := client.ApprovalAsk
 	switch {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,7 +25,7 @@ func (f *sandboxFlags) add(fs *flag.FlagSet) {
 	f.mode, f.network = "workspace-write", "allow"
 	fs.StringVar(&f.mode, "sandbox", f.mode, "confine the agent's commands: `MODE` off, read-only (write only a private\nTMPDIR) or workspace-write (also the roots and the build caches)")
 	fs.StringVar(&f.network, "network", f.network, "the sandboxed commands' network, `NET`: allow, or deny (only a loopback\nof their own)")
-	fs.Var(listFlag{&f.writable}, "writable", "also let sandboxed commands write `PATH` (with everything below it);\nrepeatable")
+	fs.Var(listFlag{&f.writable}, "writable", "also let sandboxed commands write `PATH` (with everything below it);\nrepeatable; workspace-write only")
 	fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable (by default it is\nread-only: hooks and config written there would run outside the sandbox)")
 	fs.BoolVar(&f.agent, "sandbox-agent", false, "run the agent itself, and all it starts, in the same sandbox\n(give its state directories with --writable)")
 }
@@ -55,6 +56,15 @@ func (f *sandboxFlags) apply(cfg *client.Config) error {
 			return fmt.Errorf("--writable %s: %v", w, err)
 		}
 		cfg.Writable = append(cfg.Writable, abs)
+	}
+	// Only workspace-write lets commands write anything but their TMPDIR.
+	switch {
+	case len(f.writable) > 0 && cfg.Sandbox != sandbox.WorkspaceWrite:
+		return fmt.Errorf("--writable needs --sandbox workspace-write (not %s)", f.mode)
+	case f.gitRW && cfg.Sandbox != sandbox.WorkspaceWrite:
+		return fmt.Errorf("--writable-git needs --sandbox workspace-write (not %s)", f.mode)
+	case f.agent && cfg.Sandbox == sandbox.Off && cfg.Network == sandbox.AllowNetwork:
+		return errors.New("--sandbox-agent with --sandbox off and --network allow confines nothing")
 	}
 	cfg.SandboxAgent, cfg.WritableGit = f.agent, f.gitRW
 	return nil

@@ -71,6 +71,9 @@ func sessionsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "acpterm sessions: "+format+"\n(see acpterm help sessions)\n", a...)
 		return client.ExitUsage
 	}
+	if f.timeout <= 0 {
+		return usage("--timeout must be positive, not %v", f.timeout)
+	}
 	if f.cwd != "" {
 		abs, err := filepath.Abs(f.cwd)
 		if err != nil {

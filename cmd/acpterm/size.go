@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math"
+	"math/big"
 	"strconv"
 	"strings"
 )
@@ -34,24 +34,37 @@ func parseSize(s string) (uint64, error) {
 			break
 		}
 	}
-	if t == "" || strings.ContainsAny(t, "+-eEx_") || strings.HasPrefix(t, ".") {
+	whole, frac, _ := strings.Cut(t, ".")
+	if !isDigits(whole) || (frac != "" && !isDigits(frac)) {
 		return 0, fmt.Errorf("invalid size %q (use e.g. 4096, 64KiB, 16MiB)", s)
 	}
-	if n, err := strconv.ParseUint(t, 10, 64); err == nil {
-		if n > math.MaxUint64/mult {
-			return 0, fmt.Errorf("size %q is too large", s)
-		}
-		return n * mult, nil
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+	// Exact decimal arithmetic: 1.5MiB is 1572864 bytes, and a size that
+	// is not a whole number of bytes (1.5, 0.1K) is refused, not rounded.
+	r, ok := new(big.Rat).SetString(whole + "." + frac + "0")
+	if !ok {
 		return 0, fmt.Errorf("invalid size %q (use e.g. 4096, 64KiB, 16MiB)", s)
 	}
-	v := f * float64(mult)
-	if v >= math.MaxUint64 {
+	r.Mul(r, new(big.Rat).SetUint64(mult))
+	if !r.IsInt() {
+		return 0, fmt.Errorf("size %q is not a whole number of bytes", s)
+	}
+	if !r.Num().IsUint64() {
 		return 0, fmt.Errorf("size %q is too large", s)
 	}
-	return uint64(v), nil
+	return r.Num().Uint64(), nil
+}
+
+// isDigits reports whether s is one or more ASCII digits.
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // formatSize writes a size back in the largest binary unit that divides it.
