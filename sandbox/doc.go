@@ -96,4 +96,7 @@
 //   - A command cannot run a sandbox of its own inside this one: it cannot
 //     write /proc/self/uid_map.
 //   - A .git created by the command (git init) is writable.
+//   - Metadata is not confined: Landlock does not check chmod, chown or
+//     utimes, so a command may change the mode, times and (as root) owner
+//     of files outside the writable paths, though not their contents.
 package sandbox

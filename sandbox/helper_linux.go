@@ -86,6 +86,11 @@ func setupSelf(pl *plan) (int, error) {
 			return ExitSetupFailed, fmt.Errorf("dropping capabilities: %w", err)
 		}
 	}
+	if pl.FS && os.Geteuid() == 0 {
+		if err := limitRootCaps(); err != nil {
+			return ExitSetupFailed, fmt.Errorf("limiting a root command's capabilities: %w", err)
+		}
+	}
 	if pl.Serve {
 		if err := guardSpawner(); err != nil {
 			return ExitSetupFailed, err
@@ -150,6 +155,54 @@ func restrictThread(pl *plan) error {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
 	return llsyscall.LandlockRestrictSelf(fd, flags)
+}
+
+// rootCaps are the capabilities a root command keeps: those that act on
+// files, ids and signals, which Landlock, the read-only mounts and
+// Landlock's scoping check all the same, and which root's programs (tar,
+// package managers, servers on low ports) expect.
+var rootCaps = []uintptr{
+	unix.CAP_CHOWN, unix.CAP_DAC_OVERRIDE, unix.CAP_FOWNER, unix.CAP_FSETID,
+	unix.CAP_KILL, unix.CAP_SETGID, unix.CAP_SETUID, unix.CAP_NET_BIND_SERVICE,
+}
+
+// limitRootCaps keeps a root command to rootCaps. Root execs with every
+// capability of its bounding and inheritable sets, and the rest reach
+// past Landlock, which checks paths and not mounts: CAP_SYS_ADMIN over the
+// mount namespace (the user namespace's own, so root has it there) lets
+// mount_setattr(2) clear the read-only flag of a .git mount, or
+// open_tree(2) clone the workspace without it; without a user namespace
+// (read-only, network allowed) root would keep CAP_SYS_MODULE and the
+// like over the host. The bounding set is per thread, like the rest: this
+// one, which execs or forks every command.
+func limitRootCaps() error {
+	var keep uint64
+	for _, c := range rootCaps {
+		keep |= 1 << c
+	}
+	for c := uintptr(0); c < 64; c++ {
+		if _, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, c, 0, 0, 0); err != nil {
+			break // EINVAL: past the last capability this kernel knows
+		}
+		if keep&(1<<c) == 0 {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil {
+				return fmt.Errorf("bounding set: %w", err)
+			}
+		}
+	}
+	// Root's exec also grants what is in the inheritable set (and the
+	// ambient set, a subset of it, which this shrinks with it).
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	data[0].Inheritable &= uint32(keep)
+	data[1].Inheritable &= uint32(keep >> 32)
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	return nil
 }
 
 // loopbackUp brings up lo, which a new network namespace has down.

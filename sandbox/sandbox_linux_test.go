@@ -213,13 +213,19 @@ func testCannotLift(t *testing.T, b box) {
 	defer l.Close()
 	p := &Policy{Mode: WorkspaceWrite, Network: DenyNetwork, Writable: []string{root}}
 
-	// Nested namespaces. The command is root in its user namespace (the
-	// test runs as root), so it may make new mount and network
-	// namespaces; a nested user namespace gets no id mapping, since
-	// /proc/self/uid_map is not writable under Landlock.
+	// Nested namespaces. A nested user namespace gives the command every
+	// capability in it, and so new mount and network namespaces, but no
+	// id mapping, since /proc/self/uid_map is not writable under Landlock.
+	// Its unmapped user may write outside as far as the file modes go, so
+	// that only Landlock refuses.
+	for d, mode := range map[string]os.FileMode{filepath.Dir(outside): 0o711, outside: 0o777} {
+		if err := os.Chmod(d, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for name, script := range map[string]string{
-		"unshare -mn": `unshare -mn --propagation unchanged sh -c 'echo x > "$1"' sh "$1"`,
-		"unshare -U":  `unshare -U sh -c 'echo x > "$1"' sh "$1"`,
+		"unshare -Umn": `unshare -Umn --propagation unchanged sh -c 'echo x > "$1"' sh "$1"`,
+		"unshare -U":   `unshare -U sh -c 'echo x > "$1"' sh "$1"`,
 	} {
 		target := filepath.Join(outside, strings.ReplaceAll(name, " ", ""))
 		out, _ := b.sh(t, p, root, script, target)
@@ -228,7 +234,7 @@ func testCannotLift(t *testing.T, b box) {
 		}
 		mustNotExist(t, target)
 	}
-	out, code := b.sh(t, p, root, `unshare -n "$1" dial "$2"`, os.Args[0], l.Addr().String())
+	out, code := b.sh(t, p, root, `unshare -Un "$1" dial "$2"`, os.Args[0], l.Addr().String())
 	if code != 0 || strings.TrimSpace(out) == "ok" || strings.Contains(out, "unshare:") {
 		t.Errorf("unshare -n, then dial the host: status %d, output %q", code, out)
 	}
