@@ -65,8 +65,10 @@
 // A limit of 0 keeps nothing (truncated turns true at the first byte).
 // Invalid UTF-8 becomes U+FFFD, one per maximal invalid subpart, as Rust's
 // from_utf8_lossy and the WHATWG decoder do ("\xe2\x82" is one U+FFFD,
-// "\xff\xfe" two). While the command runs, an incomplete character at the
-// end is held back until its remaining bytes arrive.
+// "\xff\xfe" two). The limit bounds the text sent, so when those
+// three-byte replacements make it longer, its oldest characters are dropped
+// too (and truncated is true). While the command runs, an incomplete
+// character at the end is held back until its remaining bytes arrive.
 //
 // # Exit, wait and kill
 //

@@ -35,6 +35,7 @@ type Manager struct {
 	subs  atomic.Pointer[[]*Subscription]
 
 	waiting func() // test hook: a Wait is about to block
+	found   func() // test hook: lookup found a terminal and let go of mu
 
 	closeOnce sync.Once
 }
@@ -106,13 +107,18 @@ func (m *Manager) gcSessionLocked(id string, s *session) {
 // terminals get the same error.
 func (m *Manager) lookup(sessionID, terminalID string) (*term, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	var t *term
 	if s := m.sessions[sessionID]; s != nil {
-		if t := s.terms[terminalID]; t != nil {
-			return t, nil
-		}
+		t = s.terms[terminalID]
 	}
-	return nil, notFound(terminalID)
+	m.mu.Unlock()
+	if t == nil {
+		return nil, notFound(terminalID)
+	}
+	if m.found != nil {
+		m.found()
+	}
+	return t, nil
 }
 
 // Output returns the terminal's output so far and, once it has exited, its
@@ -124,6 +130,11 @@ func (m *Manager) Output(ctx context.Context, sessionID, terminalID string) (Out
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.released {
+		// A Release finished between the lookup and here: the buffer is
+		// emptied, and the terminal is gone as for any later call.
+		return Output{}, notFound(terminalID)
+	}
 	return t.outputLocked(), nil
 }
 

@@ -84,11 +84,14 @@ func (t *tail) Len() int { return t.n }
 // Total is the number of bytes ever written.
 func (t *tail) Total() uint64 { return t.total }
 
-// Truncated reports whether any written byte was dropped. It is sticky:
-// once bytes are dropped they stay dropped.
+// Truncated reports whether any written byte was dropped from the buffer.
+// It is sticky: once bytes are dropped they stay dropped. Text also counts
+// characters it drops to fit the limit.
 func (t *tail) Truncated() bool { return t.total > uint64(t.n) }
 
-// Text renders the retained bytes as a valid UTF-8 string.
+// Text renders the retained bytes as a valid UTF-8 string of at most
+// limit bytes, and reports whether any output is missing from it: bytes
+// dropped by the buffer, or characters dropped to fit the limit.
 //
 // When bytes were dropped, up to three leading continuation bytes are
 // skipped: they are the rest of a character whose start was cut off, and
@@ -96,13 +99,24 @@ func (t *tail) Truncated() bool { return t.total > uint64(t.n) }
 // runs (final false), an incomplete character at the very end is held back
 // because its remaining bytes may still be on their way; once final, it is
 // rendered as U+FFFD like any other invalid sequence (see sanitize).
-func (t *tail) Text(final bool) string {
+//
+// A U+FFFD takes three bytes where the invalid byte it replaces took one,
+// so the text can outgrow the bytes kept. outputByteLimit bounds what the
+// agent gets ("truncates from the beginning of the output to stay within
+// the limit"), so the oldest characters go until the text fits. The flag
+// cannot go back to false later: more output only lengthens the text.
+func (t *tail) Text(final bool) (string, bool) {
 	b := t.Bytes()
-	if t.Truncated() {
+	truncated := t.Truncated()
+	if truncated {
 		b = utf8cut.TrimStart(b)
 	}
 	if !final {
 		b = b[:len(b)-utf8cut.IncompleteSuffix(b)]
 	}
-	return sanitize(b)
+	s := sanitize(b)
+	if len(s) > t.limit {
+		s, truncated = utf8cut.Tail(s, t.limit), true
+	}
+	return s, truncated
 }

@@ -33,8 +33,8 @@ func TestTailExactBytes(t *testing.T) {
 			for _, w := range tt.writes {
 				tl.Write([]byte(w))
 			}
-			if got := tl.Text(true); got != tt.want || tl.Truncated() != tt.truncated {
-				t.Errorf("got (%q, %v), want (%q, %v)", got, tl.Truncated(), tt.want, tt.truncated)
+			if got, trunc := tl.Text(true); got != tt.want || trunc != tt.truncated || tl.Truncated() != tt.truncated {
+				t.Errorf("got (%q, %v), want (%q, %v)", got, trunc, tt.want, tt.truncated)
 			}
 		})
 	}
@@ -72,10 +72,11 @@ func TestTailCutsAtCharacterStart(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tl := newTail(tt.limit)
 			tl.Write([]byte(tt.in))
-			if got := tl.Text(true); got != tt.want {
+			got, trunc := tl.Text(true)
+			if got != tt.want {
 				t.Errorf("Text = %q, want %q", got, tt.want)
 			}
-			if !tl.Truncated() {
+			if !trunc || !tl.Truncated() {
 				t.Error("not truncated")
 			}
 		})
@@ -85,14 +86,14 @@ func TestTailCutsAtCharacterStart(t *testing.T) {
 func TestTailHoldsBackIncompleteCharacter(t *testing.T) {
 	tl := newTail(100)
 	tl.Write([]byte("a\xe2\x82"))
-	if got := tl.Text(false); got != "a" {
+	if got, _ := tl.Text(false); got != "a" {
 		t.Errorf("while running: %q, want %q", got, "a")
 	}
-	if got := tl.Text(true); got != "a\uFFFD" {
+	if got, _ := tl.Text(true); got != "a\uFFFD" {
 		t.Errorf("after exit: %q, want %q", got, "a\uFFFD")
 	}
 	tl.Write([]byte("\xac"))
-	if got := tl.Text(false); got != "a€" {
+	if got, _ := tl.Text(false); got != "a€" {
 		t.Errorf("completed: %q, want %q", got, "a€")
 	}
 }
@@ -173,15 +174,23 @@ func checkTail(t *testing.T, tl *tail, written []byte, limit int) {
 		t.Fatalf("truncated=%v with %d of %d bytes retained", tl.Truncated(), len(raw), len(written))
 	}
 	for _, final := range []bool{false, true} {
-		s := tl.Text(final)
+		s, trunc := tl.Text(final)
 		if !utf8.ValidString(s) {
 			t.Fatalf("Text(%v) = %q is not valid UTF-8", final, s)
 		}
 		if utf8.Valid(raw) && !tl.Truncated() && final && s != string(raw) {
 			t.Fatalf("valid input changed: %q -> %q", raw, s)
 		}
-		if len(s) > 3*len(raw) {
-			t.Fatalf("Text(%v) has %d bytes for %d raw bytes", final, len(s), len(raw))
+		if len(s) > limit {
+			t.Fatalf("Text(%v) has %d bytes, limit %d", final, len(s), limit)
+		}
+		// Without a loss the text is all of the output; with one, only
+		// bytes dropped or text longer than the limit explain it.
+		if full := sanitize(written); final && trunc != (tl.Truncated() || len(full) > limit) {
+			t.Fatalf("Text(true) truncated=%v for %q (limit %d)", trunc, written, limit)
+		}
+		if final && !trunc && s != sanitize(written) {
+			t.Fatalf("Text(true) = %q, not truncated, for %q", s, written)
 		}
 	}
 }

@@ -76,8 +76,8 @@ func (s ExitStatus) String() string {
 
 // Output is what terminal/output returns.
 type Output struct {
-	// Text is the newest OutputByteLimit bytes of stdout and stderr, as
-	// valid UTF-8 (see the package doc).
+	// Text is the newest output of stdout and stderr, as valid UTF-8 of
+	// at most OutputByteLimit bytes (see the package doc).
 	Text string
 	// Truncated reports that older output was dropped; it stays true.
 	Truncated bool
@@ -117,6 +117,7 @@ type term struct {
 	final      *Snapshot       // set at release
 	subs       []*Subscription // subscribed to this terminal only
 	cache      string
+	cacheTrunc bool
 	cacheTotal uint64
 	cacheFinal bool
 	cacheOK    bool
@@ -247,9 +248,10 @@ func (t *term) killLoop() {
 func (t *term) outputLocked() Output {
 	final := t.isDone()
 	if !t.cacheOK || t.cacheTotal != t.out.Total() || t.cacheFinal != final {
-		t.cache, t.cacheTotal, t.cacheFinal, t.cacheOK = t.out.Text(final), t.out.Total(), final, true
+		t.cache, t.cacheTrunc = t.out.Text(final)
+		t.cacheTotal, t.cacheFinal, t.cacheOK = t.out.Total(), final, true
 	}
-	o := Output{Text: t.cache, Truncated: t.out.Truncated()}
+	o := Output{Text: t.cache, Truncated: t.cacheTrunc}
 	if final {
 		st := *t.status
 		o.ExitStatus = &st
