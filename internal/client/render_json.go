@@ -36,6 +36,9 @@ const maxKeptLine = 4 << 20
 type jsonTerm struct {
 	started time.Time
 	carry   []byte // an incomplete UTF-8 sequence at the end of the last chunk
+	// invalid: the data written so far ends in a run of invalid UTF-8,
+	// replaced by its U+FFFD; the run may go on in the next chunk.
+	invalid bool
 	prefix  string // a terminal_output line up to its data (outputPrefix)
 }
 
@@ -155,6 +158,7 @@ func (r *jsonRenderer) SessionUpdate(n *acp.SessionNotification, raw json.RawMes
 	if err != nil {
 		return
 	}
+	head = textsafe.JSON(head) // the session ID is the agent's, as emit's strings are
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err != nil {
@@ -177,13 +181,14 @@ func verbatimUpdate(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
 	}
-	var p struct {
-		Update jsonrpc2.RawSpan `json:"update"`
-	}
-	if json.Unmarshal(raw, &p) != nil || len(p.Update) == 0 {
+	// A map, not a struct: encoding/json matches a struct's fields
+	// whatever the case of the member's name, and "UPDATE" is not the
+	// update acpterm decoded and acted on (acp matches names exactly).
+	var p map[string]jsonrpc2.RawSpan
+	if json.Unmarshal(raw, &p) != nil || len(p["update"]) == 0 {
 		return nil
 	}
-	u := json.RawMessage(p.Update)
+	u := json.RawMessage(p["update"])
 	if bytes.IndexByte(u, '\r') >= 0 || bytes.IndexByte(u, '\t') >= 0 {
 		var b bytes.Buffer
 		if json.Compact(&b, u) != nil {
@@ -248,7 +253,11 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 		var d time.Duration
 		if t != nil {
 			if len(t.carry) > 0 {
-				r.emit(jsonTerminalOutput{Event: "terminal_output", TerminalID: ev.TerminalID, Data: "\uFFFD"})
+				// The cut sequence is invalid after all: one U+FFFD, unless it
+				// goes on a run that already has its own.
+				if !t.invalid {
+					r.emit(jsonTerminalOutput{Event: "terminal_output", TerminalID: ev.TerminalID, Data: "\uFFFD"})
+				}
 				t.carry = nil
 			}
 			d = r.now().Sub(t.started)
@@ -272,7 +281,9 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 // is carried to the next.
 func (r *jsonRenderer) output(t *jsonTerm, ev terminal.Event) {
 	if ev.Dropped > 0 {
-		t.carry = t.carry[:0] // the sequence it began is gone
+		// The sequence it began is gone, and the bytes lost separate
+		// what comes next from any run of invalid UTF-8 before.
+		t.carry, t.invalid = t.carry[:0], false
 	}
 	data := ev.Data
 	if len(t.carry) > 0 {
@@ -291,7 +302,7 @@ func (r *jsonRenderer) output(t *jsonTerm, ev terminal.Event) {
 	if t.prefix == "" {
 		t.prefix = outputPrefix(ev.TerminalID)
 	}
-	r.line = appendTerminalOutput(r.line[:0], t.prefix, whole, ev.Dropped)
+	r.line, t.invalid = appendTerminalOutput(r.line[:0], t.prefix, whole, ev.Dropped, t.invalid)
 	_, r.err = r.w.Write(r.line)
 	if cap(r.line) > maxKeptLine {
 		r.line = nil

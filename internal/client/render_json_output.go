@@ -29,10 +29,13 @@ var jsonTextEscape = func() (t [256]bool) {
 
 // appendJSONText appends the contents of a JSON string (without quotes)
 // holding text: p with each run of invalid UTF-8 replaced by one U+FFFD,
-// escaped as encoding/json and textsafe.JSON escape it.
-func appendJSONText(dst, p []byte) []byte {
+// escaped as encoding/json and textsafe.JSON escape it. invalid says that
+// the text p continues (the terminal's earlier output) ended in invalid
+// UTF-8, already replaced: a run that goes on into p is the same run, so
+// that where the output was cut into events does not change the text.
+// It returns the same for the end of p.
+func appendJSONText(dst, p []byte, invalid bool) ([]byte, bool) {
 	start := 0
-	invalid := false // the previous byte was invalid UTF-8, already replaced
 	for i := 0; i < len(p); {
 		c := p[i]
 		if !jsonTextEscape[c] {
@@ -75,9 +78,10 @@ func appendJSONText(dst, p []byte) []byte {
 			i++
 			start, invalid = i, true
 			continue
-		case r <= 0x9f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x2028, r == 0x2029:
-			// C1 controls, bidirectional formatting, line and paragraph
-			// separators.
+		case r <= 0x9f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c,
+			r == 0x2028, r == 0x2029:
+			// C1 controls, bidirectional formatting and marks, line and
+			// paragraph separators.
 			dst = append(dst, p[start:i]...)
 			dst = appendUnicodeEscape(dst, r)
 			start = i + size
@@ -85,7 +89,7 @@ func appendJSONText(dst, p []byte) []byte {
 		i += size
 		invalid = false
 	}
-	return append(dst, p[start:]...)
+	return append(dst, p[start:]...), invalid
 }
 
 // plainWords returns the length of the longest prefix of p, in whole
@@ -115,14 +119,15 @@ func appendUnicodeEscape(dst []byte, r rune) []byte {
 }
 
 // appendTerminalOutput appends a terminal_output event line, given the
-// encoded start of it for the terminal (outputPrefix).
-func appendTerminalOutput(dst []byte, prefix string, text []byte, dropped uint64) []byte {
+// encoded start of it for the terminal (outputPrefix). invalid is as for
+// appendJSONText, and so is the state returned.
+func appendTerminalOutput(dst []byte, prefix string, text []byte, dropped uint64, invalid bool) ([]byte, bool) {
 	dst = append(dst, prefix...)
-	dst = appendJSONText(dst, text)
+	dst, invalid = appendJSONText(dst, text, invalid)
 	dst = append(dst, '"')
 	if dropped > 0 {
 		dst = append(dst, `,"dropped":`...)
 		dst = strconv.AppendUint(dst, dropped, 10)
 	}
-	return append(dst, "}\n"...)
+	return append(dst, "}\n"...), invalid
 }

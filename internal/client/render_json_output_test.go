@@ -23,7 +23,8 @@ func referenceOutput(t testing.TB, id string, p []byte, dropped uint64) string {
 
 func checkOutputLine(t *testing.T, id string, p []byte, dropped uint64) {
 	t.Helper()
-	got := string(appendTerminalOutput(nil, outputPrefix(id), p, dropped))
+	line, _ := appendTerminalOutput(nil, outputPrefix(id), p, dropped, false)
+	got := string(line)
 	if want := referenceOutput(t, id, p, dropped); got != want {
 		t.Fatalf("terminal_output of %q:\n got %q\nwant %q", p, got, want)
 	}
@@ -36,7 +37,7 @@ func TestAppendJSONOutput(t *testing.T) {
 		"", "plain text\n", "tab\tcr\r\nbs\b ff\f nul\x00 esc\x1b[31m del\x7f",
 		`quote " backslash \ <html> & amp`,
 		"€ \xe2\x82 \xff\xfe mixed \xed\xa0\x80 \xc0\xaf end\xe2",
-		"c1 \u0085 \u009b bidi \u202e\u2066\u2069 sep \u2028\u2029 bom \ufeff fffd \ufffd",
+		"c1 \u0085 \u009b bidi \u202e\u2066\u2069 marks \u200e\u200f\u061c sep \u2028\u2029 bom \ufeff fffd \ufffd",
 		"emoji 😀 and \xf0\x9f\x98",
 	} {
 		checkOutputLine(t, "term_1", []byte(s), 0)
