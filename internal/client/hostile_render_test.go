@@ -42,13 +42,26 @@ func (modeRefuser) SetSessionMode(context.Context, *acp.SetSessionModeRequest) (
 // with a hostile error message shows the message on the session's
 // terminal with its escapes visible.
 func TestSetCommandAgentErrorHostile(t *testing.T) {
+	got := refusedModeOutput(t, modeRefuser{})
+	if off := screenOffence(got); off != "" {
+		t.Fatalf("%s reached the terminal:\n%q", off, got)
+	}
+	if !strings.Contains(got, `no<\x1b]52;c;aGk=`) {
+		t.Fatalf("the agent's message is not shown: %q", got)
+	}
+}
+
+// refusedModeOutput runs /mode b against agent, which refuses it, and
+// returns what the session's terminal got.
+func refusedModeOutput(t *testing.T, agent acp.Agent) string {
+	t.Helper()
 	agentIn, clientOut := io.Pipe()
 	clientIn, agentOut := io.Pipe()
-	agent := acp.NewAgentConn(modeRefuser{}, agentIn, agentOut, nil)
+	ac := acp.NewAgentConn(agent, agentIn, agentOut, nil)
 	conn := acp.NewClientConn(listingClient{}, clientIn, clientOut, nil)
 	defer func() {
 		conn.Close()
-		agent.Close()
+		ac.Close()
 		for _, c := range []io.Closer{agentIn, clientOut, clientIn, agentOut} {
 			c.Close()
 		}
@@ -62,13 +75,7 @@ func TestSetCommandAgentErrorHostile(t *testing.T) {
 	if end := d.setCommand(context.Background(), settingMode, "b"); end {
 		t.Fatal("the session ended")
 	}
-	got := tty.String()
-	if off := screenOffence(got); off != "" {
-		t.Fatalf("%s reached the terminal:\n%q", off, got)
-	}
-	if !strings.Contains(got, `no<\x1b]52;c;aGk=`) {
-		t.Fatalf("the agent's message is not shown: %q", got)
-	}
+	return tty.String()
 }
 
 // TestJSONSessionUpdateInvalidUTF8: the verbatim path of --format json

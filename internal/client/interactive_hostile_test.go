@@ -1,13 +1,11 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/acpterm/acpterm/acp"
 )
@@ -88,27 +86,7 @@ func (longRefuser) SetSessionMode(context.Context, *acp.SetSessionModeRequest) (
 // TestSetCommandAgentErrorClipped: the agent's error for /mode is shown
 // as one line of the session's terminal, clipped, not a MiB of it.
 func TestSetCommandAgentErrorClipped(t *testing.T) {
-	agentIn, clientOut := io.Pipe()
-	clientIn, agentOut := io.Pipe()
-	agent := acp.NewAgentConn(longRefuser{}, agentIn, agentOut, nil)
-	conn := acp.NewClientConn(listingClient{}, clientIn, clientOut, nil)
-	defer func() {
-		conn.Close()
-		agent.Close()
-		for _, c := range []io.Closer{agentIn, clientOut, clientIn, agentOut} {
-			c.Close()
-		}
-	}()
-	var tty bytes.Buffer
-	d := &driver{cfg: Config{TTYOut: &tty, Stderr: io.Discard, InitTimeout: 10 * time.Second},
-		conn: conn, quit: make(chan struct{}), r: NewTextRenderer(io.Discard, nil)}
-	d.view = newSessionView(d.r)
-	d.view.setState(&sessionState{sid: "s", modes: &acp.SessionModeState{CurrentModeID: "a",
-		AvailableModes: []acp.SessionMode{{ID: "a", Name: "A"}, {ID: "b", Name: "B"}}}})
-	if end := d.setCommand(context.Background(), settingMode, "b"); end {
-		t.Fatal("the session ended")
-	}
-	got := tty.String()
+	got := refusedModeOutput(t, longRefuser{})
 	if len(got) > 8<<10 || strings.Count(got, "\n") != 1 || !strings.Contains(got, "no xxx") {
 		t.Fatalf("the agent's error took %d bytes, %d lines: %.200q", len(got), strings.Count(got, "\n"), got)
 	}
