@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"io"
 	"os"
@@ -109,5 +110,24 @@ func TestFlagsInReadme(t *testing.T) {
 				t.Errorf("acpterm %s --%s is not in the README's section %q", c.cmd, f.Name, c.start)
 			}
 		})
+	}
+}
+
+// TestFlagErrorsBeforeStdin: every flag is checked before the prompt is
+// read from stdin, which may be a pipe nobody writes to yet.
+func TestFlagErrorsBeforeStdin(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"run", "--sandbox", "bogus", "--", "true"},
+		{"run", "--network", "bogus", "--", "true"},
+		{"run", "--max-terminals", "0", "--", "true"},
+	} {
+		pr, pw := io.Pipe() // never written: a read would wait for ever
+		var stderr strings.Builder
+		code := run(context.Background(), args, pr, io.Discard, &stderr)
+		pw.Close()
+		if code != 2 {
+			t.Errorf("acpterm %q: exit %d, want 2; stderr:\n%s", args, code, stderr.String())
+		}
 	}
 }

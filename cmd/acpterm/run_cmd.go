@@ -255,27 +255,6 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case f.outputLimit == 0:
 		return usage("--output-limit must be positive")
 	}
-	prompt := f.prompt
-	interactive := false
-	if !f.promptSet {
-		in, isFile := stdin.(*os.File)
-		switch {
-		case stdin == nil:
-			return usage("no prompt: pass --prompt TEXT or pipe it on stdin")
-		case isFile && client.IsTerminal(in):
-			interactive = true
-		}
-	}
-	if !f.promptSet && !interactive {
-		b, err := io.ReadAll(io.LimitReader(stdin, maxPromptBytes+1))
-		if err != nil {
-			return usage("reading the prompt from stdin: %v", err)
-		}
-		if len(b) > maxPromptBytes {
-			return usage("the prompt on stdin is larger than %d MiB", maxPromptBytes>>20)
-		}
-		prompt = string(b)
-	}
 	var settings []client.SessionSetting
 	for _, s := range f.settings {
 		id, value, ok := strings.Cut(s, "=")
@@ -295,8 +274,6 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Agent:        agent,
 		Cwd:          f.cwd,
 		Roots:        f.roots,
-		Prompt:       prompt,
-		Interactive:  interactive,
 		ResumeLast:   f.resume,
 		ResumeID:     f.session,
 		AgentName:    agentName,
@@ -321,6 +298,30 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err := f.sandbox.apply(cfg); err != nil {
 		return usage("%v", err)
 	}
+	// The prompt last: every flag is checked before stdin is read, which
+	// may wait on a pipe.
+	prompt := f.prompt
+	interactive := false
+	if !f.promptSet {
+		in, isFile := stdin.(*os.File)
+		switch {
+		case stdin == nil:
+			return usage("no prompt: pass --prompt TEXT or pipe it on stdin")
+		case isFile && client.IsTerminal(in):
+			interactive = true
+		}
+	}
+	if !f.promptSet && !interactive {
+		b, err := io.ReadAll(io.LimitReader(stdin, maxPromptBytes+1))
+		if err != nil {
+			return usage("reading the prompt from stdin: %v", err)
+		}
+		if len(b) > maxPromptBytes {
+			return usage("the prompt on stdin is larger than %d MiB", maxPromptBytes>>20)
+		}
+		prompt = string(b)
+	}
+	cfg.Prompt, cfg.Interactive = prompt, interactive
 	if store, err := sessionstore.Open(); err == nil {
 		cfg.Store = store
 	} else if f.resume {
