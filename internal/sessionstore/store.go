@@ -120,7 +120,7 @@ func (s *Store) warn(format string, args ...any) {
 // List returns every entry, the most recently updated first. A missing
 // file is an empty store.
 func (s *Store) List() ([]Entry, error) {
-	f, err := s.read()
+	f, err := s.read(false)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func (s *Store) update(change func(*file)) error {
 		unlock = func() {}
 	}
 	defer unlock()
-	f, err := s.read()
+	f, err := s.read(true)
 	if err != nil {
 		return err
 	}
@@ -212,9 +212,12 @@ func (s *Store) lockWait() time.Duration {
 }
 
 // read reads the file. A missing one is empty; a corrupt or oversized one
-// is renamed to FILE.corrupt (replacing an older one) with a warning, and
-// is empty too.
-func (s *Store) read() (file, error) {
+// is empty too, with a warning, and with setAside (update does it, under
+// the lock) it is renamed to FILE.corrupt (replacing an older one). A
+// reader without the lock leaves it where it is: between its read and a
+// rename, another process could have set the file aside and written a
+// good one, which the rename would then take.
+func (s *Store) read(setAside bool) (file, error) {
 	b, err := readBounded(s.Path)
 	var perr error
 	switch {
@@ -228,6 +231,10 @@ func (s *Store) read() (file, error) {
 	var f file
 	if perr == nil {
 		f, perr = parse(b)
+	}
+	if perr != nil && !setAside {
+		s.warn("the session store %s is unreadable (%v); ignoring it until the next session is recorded", s.Path, perr)
+		return file{Version: fileVersion}, nil
 	}
 	if perr != nil {
 		bad := s.Path + ".corrupt"

@@ -23,14 +23,17 @@ func TestOversizedFile(t *testing.T) {
 	if list, err := s.List(); err != nil || len(list) != 0 {
 		t.Fatalf("List of an oversized store = %d entries, %v; want empty, nil", len(list), err)
 	}
-	if len(*warnings) != 1 || !strings.Contains((*warnings)[0], "started afresh") {
+	if len(*warnings) != 1 || !strings.Contains((*warnings)[0], "ignoring it") {
+		t.Fatalf("warnings %q", *warnings)
+	}
+	if err := s.Record(entry("a", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if len(*warnings) != 2 || !strings.Contains((*warnings)[1], "started afresh") {
 		t.Fatalf("warnings %q", *warnings)
 	}
 	if fi, err := os.Stat(s.Path + ".corrupt"); err != nil || fi.Size() != int64(len(big)) {
 		t.Fatalf("the oversized file was not kept aside: %v", err)
-	}
-	if err := s.Record(entry("a", 1)); err != nil {
-		t.Fatal(err)
 	}
 	if list, err := s.List(); err != nil || ids(list) != "a" {
 		t.Fatalf("after a new record: %v, %v", ids(list), err)

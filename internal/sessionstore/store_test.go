@@ -133,14 +133,22 @@ func TestCorrupt(t *testing.T) {
 			if err != nil || len(list) != 0 {
 				t.Fatalf("List of a corrupt store = %v, %v; want empty, nil", list, err)
 			}
-			if len(*warnings) != 1 || !strings.Contains((*warnings)[0], "started afresh") {
+			// List, which holds no lock, leaves the file where it is.
+			if len(*warnings) != 1 || !strings.Contains((*warnings)[0], "ignoring it") {
+				t.Fatalf("warnings %q", *warnings)
+			}
+			if b, err := os.ReadFile(s.Path); err != nil || string(b) != content {
+				t.Fatalf("List moved the corrupt file: %q, %v", b, err)
+			}
+			// Record, under the lock, sets it aside and starts afresh.
+			if err := s.Record(entry("a", 1)); err != nil {
+				t.Fatal(err)
+			}
+			if len(*warnings) != 2 || !strings.Contains((*warnings)[1], "started afresh") {
 				t.Fatalf("warnings %q", *warnings)
 			}
 			if b, err := os.ReadFile(s.Path + ".corrupt"); err != nil || string(b) != content {
 				t.Fatalf("the corrupt file was not kept aside: %q, %v", b, err)
-			}
-			if err := s.Record(entry("a", 1)); err != nil {
-				t.Fatal(err)
 			}
 			if list, err := s.List(); err != nil || ids(list) != "a" {
 				t.Fatalf("after a new record: %v, %v", list, err)
