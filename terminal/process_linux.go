@@ -150,16 +150,6 @@ func (p *proc) wait() (ExitStatus, error) {
 	return exitStatus(st.Code, st.Signal), nil
 }
 
-// exitStatus is the status of a process that exited with code or, when
-// sig is not 0, was killed by sig.
-func exitStatus(code int, sig syscall.Signal) ExitStatus {
-	if sig != 0 {
-		return ExitStatus{Signal: signalName(sig)}
-	}
-	c := uint32(code)
-	return ExitStatus{ExitCode: &c}
-}
-
 // terminate sends SIGTERM to the process group and, in a cgroup, to every
 // member (descendants that called setsid get the same chance to clean up).
 func (p *proc) terminate() {

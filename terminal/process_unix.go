@@ -34,8 +34,17 @@ func signalName(sig syscall.Signal) string {
 // statusFromWait converts a reaped process's wait status.
 func statusFromWait(ws syscall.WaitStatus) ExitStatus {
 	if ws.Signaled() {
-		return ExitStatus{Signal: signalName(ws.Signal())}
+		return exitStatus(0, ws.Signal())
 	}
-	code := uint32(ws.ExitStatus())
-	return ExitStatus{ExitCode: &code}
+	return exitStatus(ws.ExitStatus(), 0)
+}
+
+// exitStatus is the status of a process that exited with code or, when
+// sig is not 0, was killed by sig.
+func exitStatus(code int, sig syscall.Signal) ExitStatus {
+	if sig != 0 {
+		return ExitStatus{Signal: signalName(sig)}
+	}
+	c := uint32(code)
+	return ExitStatus{ExitCode: &c}
 }
