@@ -42,6 +42,17 @@ Lists the agents "acpterm run NAME" knows, how each would be started here
 not installed) and the command line. Add or replace agents in the config
 file it names, as {"NAME": {"command": ["PROGRAM", "ARG", ...]}}.
 "acpterm run [flags] -- COMMAND [ARGS...]" runs any command as the agent.
+
+Then each agent's profile: what it writes besides the workspace, which
+"acpterm run" makes writable when it confines the agent as a whole
+(--sandbox-agent, on by default for an agent with a profile): its state
+and config under the home directory (the variables it reads, such as
+CODEX_HOME or XDG_DATA_HOME, are followed), npm's cache when it starts
+through npx, and a private TMPDIR (with the other variables it reads for
+one). A program of a built-in agent has its profile whatever the path it
+is run by. A config entry may add paths of its own: "writable": ["~/.foo",
+"/abs/path"] (a directory with everything below it, or one file; missing
+directories are created 0700 before the agent starts).
 `)
 	}
 	return fs
@@ -76,8 +87,33 @@ func agentsCmd(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, status, strings.Join(cmd, " "))
 	}
 	_ = tw.Flush()
+	fmt.Fprintln(stdout, "\nPROFILES (what the agent writes when it is confined; --sandbox-agent)")
+	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	for _, name := range reg.Names() {
+		a, _ := reg.Lookup(name)
+		cmd, _, _ := reg.Resolve(a)
+		if cmd == nil {
+			cmd = a.Command
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", name, profileText(reg, a, cmd))
+	}
+	_ = tw.Flush()
 	if p, err := agents.ConfigPath(); err == nil {
 		fmt.Fprintf(stdout, "\nconfig file: %s\n", p)
 	}
 	return client.ExitOK
+}
+
+// profileText is the profile column of `acpterm agents` for a, started as
+// cmd: its writable paths, or why it is not confined by default.
+func profileText(reg *agents.Registry, a agents.Agent, cmd []string) string {
+	prof, ok := reg.ProfileFor(cmd)
+	if !ok && len(a.Writable) == 0 {
+		return "none: not confined as a whole unless --sandbox-agent"
+	}
+	s := prof.Describe()
+	if len(a.Writable) > 0 {
+		s = strings.Join(a.Writable, ", ") + " (config); " + s
+	}
+	return s
 }

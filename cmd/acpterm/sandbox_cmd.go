@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strconv"
 
+	"github.com/acpterm/acpterm/internal/agents"
 	"github.com/acpterm/acpterm/internal/client"
 	"github.com/acpterm/acpterm/sandbox"
 )
@@ -18,8 +21,31 @@ type sandboxFlags struct {
 	network  string
 	writable []string
 	gitRW    bool
-	agent    bool
+	agent    autoBool
 }
+
+// autoBool is a boolean flag that knows whether it was given: unset,
+// --sandbox-agent follows the agent's profile.
+type autoBool struct{ set, value bool }
+
+func (b *autoBool) String() string {
+	if b == nil || !b.set {
+		return "auto"
+	}
+	return strconv.FormatBool(b.value)
+}
+
+func (b *autoBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	b.set, b.value = true, v
+	return nil
+}
+
+// IsBoolFlag lets --sandbox-agent stand alone, as a boolean flag does.
+func (b *autoBool) IsBoolFlag() bool { return true }
 
 func (f *sandboxFlags) add(fs *flag.FlagSet) {
 	f.mode, f.network = "workspace-write", "allow"
@@ -27,7 +53,7 @@ func (f *sandboxFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.network, "network", f.network, "the sandboxed commands' network, `NET`: allow, or deny (only a loopback\nof their own)")
 	fs.Var(listFlag{&f.writable}, "writable", "also let sandboxed commands write `PATH` (with everything below it);\nrepeatable; workspace-write only")
 	fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable (by default it is\nread-only: hooks and config written there would run outside the sandbox)")
-	fs.BoolVar(&f.agent, "sandbox-agent", false, "run the agent itself, and all it starts, in the same sandbox\n(give its state directories with --writable)")
+	fs.Var(&f.agent, "sandbox-agent", "run the agent itself, and all it starts, in the same sandbox, with\nthe writable paths of its profile (acpterm agents); on by default for an\nagent with a profile, =false turns it off (default auto)")
 }
 
 // apply checks the flags and sets cfg's sandbox fields.
@@ -63,11 +89,54 @@ func (f *sandboxFlags) apply(cfg *client.Config) error {
 		return fmt.Errorf("--writable needs --sandbox workspace-write (not %s)", f.mode)
 	case f.gitRW && cfg.Sandbox != sandbox.WorkspaceWrite:
 		return fmt.Errorf("--writable-git needs --sandbox workspace-write (not %s)", f.mode)
-	case f.agent && cfg.Sandbox == sandbox.Off && cfg.Network == sandbox.AllowNetwork:
+	case f.agent.set && f.agent.value && cfg.Sandbox == sandbox.Off && cfg.Network == sandbox.AllowNetwork:
 		return errors.New("--sandbox-agent with --sandbox off and --network allow confines nothing")
 	}
-	cfg.SandboxAgent, cfg.WritableGit = f.agent, f.gitRW
+	cfg.WritableGit = f.gitRW
+	return f.applyAgent(cfg)
+}
+
+// applyAgent decides whether the agent itself is confined, and with what
+// profile: an agent with a profile (a named agent, a program of one by its
+// base name, an agents.json entry with writable paths) is, unless
+// --sandbox-agent=false or the sandbox is off; any other only with
+// --sandbox-agent.
+func (f *sandboxFlags) applyAgent(cfg *client.Config) error {
+	prof, err := agentProfile(cfg.AgentName, cfg.Agent)
+	if err != nil {
+		return err
+	}
+	cfg.AgentProfile = prof
+	switch {
+	case f.agent.set:
+		cfg.SandboxAgent = f.agent.value
+	default:
+		cfg.SandboxAgent = prof != nil && cfg.Sandbox != sandbox.Off
+	}
 	return nil
+}
+
+// agentProfile is the resolved profile of the agent started by name (""
+// for a command line) as command, or nil when it has none. Paths are
+// resolved in acpterm's environment, which the agent inherits.
+func agentProfile(name string, command []string) (*agents.Resolved, error) {
+	reg, err := agents.Load("")
+	if err != nil {
+		return nil, err
+	}
+	prof, ok := reg.ProfileFor(command)
+	var extra []string
+	if a, found := reg.Lookup(name); found && name != "" {
+		extra = a.Writable
+	}
+	if !ok && len(extra) == 0 {
+		return nil, nil
+	}
+	r, err := prof.Resolve(os.Getenv, extra)
+	if err != nil {
+		return nil, fmt.Errorf("the profile of %s: %v", filepath.Base(command[0]), err)
+	}
+	return r, nil
 }
 
 const sandboxUsage = `usage: acpterm sandbox

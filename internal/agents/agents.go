@@ -29,18 +29,24 @@ type Agent struct {
 	PackageArgs []string
 	// FromConfig reports an entry of the user's config file.
 	FromConfig bool
+	// Writable are the paths an entry of the config file says the agent
+	// writes (absolute, "~" expanded), added to its profile's.
+	Writable []string
 }
 
 // builtin are the agents people run most, with the launch commands their
 // packages document (checked with the npm releases of 2026-11: codex-acp
 // 0.16.0, gemini-cli 0.61.0, opencode-ai 1.18.33, claude-agent-acp 0.23.1,
-// qwen-code 0.24.4).
+// qwen-code 0.24.4; omp 18.2.3, which needs bun, and pi-acp 0.0.34, which
+// needs pi, have no npx line).
 var builtin = []Agent{
 	{Name: "claude", Command: []string{"claude-agent-acp"}, Package: "@zed-industries/claude-agent-acp"},
 	{Name: "codex", Command: []string{"codex-acp"}, Package: "@zed-industries/codex-acp"},
 	{Name: "gemini", Command: []string{"gemini", "--acp"}, Package: "@google/gemini-cli", PackageArgs: []string{"--acp"}},
 	{Name: "opencode", Command: []string{"opencode", "acp"}, Package: "opencode-ai", PackageArgs: []string{"acp"}},
 	{Name: "qwen", Command: []string{"qwen", "--acp"}, Package: "@qwen-code/qwen-code", PackageArgs: []string{"--acp"}},
+	{Name: "omp", Command: []string{"omp", "--mode", "acp"}},
+	{Name: "pi", Command: []string{"pi-acp"}},
 }
 
 // Registry is the built-in agents with the user's config applied.
@@ -50,9 +56,44 @@ type Registry struct {
 	LookPath func(string) (string, error)
 }
 
-// configEntry is one agent of the config file: {"command": ["prog", "arg"]}.
+// configEntry is one agent of the config file: {"command": ["prog",
+// "arg"], "writable": ["~/.prog"]}.
 type configEntry struct {
-	Command []string `json:"command"`
+	Command  []string `json:"command"`
+	Writable []string `json:"writable"`
+}
+
+// maxWritable bounds an entry's writable paths.
+const maxWritable = 64
+
+// expandWritable checks an entry's writable paths and makes them absolute:
+// "~" and "~/…" are the home directory; anything else must be absolute.
+func expandWritable(paths []string) ([]string, error) {
+	if len(paths) > maxWritable {
+		return nil, fmt.Errorf("more than %d writable paths", maxWritable)
+	}
+	var out []string
+	for _, p := range paths {
+		if p == "" || strings.ContainsRune(p, 0) {
+			return nil, fmt.Errorf("writable path %q is empty or holds a NUL", p)
+		}
+		if p == "~" || strings.HasPrefix(p, "~/") {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil, fmt.Errorf("writable path %q: %v", p, err)
+			}
+			p = filepath.Join(home, p[1:])
+		}
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("writable path %q is neither absolute nor under ~/", p)
+		}
+		p = filepath.Clean(p)
+		if p == "/" {
+			return nil, errors.New("writable path \"/\" would confine nothing")
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // ConfigPath is where Load reads the user's agents: agents.json in
@@ -89,13 +130,17 @@ func Load(path string) (*Registry, error) {
 	}
 	var cfg map[string]configEntry
 	if err := json.Unmarshal(b, &cfg); err != nil {
-		return nil, fmt.Errorf("%s: %v (want {\"NAME\": {\"command\": [\"PROGRAM\", \"ARG\"…]}})", path, err)
+		return nil, fmt.Errorf("%s: %v (want {\"NAME\": {\"command\": [\"PROGRAM\", \"ARG\"…], \"writable\": [\"~/PATH\"…]}})", path, err)
 	}
 	for name, e := range cfg {
 		if name == "" || strings.ContainsAny(name, "/\\ ") || len(e.Command) == 0 || e.Command[0] == "" {
 			return nil, fmt.Errorf("%s: agent %q needs a name without slashes or spaces and a non-empty command", path, name)
 		}
-		r.agents[name] = Agent{Name: name, Command: slices.Clone(e.Command), FromConfig: true}
+		w, err := expandWritable(e.Writable)
+		if err != nil {
+			return nil, fmt.Errorf("%s: agent %q: %v", path, name, err)
+		}
+		r.agents[name] = Agent{Name: name, Command: slices.Clone(e.Command), FromConfig: true, Writable: w}
 	}
 	return r, nil
 }

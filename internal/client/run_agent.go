@@ -26,23 +26,37 @@ func (d *driver) start(ctx context.Context, h acp.Client) ([]acp.AuthOption, int
 	c := &d.cfg
 	cmd := exec.Command(c.Agent[0], c.Agent[1:]...)
 	cmd.Dir = d.cwd
+	if isNpx(c.Agent) {
+		// npx prefers a package of the project around its working
+		// directory: started in the workspace, it would run what a
+		// command planted in WS/node_modules, unsandboxed.
+		dir, err := d.npxDir()
+		if err != nil {
+			return nil, ExitFailure, fmt.Sprintf("cannot make a directory for npx outside the workspace: %v", err)
+		}
+		cmd.Dir = dir
+	}
+	if c.SandboxAgent {
+		// Wrap keeps SysProcAttr, and StartAgent adds to it: the process
+		// group, the cgroup and Pdeathsig apply to the helper, which
+		// becomes the agent.
+		ap, err := d.agentPolicy()
+		if err != nil {
+			return nil, ExitFailure, fmt.Sprintf("cannot sandbox the agent: %v", err)
+		}
+		a, err := ap.Wrap(cmd)
+		if err != nil {
+			return nil, ExitFailure, fmt.Sprintf("cannot sandbox the agent: %v", err)
+		}
+		d.agentSandbox = a
+		d.agentEnv(cmd, a)
+	}
+	d.showConfinement()
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, ExitFailure, err.Error()
 	}
 	cmd.Stderr = pw
-	if c.SandboxAgent {
-		// Wrap keeps SysProcAttr, and StartAgent adds to it: the process
-		// group, the cgroup and Pdeathsig apply to the helper, which
-		// becomes the agent.
-		a, err := d.sandbox.Wrap(cmd)
-		if err != nil {
-			pr.Close()
-			pw.Close()
-			return nil, ExitFailure, fmt.Sprintf("cannot sandbox the agent: %v", err)
-		}
-		d.agentSandbox = a
-	}
 	// Contain: the agent leads its own process group (a Ctrl-C typed at
 	// the terminal reaches acpterm only, which turns it into
 	// session/cancel), runs in a cgroup of its own where the tree is
@@ -69,7 +83,7 @@ func (d *driver) start(ctx context.Context, h acp.Client) ([]acp.AuthOption, int
 		// for display (display.go); acp fills in the standard capabilities.
 		// Terminal logins are run by acpterm login (auth.go).
 		ClientCapabilities: withAuthCapabilities(&acp.ClientCapabilities{
-			Meta:        acp.Meta{metaTerminalOutputKey: json.RawMessage("true"), acp.MetaTerminalUpdate: json.RawMessage("true")},
+			Meta:        acp.Meta{metaTerminalOutputKey: json.RawMessage("true"), metaTerminalOutputDeltaKey: json.RawMessage("true"), acp.MetaTerminalUpdate: json.RawMessage("true")},
 			Elicitation: d.elicitationCapabilities(),
 		}),
 	})
@@ -183,7 +197,8 @@ func (d *driver) callFailed(ctx context.Context, method string, err error) (int,
 		if ae.Code == acp.CodeAuthRequired {
 			return ExitAgent, fmt.Sprintf("the agent needs authentication (%s); log in with the agent's own tools first", ae.Message)
 		}
-		return ExitAgent, fmt.Sprintf("the agent answered %s with an error: %s (code %d)%s", method, ae.Message, ae.Code, errorDataText(ae.Data))
+		msg := fmt.Sprintf("the agent answered %s with an error: %s (code %d)%s", method, ae.Message, ae.Code, errorDataText(ae.Data))
+		return ExitAgent, msg + d.rootHint(msg)
 	}
 	return ExitAgent, fmt.Sprintf("protocol error: bad answer to %s: %v", method, err)
 }

@@ -1,0 +1,342 @@
+package agents
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A Profile is what an agent must be able to write to work when it runs
+// confined as a whole (acpterm run --sandbox-agent): its state and config
+// under the home directory, and the variables through which it finds its
+// temporary directory. Paths are resolved from the agent's own environment
+// at run time (Resolve), never from acpterm's defaults, so that an agent
+// started with CODEX_HOME or XDG_DATA_HOME set finds its state where it
+// looks for it.
+type Profile struct {
+	// Dirs are directories the agent writes, with everything below them.
+	Dirs []PathSpec
+	// Files are single files the agent writes, outside any of Dirs.
+	Files []PathSpec
+	// TempEnv names the variables the agent reads for its temporary
+	// directory, besides TMPDIR; each is pointed at the agent's private
+	// TMPDIR.
+	TempEnv []string
+	// RootEnv is set in the agent's environment when it is confined and
+	// acpterm runs as root: agents that refuse to run as root outside a
+	// sandbox accept it then, and it is true.
+	RootEnv []string
+	// Npx: started through npx, the agent also writes npm's cache.
+	Npx bool
+}
+
+// PathSpec is one path of a profile: Env when it is set (an absolute path),
+// else Base joined with Rel. Under, when set, is joined to the value of
+// Env (for variables that name a home, not the agent's own directory).
+type PathSpec struct {
+	Env   string
+	Under string
+	Base  Base
+	Rel   string
+	// Seed is what a missing file is created with; files only.
+	Seed string
+}
+
+// Base is the directory a PathSpec's Rel is relative to.
+type Base int
+
+const (
+	Home       Base = iota // $HOME
+	ConfigHome             // $XDG_CONFIG_HOME, else ~/.config
+	DataHome               // $XDG_DATA_HOME, else ~/.local/share
+	StateHome              // $XDG_STATE_HOME, else ~/.local/state
+	CacheHome              // $XDG_CACHE_HOME, else ~/.cache
+)
+
+func (b Base) String() string {
+	switch b {
+	case ConfigHome:
+		return "$XDG_CONFIG_HOME"
+	case DataHome:
+		return "$XDG_DATA_HOME"
+	case StateHome:
+		return "$XDG_STATE_HOME"
+	case CacheHome:
+		return "$XDG_CACHE_HOME"
+	}
+	return "~"
+}
+
+// dir resolves b in the environment of getenv, or "" when it cannot be.
+func (b Base) dir(getenv func(string) string) string {
+	home := getenv("HOME")
+	xdg := func(v string, rel ...string) string {
+		if p := getenv(v); filepath.IsAbs(p) {
+			return filepath.Clean(p)
+		}
+		if !filepath.IsAbs(home) {
+			return ""
+		}
+		return filepath.Join(append([]string{home}, rel...)...)
+	}
+	switch b {
+	case ConfigHome:
+		return xdg("XDG_CONFIG_HOME", ".config")
+	case DataHome:
+		return xdg("XDG_DATA_HOME", ".local", "share")
+	case StateHome:
+		return xdg("XDG_STATE_HOME", ".local", "state")
+	case CacheHome:
+		return xdg("XDG_CACHE_HOME", ".cache")
+	}
+	if !filepath.IsAbs(home) {
+		return ""
+	}
+	return filepath.Clean(home)
+}
+
+// resolve is the path s names in the environment of getenv, or "".
+func (s PathSpec) resolve(getenv func(string) string) string {
+	if s.Env != "" {
+		if v := getenv(s.Env); filepath.IsAbs(v) {
+			return filepath.Join(v, s.Under)
+		}
+	}
+	base := s.Base.dir(getenv)
+	if base == "" {
+		return ""
+	}
+	return filepath.Join(base, s.Rel)
+}
+
+// String is how `acpterm agents` shows s.
+func (s PathSpec) String() string {
+	p := s.Base.String()
+	if s.Rel != "" {
+		p += "/" + s.Rel
+	}
+	if s.Env == "" {
+		return p
+	}
+	return "$" + s.Env + pathSuffix(s.Under) + " or " + p
+}
+
+func pathSuffix(rel string) string {
+	if rel == "" {
+		return ""
+	}
+	return "/" + rel
+}
+
+// claudeJSON seeds ~/.claude.json: see the claude profile.
+const claudeJSON = "{}\n"
+
+// profiles are the built-in agents' profiles, keyed by the name of the
+// program that the agent runs as. Each entry was found by running the
+// agent confined with only these paths writable (cmd/acpterm's
+// TestRealAgentsScripted), and reading where it failed.
+var profiles = map[string]Profile{
+	// claude-agent-acp runs Claude Code, which keeps its config directory
+	// (CLAUDE_CONFIG_DIR, else ~/.claude) and a global config file that
+	// sits in the home directory itself (~/.claude.json; inside
+	// CLAUDE_CONFIG_DIR when that is set). Making the home directory
+	// writable for the sake of that one file would undo the sandbox
+	// (~/.bashrc, ~/.ssh), so the file alone is writable. Claude Code
+	// writes it atomically (a temporary file beside it, then a rename),
+	// which needs the home directory; when that fails it writes the file
+	// in place, which a rule for the file allows; its lock
+	// (~/.claude.json.lock) fails the same way and it goes on without. A
+	// rule needs an existing file, so a missing one is created holding an
+	// empty JSON object, which Claude Code reads as a fresh config (an
+	// empty file it would take for a corrupted one). Its temporary files
+	// go to /tmp/claude-UID unless CLAUDE_CODE_TMPDIR says otherwise: it
+	// does not read TMPDIR. As root it refuses to start unless IS_SANDBOX
+	// is 1.
+	"claude-agent-acp": {
+		Dirs:    []PathSpec{{Env: "CLAUDE_CONFIG_DIR", Rel: ".claude"}},
+		Files:   []PathSpec{{Env: "CLAUDE_CONFIG_DIR", Under: ".claude.json", Rel: ".claude.json", Seed: claudeJSON}},
+		TempEnv: []string{"CLAUDE_CODE_TMPDIR"},
+		RootEnv: []string{"IS_SANDBOX=1"},
+	},
+	// codex keeps its config, auth, logs and session database in
+	// CODEX_HOME, else ~/.codex.
+	"codex-acp": {Dirs: []PathSpec{{Env: "CODEX_HOME", Rel: ".codex"}}},
+	// gemini-cli writes ~/.gemini (settings, history, tmp); GEMINI_CLI_HOME
+	// stands in for the home directory.
+	"gemini": {Dirs: []PathSpec{{Env: "GEMINI_CLI_HOME", Under: ".gemini", Rel: ".gemini"}}},
+	// opencode follows XDG: its data (a SQLite database, logs), state,
+	// cache and config directories.
+	"opencode": {Dirs: []PathSpec{
+		{Base: DataHome, Rel: "opencode"},
+		{Base: StateHome, Rel: "opencode"},
+		{Base: CacheHome, Rel: "opencode"},
+		{Base: ConfigHome, Rel: "opencode"},
+	}},
+	// qwen-code writes ~/.qwen (settings, chats, tmp), or QWEN_HOME.
+	"qwen": {Dirs: []PathSpec{{Env: "QWEN_HOME", Rel: ".qwen"}}},
+	// omp keeps a SQLite database and its sessions in ~/.omp.
+	"omp": {Dirs: []PathSpec{{Rel: ".omp"}}},
+	// pi-acp runs pi, which keeps its settings and sessions in ~/.pi
+	// (PI_CODING_AGENT_DIR for its agent directory).
+	"pi-acp": {Dirs: []PathSpec{{Rel: ".pi"}, {Env: "PI_CODING_AGENT_DIR", Rel: ".pi/agent"}}},
+}
+
+// npmCache is where npx keeps the packages it fetches (and its logs).
+var npmCache = PathSpec{Env: "npm_config_cache", Rel: ".npm"}
+
+// ProfileFor returns the profile of the program command[0] (by base name)
+// or, for `npx [-y] PACKAGE`, of the package the registry names it by; ok
+// is false for a command with no profile.
+func (r *Registry) ProfileFor(command []string) (Profile, bool) {
+	if len(command) == 0 {
+		return Profile{}, false
+	}
+	prog := filepath.Base(command[0])
+	if prog == "npx" {
+		pkg := npxPackage(command[1:])
+		for _, a := range builtin {
+			if a.Package != "" && a.Package == pkg {
+				p, ok := profiles[a.Command[0]]
+				p.Npx = true
+				return p, ok
+			}
+		}
+		return Profile{}, false
+	}
+	p, ok := profiles[prog]
+	return p, ok
+}
+
+// npxPackage is the package of npx's arguments: the first one that is not
+// an option, without a version.
+func npxPackage(args []string) string {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if at := strings.LastIndexByte(a, '@'); at > 0 {
+			a = a[:at]
+		}
+		return a
+	}
+	return ""
+}
+
+// Resolved is a profile, with an agent's own writable paths, worked out
+// for one environment: absolute paths, ready for the sandbox.
+type Resolved struct {
+	// Dirs and Files are absolute and clean.
+	Dirs, Files []string
+	// Seeds maps a file of Files to what it is created with when missing.
+	Seeds map[string]string
+	// TempEnv and RootEnv as in Profile.
+	TempEnv []string
+	RootEnv []string
+}
+
+// Resolve works p out in the environment of getenv, with extra (an
+// agents.json entry's own writable paths, already absolute) added as
+// directories or files, whichever they are ("" entries are skipped). A
+// path that cannot be resolved (no HOME) is an error.
+func (p Profile) Resolve(getenv func(string) string, extra []string) (*Resolved, error) {
+	r := &Resolved{Seeds: map[string]string{}, TempEnv: slices.Clone(p.TempEnv), RootEnv: slices.Clone(p.RootEnv)}
+	dirs := slices.Clone(p.Dirs)
+	if p.Npx {
+		dirs = append(dirs, npmCache)
+	}
+	for _, d := range dirs {
+		path := d.resolve(getenv)
+		if path == "" {
+			return nil, fmt.Errorf("cannot place %s: HOME is not an absolute path", d)
+		}
+		if !slices.Contains(r.Dirs, path) {
+			r.Dirs = append(r.Dirs, path)
+		}
+	}
+	for _, f := range p.Files {
+		path := f.resolve(getenv)
+		if path == "" {
+			return nil, fmt.Errorf("cannot place %s: HOME is not an absolute path", f)
+		}
+		r.Files = append(r.Files, path)
+		r.Seeds[path] = f.Seed
+	}
+	for _, e := range extra {
+		if e == "" {
+			continue
+		}
+		fi, err := os.Stat(e)
+		if err == nil && !fi.IsDir() {
+			r.Files = append(r.Files, e)
+			continue
+		}
+		r.Dirs = append(r.Dirs, e)
+	}
+	return r, nil
+}
+
+// Prepare creates what r names and is missing, since a sandbox rule needs
+// an existing path: directories (with their parents) mode 0700, files with
+// their seed, mode 0600. An existing path of the wrong kind is an error.
+func (r *Resolved) Prepare() error {
+	for _, d := range r.Dirs {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("creating the agent's directory: %w", err)
+		}
+	}
+	for _, f := range r.Files {
+		if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+			return fmt.Errorf("creating the agent's file: %w", err)
+		}
+		// O_EXCL: an existing file is the agent's, and left as it is.
+		h, err := os.OpenFile(f, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			fi, err := os.Stat(f)
+			if err != nil {
+				return fmt.Errorf("the agent's file: %w", err)
+			}
+			if !fi.Mode().IsRegular() {
+				return fmt.Errorf("the agent's file %s is not a regular file", f)
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("creating the agent's file: %w", err)
+		}
+		_, werr := h.WriteString(r.Seeds[f])
+		if err := errors.Join(werr, h.Close()); err != nil {
+			return fmt.Errorf("creating the agent's file: %w", err)
+		}
+	}
+	return nil
+}
+
+// Paths are Dirs then Files.
+func (r *Resolved) Paths() []string { return append(slices.Clone(r.Dirs), r.Files...) }
+
+// Describe is a one-line summary of p for `acpterm agents`.
+func (p Profile) Describe() string {
+	var parts []string
+	for _, d := range p.Dirs {
+		parts = append(parts, d.String()+"/")
+	}
+	for _, f := range p.Files {
+		parts = append(parts, f.String())
+	}
+	if p.Npx {
+		parts = append(parts, npmCache.String()+"/ (npx)")
+	}
+	if len(p.TempEnv) > 0 {
+		parts = append(parts, "TMPDIR, "+strings.Join(p.TempEnv, ", ")+" private")
+	} else {
+		parts = append(parts, "TMPDIR private")
+	}
+	for _, e := range p.RootEnv {
+		parts = append(parts, e+" as root")
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,207 @@
+package client
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/acpterm/acpterm/internal/sessionstore"
+	"github.com/acpterm/acpterm/sandbox"
+)
+
+// This file confines the agent as a whole (Config.SandboxAgent): the
+// sandbox it runs in, the directory it starts in, and the line that says
+// what is confined.
+
+// agentPolicy is the agent's sandbox: the commands' policy, plus what its
+// profile says it writes, whose missing paths are created first (a rule
+// needs an existing path). In read-only mode the agent may still write
+// its own state, and nothing else: a workspace-write policy of only its
+// profile's paths.
+func (d *driver) agentPolicy() (*sandbox.Policy, error) {
+	p := *d.sandbox
+	p.Writable = slices.Clone(p.Writable)
+	prof := d.cfg.AgentProfile
+	if prof == nil || p.Mode == sandbox.Off {
+		return &p, nil
+	}
+	if err := prof.Prepare(); err != nil {
+		return nil, err
+	}
+	if p.Mode == sandbox.ReadOnly {
+		p.Mode, p.Writable = sandbox.WorkspaceWrite, nil
+	}
+	for _, w := range prof.Paths() {
+		if !slices.Contains(p.Writable, w) {
+			p.Writable = append(p.Writable, w)
+		}
+	}
+	return &p, nil
+}
+
+// agentEnv adds to cmd's environment (after Wrap, which set TMPDIR) the
+// profile's variables: its temporary-directory variables at the agent's
+// TMPDIR, and as root the variables that tell the agent it is sandboxed,
+// which it now is.
+func (d *driver) agentEnv(cmd *exec.Cmd, a *sandbox.Applied) {
+	prof := d.cfg.AgentProfile
+	if prof == nil {
+		return
+	}
+	env := cmd.Environ()
+	if a.TempDir != "" {
+		for _, v := range prof.TempEnv {
+			env = append(env, v+"="+a.TempDir)
+		}
+	}
+	if os.Geteuid() == 0 && a.Confined() {
+		env = append(env, prof.RootEnv...)
+	}
+	cmd.Env = env
+}
+
+// isNpx reports whether the agent is started through npx, which runs a
+// package of the project around its working directory in preference to
+// the registry's: a node_modules planted in the workspace by a command
+// would run, unsandboxed, at the next start.
+func isNpx(agent []string) bool {
+	return len(agent) > 0 && filepath.Base(agent[0]) == "npx"
+}
+
+// npxPackageJSON makes its directory an npm project of its own: npm looks
+// for the project of its working directory upwards, and stops at the first
+// directory holding a package.json or a node_modules. Without it a
+// node_modules in a parent (the home directory, when that is a workspace)
+// would be taken.
+const npxPackageJSON = `{"name": "acpterm-npx", "private": true}` + "\n"
+
+// npxDir returns the directory npx is started in: acpterm's state
+// directory's "npx", made 0700 with a package.json of its own, unless a
+// sandboxed command could write there (the state directory lies in one of
+// the writable paths, a workspace that is the home directory), or it
+// cannot be made: then acpterm-npx-UID of the same shape in the system's
+// temporary directory, which sandboxed commands cannot write either. The
+// session's cwd reaches the agent in session/new only.
+func (d *driver) npxDir() (string, error) {
+	if base, err := sessionstore.StateDir(); err == nil {
+		dir := filepath.Join(base, "npx")
+		if !under(dir, d.sandbox.Writable) {
+			if err := makeNpxDir(dir); err == nil {
+				return dir, nil
+			}
+		}
+	}
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("acpterm-npx-%d", os.Geteuid()))
+	if err := makeNpxDir(dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// makeNpxDir makes dir, and its package.json, and clears anything else in
+// it: nothing but acpterm writes there, so anything else was planted.
+func makeNpxDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	// Lstat: in a shared directory, someone else may have put a symlink,
+	// or a directory of theirs, there first.
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() || !ownedByUs(fi) {
+		return fmt.Errorf("%s is not a directory of this user", dir)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.Name() == "package.json" && e.Type().IsRegular() {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "package.json"), []byte(npxPackageJSON), 0o600)
+}
+
+// under reports whether path is one of dirs or below one of them, by
+// name, with symlinks of either side resolved where they exist.
+func under(path string, dirs []string) bool {
+	p := resolvedPath(path)
+	for _, d := range dirs {
+		r := resolvedPath(d)
+		if rel, err := filepath.Rel(r, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return true
+		}
+	}
+	return false
+}
+
+// resolvedPath is path with the symlinks of its longest existing prefix
+// resolved.
+func resolvedPath(path string) string {
+	path = filepath.Clean(path)
+	rest := ""
+	for p := path; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if filepath.Dir(p) == p {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}
+
+// confinementLine says what the run confines, for the one dim line at its
+// start.
+func (d *driver) confinementLine() string {
+	c := &d.cfg
+	sp := d.sandbox
+	mode := sp.Mode.String()
+	if sp.Network == sandbox.DenyNetwork {
+		mode += ", network deny"
+	}
+	switch {
+	case c.SandboxAgent:
+		if d.agentSandbox != nil && len(d.agentSandbox.Missing) > 0 {
+			mode += "; missing: " + strings.Join(d.agentSandbox.Missing, "; ")
+		}
+		return "sandbox: agent and its commands: " + mode
+	case sp.Mode == sandbox.Off && sp.Network == sandbox.AllowNetwork:
+		return "sandbox: off: the agent and its commands run with your rights"
+	case c.AgentProfile != nil:
+		return "sandbox: commands only: " + mode + " (the agent itself is not confined: --sandbox-agent=false)"
+	}
+	return "sandbox: commands only: " + mode + " (the agent itself is not confined: it has no profile, see acpterm agents; --sandbox-agent confines it)"
+}
+
+// showConfinement writes the confinement line to stderr, dim on a colour
+// terminal.
+func (d *driver) showConfinement() {
+	d.writeStderr(style{on: d.stderrColor()}.dim("acpterm: " + d.confinementLine()))
+}
+
+// rootHint is what to add to a failure of the agent that is known to come
+// from running it as root: Claude Code refuses to (its query closes before
+// session/new is answered) unless IS_SANDBOX=1, which acpterm sets when it
+// confines it.
+func (d *driver) rootHint(msg string) string {
+	if os.Geteuid() != 0 || !strings.Contains(msg, "Query closed before response received") {
+		return ""
+	}
+	if d.cfg.SandboxAgent && d.agentSandbox != nil && d.agentSandbox.Confined() {
+		return ""
+	}
+	return "\n(hint: Claude Code refuses to run as root outside a sandbox: run it with --sandbox-agent, which sets IS_SANDBOX=1, or as another user)"
+}
