@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -24,6 +25,14 @@ const (
 	killWait = 2 * time.Second
 	// defaultWaitDelay is cmd.WaitDelay when the caller left it zero.
 	defaultWaitDelay = 2 * time.Second
+	// Once the agent process has exited, its stdout is read on only while
+	// data keeps coming: what the agent wrote before it exited is in the
+	// pipe already, so a read that waits exitDrainIdle for more finds the
+	// pipe empty, and a process the agent left behind holding the pipe
+	// open cannot keep the connection going. exitDrainMax caps the drain
+	// against one that keeps writing.
+	exitDrainIdle = 200 * time.Millisecond
+	exitDrainMax  = 1 * time.Second
 )
 
 // ErrHandlersRunning is returned (wrapped) by ClientConn.Close of a
@@ -35,16 +44,45 @@ var ErrHandlersRunning = errors.New("acp: request handlers still running")
 // ErrAgentSignalled is returned (wrapped) by ClientConn.Close of a
 // StartAgent connection when the agent did not exit within
 // ConnOptions.TerminateDuration of its stdin closing, so that Close had to
-// send it SIGTERM, and SIGKILL if that did not do. The error says which. An
-// agent that was already gone, or that Kill had killed, is not reported:
-// its fate is in ExitError.
+// send it SIGTERM, and SIGKILL if that did not do. The error says which;
+// when SIGKILL was needed it also matches ErrAgentKilled. An agent that was
+// already gone, or that Kill had killed, is not reported: its fate is in
+// ExitError.
+//
+// Many agents stop on SIGTERM only, and leave their stdin unread: for them
+// an error that matches ErrAgentSignalled but not ErrAgentKilled is their
+// normal end, which a host may choose not to show.
 var ErrAgentSignalled = errors.New("acp: the agent had to be signalled")
+
+// ErrAgentKilled is returned (wrapped) by ClientConn.Close of a StartAgent
+// connection when the agent did not exit on SIGTERM either, so that Close
+// had to kill it (SIGKILL), or when it outlived even that. Every error that
+// matches it matches ErrAgentSignalled too.
+var ErrAgentKilled error = &subError{msg: "acp: the agent had to be killed", parent: ErrAgentSignalled}
+
+// subError is a sentinel error that also matches a broader one.
+type subError struct {
+	msg    string
+	parent error
+}
+
+func (e *subError) Error() string        { return e.msg }
+func (e *subError) Is(target error) bool { return target == e.parent }
 
 // StartAgent starts cmd as an ACP agent and returns a client connection over
 // its stdin and stdout. cmd.Stdin and cmd.Stdout must be nil; cmd.Stderr is
 // left as the caller set it (the agent's log stream; nil discards it).
-// ClientConn.Done is closed when the agent's stdout ends, which is usually
-// when it exits.
+//
+// The connection ends (ClientConn.Done is closed, calls in flight fail with
+// ErrConnClosed) when the agent's stdout ends, or soon after the agent
+// process exits, whichever comes first: the process that cmd started is
+// watched itself (through a pidfd on Linux, else through its Wait), so a
+// child of the agent that holds its stdout open cannot keep a dead agent's
+// connection alive. What the agent wrote before it exited is still read:
+// the connection ends once its stdout has been silent for 200 ms, or 1 s
+// after the exit at the latest. An agent started through a wrapper that
+// forks the real agent and exits (a daemonizing launcher) is therefore
+// taken for dead; start the agent itself, or a wrapper that waits for it.
 //
 // ClientConn.Close shuts the agent down in order and in bounded time: close
 // its stdin, wait up to opts.TerminateDuration (2 s by default), send
@@ -119,7 +157,7 @@ func StartAgent(cmd *exec.Cmd, client Client, opts *ConnOptions) (*ClientConn, e
 		outR.Close()
 		return nil, fmt.Errorf("acp: start agent %s: %w", cmd.Path, err)
 	}
-	stdin, stdout := inW, outR
+	stdin, stdout := inW, &agentStdout{f: outR}
 	p := &agentProcess{
 		cmd: cmd, stdin: stdin, exited: make(chan struct{}), contain: contain, cgroup: cg,
 		terminate: defaultTerminateDuration, handlerWait: defaultHandlerWait,
@@ -130,8 +168,55 @@ func StartAgent(cmd *exec.Cmd, client Client, opts *ConnOptions) (*ClientConn, e
 	if opts != nil && opts.HandlerWait > 0 {
 		p.handlerWait = opts.HandlerWait
 	}
+	// The watch starts before anything can reap the agent (p.wait), so
+	// that its pid names it alone when the watch begins.
+	gone := watchExit(cmd.Process.Pid, p.exited)
 	go p.wait()
+	go func() {
+		<-gone
+		stdout.agentExited()
+	}()
 	return newClientConn(client, stdout, stdin, opts, p), nil
+}
+
+// agentStdout is the read end of the agent's stdout. Once the agent has
+// exited (agentExited), a read that finds nothing for exitDrainIdle, or
+// any read past exitDrainMax after the exit, is the end of the stream,
+// whoever else still holds the pipe's write end. Only the connection's
+// reader calls Read; agentExited may run at any time.
+type agentStdout struct {
+	f      *os.File
+	exitAt atomic.Int64 // when the agent exited, in Unix nanoseconds; 0 before
+}
+
+func (r *agentStdout) Read(b []byte) (int, error) {
+	if at := r.exitAt.Load(); at != 0 {
+		// The deadline is set before each read, so a reader that was
+		// slow to come back still gets what the agent left in the pipe.
+		dl := time.Now().Add(exitDrainIdle)
+		if end := time.Unix(0, at).Add(exitDrainMax); end.Before(dl) {
+			dl = end
+		}
+		_ = r.f.SetReadDeadline(dl)
+	}
+	n, err := r.f.Read(b)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// Only an exited agent's stdout has a deadline.
+		return n, io.EOF
+	}
+	return n, err
+}
+
+func (r *agentStdout) Close() error { return r.f.Close() }
+
+// agentExited switches the stream to draining. The deadline set here
+// wakes a read already blocked; exitAt, stored first, makes every later
+// read set its own. Where pipes take no deadlines (Windows), the stream
+// ends only when every writer has closed it, as any pipe does.
+func (r *agentStdout) agentExited() {
+	now := time.Now()
+	r.exitAt.Store(now.UnixNano())
+	_ = r.f.SetReadDeadline(now.Add(exitDrainIdle))
 }
 
 // agentProcess owns an agent subprocess and its one Wait call.
@@ -229,9 +314,9 @@ func (p *agentProcess) stop() error {
 		} else {
 			p.signal(true)
 			if p.waitExit(killWait) {
-				err = fmt.Errorf("%w: pid %d did not exit within %s of its stdin closing nor of SIGTERM; it was killed (SIGKILL)", ErrAgentSignalled, pid, p.terminate)
+				err = fmt.Errorf("%w: pid %d did not exit within %s of its stdin closing nor of SIGTERM; it was killed (SIGKILL)", ErrAgentKilled, pid, p.terminate)
 			} else {
-				err = fmt.Errorf("%w: pid %d did not exit within %s of SIGKILL", ErrAgentSignalled, pid, killWait)
+				err = fmt.Errorf("%w: pid %d did not exit within %s of SIGKILL", ErrAgentKilled, pid, killWait)
 			}
 		}
 	}

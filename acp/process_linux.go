@@ -4,6 +4,7 @@ package acp
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"syscall"
 
@@ -81,4 +82,47 @@ func (p *agentProcess) killRest() error {
 		return nil
 	}
 	return cgroup.RemoveTree(p.cgroup)
+}
+
+// watchExit returns a channel closed when process pid, a child of ours not
+// reaped yet, exits: it polls a pidfd of the process, which the kernel
+// makes readable at the exit, in the runtime's poller (no thread is held),
+// and asks waitid with WNOWAIT, so that the zombie stays for cmd.Wait to
+// reap. This is the exit itself, which Wait can report late (it waits for
+// the copy of a cmd.Stderr that is not a file). Where no pidfd can be had
+// (a kernel before 5.3), it returns exited, Wait's channel.
+func watchExit(pid int, exited <-chan struct{}) <-chan struct{} {
+	fd, err := unix.PidfdOpen(pid, unix.O_NONBLOCK) // PIDFD_NONBLOCK is O_NONBLOCK
+	if err != nil {
+		return exited
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return exited
+	}
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		defer f.Close()
+		// Read calls the function until it returns true, waiting for
+		// the pidfd to be readable in between; nothing closes f while
+		// it waits, so it returns only once the process has exited.
+		_ = rc.Read(func(fd uintptr) bool {
+			var info unix.Siginfo
+			err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
+			switch {
+			case err == unix.EINTR:
+				return false
+			case err != nil:
+				// ECHILD: reaped already, so it has exited.
+				return true
+			}
+			// With WNOHANG, a process still running leaves
+			// si_signo zero.
+			return info.Signo != 0
+		})
+	}()
+	return gone
 }

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -46,6 +48,121 @@ func TestStartAgentSignalsItsGroup(t *testing.T) {
 	if err := proctest.WaitExit([]int{child}, 5*time.Second); err != nil {
 		t.Fatalf("the agent's child survived its shutdown: %v", err)
 	}
+}
+
+// An agent that exits mid-call while a child of its holds its stdout open:
+// the call fails at once with ErrConnClosed (stdout never ends, but the
+// agent is gone), and Close, with Contain, takes the child.
+func TestStartAgentExitWithChildHoldingStdout(t *testing.T) {
+	for _, contain := range []bool{true, false} {
+		t.Run(fmt.Sprintf("contain=%v", contain), func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), testAgentEnv+"=orphan", "GORACE=atexit_sleep_ms=0")
+			stderr := expect.NewBuffer()
+			cmd.Stderr = stderr
+			cc, err := StartAgent(cmd, minimalClient{}, shortShutdown(&ConnOptions{Contain: contain}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cc.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if _, err := cc.Initialize(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			_, err = cc.NewSession(ctx, &NewSessionRequest{Cwd: "/"})
+			took := time.Since(start)
+			stderr.Expect(t, "\n", 10*time.Second)
+			child, perr := strconv.Atoi(strings.TrimSpace(stderr.String()))
+			if perr != nil {
+				t.Fatalf("agent printed %q", stderr.String())
+			}
+			defer func() {
+				_ = syscall.Kill(child, syscall.SIGKILL)
+				_ = proctest.WaitExit([]int{child}, 5*time.Second)
+			}()
+			if !errors.Is(err, ErrConnClosed) {
+				t.Fatalf("NewSession to an agent that exited: %v after %v, want ErrConnClosed", err, took)
+			}
+			// The drain ends 200 ms after the exit; the rest is the
+			// start of a process on a loaded machine.
+			if took > 5*time.Second {
+				t.Fatalf("NewSession failed only after %v", took)
+			}
+			select {
+			case <-cc.Done():
+			case <-time.After(5 * time.Second):
+				t.Fatal("Done still open after the agent exited")
+			}
+			<-cc.Exited()
+			var ee *exec.ExitError
+			if err := cc.ExitError(); !errors.As(err, &ee) || ee.ExitCode() != 3 {
+				t.Fatalf("ExitError = %v, want exit status 3", err)
+			}
+			if err := cc.Close(); err != nil {
+				t.Errorf("Close: %v, want nil: the agent exited by itself", err)
+			}
+			if !contain {
+				return
+			}
+			if err := proctest.WaitExit([]int{child}, 5*time.Second); err != nil {
+				t.Errorf("the agent's child survived Close: %v", err)
+			}
+		})
+	}
+}
+
+// What an agent writes just before it exits is still delivered, although
+// a child of its holds its stdout open: the drain reads the pipe to its
+// end before the connection ends.
+func TestStartAgentExitDrainsStdout(t *testing.T) {
+	// Not an ACP agent: a shell that leaves a child on its stdout, writes
+	// many notifications and exits.
+	var script strings.Builder
+	script.WriteString("sleep 300 & echo $! >&2\n")
+	const n = 2000
+	fmt.Fprintf(&script, "i=0; while [ $i -lt %d ]; do echo '{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":\"s\",\"update\":{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"x\"}}}}'; i=$((i+1)); done\n", n)
+	cmd := exec.Command("/bin/sh", "-c", script.String())
+	stderr := expect.NewBuffer()
+	cmd.Stderr = stderr
+	cl := &countingClient{}
+	cc, err := StartAgent(cmd, cl, shortShutdown(&ConnOptions{Contain: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	stderr.Expect(t, "\n", 10*time.Second)
+	child, err := strconv.Atoi(strings.TrimSpace(stderr.String()))
+	if err != nil {
+		t.Fatalf("agent printed %q", stderr.String())
+	}
+	defer func() {
+		_ = syscall.Kill(child, syscall.SIGKILL)
+		_ = proctest.WaitExit([]int{child}, 5*time.Second)
+	}()
+	select {
+	case <-cc.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the connection outlived the agent")
+	}
+	if err := cc.Wait(); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if got := cl.updates.Load(); got != n {
+		t.Fatalf("%d notifications delivered, want %d", got, n)
+	}
+}
+
+// countingClient counts the session updates it gets.
+type countingClient struct {
+	minimalClient
+	updates atomic.Int64
+}
+
+func (c *countingClient) SessionUpdate(context.Context, *SessionNotification) error {
+	c.updates.Add(1)
+	return nil
 }
 
 // An agent that exits while a child of its keeps its stderr open: with

@@ -21,3 +21,7 @@ func (p *agentProcess) killRest() error {
 	killGroupRest(p.cmd)
 	return nil
 }
+
+// watchExit returns Wait's channel: without pidfds, the exit is seen when
+// the agent is reaped (see StartAgent).
+func watchExit(_ int, exited <-chan struct{}) <-chan struct{} { return exited }

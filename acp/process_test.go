@@ -46,6 +46,9 @@ func runAsTestAgent() bool {
 	case "crash": // answers initialize, then exits with status 3
 		conn := NewAgentConn(crashAgent{}, os.Stdin, os.Stdout, nil)
 		conn.Wait()
+	case "orphan": // like crash, leaving a `sleep 300` that holds its stdout
+		conn := NewAgentConn(orphanAgent{}, os.Stdin, os.Stdout, nil)
+		conn.Wait()
 	default:
 		conn := NewAgentConn(minimalAgent{}, os.Stdin, os.Stdout, nil)
 		conn.Wait()
@@ -88,6 +91,21 @@ func (a *askerAgent) NewSession(ctx context.Context, req *NewSessionRequest) (*N
 }
 
 func (crashAgent) NewSession(context.Context, *NewSessionRequest) (*NewSessionResponse, error) {
+	os.Exit(3)
+	return nil, nil
+}
+
+type orphanAgent struct{ minimalAgent }
+
+// NewSession starts a child that inherits the agent's stdout and stderr,
+// prints its pid on stderr and exits with status 3 without answering.
+func (orphanAgent) NewSession(context.Context, *NewSessionRequest) (*NewSessionResponse, error) {
+	cmd := exec.Command("sleep", "300")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		os.Exit(5)
+	}
+	fmt.Fprintln(os.Stderr, cmd.Process.Pid)
 	os.Exit(3)
 	return nil, nil
 }
@@ -145,6 +163,11 @@ func TestStartAgentShutdown(t *testing.T) {
 			closeErr := cc.Close()
 			if signalled := errors.Is(closeErr, ErrAgentSignalled); signalled != (tc.wantSig != 0) {
 				t.Fatalf("Close: %v; reports a signal: %v, want %v", closeErr, signalled, tc.wantSig != 0)
+			}
+			// SIGTERM is a normal end for many agents: only SIGKILL
+			// is ErrAgentKilled.
+			if killed := errors.Is(closeErr, ErrAgentKilled); killed != (tc.wantSig == syscall.SIGKILL) {
+				t.Fatalf("Close: %v; matches ErrAgentKilled: %v, want %v", closeErr, killed, tc.wantSig == syscall.SIGKILL)
 			}
 			if tc.wantSig == 0 && closeErr != nil {
 				t.Fatalf("Close: %v, want nil", closeErr)
