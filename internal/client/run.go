@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/agents"
 	"github.com/acpterm/acpterm/internal/sessionstore"
 	"github.com/acpterm/acpterm/internal/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
@@ -133,6 +134,13 @@ type Config struct {
 	// Interrupts delivers SIGINT/SIGTERM: the first cancels the turn
 	// (session/cancel), the second kills the agent and its terminals.
 	Interrupts <-chan os.Signal
+
+	// AgentProfile is what the agent itself must write (its profile,
+	// internal/agents), or nil when it has none. With SandboxAgent its
+	// paths are created when missing and made writable in the agent's
+	// sandbox, its temporary-directory variables point at the agent's
+	// private TMPDIR, and its RootEnv is set when acpterm runs as root.
+	AgentProfile *agents.Resolved
 }
 
 var (
