@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	"golang.org/x/sys/unix"
@@ -35,6 +36,48 @@ func runAct(args []string) int {
 		if err == nil {
 			c.Close()
 		}
+	case "unix-dial":
+		// connect(2) to a pathname (or, with a leading @, abstract) unix
+		// socket, and send a line the server can check.
+		var c net.Conn
+		c, err = net.DialTimeout("unix", args[1], 5*time.Second)
+		if err == nil {
+			_, err = c.Write([]byte("from the sandbox\n"))
+			c.Close()
+		}
+	case "unix-dgram-pair":
+		// A datagram socketpair is connected, yet sendto(2) with an
+		// address reaches any datagram socket by path.
+		var fds [2]int
+		fds, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Sendto(fds[0], []byte("from the sandbox\n"), 0, &unix.SockaddrUnix{Name: args[1]})
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+	case "stream-pair":
+		var fds [2]int
+		fds, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+	case "io-uring":
+		// io_uring_setup(2) with one entry and zeroed parameters.
+		var params [120]byte
+		fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
+		if e != 0 {
+			err = e
+		} else {
+			unix.Close(int(fd))
+		}
+	case "chmod":
+		err = os.Chmod(args[1], 0o666)
+	case "chown":
+		err = os.Chown(args[1], os.Getuid(), os.Getgid())
+	case "utimes":
+		now := time.Now()
+		err = os.Chtimes(args[1], now, now)
 	case "loopback":
 		// A server and a client of our own, inside the namespace.
 		var l net.Listener

@@ -62,17 +62,35 @@
 // signalling processes outside its sandbox or connecting to their abstract
 // unix sockets.
 //
-// .git: in WorkspaceWrite the .git of each writable directory is mounted
-// read-only in a private mount namespace (hooks and config written there
-// would run outside the sandbox the next time the user runs git; Landlock
-// cannot carve a read-only hole in a writable tree). Policy.WritableGit
-// turns this off, for agents that commit.
+// Everything else read-only: in every confined mode the command runs in a
+// private mount namespace where all mounts but the writable paths are
+// read-only, so that what Landlock does not check (chmod, chown, utimes,
+// extended attributes) fails outside them with EROFS. A write outside is
+// then refused with EROFS rather than Landlock's EACCES; both hold.
+//
+// .git: in WorkspaceWrite the .git of each writable directory, and of the
+// repositories nested in them (see gitSearchDepth), is mounted read-only
+// too, with the directory a .git file's gitdir line names (hooks and
+// config written there would run outside the sandbox the next time the
+// user runs git; Landlock cannot carve a read-only hole in a writable
+// tree). Policy.WritableGit turns this off, for agents that commit.
 //
 // Network: DenyNetwork gives the command a network namespace of its own
-// with only a loopback interface. Landlock's TCP rules are used only as a
-// partial fallback with BestEffort when no namespace can be had: they miss
-// Multipath TCP (Go's default for listeners since 1.24) and UDP. Pathname
-// unix sockets (the host's daemons) stay reachable below Landlock ABI 9.
+// with only a loopback interface, and a seccomp filter that refuses
+// socket(AF_UNIX), socketpair(AF_UNIX, SOCK_DGRAM) and io_uring: pathname
+// unix sockets belong to no network namespace, and through them the
+// command would reach the host's daemons (a container engine, an X
+// server, an SSH agent). Pipes between the command's own processes
+// (socketpair of streams) still work; a unix socket server of its own
+// does not. Landlock's TCP rules are used only as a partial fallback with
+// BestEffort when no namespace can be had: they miss Multipath TCP (Go's
+// default for listeners since 1.24) and UDP.
+//
+// Without user namespaces (disabled by sysctl or AppArmor, as on stock
+// Ubuntu 24.04 and later) there is no mount or network namespace:
+// Policy.WithoutMountNamespace then runs on Landlock alone, without the
+// read-only .git and the read-only rest, and Applied.Missing says so;
+// DenyNetwork cannot be had at all without BestEffort.
 //
 // Namespaces are always created inside a new user namespace, even for
 // root, so that a root command cannot setns(2) back into the host's. The
@@ -95,8 +113,11 @@
 //   - A terminal device the user owns can be read by path (/dev/pts/N).
 //   - A command cannot run a sandbox of its own inside this one: it cannot
 //     write /proc/self/uid_map.
-//   - A .git created by the command (git init) is writable.
-//   - Metadata is not confined: Landlock does not check chmod, chown or
-//     utimes, so a command may change the mode, times and (as root) owner
-//     of files outside the writable paths, though not their contents.
+//   - A .git created by the command (git init, git clone) while it runs
+//     is writable: the search for repositories happens when the policy is
+//     applied, and a repository deeper than gitSearchDepth, or past
+//     the search's budget, is not found.
+//   - Inside the writable paths metadata is the command's to change, as
+//     is everything else there.
+//   - With the network allowed, the host's unix sockets are reachable.
 package sandbox

@@ -1,11 +1,13 @@
 package sandbox
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -67,14 +69,19 @@ func setupSelf(pl *plan) (int, error) {
 		}
 		return 0, nil
 	}
-	if len(pl.ReadOnly) > 0 {
-		for _, p := range pl.ReadOnly {
-			if err := bindReadOnly(p); err != nil {
-				return ExitSetupFailed, fmt.Errorf("making %s read-only: %w", p, err)
-			}
+	if pl.ReadOnlyAll {
+		if err := readOnlyElsewhere(pl.Dirs, pl.Files); err != nil {
+			return ExitSetupFailed, fmt.Errorf("mounting all but the writable paths read-only: %w", err)
 		}
+	}
+	for _, p := range pl.ReadOnly {
+		if err := bindReadOnly(p); err != nil {
+			return ExitSetupFailed, fmt.Errorf("making %s read-only: %w", p, err)
+		}
+	}
+	if pl.ReadOnlyAll || len(pl.ReadOnly) > 0 {
 		// The working directory may lie under a path just covered by a
-		// mount; entering it again by name lands on the read-only copy.
+		// mount; entering it again by name lands on the new one.
 		if wd, err := syscall.Getwd(); err == nil {
 			if err := syscall.Chdir(wd); err != nil {
 				return ExitSetupFailed, fmt.Errorf("re-entering %s: %w", wd, err)
@@ -99,6 +106,13 @@ func setupSelf(pl *plan) (int, error) {
 	if pl.ABI > 0 {
 		if err := restrictThread(pl); err != nil {
 			return ExitSetupFailed, fmt.Errorf("landlock: %w", err)
+		}
+	}
+	if pl.NoUnix {
+		// Last: the helper itself needs no new socket from here on (a
+		// spawner's is open already).
+		if err := denyUnixSockets(); err != nil {
+			return ExitSetupFailed, fmt.Errorf("seccomp: %w", err)
 		}
 	}
 	return 0, nil
@@ -241,6 +255,51 @@ func bindReadOnly(path string) error {
 	}
 	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 		return fmt.Errorf("move_mount: %w", err)
+	}
+	return nil
+}
+
+// readOnlyElsewhere makes every mount of this process's mount namespace
+// read-only except the writable paths. Each writable path is cloned
+// first, with its mounts as the host has them, then the whole tree is
+// made read-only and the clones are put back over their paths: what the
+// host had read-only stays so, and nothing is made writable that was not.
+// Device nodes need no clone: a read-only mount does not stop writes to a
+// device. Like bindReadOnly, nothing here propagates to the host.
+func readOnlyElsewhere(dirs, files []string) error {
+	paths := make([]string, 0, len(dirs)+len(files))
+	paths = append(paths, dirs...)
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.Mode()&os.ModeDevice != 0 {
+			continue
+		}
+		paths = append(paths, f)
+	}
+	// Parents before children, so that a child's clone lands on top of
+	// its parent's; a path met twice is cloned once.
+	slices.SortFunc(paths, func(a, b string) int { return cmp.Compare(len(a), len(b)) })
+	paths = slices.Compact(paths)
+	clones := make([]int, 0, len(paths))
+	defer func() {
+		for _, fd := range clones {
+			unix.Close(fd)
+		}
+	}()
+	for _, p := range paths {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
+		if err != nil {
+			return fmt.Errorf("open_tree %s: %w", p, err)
+		}
+		clones = append(clones, fd)
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("mount_setattr /: %w", err)
+	}
+	for i, p := range paths {
+		if err := unix.MoveMount(clones[i], "", unix.AT_FDCWD, p, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("move_mount %s: %w", p, err)
+		}
 	}
 	return nil
 }

@@ -86,6 +86,15 @@ type Policy struct {
 	// BestEffort applies what the kernel offers and reports the rest in
 	// Applied.Missing, instead of failing Wrap.
 	BestEffort bool
+
+	// WithoutMountNamespace runs without what only a mount namespace
+	// gives (the read-only .git directories and the read-only rest of the
+	// file system) when none can be had, as where unprivileged user
+	// namespaces are disabled (stock Ubuntu 24.04 and later), and names
+	// what is lost in Applied.Missing, instead of failing Wrap. Landlock
+	// still confines writes. Everything else still fails without
+	// BestEffort.
+	WithoutMountNamespace bool
 }
 
 // Applied is what Wrap arranged for a command.
@@ -100,8 +109,14 @@ type Applied struct {
 	// TempDir and the null devices. Empty when writes are not confined.
 	Writable []string
 	// ReadOnly lists the paths under Writable that are mounted read-only
-	// (the .git of writable directories).
+	// (the .git of writable directories, and the directories their gitdir
+	// lines name).
 	ReadOnly []string
+	// ReadOnlyElsewhere: everything outside Writable is mounted read-only
+	// in the command's mount namespace, so that changes Landlock does not
+	// check (chmod, chown, utimes, extended attributes) fail there with
+	// EROFS.
+	ReadOnlyElsewhere bool
 	// TempDir is the command's private TMPDIR ("" in mode Off).
 	TempDir string
 	// Scoped: the command cannot signal processes outside its sandbox nor
@@ -113,8 +128,13 @@ type Applied struct {
 	// TCPRules: Landlock forbids TCP connect and bind, a partial stand-in
 	// for the namespace (Multipath TCP and UDP are not covered).
 	TCPRules bool
+	// NoUnixSockets: a seccomp filter refuses socket(AF_UNIX),
+	// socketpair(AF_UNIX, SOCK_DGRAM) and io_uring, so the command cannot
+	// reach the host's pathname unix sockets (DenyNetwork only).
+	NoUnixSockets bool
 	// Missing names what the policy asks for and the kernel could not
-	// give; only ever non-empty with BestEffort.
+	// give; only ever non-empty with BestEffort, or with
+	// WithoutMountNamespace for what needs a mount namespace.
 	Missing []string
 	// Shared: the command was started by a Spawner and shares its Landlock
 	// domain, namespaces and temporary root with the spawner's other
@@ -149,10 +169,15 @@ func (a *Applied) String() string {
 	if len(a.ReadOnly) > 0 {
 		parts = append(parts, fmt.Sprintf("read-only .git %d", len(a.ReadOnly)))
 	}
+	if a.ReadOnlyElsewhere {
+		parts = append(parts, "read-only elsewhere")
+	}
 	if a.Scoped {
 		parts = append(parts, "scoped ipc")
 	}
 	switch {
+	case a.NetNamespace && a.NoUnixSockets:
+		parts = append(parts, "network denied (namespace, no unix sockets)")
 	case a.NetNamespace:
 		parts = append(parts, "network denied (namespace)")
 	case a.TCPRules:

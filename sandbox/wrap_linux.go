@@ -33,6 +33,8 @@ type plan struct {
 	TCPDeny     bool     `json:"tcpDeny,omitempty"`     // Landlock denies TCP connect and bind
 	Loopback    bool     `json:"loopback,omitempty"`    // bring up lo in the new network namespace
 	ReadOnly    []string `json:"readOnly,omitempty"`    // paths to mount read-only
+	ReadOnlyAll bool     `json:"readOnlyAll,omitempty"` // mount everything but Dirs and Files read-only
+	NoUnix      bool     `json:"noUnix,omitempty"`      // seccomp: no unix sockets that can address a path
 	DropCaps    bool     `json:"dropCaps,omitempty"`    // clear the ambient capabilities before exec
 	Probe       bool     `json:"probe,omitempty"`       // set up namespaces and exit 0
 	Serve       bool     `json:"serve,omitempty"`       // be a Spawner's helper (fd 3 is its socket)
@@ -58,8 +60,11 @@ var kernelABI = func() int {
 type prepared struct {
 	pl      plan
 	applied Applied
-	missing []string
-	nsFlags uintptr // namespaces to create, with a user namespace
+	missing []string // what the policy needs and this kernel lacks
+	// degraded is what Policy.WithoutMountNamespace lets go without a
+	// mount namespace; it is reported like missing, but does not fail.
+	degraded []string
+	nsFlags  uintptr // namespaces to create, with a user namespace
 }
 
 // prepare works out what p means here, without side effects. The TempDir
@@ -112,9 +117,16 @@ func (p *Policy) prepare() (*prepared, error) {
 		}
 	}
 
+	if p.Mode != Off && pr.pl.FS {
+		// Landlock does not check chmod, chown or utimes; a mount
+		// namespace in which only the writable paths are writable turns
+		// them into EROFS everywhere else.
+		pr.pl.ReadOnlyAll = true
+	}
+	needMounts := len(pr.pl.ReadOnly) > 0 || pr.pl.ReadOnlyAll
 	var nsErr error
-	if p.Network == DenyNetwork || len(pr.pl.ReadOnly) > 0 {
-		nsErr = probeNamespaces()
+	if p.Network == DenyNetwork || needMounts {
+		nsErr = namespaceProbe()
 	}
 	if p.Network == DenyNetwork {
 		if nsErr == nil {
@@ -127,14 +139,30 @@ func (p *Policy) prepare() (*prepared, error) {
 				pr.pl.ABI, pr.pl.TCPDeny = abi, true
 			}
 		}
-	}
-	if len(pr.pl.ReadOnly) > 0 {
-		if nsErr == nil {
-			pr.nsFlags |= unix.CLONE_NEWNS
+		if err := seccompAvailable(); err == nil {
+			pr.pl.NoUnix = true
 		} else {
-			pr.missing = append(pr.missing, fmt.Sprintf("no mount namespace (%v): cannot keep %s read-only", nsErr, strings.Join(pr.pl.ReadOnly, ", ")))
-			pr.pl.ReadOnly = nil
+			pr.missing = append(pr.missing, fmt.Sprintf("no seccomp filter (%v): pathname unix sockets stay reachable", err))
 		}
+	}
+	if needMounts && nsErr != nil {
+		what := []string{}
+		if len(pr.pl.ReadOnly) > 0 {
+			what = append(what, "keep "+strings.Join(pr.pl.ReadOnly, ", ")+" read-only")
+		}
+		if pr.pl.ReadOnlyAll {
+			what = append(what, "stop chmod, chown and utimes outside the writable paths")
+		}
+		msg := fmt.Sprintf("no mount namespace (%v): cannot %s", nsErr, strings.Join(what, ", nor "))
+		if p.WithoutMountNamespace {
+			pr.degraded = append(pr.degraded, msg)
+		} else {
+			pr.missing = append(pr.missing, msg)
+		}
+		pr.pl.ReadOnly, pr.pl.ReadOnlyAll = nil, false
+	}
+	if nsErr == nil && needMounts {
+		pr.nsFlags |= unix.CLONE_NEWNS
 	}
 
 	a := &pr.applied
@@ -143,10 +171,12 @@ func (p *Policy) prepare() (*prepared, error) {
 		a.Writable = append(append([]string(nil), pr.pl.Dirs...), pr.pl.Files...)
 	}
 	a.ReadOnly = pr.pl.ReadOnly
+	a.ReadOnlyElsewhere = pr.pl.ReadOnlyAll
 	a.Scoped = pr.pl.Scoped
 	a.NetNamespace = pr.pl.Loopback
 	a.TCPRules = pr.pl.TCPDeny
-	a.Missing = pr.missing
+	a.NoUnixSockets = pr.pl.NoUnix
+	a.Missing = append(pr.missing, pr.degraded...)
 	return pr, nil
 }
 
@@ -356,6 +386,10 @@ func readIDMap(name string) []syscall.SysProcIDMap {
 }
 
 const maxInt = int(^uint(0) >> 1)
+
+// namespaceProbe is probeNamespaces; tests replace it to simulate a
+// machine without user namespaces.
+var namespaceProbe = probeNamespaces
 
 // probeNamespaces checks once, by starting the helper in probe mode,
 // that a user namespace with a network and a mount namespace can be had
