@@ -2,10 +2,15 @@ package client
 
 import (
 	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/utf8cut"
+	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -21,6 +26,11 @@ import (
 //   - on the last update: _meta.terminal_exit = {terminal_id, exit_code,
 //     signal}.
 //
+// JetBrains' form (codex-acp's TypeScript adapter): the client declares
+// clientCapabilities._meta.terminal_output_delta = true, and the agent
+// sends _meta.terminal_output_delta = {terminal_id, data} in place of
+// terminal_output, each data appended to the output.
+//
 // The ACP v2 draft's form, which acpterm decodes inside v1 sessions as Zed
 // does, and asks for with clientCapabilities._meta.terminal_update = true
 // (acp.MetaTerminalUpdate):
@@ -34,9 +44,33 @@ import (
 // displayTerminals adapter turns these into the terminal events the
 // renderers already draw, with Info.Display set on the created event: no
 // process of acpterm's runs them (see isDisplay).
+//
+// Real agents leave gaps the adapter fills from the tool call that
+// carries the terminal (ACP-NOTES §12):
+//
+//   - codex sends no terminal_output for a quick command: the output is
+//     only in the final update's rawOutput (formatted_output,
+//     aggregated_output, stdout). When a tool call ends and its display
+//     terminal got no output, the first of those that is a string, or
+//     else the tool call's text content (claude's error text), becomes its
+//     output, clipped to its last maxFallbackOutput bytes.
+//   - claude ends a failed command with status: failed and no
+//     terminal_exit. A tool call that ends (completed or failed) ends its
+//     display terminals that have not exited, with no exit status; the
+//     renderers show the tool call's status for it.
+//   - claude announces its terminal before the command is known (title
+//     "Terminal", empty rawInput) and brings the command on a later
+//     update. A display terminal's command and cwd follow the tool call's
+//     rawInput (command, as a line or an argv, and cwd) or, failing that,
+//     its title: a second created event for the same id, which the
+//     renderers take as an update (displayUpdated).
 
 // metaTerminalOutputKey is the capability key and the update key.
 const metaTerminalOutputKey = acp.MetaTerminalOutput
+
+// metaTerminalOutputDeltaKey is JetBrains' capability key and update key,
+// as codex-acp's TypeScript adapter reads and writes them.
+const metaTerminalOutputDeltaKey = "terminal_output_delta"
 
 // isDisplay reports whether a created event's Info is that of a
 // display-only terminal.
@@ -52,16 +86,37 @@ type displayTerminals struct {
 	exited int                       // how many of known have exited
 	own    map[string]bool           // ids of acpterm's own terminals (ownTerminal)
 	titles map[acp.ToolCallID]string // to name a terminal first seen on an update
+	// calls are the display terminals of each running tool call, which
+	// its end ends (at most maxToolTerminals each, forgotten at its end
+	// and with titles).
+	calls map[acp.ToolCallID][]string
+	// agentSandbox, when set, says how the agent itself is confined: the
+	// commands it runs are, the same way (see setAgentSandbox).
+	agentSandbox func() *sandbox.Applied
 }
 
 // displayTerm is what is remembered of a display terminal.
 type displayTerm struct {
-	shown  uint64 // output bytes passed on, for v2 output snapshots
-	exited bool
+	shown   uint64 // output bytes passed on, for v2 output snapshots
+	exited  bool
+	command string // as last announced, to announce changes only
+	args    []string
+	cwd     string
+	titled  bool // command is the tool call's title, not a command
 }
 
 func newDisplayTerminals(r Renderer) *displayTerminals {
-	return &displayTerminals{r: r, known: map[string]*displayTerm{}, own: map[string]bool{}, titles: map[acp.ToolCallID]string{}}
+	return &displayTerminals{r: r, known: map[string]*displayTerm{}, own: map[string]bool{},
+		titles: map[acp.ToolCallID]string{}, calls: map[acp.ToolCallID][]string{}}
+}
+
+// setAgentSandbox tells the adapter how to learn the agent's own sandbox,
+// which is the sandbox of every command the agent runs itself: display
+// terminals carry it in Info.Sandbox from then on.
+func (d *displayTerminals) setAgentSandbox(f func() *sandbox.Applied) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.agentSandbox = f
 }
 
 // ownTerminal notes that id names one of acpterm's own terminals. The
@@ -81,30 +136,52 @@ func (d *displayTerminals) ownTerminal(id string) {
 // its _meta describes, so that a tool call's terminal exists, and has its
 // status, by the time the renderer sees the tool call.
 func (d *displayTerminals) SessionUpdate(n *acp.SessionNotification, raw json.RawMessage) {
-	var meta acp.Meta
-	var id acp.ToolCallID
-	var status *acp.ToolCallStatus
+	sid := string(n.SessionID)
+	var c callUpdate
 	switch u := n.Update.(type) {
 	case *acp.ToolCall:
-		meta, id, status = u.Meta, u.ToolCallID, &u.Status
-		d.setTitle(id, u.Title)
+		c = callUpdate{id: u.ToolCallID, meta: u.Meta, status: u.Status, content: u.Content, rawInput: u.RawInput, rawOutput: u.RawOutput, title: u.Title}
+		d.setTitle(c.id, u.Title)
 	case *acp.ToolCallUpdate:
-		meta, id, status = u.Meta, u.ToolCallID, u.Status
+		c = callUpdate{id: u.ToolCallID, meta: u.Meta, content: u.Content, rawInput: u.RawInput, rawOutput: u.RawOutput}
+		if u.Status != nil {
+			c.status = *u.Status
+		}
 		if u.Title != nil {
-			d.setTitle(id, *u.Title)
+			c.title = *u.Title
+			d.setTitle(c.id, *u.Title)
 		}
 	case *acp.UnknownSessionUpdate:
-		d.fromV2(string(n.SessionID), n.Update)
+		d.fromV2(sid, n.Update)
 	}
-	if len(meta) > 0 {
-		d.fromMeta(string(n.SessionID), id, meta)
-	}
-	if status != nil && toolDone(*status) {
-		d.mu.Lock()
-		delete(d.titles, id)
-		d.mu.Unlock()
+	if c.id != "" || len(c.meta) > 0 {
+		d.fromMeta(sid, &c)
+		d.fromCall(sid, &c)
+		done := toolDone(c.status)
+		if done {
+			d.fallback(sid, &c)
+		}
+		if exit, ok := metaExit(c.meta); ok {
+			d.exit(sid, string(exit.TerminalID), exit.ExitCode, exit.Signal)
+		}
+		if done {
+			d.endCall(sid, c.id)
+			d.mu.Lock()
+			delete(d.titles, c.id)
+			d.mu.Unlock()
+		}
 	}
 	d.r.SessionUpdate(n, raw)
+}
+
+// callUpdate is what the adapter reads of a tool_call or tool_call_update.
+type callUpdate struct {
+	id                  acp.ToolCallID
+	meta                acp.Meta
+	status              acp.ToolCallStatus
+	title               string
+	content             []acp.ToolCallContent
+	rawInput, rawOutput json.RawMessage
 }
 
 // Bounds of the titles remembered to name display terminals: the map
@@ -127,20 +204,229 @@ func (d *displayTerminals) setTitle(id acp.ToolCallID, title string) {
 	d.titles[id] = clipString(title, maxDisplayTitle)
 }
 
-func (d *displayTerminals) fromMeta(sessionID string, call acp.ToolCallID, meta acp.Meta) {
+// fromMeta creates the terminals a tool call's _meta names and passes on
+// their output; the exit is left to the caller, after fromCall.
+func (d *displayTerminals) fromMeta(sessionID string, c *callUpdate) {
+	if len(c.meta) == 0 {
+		return
+	}
+	// A terminal is named by the command of its tool call's rawInput,
+	// else by the tool call's title (create).
+	command, args, cwd, _ := commandOf(c.rawInput)
 	var info acp.MetaTerminalInfoValue
-	if decodeMeta(meta, acp.MetaTerminalInfo, &info) && info.TerminalID != "" {
-		d.create(sessionID, call, string(info.TerminalID), "", info.Cwd)
+	if decodeMeta(c.meta, acp.MetaTerminalInfo, &info) && info.TerminalID != "" {
+		if info.Cwd != "" {
+			cwd = info.Cwd
+		}
+		d.create(sessionID, c.id, string(info.TerminalID), command, args, cwd)
 	}
-	var out acp.MetaTerminalOutputValue
-	if decodeMeta(meta, metaTerminalOutputKey, &out) && out.TerminalID != "" {
-		d.create(sessionID, call, string(out.TerminalID), "", "")
-		d.output(sessionID, string(out.TerminalID), []byte(out.Data))
+	for _, key := range []string{metaTerminalOutputKey, metaTerminalOutputDeltaKey} {
+		var out acp.MetaTerminalOutputValue
+		if decodeMeta(c.meta, key, &out) && out.TerminalID != "" {
+			d.create(sessionID, c.id, string(out.TerminalID), command, args, cwd)
+			d.output(sessionID, string(out.TerminalID), []byte(out.Data))
+		}
 	}
+	if exit, ok := metaExit(c.meta); ok {
+		d.create(sessionID, c.id, string(exit.TerminalID), command, args, cwd)
+	}
+}
+
+// metaExit is the terminal_exit of a tool call's _meta, if it has one.
+func metaExit(meta acp.Meta) (acp.MetaTerminalExitValue, bool) {
 	var exit acp.MetaTerminalExitValue
-	if decodeMeta(meta, acp.MetaTerminalExit, &exit) && exit.TerminalID != "" {
-		d.create(sessionID, call, string(exit.TerminalID), "", "")
-		d.exit(sessionID, string(exit.TerminalID), exit.ExitCode, exit.Signal)
+	ok := decodeMeta(meta, acp.MetaTerminalExit, &exit) && exit.TerminalID != ""
+	return exit, ok
+}
+
+// displayInput is the part of a tool call's rawInput that names the
+// command it runs: a shell line (claude, qwen) or an argv (codex), and the
+// directory.
+type displayInput struct {
+	Command json.RawMessage `json:"command"`
+	Cwd     string          `json:"cwd"`
+}
+
+// commandOf reads the command of a rawInput: a line, or an argv whose
+// first word is the program; ok is false when there is none.
+func commandOf(rawInput json.RawMessage) (command string, args []string, cwd string, ok bool) {
+	var in displayInput
+	if len(rawInput) == 0 || json.Unmarshal(rawInput, &in) != nil {
+		return "", nil, "", false
+	}
+	if !filepath.IsAbs(in.Cwd) {
+		in.Cwd = ""
+	}
+	var line string
+	if json.Unmarshal(in.Command, &line) == nil && line != "" {
+		return line, nil, in.Cwd, true
+	}
+	var argv []string
+	if json.Unmarshal(in.Command, &argv) == nil && len(argv) > 0 && argv[0] != "" {
+		if len(argv) > maxToolTerminals*4 {
+			argv = argv[:maxToolTerminals*4]
+		}
+		return argv[0], argv[1:], in.Cwd, true
+	}
+	return "", nil, in.Cwd, in.Cwd != ""
+}
+
+// fromCall notes which display terminals the tool call embeds, and
+// updates their command and cwd from its rawInput or title.
+func (d *displayTerminals) fromCall(sessionID string, c *callUpdate) {
+	d.mu.Lock()
+	ids := d.calls[c.id]
+	for _, tc := range c.content {
+		if t, ok := tc.(*acp.Terminal); ok {
+			id := string(t.TerminalID)
+			if d.known[id] != nil && len(ids) < maxToolTerminals && !contains(ids, id) {
+				if _, ok := d.calls[c.id]; !ok && len(d.calls) >= maxDisplayTitles {
+					clear(d.calls)
+				}
+				ids = append(ids, id)
+				d.calls[c.id] = ids
+			}
+		}
+	}
+	d.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	command, args, cwd, ok := commandOf(c.rawInput)
+	if !ok && c.title == "" {
+		return
+	}
+	titled := command == ""
+	if titled {
+		command = c.title
+	}
+	for _, id := range ids {
+		d.update(sessionID, id, command, slices.Clone(args), cwd, titled)
+	}
+}
+
+// update announces a display terminal's new command or cwd, if either
+// changed: a created event for a terminal the renderers have. A title
+// (titled) names only a terminal that has no command but a title.
+func (d *displayTerminals) update(sessionID, id, command string, args []string, cwd string, titled bool) {
+	command = clipString(command, maxDisplayTitle)
+	for i, a := range args {
+		args[i] = clipString(a, maxDisplayTitle)
+	}
+	if len(cwd) > maxDisplayTitle {
+		cwd = ""
+	}
+	d.mu.Lock()
+	t := d.known[id]
+	if t == nil || t.exited {
+		d.mu.Unlock()
+		return
+	}
+	if command == "" || titled && !t.titled {
+		command, args = t.command, t.args
+	} else {
+		t.titled = titled
+	}
+	if cwd == "" {
+		cwd = t.cwd
+	}
+	if command == t.command && slices.Equal(args, t.args) && cwd == t.cwd {
+		d.mu.Unlock()
+		return
+	}
+	t.command, t.args, t.cwd = command, args, cwd
+	info := d.info(sessionID, id, t)
+	d.mu.Unlock()
+	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: sessionID, TerminalID: id, Info: info})
+}
+
+// info is the Info of a display terminal (d.mu held).
+func (d *displayTerminals) info(sessionID, id string, t *displayTerm) *terminal.Info {
+	info := &terminal.Info{SessionID: sessionID, TerminalID: id, Command: t.command, Args: t.args, Cwd: t.cwd, Started: time.Now(), Display: true}
+	if d.agentSandbox != nil {
+		info.Sandbox = d.agentSandbox()
+	}
+	return info
+}
+
+// maxFallbackOutput bounds the output a display terminal is given from
+// its tool call (endCall): its last bytes, as a terminal keeps its tail.
+const maxFallbackOutput = 64 << 10
+
+// rawCommandOutput is the part of a tool call's rawOutput that holds a
+// command's output, in codex's words. Each is read as a string only.
+type rawCommandOutput struct {
+	FormattedOutput  json.RawMessage `json:"formatted_output"`
+	AggregatedOutput json.RawMessage `json:"aggregated_output"`
+	Stdout           json.RawMessage `json:"stdout"`
+}
+
+// fallbackOutput is the output a tool call carries for a terminal that got
+// none: the first of rawOutput's output fields that is a string, else its
+// text content.
+func fallbackOutput(rawOutput json.RawMessage, content []acp.ToolCallContent) string {
+	var ro rawCommandOutput
+	if len(rawOutput) > 0 && json.Unmarshal(rawOutput, &ro) == nil {
+		for _, f := range []json.RawMessage{ro.FormattedOutput, ro.AggregatedOutput, ro.Stdout} {
+			var s string
+			if len(f) > 0 && json.Unmarshal(f, &s) == nil {
+				return s
+			}
+		}
+	}
+	var b strings.Builder
+	for _, c := range content {
+		if c, ok := c.(*acp.Content); ok {
+			if t, ok := c.Content.(*acp.TextContent); ok && t.Text != "" {
+				if b.Len() > 0 {
+					b.WriteString("\n")
+				}
+				b.WriteString(utf8cut.Tail(t.Text, maxFallbackOutput))
+				if b.Len() > 2*maxFallbackOutput {
+					break
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// fallback gives each display terminal of an ended tool call that got no
+// output the tool call's own (fallbackOutput).
+func (d *displayTerminals) fallback(sessionID string, c *callUpdate) {
+	d.mu.Lock()
+	var silent []string
+	for _, id := range d.calls[c.id] {
+		if t := d.known[id]; t != nil && !t.exited && t.shown == 0 {
+			silent = append(silent, id)
+		}
+	}
+	d.mu.Unlock()
+	if len(silent) == 0 {
+		return
+	}
+	out := utf8cut.Tail(fallbackOutput(c.rawOutput, c.content), maxFallbackOutput)
+	if out == "" {
+		return
+	}
+	if !strings.HasSuffix(out, "\n") {
+		out += "\n" // the output's last line is complete
+	}
+	for _, id := range silent {
+		d.output(sessionID, id, []byte(out))
+	}
+}
+
+// endCall ends the display terminals of a tool call that ended: those that
+// have not exited exit with no exit status, which the renderers show as
+// the tool call's status.
+func (d *displayTerminals) endCall(sessionID string, call acp.ToolCallID) {
+	d.mu.Lock()
+	ids := d.calls[call]
+	delete(d.calls, call)
+	d.mu.Unlock()
+	for _, id := range ids {
+		d.exit(sessionID, id, nil, nil)
 	}
 }
 
@@ -148,7 +434,7 @@ func (d *displayTerminals) fromMeta(sessionID string, call acp.ToolCallID, meta 
 // are left to the renderer. Malformed ones are ignored: display only.
 func (d *displayTerminals) fromV2(sessionID string, u acp.SessionUpdate) {
 	if c, err := acp.V2TerminalOutputChunkOf(u); c != nil && err == nil && c.TerminalID != "" {
-		d.create(sessionID, "", string(c.TerminalID), "", "")
+		d.create(sessionID, "", string(c.TerminalID), "", nil, "")
 		d.output(sessionID, string(c.TerminalID), c.Data)
 		return
 	}
@@ -164,7 +450,9 @@ func (d *displayTerminals) fromV2(sessionID string, u acp.SessionUpdate) {
 	if tu.Cwd != nil {
 		cwd = string(*tu.Cwd)
 	}
-	d.create(sessionID, "", id, cmd, cwd)
+	d.create(sessionID, "", id, cmd, nil, cwd)
+	// A later terminal_update may bring the command or cwd (an upsert).
+	d.update(sessionID, id, cmd, nil, cwd, false)
 	if tu.Output != nil {
 		// An authoritative snapshot of the whole output. The renderers
 		// append, so what goes on is the part past what they were given:
@@ -198,7 +486,7 @@ const maxDisplayTerminals = 1024
 
 // create announces terminal id once, named by its command or else by the
 // title of the tool call it came with.
-func (d *displayTerminals) create(sessionID string, call acp.ToolCallID, id, command, cwd string) {
+func (d *displayTerminals) create(sessionID string, call acp.ToolCallID, id, command string, args []string, cwd string) {
 	d.mu.Lock()
 	if d.known[id] != nil || d.own[id] || len(id) > maxDisplayTitle {
 		d.mu.Unlock()
@@ -216,14 +504,27 @@ func (d *displayTerminals) create(sessionID string, call acp.ToolCallID, id, com
 		d.mu.Unlock()
 		return
 	}
-	d.known[id] = &displayTerm{}
-	if command == "" {
-		command = d.titles[call]
+	titled := command == ""
+	if titled {
+		command, args = d.titles[call], nil
 	}
-	command = clipString(command, maxDisplayTitle)
+	if len(cwd) > maxDisplayTitle {
+		cwd = ""
+	}
+	t := &displayTerm{command: clipString(command, maxDisplayTitle), cwd: cwd, titled: titled}
+	for _, a := range args {
+		t.args = append(t.args, clipString(a, maxDisplayTitle))
+	}
+	d.known[id] = t
+	if call != "" && len(d.calls[call]) < maxToolTerminals {
+		if _, ok := d.calls[call]; !ok && len(d.calls) >= maxDisplayTitles {
+			clear(d.calls)
+		}
+		d.calls[call] = append(d.calls[call], id)
+	}
+	info := d.info(sessionID, id, t)
 	d.mu.Unlock()
-	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: sessionID, TerminalID: id,
-		Info: &terminal.Info{SessionID: sessionID, TerminalID: id, Command: command, Cwd: cwd, Started: time.Now(), Display: true}})
+	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: sessionID, TerminalID: id, Info: info})
 }
 
 // output passes data on, unless the terminal has exited.

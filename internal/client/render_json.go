@@ -69,10 +69,14 @@ type jsonTerminalCreated struct {
 	// absent for a display terminal.
 	OutputByteLimit *uint64 `json:"outputByteLimit,omitempty"`
 	// Display marks a command the agent runs itself and streams to the
-	// client for display (the _meta.terminal_output extension).
+	// client for display (display.go's dialects): what the text renderer
+	// shows as "run by the agent". A display terminal's terminal_created
+	// comes again, with the same terminalId, when its tool call brings its
+	// command or cwd after it was announced.
 	Display bool `json:"display,omitempty"`
 	// Sandbox is how the command was confined; absent when acpterm ran it
-	// with no sandbox policy (and for display terminals).
+	// with no sandbox policy. For a display terminal it is the agent's own
+	// sandbox, absent when the agent is not confined.
 	Sandbox *jsonSandbox `json:"sandbox,omitempty"`
 }
 
@@ -224,6 +228,8 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 	t := r.terms[ev.TerminalID]
 	switch ev.Kind {
 	case terminal.EventCreated:
+		// A second one, for a display terminal, brings its command or cwd
+		// (display.go): written again, as the upsert it is.
 		if t == nil {
 			t = &jsonTerm{started: r.now()}
 			r.terms[ev.TerminalID] = t

@@ -276,6 +276,10 @@ func (r *textRenderer) TerminalEvent(ev terminal.Event) {
 		r.termOrder = append(r.termOrder, tv)
 		r.keptTails++
 		r.keepTails()
+	} else if ev.Kind == terminal.EventCreated && tv.display && ev.Info != nil {
+		// A display terminal's command, known at last (displayUpdated).
+		tv.command = clipString(textsafe.Line(commandLine(ev.Info)), maxShownCommand)
+		tv.sandbox = sandboxNote(ev.Info.Sandbox)
 	}
 	switch ev.Kind {
 	case terminal.EventOutput:
@@ -364,6 +368,16 @@ func (r *textRenderer) Finish(reason acp.StopReason) {
 		return
 	}
 	r.endText()
+	// A command the agent ran itself that nothing ended by now will not be
+	// heard of again: it did not finish, as far as anyone can tell.
+	for _, tv := range r.termOrder {
+		if tv.display && tv.status == nil && tv.endedAs == "" {
+			tv.endedAs = "unfinished"
+			if reason == acp.StopReasonCancelled {
+				tv.endedAs = "cancelled"
+			}
+		}
+	}
 	for tv := r.active.head; tv != nil; {
 		next := tv.next // enqueueTool unlinks tv
 		tv.cancelled = reason == acp.StopReasonCancelled

@@ -39,11 +39,12 @@ func (r *textRenderer) toolBlock(tv *toolView, now time.Time) string {
 	b.WriteString("\n")
 	// An agent may add a command's output as text beside its terminal, for
 	// clients that show no terminal (acp.AgentConn.RunCommand does); when
-	// acpterm ran the terminal its tail is printed below, and the text
-	// would print the output twice.
+	// acpterm ran the terminal, or the agent's display terminal has output
+	// (its own, or this text: display.go), its tail is printed below, and
+	// the text would print the output twice.
 	texts, more := tv.texts, tv.moreTexts
 	for _, id := range tv.terminals {
-		if r.terms[id] != nil {
+		if t := r.terms[id]; t != nil && (!t.display || t.tail.bytes > 0) {
 			texts, more = nil, 0
 			break
 		}
@@ -88,9 +89,18 @@ func (r *textRenderer) writeTerminal(b *strings.Builder, tv *termView, now time.
 		end = now
 	}
 	status := statusText(tv.status)
-	if statusFailed(tv.status) {
+	switch {
+	case tv.display && !hasExit(tv.status) && tv.endedAs != "":
+		// No exit status came: how its tool call ended says it.
+		status = textsafe.Line(tv.endedAs)
+		if tv.endedAs == string(acp.ToolCallStatusCompleted) {
+			status = r.st.green(status)
+		} else {
+			status = r.st.red(status)
+		}
+	case statusFailed(tv.status):
 		status = r.st.red(status)
-	} else if tv.status != nil {
+	case tv.status != nil:
 		status = r.st.green(status)
 	}
 	notes := " · " + formatDuration(end.Sub(tv.started))
@@ -100,7 +110,12 @@ func (r *textRenderer) writeTerminal(b *strings.Builder, tv *termView, now time.
 	if tv.tail.skipped > 0 {
 		notes += fmt.Sprintf(" · %s not shown here (display fell behind)", formatBytes(tv.tail.skipped))
 	}
-	if tv.sandbox != "" {
+	switch {
+	case tv.display && tv.sandbox != "":
+		notes += " · run by the agent, " + tv.sandbox
+	case tv.display:
+		notes += " · run by the agent"
+	case tv.sandbox != "":
 		notes += " · " + tv.sandbox
 	}
 	b.WriteString(r.st.dim("  └ ") + status + r.st.dim(notes) + "\n")

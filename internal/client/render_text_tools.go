@@ -67,12 +67,16 @@ func (l *toolList) remove(tv *toolView) {
 
 // termView is what the renderer knows of a terminal.
 type termView struct {
-	id       string
-	command  string
-	tail     *lineTail
-	limit    uint64
-	display  bool   // run by the agent, shown through _meta (display.go)
-	sandbox  string // how the command was confined, "" when it was not
+	id      string
+	command string
+	tail    *lineTail
+	limit   uint64
+	display bool   // run by the agent, shown through _meta (display.go)
+	sandbox string // how the command was confined, "" when it was not
+	// endedAs is how a display terminal with no exit status ended: the
+	// status of the tool call that ended it ("completed", "failed"), or
+	// "unfinished" (or "cancelled") at the end of the turn.
+	endedAs  string
 	started  time.Time
 	ended    time.Time
 	status   *terminal.ExitStatus
@@ -163,11 +167,26 @@ func contains(s []string, x string) bool {
 	return false
 }
 
+// hasExit reports whether st says how a command ended: an exit code or a
+// signal (a display terminal ended by its tool call has neither).
+func hasExit(st *terminal.ExitStatus) bool {
+	return st != nil && (st.ExitCode != nil || st.Signal != "")
+}
+
 func toolDone(s acp.ToolCallStatus) bool {
 	return s == acp.ToolCallStatusCompleted || s == acp.ToolCallStatusFailed
 }
 
 func (r *textRenderer) toolChanged(tv *toolView, isNew bool) {
+	if toolDone(tv.status) {
+		// Its display terminals end with it: the agent said all it will
+		// say of them (the adapter ended those it did not end).
+		for _, id := range tv.terminals {
+			if term := r.terms[id]; term != nil && term.display && term.endedAs == "" && !hasExit(term.status) {
+				term.endedAs = string(tv.status)
+			}
+		}
+	}
 	if tv.queued {
 		return
 	}
