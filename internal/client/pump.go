@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -17,6 +18,14 @@ func (d *driver) pumpEvents(sub *terminal.Subscription, disp *displayTerminals) 
 	defer d.wg.Done()
 	defer sub.Close()
 	defer d.shown.stop()
+	// The commands the agent runs itself are confined as it is. It is
+	// sandboxed before it starts, so before any display message.
+	disp.setAgentSandbox(func() *sandbox.Applied {
+		if a := d.agentSandbox; a != nil && a.Confined() {
+			return a
+		}
+		return nil
+	})
 	for {
 		ev, err := sub.Next(context.Background())
 		if err != nil {
