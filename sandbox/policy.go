@@ -117,6 +117,10 @@ type Applied struct {
 	// check (chmod, chown, utimes, extended attributes) fail there with
 	// EROFS.
 	ReadOnlyElsewhere bool
+	// GitSearchCut: the search for repositories in the writable paths
+	// stopped at its budget of directories, so a repository further on
+	// is writable.
+	GitSearchCut bool
 	// TempDir is the command's private TMPDIR ("" in mode Off).
 	TempDir string
 	// Scoped: the command cannot signal processes outside its sandbox nor
@@ -168,6 +172,9 @@ func (a *Applied) String() string {
 	}
 	if len(a.ReadOnly) > 0 {
 		parts = append(parts, fmt.Sprintf("read-only .git %d", len(a.ReadOnly)))
+	}
+	if a.GitSearchCut {
+		parts = append(parts, "search for .git cut short")
 	}
 	if a.ReadOnlyElsewhere {
 		parts = append(parts, "read-only elsewhere")

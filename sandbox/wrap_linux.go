@@ -202,23 +202,20 @@ func (pr *prepared) addWritable(w string) error {
 	return nil
 }
 
-// addGit marks the .git (a directory, or the file of a worktree) of each
-// writable directory read-only. Landlock only adds rights, so a read-only
-// hole in a writable tree needs a read-only bind mount instead; the helper
-// makes it in a private mount namespace. Making all of .git read-only,
-// not just hooks and config, also covers the other ways git can be pointed
-// at code (commondir, modules/*/config, …) and keeps .git from being
-// renamed away and replaced: a mount point cannot be.
+// addGit marks the .git (a directory, or the file of a worktree or a
+// submodule, with the directory its gitdir line names) of each writable
+// directory and of the repositories nested in them (findGit) read-only.
+// Landlock only adds rights, so a read-only hole in a writable tree needs
+// a read-only bind mount instead; the helper makes it in a private mount
+// namespace. Making all of .git read-only, not just hooks and config, also
+// covers the other ways git can be pointed at code (commondir,
+// modules/*/config, …) and keeps .git from being renamed away and
+// replaced: a mount point cannot be.
 func (pr *prepared) addGit() {
-	for _, d := range pr.pl.Dirs {
-		g := filepath.Join(d, ".git")
-		fi, err := os.Lstat(g)
-		if err != nil || fi.Mode()&os.ModeSymlink != 0 {
-			// A symlinked .git points elsewhere; its target is read-only
-			// unless it is itself listed as writable.
-			continue
-		}
-		pr.pl.ReadOnly = append(pr.pl.ReadOnly, g)
+	found, exhausted := findGit(pr.pl.Dirs, gitSearchBudget)
+	pr.pl.ReadOnly = append(pr.pl.ReadOnly, found...)
+	if exhausted {
+		pr.applied.GitSearchCut = true
 	}
 }
 

@@ -1,0 +1,87 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNestedGit: the repositories inside a writable directory are
+// read-only down to gitSearchDepth, the directory a .git file points to
+// as well; deeper ones, and the rest of the tree, are writable.
+func TestNestedGit(t *testing.T) { both(t, testNestedGit) }
+
+func testNestedGit(t *testing.T, b box) {
+	need(t, true)
+	root, _ := workspace(t)
+	mk := func(rel string) string {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mk("vendor/lib/.git/hooks")
+	mk("a/b/c/d/.git")
+	mk("a/b/c/d/e/.git") // depth 5: past the search
+	gitdir := mk("store/modules/sub")
+	mk("sub")
+	if err := os.WriteFile(filepath.Join(root, "sub/.git"), []byte("gitdir: ../store/modules/sub\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &Policy{Mode: WorkspaceWrite, Writable: []string{root}}
+	for _, rel := range []string{".git/config", "vendor/lib/.git/config", "vendor/lib/.git/hooks/post-checkout", "a/b/c/d/.git/config", "store/modules/sub/config"} {
+		b.wantAct(t, p, root, "EROFS", "write", filepath.Join(root, rel))
+	}
+	// The .git file itself cannot be pointed elsewhere.
+	b.wantAct(t, p, root, "EROFS", "write", filepath.Join(root, "sub/.git"))
+	b.wantAct(t, p, root, "ok", "write", filepath.Join(root, "a/b/c/d/e/.git/config"))
+	b.wantAct(t, p, root, "ok", "write", filepath.Join(root, "vendor/lib/main.go"))
+	b.wantAct(t, p, root, "ok", "write", filepath.Join(root, "store/other"))
+	if _, err := os.Stat(filepath.Join(gitdir, "config")); err == nil {
+		t.Error("the gitdir target was written")
+	}
+	p.WritableGit = true
+	b.wantAct(t, p, root, "ok", "write", filepath.Join(root, "vendor/lib/.git/config"))
+}
+
+// TestFindGitBudget: the search stops at its budget and says so.
+func TestFindGitBudget(t *testing.T) {
+	root := t.TempDir()
+	for i := range 3 {
+		if err := os.MkdirAll(filepath.Join(root, "d", strings.Repeat("x", i+1), ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found, cut := findGit([]string{root}, 100)
+	if len(found) != 3 || cut {
+		t.Fatalf("findGit = %v, cut %v; want 3 repositories", found, cut)
+	}
+	// root, d, and one of the three: the rest are not read.
+	found, cut = findGit([]string{root}, 3)
+	if len(found) != 1 || !cut {
+		t.Fatalf("findGit with a budget of 3 = %v, cut %v; want one repository, cut", found, cut)
+	}
+}
+
+func FuzzParseGitdir(f *testing.F) {
+	for _, s := range []string{"gitdir: ../x\n", "gitdir: /abs/path\r\n", "gitdir:x", "", "gitdir: \n", "gitdir: a\x00b", "gitdir: ok   \t\r\nmore"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir, ok := parseGitdir(b)
+		if !ok {
+			if dir != "" {
+				t.Fatalf("not ok with %q", dir)
+			}
+			return
+		}
+		if dir == "" || strings.ContainsAny(dir, "\x00\n") || dir != filepath.Clean(dir) {
+			t.Fatalf("parseGitdir(%q) = %q", b, dir)
+		}
+		if !strings.HasPrefix(string(b), "gitdir: ") {
+			t.Fatalf("accepted %q without the prefix", b)
+		}
+	})
+}
