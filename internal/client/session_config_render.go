@@ -40,8 +40,31 @@ func sessionLine(in SessionInfo) string {
 		parts = append(parts, s)
 	}
 	add("mode", in.Mode, in.ModeName)
-	add("model", in.Model, in.ModelName)
+	model, name := shownModel(in.Model, in.ModelName)
+	add("model", model, name)
 	return strings.Join(parts, " · ")
+}
+
+// shownModel is how the model line names a model. Some agents' model IDs
+// are internal keys made of several parts (qwen's
+// "$runtime|openai|mock-model(openai)"): such an ID is shown by the
+// agent's name for it alone, else by its last part, which names the model.
+// A plain ID is shown as it is, with the name beside it. The JSON events
+// keep the whole ID, which is what /model and --model take.
+func shownModel(id, name string) (string, string) {
+	if !strings.ContainsAny(id, "|$ \t") {
+		return id, name
+	}
+	if strings.TrimSpace(name) != "" {
+		return name, ""
+	}
+	parts := strings.FieldsFunc(id, func(r rune) bool { return r == '|' })
+	for i := len(parts) - 1; i >= 0; i-- {
+		if p := strings.TrimSpace(parts[i]); p != "" {
+			return p, ""
+		}
+	}
+	return id, ""
 }
 
 func (r *textRenderer) ShowSession(in SessionInfo) {
