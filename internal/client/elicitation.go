@@ -131,23 +131,8 @@ func formFields(form *acp.ElicitationFormMode) []formField {
 // ask asks for the field until the answer is valid: nil for an optional
 // field left empty, an error when the user cancelled.
 func (f *formField) ask(ctx context.Context, ed *lineEditor, out io.Writer) (acp.ElicitationContentValue, error) {
-	title, desc, def := describeField(f)
-	label := textsafe.Line(clipString(f.name, 60))
-	if title != "" && title != f.name {
-		label = textsafe.Line(clipString(title, 80)) + " [" + label + "]"
-	}
-	head := label
-	if desc != "" {
-		head += ": " + textsafe.Line(clipString(desc, 300))
-	}
-	if choices := fieldChoices(f.schema); len(choices) > 0 {
-		var b strings.Builder
-		for i, c := range choices {
-			fmt.Fprintf(&b, "\n  %d) %s", i+1, textsafe.Line(clipString(c.name, 80)))
-		}
-		head += b.String()
-	}
-	_, _ = io.WriteString(out, head+"\n")
+	_, _, def := describeField(f)
+	_, _ = io.WriteString(out, f.head()+"\n")
 	prompt := "  > "
 	if def != "" {
 		prompt = "  [" + textsafe.Line(clipString(def, 60)) + "] > "
@@ -177,6 +162,35 @@ func (f *formField) ask(ctx context.Context, ed *lineEditor, out io.Writer) (acp
 		}
 		_, _ = io.WriteString(out, "  "+problem+"\n")
 	}
+}
+
+// maxShownChoices is how many of a field's choices its question lists:
+// an agent may send any number, and each is a line. The others are
+// counted; any of them is still taken by its value or title.
+const maxShownChoices = 20
+
+// head is the question of a field: its title and name, its description
+// and the first maxShownChoices of its choices, numbered.
+func (f *formField) head() string {
+	title, desc, _ := describeField(f)
+	label := textsafe.Line(clipString(f.name, 60))
+	if title != "" && title != f.name {
+		label = textsafe.Line(clipString(title, 80)) + " [" + label + "]"
+	}
+	var b strings.Builder
+	b.WriteString(label)
+	if desc != "" {
+		b.WriteString(": " + textsafe.Line(clipString(desc, 300)))
+	}
+	choices := fieldChoices(f.schema)
+	for i, c := range choices {
+		if i == maxShownChoices {
+			fmt.Fprintf(&b, "\n  … and %s more (type one's value or title)", groupDigits(uint64(len(choices)-i)))
+			break
+		}
+		fmt.Fprintf(&b, "\n  %d) %s", i+1, textsafe.Line(clipString(c.name, 80)))
+	}
+	return b.String()
 }
 
 // describeField is a field's title, description and default as text.
