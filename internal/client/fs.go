@@ -16,6 +16,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/pathutil"
+	"github.com/acpterm/acpterm/sandbox"
 )
 
 // MaxReadBytes bounds the content one fs/read_text_file returns. The bound
@@ -44,22 +45,30 @@ const MaxReadBytes = 64 << 20
 // Writes create a missing file (mode 0644) but not missing parent
 // directories: an agent that wants a new directory runs mkdir in a
 // terminal, where the user sees it. A write replaces the file by rename
-// (see replaceFile), so a failed one leaves the old content whole.
+// (see replaceFile), so a failed one leaves the old content whole. Writes
+// also obey the Workspace's WritePolicy, the sandbox of the run's
+// commands: none in read-only, none into git's files in workspace-write.
 type Workspace struct {
-	roots []string   // absolute, symlinks resolved
-	dirs  []*os.Root // dirs[i] is roots[i], open until Close
+	roots  []string        // absolute, symlinks resolved
+	dirs   []*os.Root      // dirs[i] is roots[i], open until Close
+	above  [][]fs.FileInfo // above[i]: the directories above roots[i]
+	policy WritePolicy
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
 // NewWorkspace resolves and opens roots, which must be existing
-// directories. The caller closes the Workspace.
-func NewWorkspace(roots []string) (*Workspace, error) {
+// directories, for fs requests whose writes obey p (nil: sandbox.Off,
+// anything inside the roots). The caller closes the Workspace.
+func NewWorkspace(roots []string, p *WritePolicy) (*Workspace, error) {
 	if len(roots) == 0 {
 		return nil, errors.New("no workspace root")
 	}
 	ws := &Workspace{}
+	if p != nil {
+		ws.policy = *p
+	}
 	for _, r := range roots {
 		real, dir, err := openRoot(r)
 		if err != nil {
@@ -68,6 +77,7 @@ func NewWorkspace(roots []string) (*Workspace, error) {
 		}
 		ws.roots = append(ws.roots, real)
 		ws.dirs = append(ws.dirs, dir)
+		ws.above = append(ws.above, ancestors(real))
 	}
 	return ws, nil
 }
@@ -121,12 +131,21 @@ func (ws *Workspace) contains(real string) bool {
 // rootOf returns the first root holding real (clean and absolute) and the
 // path relative to it.
 func (ws *Workspace) rootOf(real string) (*os.Root, string, bool) {
+	i, rel, ok := ws.rootIndex(real)
+	if !ok {
+		return nil, "", false
+	}
+	return ws.dirs[i], rel, true
+}
+
+// rootIndex is rootOf with the root's index.
+func (ws *Workspace) rootIndex(real string) (int, string, bool) {
 	for i, r := range ws.roots {
 		if rel, ok := pathutil.Rel(real, r); ok {
-			return ws.dirs[i], rel, true
+			return i, rel, true
 		}
 	}
-	return nil, "", false
+	return 0, "", false
 }
 
 // resolve checks path and returns its real location. A missing file is
@@ -270,7 +289,10 @@ func openRegular(root *os.Root, rel string, flag int) (*os.File, error) {
 func (ws *Workspace) openErr(path string, err error) error {
 	var nr *notRegularError
 	var errno syscall.Errno
+	var ae *acp.Error
 	switch {
+	case errors.As(err, &ae):
+		return err // already the answer (a refusal by the write policy)
 	case errors.As(err, &nr):
 		return fmt.Errorf("%w: %q is %v", acp.ErrInvalidParams, path, nr)
 	case errors.Is(err, os.ErrClosed):
@@ -368,24 +390,35 @@ func readLines(ctx context.Context, r io.Reader, first uint64, limit *uint32, ma
 }
 
 // WriteTextFile serves fs/write_text_file: it replaces the file's content,
-// creating the file if missing (its parent directory must exist).
+// creating the file if missing (its parent directory must exist), where
+// the Workspace's WritePolicy allows it. A refusal by the policy is an
+// acp.ErrPermissionDenied error saying why.
 func (ws *Workspace) WriteTextFile(ctx context.Context, req *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
+	if ws.policy.Mode == sandbox.ReadOnly {
+		// Before anything is looked at: the answer is the same for any path.
+		return nil, readOnlyRefusal(req.Path)
+	}
 	real, err := ws.resolve(req.Path, true)
 	if err != nil {
 		return nil, err
 	}
-	root, rel, ok := ws.rootOf(real)
+	i, rel, ok := ws.rootIndex(real)
 	if !ok { // resolve checked it; kept for safety if that ever changes
 		return nil, ws.outsideErr(req.Path)
 	}
-	if err := replaceFile(root, rel, req.Content); err != nil {
+	dir, name, err := ws.writeDir(i, rel, req.Path)
+	if err == nil {
+		err = replaceFile(dir, name, req.Content)
+		dir.Close()
+	}
+	if err != nil {
 		return nil, ws.openErr(req.Path, err)
 	}
 	return &acp.WriteTextFileResponse{}, nil
 }
 
-// replaceFile gives rel in root the content by writing it to a new file in
-// the same directory and renaming that over rel. Written in place, a write
+// replaceFile gives name in dir the content by writing it to a new file in
+// the same directory and renaming that over name. Written in place, a write
 // failing midway (a full disk) would leave the file truncated or half
 // written, and a hard link to a file outside the roots would carry the
 // write there; replaced, the old file stays whole until the new one is
@@ -393,17 +426,12 @@ func (ws *Workspace) WriteTextFile(ctx context.Context, req *acp.WriteTextFileRe
 // permissions are kept, and its owner where the system allows it. There is
 // no fsync: the guarantee is against a failing write, not a power cut.
 //
-// The directory is opened once, beneath root, and the temporary file is
-// created, renamed and removed in it by name, so a directory swapped in
-// between cannot move any of it elsewhere. A symlink at rel is replaced,
-// not followed (resolve already followed the links it found).
-func replaceFile(root *os.Root, rel, content string) error {
-	dir, err := root.OpenRoot(filepath.Dir(rel))
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	name := filepath.Base(rel)
+// The directory is opened once, beneath the root (Workspace.writeDir),
+// and the temporary file is created, renamed and removed in it by name, so
+// a directory swapped in between cannot move any of it elsewhere. A
+// symlink at name is replaced, not followed (resolve already followed the
+// links it found).
+func replaceFile(dir *os.Root, name, content string) error {
 	old, err := dir.Lstat(name)
 	switch {
 	case err == nil && !old.Mode().IsRegular():

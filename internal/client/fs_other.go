@@ -14,3 +14,8 @@ func isNoDevice(err error) bool { return false }
 
 // keepOwner: no Unix owner to keep here.
 func keepOwner(f *os.File, old fs.FileInfo) {}
+
+// fileKey: no device and inode here; idSet compares with os.SameFile.
+type fileKey struct{}
+
+func keyOf(fi fs.FileInfo) (fileKey, bool) { return fileKey{}, false }

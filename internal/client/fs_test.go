@@ -45,7 +45,7 @@ func workspace(t *testing.T) (ws *Workspace, root, outside string) {
 	symlink("lines.txt", filepath.Join(root, "rel-link.txt"))
 	symlink("../lines.txt", filepath.Join(root, "sub", "up-link.txt"))
 	symlink("../outside/secret.txt", filepath.Join(root, "rel-escape.txt"))
-	ws, err := NewWorkspace([]string{root})
+	ws, err := NewWorkspace([]string{root}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,11 +207,11 @@ func TestNewWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, roots := range [][]string{nil, {filepath.Join(dir, "missing")}, {file}} {
-		if _, err := NewWorkspace(roots); err == nil {
+		if _, err := NewWorkspace(roots, nil); err == nil {
 			t.Errorf("NewWorkspace(%q) succeeded", roots)
 		}
 	}
-	ws, err := NewWorkspace([]string{dir, dir + "/."})
+	ws, err := NewWorkspace([]string{dir, dir + "/."}, nil)
 	if err != nil || len(ws.Roots()) != 2 {
 		t.Fatalf("NewWorkspace: %v, %v", ws, err)
 	}

@@ -29,3 +29,14 @@ func keepOwner(f *os.File, old fs.FileInfo) {
 		f.Chown(-1, int(st.Gid))
 	}
 }
+
+// fileKey identifies a file: its device and inode.
+type fileKey struct{ dev, ino uint64 }
+
+func keyOf(fi fs.FileInfo) (fileKey, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileKey{}, false
+	}
+	return fileKey{uint64(st.Dev), uint64(st.Ino)}, true
+}

@@ -275,7 +275,9 @@ func (d *driver) run(ctx context.Context) int {
 	if len(roots) == 0 {
 		roots = []string{cwd}
 	}
-	ws, err := NewWorkspace(roots)
+	// fs/write_text_file obeys the sandbox of the commands: the same mode
+	// and .git rule as sandboxPolicy gives them.
+	ws, err := NewWorkspace(roots, &WritePolicy{Mode: c.Sandbox, WritableGit: c.WritableGit})
 	if err != nil {
 		return d.usage("--root: %v", err)
 	}
