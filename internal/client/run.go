@@ -184,10 +184,16 @@ type driver struct {
 	caps acp.AgentCapabilities
 	perm *approver
 	mgr  *terminal.Manager
+	// end is r's last layer: closed once the run's end is shown, it drops
+	// what the agent sends after that (see endGate).
+	end *endGate
 	// shown is what terminal/create waits on (see shownGate).
 	shown *shownGate
-	conn  *acp.ClientConn
-	cmd   *exec.Cmd
+	// pumped is closed when pumpEvents has returned: every terminal
+	// event has been shown.
+	pumped chan struct{}
+	conn   *acp.ClientConn
+	cmd    *exec.Cmd
 
 	sandbox      *sandbox.Policy  // of the terminals, and of the agent with SandboxAgent
 	agentSandbox *sandbox.Applied // the agent's, with SandboxAgent
@@ -293,7 +299,8 @@ func (d *driver) run(ctx context.Context) int {
 
 	d.sw = newSwitchRenderer(c)
 	d.view = newSessionView(d.sw)
-	d.r = d.view
+	d.end = &endGate{Renderer: d.view}
+	d.r = d.end
 	var p *prompter
 	if c.TTYIn != nil && c.TTYOut != nil {
 		p = newPrompter(c.TTYIn, c.TTYOut, d.r.Suspend)
@@ -331,25 +338,33 @@ func (d *driver) run(ctx context.Context) int {
 	}
 	d.shown = newShownGate()
 	disp := newDisplayTerminals(d.r)
+	d.pumped = make(chan struct{})
 	d.wg.Add(3)
-	go d.pumpEvents(sub, disp)
+	go func() {
+		defer close(d.pumped)
+		d.pumpEvents(sub, disp)
+	}()
 	go d.tick()
 	go d.watchSignals()
 
 	h := &handler{Manager: d.mgr, ws: ws, perm: d.perm, r: d.r, disp: disp, shown: d.shown}
 	reason, code, msg := d.session(ctx, d.client(h))
 
-	d.shutdown(code == ExitAgent || d.wasKilled())
-	if err := d.agentSandbox.Cleanup(); err != nil {
-		d.warn("acpterm: removing the agent's TMPDIR: " + err.Error())
-	}
-	d.r.Finish(reason)
-	if msg != "" {
-		if reason == "" {
+	// The end of the turn is shown as soon as it is known, before the
+	// agent is shut down: an agent that ignores the end of its stdin
+	// holds the shutdown for seconds (see shutdown). The session's
+	// terminals go first, so that their ends are part of what is shown.
+	d.settle(code == ExitAgent || d.wasKilled())
+	d.end.close(func() {
+		d.r.Finish(reason)
+		if msg != "" && reason == "" {
 			d.r.Error(msg, code)
 		}
-		fmt.Fprintf(c.Stderr, "acpterm: %s\n", textsafe.Line(msg)) // it may quote the agent
+	})
+	if msg != "" {
+		d.writeStderr("acpterm: " + textsafe.Line(msg)) // it may quote the agent
 	}
+	d.shutdown()
 	return code
 }
 

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -128,46 +129,86 @@ func (d *driver) kill() {
 	d.perm.CancelAll()
 }
 
-// shutdown releases the session's terminals, stops the agent (at once when
-// hard, else in order: stdin closed, SIGTERM, SIGKILL), kills what is left
-// of its cgroup or process group, closes the terminal manager and joins
-// every goroutine of the run.
-//
-// It is bounded whatever the agent or a request handler does (barring
-// processes stuck in the kernel): releasing the terminals takes at most
-// KillGrace plus the 100 ms output drain; acp's Close of the agent at most
-// 2 s after stdin is closed, 2 s after SIGTERM, 2 s after SIGKILL, then 1 s
-// for request handlers, which are abandoned after that; the stderr pump
-// 200 ms; the session/cancel sender 5 s, running since the interrupt. So
-// after the turn ends, Run returns within KillGrace + 7.5 s; after a first
-// interrupt, within CancelGrace + KillGrace + 7.5 s (the agent is killed
-// when CancelGrace runs out, which makes its Close take 1 s at most); after
-// a second one, which kills everything at once, within about 1.5 s.
-func (d *driver) shutdown(hard bool) {
+// settle ends what the turn's last lines must show before they are
+// shown: the permission questions still open, the session's terminals
+// (released: killed if running) and the terminal manager, whose events the
+// pump has all shown when settle returns. When hard the agent is killed
+// first (it crashed, broke the protocol, or was killed already). The agent
+// itself is left for shutdown.
+func (d *driver) settle(hard bool) {
 	d.mu.Lock()
 	d.phase = phaseDone
-	conn, sid, errPipe := d.conn, d.sid, d.errPipe
+	conn, sid := d.conn, d.sid
 	d.mu.Unlock()
 	d.perm.CancelAll()
+	if conn != nil && hard {
+		conn.Kill()
+	}
+	if sid != "" {
+		d.mgr.ReleaseSession(string(sid))
+	}
+	// Close releases the terminals of any other session the agent named,
+	// and ends the pump after the events already queued.
+	_ = d.mgr.Close()
+	<-d.pumped
+}
+
+// shutdown stops the agent, after settle, in order: stdin closed,
+// SIGTERM, SIGKILL; kills what is left of its cgroup or process group,
+// removes its TMPDIR and joins every goroutine of the run.
+//
+// settle and shutdown are bounded whatever the agent or a request handler
+// does (barring processes stuck in the kernel): releasing the terminals
+// takes at most KillGrace plus the 100 ms output drain; acp's Close of the
+// agent at most 2 s after stdin is closed, 2 s after SIGTERM, 2 s after
+// SIGKILL, then 1 s for request handlers, which are abandoned after that;
+// the stderr pump 200 ms; the session/cancel sender 5 s, running since the
+// interrupt. So after the turn ends, Run returns within KillGrace + 7.5 s;
+// after a first interrupt, within CancelGrace + KillGrace + 7.5 s (the
+// agent is killed when CancelGrace runs out, which makes its Close take 1 s
+// at most); after a second one, which kills everything at once, within
+// about 1.5 s. An agent that exits mid-turn ends the turn within 1 s of its
+// exit however long what it left behind holds its stdout (acp.StartAgent),
+// and is then shut down hard: within KillGrace + 1.5 s of its exit.
+func (d *driver) shutdown() {
+	d.mu.Lock()
+	conn, errPipe := d.conn, d.errPipe
+	d.mu.Unlock()
 	if conn != nil {
-		if hard {
-			conn.Kill()
-		}
-		if sid != "" {
-			d.mgr.ReleaseSession(string(sid))
-		}
 		// Close kills what the agent left behind in its cgroup or group
 		// (ConnOptions.Contain).
-		if err := conn.Close(); err != nil {
+		if err := closeReport(conn.Close()); err != nil {
 			d.warn("acpterm: " + err.Error())
 		}
 		// A descendant of the agent outside its group may hold its stderr
 		// open; what it writes from now on is not waited for.
 		_ = errPipe.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 	}
-	_ = d.mgr.Close()
+	if err := d.agentSandbox.Cleanup(); err != nil {
+		d.warn("acpterm: removing the agent's TMPDIR: " + err.Error())
+	}
 	close(d.stop)
 	d.wg.Wait()
+}
+
+// closeReport is what of acp's Close error is worth a warning. An agent
+// that had to be sent SIGTERM after its stdin closed is not: codex and
+// claude, among others, stop that way every time. One that needed SIGKILL
+// is (acp.ErrAgentKilled), and so is everything else Close reports.
+func closeReport(err error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var keep []error
+		for _, e := range j.Unwrap() {
+			if e = closeReport(e); e != nil {
+				keep = append(keep, e)
+			}
+		}
+		return errors.Join(keep...)
+	}
+	if errors.Is(err, acp.ErrAgentSignalled) && !errors.Is(err, acp.ErrAgentKilled) {
+		return nil
+	}
+	return err
 }
 
 // cancelledByUser reports whether the user interrupted the turn (Ctrl-C or
