@@ -67,6 +67,11 @@ func NewWorkspace(roots []string, p *WritePolicy) (*Workspace, error) {
 	}
 	ws := &Workspace{}
 	if p != nil {
+		switch p.Mode {
+		case sandbox.Off, sandbox.ReadOnly, sandbox.WorkspaceWrite:
+		default:
+			return nil, fmt.Errorf("write policy: unknown sandbox mode %v", p.Mode)
+		}
 		ws.policy = *p
 	}
 	for _, r := range roots {

@@ -40,7 +40,15 @@ import (
 // The roots themselves are writable in WorkspaceWrite, as the sandbox's
 // sandbox.DefaultWritable makes them; the sandbox's further writable
 // paths lie outside the roots and so are never written through fs.
+//
+// The directories are checked as the write descends to them, through the
+// handles it writes with, so a directory swapped for a symlink into .git
+// mid-request is refused, not followed. What no check by the client can
+// stop is a directory renamed after it was checked: an agent that can
+// rename its way into .git can write there itself (an unconfined one), or
+// cannot (a .git the sandbox mounts read-only cannot be renamed).
 type WritePolicy struct {
+	// Mode is the sandbox mode of the run's commands; see above.
 	Mode sandbox.Mode
 	// WritableGit lets WorkspaceWrite write git's files too, as
 	// sandbox.Policy.WritableGit lets the commands.
@@ -189,23 +197,21 @@ func (ws *Workspace) writeDir(i int, rel, path string) (*os.Root, string, error)
 	if err == nil {
 		err = w.enter(cur, dirPath, fi)
 	}
-	if d := filepath.Dir(rel); d != "." && err == nil {
-		for c := range strings.SplitSeq(d, string(filepath.Separator)) {
-			var next *os.Root
-			next, err = w.step(cur, c)
-			cur.Close()
-			cur = next
-			if err != nil {
-				break
-			}
+	var comps []string
+	if d := filepath.Dir(rel); d != "." {
+		comps = strings.Split(d, string(filepath.Separator))
+	}
+	for _, c := range comps {
+		if err != nil {
+			break
+		}
+		var next *os.Root
+		next, fi, err = w.step(cur, c)
+		cur.Close()
+		cur = next
+		if err == nil {
 			dirPath = filepath.Join(dirPath, c)
-			fi, err = cur.Stat(".")
-			if err == nil {
-				err = w.enter(cur, dirPath, fi)
-			}
-			if err != nil {
-				break
-			}
+			err = w.enter(cur, dirPath, fi)
 		}
 	}
 	if err != nil {
@@ -217,32 +223,34 @@ func (ws *Workspace) writeDir(i int, rel, path string) (*os.Root, string, error)
 	return cur, name, nil
 }
 
-// step opens the directory c in cur without following a symlink: the
-// entry is looked at, then opened, and what was opened must be what was
-// looked at (a directory cannot be hard-linked, so it is that entry).
-func (w *gitWalk) step(cur *os.Root, c string) (*os.Root, error) {
+// step opens the directory c in cur without following a symlink, and
+// returns it with its stat: the entry is looked at, then opened, and what
+// was opened must be what was looked at (a directory cannot be hard-linked,
+// so it is that entry).
+func (w *gitWalk) step(cur *os.Root, c string) (*os.Root, fs.FileInfo, error) {
 	if isDotGit(c) {
-		return nil, gitRefusal(w.path, fmt.Sprintf("it is inside %q", c))
+		return nil, nil, gitRefusal(w.path, fmt.Sprintf("it is inside %q", c))
 	}
 	lfi, err := cur.Lstat(c)
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	case lfi.Mode()&fs.ModeSymlink != 0:
 		// resolve gave a path without symlinks: this one is new.
-		return nil, changedErr(w.path)
+		return nil, nil, changedErr(w.path)
 	case !lfi.IsDir():
-		return nil, &os.PathError{Op: "open", Path: c, Err: syscall.ENOTDIR}
+		return nil, nil, &os.PathError{Op: "open", Path: c, Err: syscall.ENOTDIR}
 	}
 	next, err := cur.OpenRoot(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if nfi, err := next.Stat("."); err != nil || !os.SameFile(lfi, nfi) {
+	nfi, err := next.Stat(".")
+	if err != nil || !os.SameFile(lfi, nfi) {
 		next.Close()
-		return nil, changedErr(w.path)
+		return nil, nil, changedErr(w.path)
 	}
-	return next, nil
+	return next, nfi, nil
 }
 
 // enter checks the directory dir (opened, at dirPath, fi its stat) that

@@ -23,7 +23,7 @@ func gitTree(t *testing.T) (root, outside string) {
 	root, outside = filepath.Join(base, "root"), filepath.Join(base, "outside")
 	for _, d := range []string{
 		"", ".git/hooks", "a/b/.git", "a/b/src", ".github", "up/.GIT", "up/.Git",
-		"wt/data/gd", "sp/inner", "abs/deep/gd", "out", "anc", "sep", "bare/objects", "bare/refs",
+		"wt/data/gd", "sp/inner", "abs/deep/gd", "out", "anc", "anc2", "sep", "bare/objects", "bare/refs",
 		"huge/inner", "slnk/inner", "x",
 	} {
 		mkdir(t, filepath.Join(root, d))
@@ -37,7 +37,8 @@ func gitTree(t *testing.T) (root, outside string) {
 		"sp/.git":         "GitDir:   inner  \r\n", // as lenient readers take it
 		"abs/.git":        "gitdir: " + filepath.Join(root, "abs", "deep", "gd") + "\n",
 		"out/.git":        "gitdir: " + filepath.Join(outside, "gd") + "\n",
-		"anc/.git":        "gitdir: ..\n", // the root itself
+		"anc/.git":        "gitdir: ..\n",    // the root itself
+		"anc2/.git":       "gitdir: ../..\n", // the directory above the root
 		"sep/.git":        "gitdir: ../bare\n",
 		"bare/HEAD":       "ref: refs/heads/main\n",
 		"huge/.git":       "gitdir: inner\n" + strings.Repeat("\n", 1<<20),
@@ -48,6 +49,7 @@ func gitTree(t *testing.T) (root, outside string) {
 		writeFile(t, filepath.Join(root, p), s)
 	}
 	symlink(t, ".git", filepath.Join(root, "link"))
+	symlink(t, ".git/config", filepath.Join(root, "cfglink"))
 	symlink(t, "inner", filepath.Join(root, "slnk", ".git"))
 	return root, outside
 }
@@ -88,8 +90,10 @@ var (
 		{"wt/data/gd/config", `the git directory that`},
 		{"sp/inner/config", `the git directory that`},
 		{"abs/deep/gd/hooks-file", `the git directory that`},
+		{"cfglink", `inside ".git"`},               // a symlink to .git/config
 		{"anc/file.txt", `the git directory that`}, // gitdir: .. names the root
-		{"bare/config", `is a git directory`},      // named by sep/.git, but not on the way
+		{"anc2/file.txt", `the git directory that`},
+		{"bare/config", `is a git directory`}, // named by sep/.git, but not on the way
 		{"huge/inner/x", `cannot be read as git would`},
 		{"slnk/.git/config", `inside ".git"`}, // through the symlink
 		{"slnk/inner/config", `the git directory that`},
@@ -361,4 +365,32 @@ func FuzzIsDotGit(f *testing.F) {
 			t.Fatalf("isDotGit(%q) = true", s)
 		}
 	})
+}
+
+// BenchmarkWriteTextFile: the cost of the walk, a write four directories
+// deep in a repository, with and without the policy that guards git.
+func BenchmarkWriteTextFile(b *testing.B) {
+	for _, m := range []sandbox.Mode{sandbox.Off, sandbox.WorkspaceWrite} {
+		b.Run(m.String(), func(b *testing.B) {
+			root := b.TempDir()
+			if err := os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			dir := filepath.Join(root, "a", "b", "c", "d")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			ws, err := NewWorkspace([]string{root}, &WritePolicy{Mode: m})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ws.Close()
+			req := &acp.WriteTextFileRequest{SessionID: "s", Path: filepath.Join(dir, "f.txt"), Content: "x\n"}
+			for b.Loop() {
+				if _, err := ws.WriteTextFile(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

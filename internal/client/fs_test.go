@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/sandbox"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -210,6 +211,9 @@ func TestNewWorkspace(t *testing.T) {
 		if _, err := NewWorkspace(roots, nil); err == nil {
 			t.Errorf("NewWorkspace(%q) succeeded", roots)
 		}
+	}
+	if _, err := NewWorkspace([]string{dir}, &WritePolicy{Mode: sandbox.Mode(9)}); err == nil {
+		t.Error("NewWorkspace with an unknown sandbox mode succeeded")
 	}
 	ws, err := NewWorkspace([]string{dir, dir + "/."}, nil)
 	if err != nil || len(ws.Roots()) != 2 {
