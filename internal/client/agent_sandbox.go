@@ -180,6 +180,8 @@ func (d *driver) confinementLine() string {
 		return "sandbox: agent and its commands: " + mode
 	case sp.Mode == sandbox.Off && sp.Network == sandbox.AllowNetwork:
 		return "sandbox: off: the agent and its commands run with your rights"
+	case c.AgentProfile != nil && c.AgentProfile.NotByDefault != "":
+		return "sandbox: commands only: " + mode + " (the agent itself is not confined: " + c.AgentProfile.NotByDefault + "; --sandbox-agent confines it)"
 	case c.AgentProfile != nil:
 		return "sandbox: commands only: " + mode + " (the agent itself is not confined: --sandbox-agent=false)"
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +25,11 @@ import (
 // or the exit status and message of a failure.
 func (d *driver) start(ctx context.Context, h acp.Client) ([]acp.AuthOption, int, string) {
 	c := &d.cfg
-	cmd := exec.Command(c.Agent[0], c.Agent[1:]...)
+	args := c.Agent[1:]
+	if c.SandboxAgent && c.AgentProfile != nil && d.sandbox.Mode != sandbox.Off {
+		args = append(slices.Clone(args), c.AgentProfile.ConfinedArgs...)
+	}
+	cmd := exec.Command(c.Agent[0], args...)
 	cmd.Dir = d.cwd
 	if isNpx(c.Agent) {
 		// npx prefers a package of the project around its working

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scriptedAgent points one real agent at the model server: the files its
+// fresh home needs, its environment, and the words after its name.
+type scriptedAgent struct {
+	name  string
+	files func(url string) map[string]string // relative to HOME
+	env   func(url string) []string
+	args  []string
+}
+
+var scriptedAgents = []scriptedAgent{
+	{name: "codex",
+		files: func(url string) map[string]string {
+			return map[string]string{".codex/config.toml": fmt.Sprintf(`model = "mock-model"
+model_provider = "mock"
+
+[model_providers.mock]
+name = "mock"
+base_url = "%s/v1"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+`, url)}
+		},
+		env: func(string) []string { return []string{"OPENAI_API_KEY=dummy"} }},
+	{name: "claude",
+		env: func(url string) []string {
+			return []string{"ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
+		}},
+	{name: "gemini",
+		files: func(string) map[string]string {
+			return map[string]string{".gemini/settings.json": `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`}
+		},
+		env: func(url string) []string { return []string{"GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL=" + url} }},
+	{name: "opencode",
+		files: func(url string) map[string]string {
+			return map[string]string{".config/opencode/opencode.json": fmt.Sprintf(`{
+  "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "mock",
+    "options": {"baseURL": "%s/v1", "apiKey": "dummy"},
+    "models": {"mock-model": {"name": "mock-model", "tool_call": true}}}},
+  "model": "mock/mock-model", "small_model": "mock/mock-model"
+}`, url)}
+		},
+		env: func(string) []string {
+			return []string{"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1"}
+		}},
+	{name: "qwen",
+		env: func(url string) []string {
+			return []string{"OPENAI_API_KEY=dummy", "OPENAI_BASE_URL=" + url + "/v1", "OPENAI_MODEL=mock-model"}
+		}},
+	{name: "omp",
+		files: func(url string) map[string]string {
+			return map[string]string{".omp/agent/models.yml": fmt.Sprintf(`providers:
+  mock:
+    baseUrl: %s/v1
+    apiKey: dummy
+    api: openai-completions
+    models:
+      - id: mock-model
+        supportsTools: true
+`, url)}
+		},
+		args: []string{"--model", "mock/mock-model"}},
+	{name: "pi",
+		files: func(url string) map[string]string {
+			return map[string]string{
+				".pi/agent/models.json": fmt.Sprintf(`{"providers": {"mock": {"baseUrl": "%s/v1", "api": "openai-completions", "apiKey": "dummy",
+  "compat": {"supportsDeveloperRole": false}, "models": [{"id": "mock-model"}]}}}`, url),
+				".pi/agent/settings.json": `{"defaultProvider": "mock", "defaultModel": "mock-model"}`,
+			}
+		}},
+}
+
+// sandboxVariants are the ways a scripted turn is run: the agent left
+// unconfined, confined by asking, and the default for a named agent (which
+// is confined: every one of them has a profile).
+var sandboxVariants = []struct {
+	name string
+	flag []string
+	want string // the confinement line
+}{
+	{"unsandboxed", []string{"--sandbox-agent=false"}, "sandbox: commands only"},
+	{"sandboxed", []string{"--sandbox-agent"}, "sandbox: agent and its commands: workspace-write"},
+	{"default", nil, "sandbox: agent and its commands: workspace-write"},
+}
+
+// notConfinedByDefault are the agents whose profile is not on by default
+// (agents.Profile.NotByDefault): their default run is unconfined.
+var notConfinedByDefault = []string{"gemini", "qwen"}
+
+// scriptedRun is one turn of a real agent against the model server, in a
+// fresh home and workspace.
+type scriptedRun struct {
+	r      result
+	called bool // the server sent the shell tool call
+	ran    bool // and got its output back: the command ran
+	m      *modelServer
+}
+
+func runScripted(t *testing.T, bin string, a scriptedAgent, flags []string, marker string) scriptedRun {
+	t.Helper()
+	m := newModelServer(marker)
+	defer m.Close()
+	home := t.TempDir()
+	for rel, body := range filesOf(a, m.URL()) {
+		p := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{
+		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"HOME=" + home,
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
+		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+		"NO_COLOR=1",
+	}
+	if a.env != nil {
+		env = append(env, a.env(m.URL())...)
+	}
+	if a.name == "claude" && os.Geteuid() == 0 && slices.Contains(flags, "--sandbox-agent=false") {
+		// Unconfined as root, Claude Code needs to be told it may run
+		// (acpterm says so itself when it confines it).
+		env = append(env, "IS_SANDBOX=1")
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil && a.name == "codex" && slices.Contains(flags, "--sandbox-agent=false") {
+		// Unconfined, codex runs its commands in bubblewrap, which is
+		// missing: its full-access mode runs them directly.
+		flags = append(slices.Clone(flags), "--mode", "full-access")
+	}
+	const turnTimeout = 90 * time.Second
+	args := append([]string{"run", "--approve-all", "--turn-timeout", turnTimeout.String()}, flags...)
+	args = append(args, "-p", "Run the command, then say what it printed.", a.name)
+	args = append(args, a.args...)
+	ws := t.TempDir()
+	r := runBinary(t, acptermBin, opts{env: env, dir: ws, bound: turnTimeout + 60*time.Second}, args...)
+	called, ran := m.ToolCalled()
+	return scriptedRun{r: r, called: called, ran: ran, m: m}
+}
+
+func filesOf(a scriptedAgent, url string) map[string]string {
+	if a.files == nil {
+		return nil
+	}
+	return a.files(url)
+}
+
+// TestRealAgentsScripted takes each of the seven real agents through a
+// turn that runs a shell command with the agent's own tool, against the
+// scripted model server, unconfined, confined, and by default; and checks
+// what a user sees: exit 0, the reply, the command's output on the screen,
+// and the line saying what is confined.
+//
+//	ACPTERM_REAL_AGENTS=1 [ACPTERM_REAL_AGENTS_DIR=DIR] go test ./cmd/acpterm -run TestRealAgentsScripted -v
+//
+// ACPTERM_REAL_AGENTS_ONLY=codex,claude limits it to some agents.
+func TestRealAgentsScripted(t *testing.T) {
+	if os.Getenv(realAgentsEnv) == "" {
+		t.Skipf("set %s=1 to install the real agents from npm and run them", realAgentsEnv)
+	}
+	bin := installRealAgents(t)
+	only := os.Getenv("ACPTERM_REAL_AGENTS_ONLY")
+	for _, a := range scriptedAgents {
+		if only != "" && !slices.Contains(strings.Split(only, ","), a.name) {
+			continue
+		}
+		t.Run(a.name, func(t *testing.T) {
+			for i, v := range sandboxVariants {
+				t.Run(v.name, func(t *testing.T) {
+					s := runScripted(t, bin, a, v.flag, fmt.Sprintf("%s%d", a.name, i))
+					r := s.r
+					t.Logf("exit %d after %v; tool called %v, ran %v\nstdout:\n%.4000s\nstderr:\n%.4000s",
+						r.code, r.elapsed.Round(time.Millisecond), s.called, s.ran, r.stdout, r.stderr)
+					if r.code != 0 {
+						t.Errorf("exit %d, want 0", r.code)
+					}
+					want := v.want
+					if v.flag == nil && slices.Contains(notConfinedByDefault, a.name) {
+						want = "sandbox: commands only"
+					}
+					if !strings.Contains(r.stderr, want) {
+						t.Errorf("stderr lacks the confinement line %q", want)
+					}
+					if !s.ran {
+						t.Errorf("the model server never got the command's output back (tool called: %v)", s.called)
+					}
+					if !strings.Contains(r.stdout, s.m.Reply) {
+						t.Errorf("stdout lacks the reply %q", s.m.Reply)
+					}
+					if !strings.Contains(r.stdout, s.m.Output) {
+						t.Errorf("stdout lacks the command's output %q", s.m.Output)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestRealAgentsSandboxCost measures each agent's scripted turn
+// unconfined and confined, alternated, N runs each (ACPTERM_REAL_AGENTS_RUNS,
+// default 5), and logs the medians and their ratio; a ratio above 1.1 is
+// an error.
+//
+//	ACPTERM_REAL_AGENTS=1 ACPTERM_REAL_AGENTS_DIR=DIR go test ./cmd/acpterm -run TestRealAgentsSandboxCost -v
+func TestRealAgentsSandboxCost(t *testing.T) {
+	if os.Getenv(realAgentsEnv) == "" || os.Getenv("ACPTERM_REAL_AGENTS_RUNS") == "" {
+		t.Skipf("set %s=1 and ACPTERM_REAL_AGENTS_RUNS=N to measure the sandbox's cost on real agents", realAgentsEnv)
+	}
+	n, err := strconv.Atoi(os.Getenv("ACPTERM_REAL_AGENTS_RUNS"))
+	if err != nil || n < 1 || n > 50 {
+		t.Fatalf("ACPTERM_REAL_AGENTS_RUNS=%q: want 1 to 50", os.Getenv("ACPTERM_REAL_AGENTS_RUNS"))
+	}
+	bin := installRealAgents(t)
+	only := os.Getenv("ACPTERM_REAL_AGENTS_ONLY")
+	var table strings.Builder
+	table.WriteString("| agent | unsandboxed median s | sandboxed median s | ratio |\n| --- | --- | --- | --- |\n")
+	for _, a := range scriptedAgents {
+		if only != "" && !slices.Contains(strings.Split(only, ","), a.name) {
+			continue
+		}
+		var off, on []time.Duration
+		for i := range n {
+			for _, v := range sandboxVariants[:2] {
+				s := runScripted(t, bin, a, v.flag, fmt.Sprintf("%sb%d", a.name, i))
+				if s.r.code != 0 {
+					t.Errorf("%s %s: exit %d\n%.2000s", a.name, v.name, s.r.code, s.r.stderr)
+				}
+				if v.name == "unsandboxed" {
+					off = append(off, s.r.elapsed)
+				} else {
+					on = append(on, s.r.elapsed)
+				}
+			}
+		}
+		mo, mn := medianDuration(off), medianDuration(on)
+		ratio := mn.Seconds() / mo.Seconds()
+		fmt.Fprintf(&table, "| %s | %.2f | %.2f | %.2f |\n", a.name, mo.Seconds(), mn.Seconds(), ratio)
+		if ratio > 1.1 {
+			t.Errorf("%s: sandboxed median %v is %.2f× the unsandboxed %v", a.name, mn, ratio, mo)
+		}
+	}
+	t.Logf("%d runs each, alternated:\n%s", n, table.String())
+}
+
+func medianDuration(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
