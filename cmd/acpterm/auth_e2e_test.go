@@ -45,8 +45,16 @@ const (
 	fakeAuthNever = "FAKE_AUTH_NEVER"
 	// fakeChatGPTFail makes authenticate with chatgpt fail with data.
 	fakeChatGPTFail = "FAKE_CHATGPT_FAIL"
-	loginToken      = "s3cret"
+	// fakeMarkFile is where the shell and preload forms' login command
+	// writes that it ran, with the BASH_ENV it saw.
+	fakeMarkFile = "FAKE_MARK_FILE"
+	loginToken   = "s3cret"
 )
+
+// shellLoginScript is the shell and preload forms' login: a program the
+// agent names (/bin/sh -c), not the agent itself, which leaves a mark and
+// a token.
+const shellLoginScript = `echo "ran BASH_ENV=$BASH_ENV" > "$FAKE_MARK"; printf 's3cret sh' > "$FAKE_AUTH_TOKEN_FILE"`
 
 func init() {
 	registerHostile("auth", func() int {
@@ -99,6 +107,16 @@ func (a *authAgent) methods() string {
 		b, _ := json.Marshal(exe)
 		return `[{"id":"zed-login","name":"Log in","_meta":{"terminal-auth":{"command":` + string(b) +
 			`,"args":["--login"],"label":"fake /login","env":{"FAKE_LOGIN_MODE":"zed"}}}}]`
+	case "shell", "preload":
+		script, _ := json.Marshal(shellLoginScript)
+		mark, _ := json.Marshal(os.Getenv(fakeMarkFile))
+		env := `{"FAKE_MARK":` + string(mark)
+		if a.form == "preload" {
+			env += `,"LD_PRELOAD":"/nonexistent/acpterm-test.so","BASH_ENV":"/nonexistent/acpterm-test.rc"`
+		}
+		env += "}"
+		return `[{"id":"sh-login","name":"Log in","_meta":{"terminal-auth":{"command":"/bin/sh","args":["-c",` +
+			string(script) + `],"label":"shell login","env":` + env + `}}}]`
 	}
 	return `[]`
 }
@@ -383,7 +401,7 @@ func TestAuthLogin(t *testing.T) {
 	t.Run("login command fails", func(t *testing.T) {
 		t.Parallel()
 		// No terminal: the fake login reads an empty stdin, a wrong token.
-		r := acpterm(t, opts{plain: true, env: authEnv("standard", fakeTokenFile+"="+filepath.Join(t.TempDir(), "tok"))}, "login", "--", exe)
+		r := acpterm(t, opts{plain: true, env: authEnv("standard", fakeTokenFile+"="+filepath.Join(t.TempDir(), "tok"))}, "login", "--yes", "--", exe)
 		if r.code != 3 {
 			t.Fatalf("exit %d\n%s", r.code, r.stderr)
 		}
@@ -396,4 +414,58 @@ func TestAuthLogin(t *testing.T) {
 			t.Fatalf("exit %d\n%s", r.code, r.stderr)
 		}
 	})
+}
+
+// acpterm login and a terminal login the agent writes as it likes: a
+// program it names (/bin/sh -c …) and variables that make programs run
+// code (LD_PRELOAD, BASH_ENV). The command and every variable are shown;
+// nothing runs without a yes (here --yes, there being no terminal), and
+// the loader and startup variables need --allow-env each.
+func TestAuthLoginConfirm(t *testing.T) {
+	t.Parallel()
+	exe := testExe(t)
+	type run struct {
+		form  string
+		flags []string
+		code  int
+		ran   bool
+		says  []string
+	}
+	for name, tt := range map[string]run{
+		"shown, not run without a terminal": {"shell", nil, 2, false, []string{
+			"acpterm: the agent's login command:\n  /bin/sh -c '" + strings.ReplaceAll(shellLoginScript, "'", `'\''`) + "'\n" +
+				"  (a program the agent names, not the agent's own command line)\n  in ",
+			"\n  with FAKE_MARK=",
+			"acpterm: the login command was not run: there is no terminal to ask on; pass --yes to run it\n"}},
+		"run with --yes": {"shell", []string{"--yes"}, 0, true, []string{
+			"acpterm: running /bin/sh -c ", "acpterm: logged in"}},
+		"loader variables refused": {"preload", []string{"--yes"}, 2, false, []string{
+			"\n  with BASH_ENV=/nonexistent/acpterm-test.rc  (refused unless --allow-env BASH_ENV)\n",
+			"\n  with LD_PRELOAD=/nonexistent/acpterm-test.so  (refused unless --allow-env LD_PRELOAD)\n",
+			"acpterm: the login command was not run: the agent sets BASH_ENV, LD_PRELOAD (",
+			"pass --allow-env BASH_ENV --allow-env LD_PRELOAD to allow it\n"}},
+		"one allowed, one refused": {"preload", []string{"--yes", "--allow-env", "LD_PRELOAD"}, 2, false, []string{
+			"acpterm: the login command was not run: the agent sets BASH_ENV (BASH_ENV: bash runs the file it names at start); pass --allow-env BASH_ENV to allow it\n"}},
+		"both allowed": {"preload", []string{"--yes", "--allow-env", "LD_PRELOAD", "--allow-env", "BASH_ENV"}, 0, true, []string{
+			"acpterm: logged in"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			mark := filepath.Join(dir, "mark")
+			env := authEnv(tt.form, fakeTokenFile+"="+filepath.Join(dir, "tok"), fakeMarkFile+"="+mark)
+			r := acpterm(t, opts{plain: true, env: env}, append(append([]string{"login"}, tt.flags...), "--", exe)...)
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s", r.code, tt.code, r.stderr)
+			}
+			mustContain(t, "stderr", r.stderr, tt.says...)
+			b, err := os.ReadFile(mark)
+			if ran := err == nil; ran != tt.ran {
+				t.Fatalf("the login command ran: %v, want %v (mark %q)\n%s", ran, tt.ran, b, r.stderr)
+			}
+			if tt.ran && tt.form == "preload" && string(b) != "ran BASH_ENV=/nonexistent/acpterm-test.rc\n" {
+				t.Fatalf("the allowed variable did not reach the command: mark %q", b)
+			}
+		})
+	}
 }

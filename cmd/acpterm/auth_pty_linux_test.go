@@ -35,6 +35,9 @@ func TestAuthLoginPTY(t *testing.T) {
 			}
 
 			out, code := runPTY(t, env, func(s *ptyScreen, tty *os.File) {
+				s.expect(t, "acpterm: the agent's login command:\r\n  "+tt.running+"\r\n")
+				s.expect(t, "Run it? [y/N] ")
+				tty.WriteString("y\r")
 				s.expect(t, "acpterm: running "+tt.running)
 				s.expect(t, "Paste your token: ")
 				tty.WriteString(loginToken + "\r")
@@ -62,12 +65,58 @@ func TestAuthLoginPTYWrongToken(t *testing.T) {
 	t.Parallel()
 	tok := filepath.Join(t.TempDir(), "token")
 	out, code := runPTY(t, authEnv("standard", fakeTokenFile+"="+tok), func(s *ptyScreen, tty *os.File) {
+		s.expect(t, "Run it? [y/N] ")
+		tty.WriteString("yes\r")
 		s.expect(t, "Paste your token: ")
 		tty.WriteString("guess\r")
 	}, "login", "--", testExe(t))
 	if code != 3 || !strings.Contains(out, "acpterm: the login command failed (exit status 1)") || strings.Contains(out, "logged in") {
 		t.Fatalf("exit %d:\n%q", code, out)
 	}
+}
+
+// On a terminal, acpterm login asks before it runs the command the agent
+// names, after showing it and every variable it sets; anything but yes
+// leaves it unrun.
+func TestAuthLoginPTYAsks(t *testing.T) {
+	t.Parallel()
+	for _, answer := range []string{"n", "", "yess"} {
+		t.Run("answer "+answer, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			mark := filepath.Join(dir, "mark")
+			env := authEnv("shell", fakeTokenFile+"="+filepath.Join(dir, "tok"), fakeMarkFile+"="+mark)
+			out, code := runPTY(t, env, func(s *ptyScreen, tty *os.File) {
+				s.expect(t, "acpterm: the agent's login command:\r\n  /bin/sh -c ")
+				s.expect(t, "  (a program the agent names, not the agent's own command line)\r\n")
+				s.expect(t, "  with FAKE_MARK="+mark+"\r\n")
+				s.expect(t, "Run it? [y/N] ")
+				tty.WriteString(answer + "\r")
+			}, "login", "--", testExe(t))
+			if code != 2 || !strings.Contains(out, "acpterm: the login command was not run: declined") {
+				t.Fatalf("exit %d:\n%q", code, out)
+			}
+			if _, err := os.Stat(mark); err == nil {
+				t.Fatalf("the login command ran although the answer was %q", answer)
+			}
+		})
+	}
+	t.Run("answer y", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		mark := filepath.Join(dir, "mark")
+		env := authEnv("shell", fakeTokenFile+"="+filepath.Join(dir, "tok"), fakeMarkFile+"="+mark)
+		out, code := runPTY(t, env, func(s *ptyScreen, tty *os.File) {
+			s.expect(t, "Run it? [y/N] ")
+			tty.WriteString("Y\r")
+		}, "login", "--", testExe(t))
+		if code != 0 || !strings.Contains(out, "acpterm: logged in") {
+			t.Fatalf("exit %d:\n%q", code, out)
+		}
+		if _, err := os.Stat(mark); err != nil {
+			t.Fatalf("the login command did not run: %v", err)
+		}
+	})
 }
 
 // With no method to take by itself, acpterm run asks on the terminal,

@@ -7,14 +7,15 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/acpterm/acpterm/internal/client"
 )
 
-const loginUsage = `usage: acpterm login [--method ID] -- AGENT [ARGS...]
-       acpterm login [--method ID] NAME [ARGS...]   (a named agent: acpterm agents)
+const loginUsage = `usage: acpterm login [--method ID] [--yes] [--allow-env NAME]... -- AGENT [ARGS...]
+       acpterm login [FLAGS] NAME [ARGS...]   (a named agent: acpterm agents)
 
 Logs in to an ACP agent, then checks that it opens sessions. AGENT [ARGS...]
 is the agent's command line as given to acpterm run, or NAME a named agent.
@@ -31,11 +32,24 @@ command the agent names), attached to this terminal, and waits for it:
 exit status 0 means logged in. What it prints is the agent's own, shown as
 is. Any other method is passed to the agent's authenticate.
 
+The command and its environment are the agent's choice, so acpterm shows
+them first, each word quoted as a shell would read it: the command line,
+whether it is a program the agent names rather than its own command line,
+the directory and every variable it sets. It runs only after a "y" typed on
+the terminal, or with --yes; without a terminal and without --yes it is not
+run. Variables that make a program load or run code of the agent's choice
+are refused: LD_* and DYLD_* (the dynamic loaders), BASH_ENV, ENV, ZDOTDIR,
+BASH_FUNC_*, SHELLOPTS, BASHOPTS, PS4, PROMPT_COMMAND (shells), PATH,
+GCONV_PATH, PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, NODE_OPTIONS, NODE_PATH,
+PERL5OPT, PERL5LIB, PERLLIB, RUBYOPT, RUBYLIB, JAVA_TOOL_OPTIONS,
+_JAVA_OPTIONS, JDK_JAVA_OPTIONS. --allow-env NAME lets one through.
+
 Then acpterm starts the agent again and opens a session (session/new in
 --cwd) to confirm the login.
 
-Exit status: 0 logged in, 2 usage (an unknown method, none chosen),
-3 the agent failed or still needs authentication, 130 interrupted.
+Exit status: 0 logged in, 2 usage (an unknown method, none chosen, the
+login command declined, refused or not asked about), 3 the agent failed or
+still needs authentication, 130 interrupted.
 `
 
 type loginFlags struct {
@@ -43,6 +57,8 @@ type loginFlags struct {
 	method      string
 	cwd         string
 	initTimeout time.Duration
+	yes         bool
+	allowEnv    []string
 }
 
 func newLoginFlags(out io.Writer) *loginFlags {
@@ -52,6 +68,14 @@ func newLoginFlags(out io.Writer) *loginFlags {
 	fs.StringVar(&f.method, "method", "", "log in with the agent's auth method `ID` (default: its only terminal\nlogin, or ask)")
 	fs.StringVar(&f.cwd, "cwd", "", "run the agent and open the check's session in `DIR` (default: the\ncurrent directory)")
 	fs.DurationVar(&f.initTimeout, "init-timeout", f.initTimeout, "give the agent `DURATION` to answer initialize and session/new")
+	fs.BoolVar(&f.yes, "yes", false, "run the agent's terminal login command without asking (it is shown\nall the same)")
+	fs.Func("allow-env", "let the login command set `NAME` although it makes programs load or\nrun code (LD_PRELOAD, BASH_ENV, …); repeatable", func(name string) error {
+		if name == "" || strings.ContainsAny(name, "=\x00") {
+			return fmt.Errorf("%q is not a variable name", name)
+		}
+		f.allowEnv = append(f.allowEnv, name)
+		return nil
+	})
 	fs.Usage = usageText(fs, loginUsage)
 	return f
 }
@@ -84,6 +108,8 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Method:      f.method,
 		Cwd:         f.cwd,
 		InitTimeout: f.initTimeout,
+		Yes:         f.yes,
+		AllowEnv:    f.allowEnv,
 		Stdin:       stdin,
 		Stdout:      stdout,
 		Stderr:      stderr,

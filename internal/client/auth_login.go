@@ -36,9 +36,17 @@ type LoginConfig struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// TTYIn and TTYOut, when set, are where the user picks a method if
-	// there is more than one to choose from.
+	// there is more than one to choose from, and says yes to a terminal
+	// login's command.
 	TTYIn  io.ReadCloser
 	TTYOut io.Writer
+	// Yes runs a terminal login's command without asking (it is still
+	// shown); without it, and without a terminal to ask on, it is not run.
+	Yes bool
+	// AllowEnv names the variables a terminal login may set although
+	// they make programs load or run code (LD_PRELOAD, BASH_ENV, …: see
+	// envRefusal); any other such variable stops the login.
+	AllowEnv []string
 }
 
 // Login logs in to an agent and returns the exit status: ExitOK when a
@@ -52,8 +60,11 @@ type LoginConfig struct {
 // on the terminal. A terminal method runs the agent's command line with
 // the method's args and env (the legacy _meta["terminal-auth"] form: its
 // own command) on the user's terminal and waits for it; exit status 0 is
-// success. Any other method is passed to authenticate. Either way Login
-// then starts the agent afresh and checks that session/new works.
+// success. That command and every variable it sets are shown first, and
+// it runs only after a yes typed on the terminal, or with Yes; variables
+// that make programs load or run code are refused unless in AllowEnv (see
+// auth_confirm.go). Any other method is passed to authenticate. Either way
+// Login then starts the agent afresh and checks that session/new works.
 func Login(ctx context.Context, cfg *LoginConfig) int {
 	l := &login{cfg: *cfg}
 	c := &l.cfg
@@ -201,18 +212,22 @@ func (l *login) pick(ctx context.Context, opts []acp.AuthOption) (*acp.AuthOptio
 // for it.
 func (l *login) terminalLogin(ctx context.Context, o *acp.AuthOption) (int, string) {
 	c := &l.cfg
-	argv := append(append([]string(nil), c.Agent...), o.Args...)
+	p := &loginPlan{argv: append(append([]string(nil), c.Agent...), o.Args...), cwd: c.Cwd, env: o.Env}
 	if o.Command != "" {
-		argv = append([]string{o.Command}, o.Args...)
+		p.argv, p.named = append([]string{o.Command}, o.Args...), true
 	}
+	if code, msg := l.confirm(ctx, p); code != ExitOK {
+		return code, msg
+	}
+	argv := p.argv
 	l.say("acpterm: running " + textsafe.QuoteArgs(argv))
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = c.Cwd
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
-	if len(o.Env) > 0 {
+	if len(p.env) > 0 {
 		cmd.Env = os.Environ()
-		for k, v := range o.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
+		for _, k := range p.envNames() {
+			cmd.Env = append(cmd.Env, k+"="+p.env[k])
 		}
 	}
 	// Not tied to ctx: the command owns the terminal, and a Ctrl-C typed
