@@ -87,7 +87,7 @@ func TestSandboxWrites(t *testing.T) {
 				t.Errorf("wrote in the --writable dir: %v, want %v", got, tt.extra)
 			}
 			if !tt.outside {
-				mustContain(t, "stdout", r.stdout, "Permission denied")
+				mustContain(t, "stdout", r.stdout, "Read-only file system")
 			}
 			if tt.note != "" {
 				// Every sandbox mode may write its TMPDIR.
@@ -167,7 +167,7 @@ func TestSandboxAgent(t *testing.T) {
 				t.Errorf("the agent's setsid grandchild wrote outside: %v; stdout:\n%s", got, r.stdout)
 			}
 			if confined {
-				mustContain(t, "stdout", r.stdout, "Permission denied")
+				mustContain(t, "stdout", r.stdout, "Read-only file system")
 			}
 		})
 	}
