@@ -76,3 +76,52 @@ func TestNamedAgents(t *testing.T) {
 		t.Errorf("malformed config: exit %d, stderr %q; want 2 naming the file", r.code, r.stderr)
 	}
 }
+
+// TestAgentConfinedByProfile: an agent whose agents.json entry names
+// writable paths has a profile, so it is confined by default (its missing
+// directory created 0700); --sandbox-agent=false leaves it out; an agent
+// without one is not confined unless asked. The first line of stderr says
+// which.
+func TestAgentConfinedByProfile(t *testing.T) {
+	t.Parallel()
+	cfgHome, state := t.TempDir(), filepath.Join(t.TempDir(), "mine", "state")
+	cfg, err := json.Marshal(map[string]any{
+		"plain":    map[string]any{"command": []string{testExe(t)}},
+		"profiled": map[string]any{"command": []string{testExe(t)}, "writable": []string{state}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(cfgHome, "acpterm"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfgHome, "acpterm", "agents.json"), cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"XDG_CONFIG_HOME=" + cfgHome, fakeAgentEnv + "=display"}
+	tests := []struct {
+		flags []string
+		name  string
+		want  string
+	}{
+		{nil, "profiled", "acpterm: sandbox: agent and its commands: workspace-write"},
+		{[]string{"--sandbox-agent=false"}, "profiled", "acpterm: sandbox: commands only: workspace-write (the agent itself is not confined: --sandbox-agent=false)"},
+		{nil, "plain", "acpterm: sandbox: commands only: workspace-write (the agent itself is not confined: it has no profile"},
+		{[]string{"--sandbox-agent"}, "plain", "acpterm: sandbox: agent and its commands: workspace-write"},
+		{[]string{"--sandbox", "off"}, "profiled", "acpterm: sandbox: off"},
+	}
+	for _, tt := range tests {
+		args := append(append([]string{"run"}, tt.flags...), "-p", "hi", tt.name)
+		r := acpterm(t, opts{plain: true, env: env}, args...)
+		if r.code != 0 {
+			t.Errorf("%q: exit %d\n%s", args, r.code, r.stderr)
+			continue
+		}
+		if first, _, _ := strings.Cut(r.stderr, "\n"); !strings.HasPrefix(first, tt.want) {
+			t.Errorf("%q: first line of stderr %q, want it to start %q", args, first, tt.want)
+		}
+	}
+	if fi, err := os.Stat(state); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the profile's directory %s: %v, %v; want it made, mode 0700", state, fi, err)
+	}
+}

@@ -97,9 +97,17 @@ cargo, ~/.cache), a private TMPDIR and the --writable paths; the .git of
 each writable directory stays read-only, and /tmp is not writable (TMPDIR
 is). A denied write fails with the program's own "Permission denied"; the
 tool call's terminal says "sandbox: MODE". --sandbox off turns it off;
---network deny also cuts the network, loopback included. --sandbox-agent
-confines the agent process too. "acpterm sandbox" shows what this machine
-enforces; the sandbox needs Linux (elsewhere use --sandbox off).
+--network deny also cuts the network, loopback included. An agent with a
+profile (acpterm agents: the named agents, their programs by name, an
+agents.json entry with "writable" paths) is itself confined too, with
+everything it runs: it may also write its own state (its profile's paths,
+created if missing) and gets a private TMPDIR; --sandbox-agent=false
+leaves it unconfined, --sandbox-agent confines an agent without one. A dim
+line on stderr at the start says what is confined. An agent started
+through npx starts in acpterm's state directory, not the workspace, so
+that npx never runs a package planted in the workspace's node_modules.
+"acpterm sandbox" shows what this machine enforces; the sandbox needs
+Linux (elsewhere use --sandbox off).
 `, client.ExitSummary())
 
 type runFlags struct {
