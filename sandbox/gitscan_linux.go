@@ -62,6 +62,12 @@ func findGit(dirs []string, budget int) (found []string, exhausted bool) {
 			if err != nil {
 				continue // unreadable: a command cannot write there either
 			}
+			if l.depth > 0 && isRepository(entries) {
+				// A bare repository, or a git directory kept apart from
+				// its work tree: git takes it for one when run inside it.
+				add(l.dir)
+				continue
+			}
 			for _, e := range entries {
 				p := filepath.Join(l.dir, e.Name())
 				if e.Name() == ".git" {
@@ -73,6 +79,13 @@ func findGit(dirs []string, budget int) (found []string, exhausted bool) {
 						if target, ok := readGitFile(p); ok && within(target, dirs) {
 							add(target)
 						}
+					case e.Type()&os.ModeSymlink != 0:
+						// Git follows it; so does the mount.
+						if target, err := filepath.EvalSymlinks(p); err == nil && within(target, dirs) {
+							if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+								add(target)
+							}
+						}
 					}
 					continue // never descend into a repository's own data
 				}
@@ -83,6 +96,24 @@ func findGit(dirs []string, budget int) (found []string, exhausted bool) {
 		}
 	}
 	return found, false
+}
+
+// isRepository reports whether a directory's entries make it a git
+// directory as git recognises one: a HEAD file with objects and refs
+// directories.
+func isRepository(entries []os.DirEntry) bool {
+	var head, objects, refs bool
+	for _, e := range entries {
+		switch e.Name() {
+		case "HEAD":
+			head = e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0
+		case "objects":
+			objects = e.IsDir()
+		case "refs":
+			refs = e.IsDir()
+		}
+	}
+	return head && objects && refs
 }
 
 // readGitFile returns the directory a .git file points to, resolved

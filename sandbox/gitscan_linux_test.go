@@ -30,8 +30,21 @@ func testNestedGit(t *testing.T, b box) {
 	if err := os.WriteFile(filepath.Join(root, "sub/.git"), []byte("gitdir: ../store/modules/sub\r\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A bare repository, and a git directory beside its work tree that a
+	// .git symlink names.
+	for _, d := range []string{"bare.git/objects", "bare.git/refs", "gd/objects", "gd/refs", "wt"} {
+		mk(d)
+	}
+	for _, f := range []string{"bare.git/HEAD", "gd/HEAD"} {
+		if err := os.WriteFile(filepath.Join(root, f), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../gd", filepath.Join(root, "wt/.git")); err != nil {
+		t.Fatal(err)
+	}
 	p := &Policy{Mode: WorkspaceWrite, Writable: []string{root}}
-	for _, rel := range []string{".git/config", "vendor/lib/.git/config", "vendor/lib/.git/hooks/post-checkout", "a/b/c/d/.git/config", "store/modules/sub/config"} {
+	for _, rel := range []string{"bare.git/config", "bare.git/hooks", "gd/config", ".git/config", "vendor/lib/.git/config", "vendor/lib/.git/hooks/post-checkout", "a/b/c/d/.git/config", "store/modules/sub/config"} {
 		b.wantAct(t, p, root, "EROFS", "write", filepath.Join(root, rel))
 	}
 	// The .git file itself cannot be pointed elsewhere.
