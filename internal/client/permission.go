@@ -74,6 +74,10 @@ type approver struct {
 	always    bool
 	cancelled bool
 	cancel    chan struct{}
+
+	// granted are the commands a yes to the agent's own question lets run
+	// once without a second one (permission_grant.go).
+	granted grants
 }
 
 func newApprover(mode Approval, p *prompter, report func(PermissionEvent), warn func(string)) *approver {
@@ -175,6 +179,13 @@ func (a *approver) RequestPermission(ctx context.Context, req *acp.RequestPermis
 	}
 	safeTitle := clipString(textsafe.Line(title), maxPromptTitle)
 	q := permissionQuestion(safeTitle, req)
+	g, hasGrant := grantOf(req)
+	if hasGrant {
+		// The question shows the command a yes lets run: before its
+		// allow? line.
+		i := strings.LastIndex(q, "  allow? ")
+		q = q[:i] + grantQuestion(g) + q[i:]
+	}
 	ans, why := a.decide(ctx, q, fmt.Sprintf("the agent's request for permission (%s)", safeTitle))
 	ev := PermissionEvent{SessionID: req.SessionID, ToolCallID: req.ToolCall.ToolCallID, Title: title, Reason: why.String()}
 	resp := &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}
@@ -183,6 +194,9 @@ func (a *approver) RequestPermission(ctx context.Context, req *acp.RequestPermis
 		if opt, ok := chooseOption(req.Options, ans); ok {
 			resp.Outcome = &acp.SelectedPermissionOutcome{OptionID: opt.OptionID}
 			ev.Decision, ev.OptionID = string(opt.Kind), opt.OptionID
+			if hasGrant && why == basisAsked && ans == answerYes {
+				a.granted.add(g)
+			}
 		} else {
 			ev.Reason = "the agent offered no matching option"
 		}
@@ -196,6 +210,16 @@ func (a *approver) RequestPermission(ctx context.Context, req *acp.RequestPermis
 // (promptCommand), not the agent's description of it.
 func (a *approver) DecideTerminal(ctx context.Context, info terminal.Info) terminal.Decision {
 	cmd := commandLine(&info)
+	a.mu.Lock()
+	cancelled := a.cancelled
+	a.mu.Unlock()
+	if !cancelled {
+		if g, ok := a.granted.take(&info); ok {
+			a.report(PermissionEvent{SessionID: acp.SessionID(info.SessionID), ToolCallID: g.call, Title: cmd, TerminalCommand: cmd,
+				Decision: string(acp.PermissionOptionKindAllowOnce), Reason: "allowed with the agent's question for this command"})
+			return terminal.Allow()
+		}
+	}
 	q := "acpterm: the agent wants to run: " + promptCommand(&info) +
 		"\n  allow? [y]es, [n]o, [a]lways (everything, for the rest of this run): "
 	ans, why := a.decide(ctx, q, fmt.Sprintf("the command %q", clipString(cmd, maxPromptTitle)))
