@@ -22,6 +22,11 @@ type Request struct {
 	ID     ID // zero for a notification
 	Method string
 	Params json.RawMessage // nil when absent; else valid JSON, as the whole message was
+	// Seq numbers the calls and notifications of a Conn in the order they were read, from 1.
+	// Handlers run concurrently, so it is how one of them can tell that a notification was
+	// sent after a call whose handler has not yet got as far as it (ACP's session/cancel
+	// racing the session/prompt it cancels).
+	Seq uint64
 }
 
 // IsCall reports whether the request expects a response.
@@ -69,6 +74,16 @@ type Options struct {
 	// Either way a call cancelled by $/cancel_request whose handler returns context.Canceled is
 	// answered -32800 without consulting it.
 	ToWireError func(error) *Error
+	// DrainTimeout is how long the calls already read when input ends are still served:
+	// queued ones are started (within MaxConcurrentCalls), running ones keep a live ctx,
+	// their replies and notifications are written, and Done waits for the last reply, so
+	// that a peer which writes its requests and closes its end (a file of requests piped
+	// in) gets every answer. Past it, or at once when a write fails, the remaining handlers'
+	// contexts are cancelled and their replies dropped, as at Close. Zero or negative
+	// means no drain: at the end of input every handler's ctx is cancelled at once, queued
+	// calls are dropped and no reply is sent, which suits a peer whose end of output means
+	// it has gone.
+	DrainTimeout time.Duration
 	// Logf reports problems that have no caller to return them to; nil discards them.
 	Logf func(format string, args ...any)
 	// OnBadMessage, if set, is told of each incoming line that is not a usable JSON-RPC
@@ -99,9 +114,11 @@ var ErrPeerStalled = errors.New("the peer stopped reading its input")
 
 // Conn is one JSON-RPC connection. Its methods are safe for concurrent use.
 //
-// When input ends, every handler's ctx is cancelled and replies are no longer sent. The
-// notifications and responses that arrived before the end are still handled and delivered, in
-// order; Calls left without a response then fail with ErrClosed.
+// When input ends, the notifications and responses that arrived before the end are still
+// handled and delivered, in order; Calls left without a response then fail with ErrClosed, and
+// new Calls fail at once. With Options.DrainTimeout the calls read before the end are then
+// served and answered; without it, every handler's ctx is cancelled and replies are no longer
+// sent.
 //
 // A notification handler that makes a Call must pass its own ctx (or one derived from it): the
 // response to that Call arrived after the notification being handled, and is otherwise held
@@ -114,6 +131,7 @@ type Conn struct {
 	maxCalls  int   // < 0: no bound
 	maxQueued int64 // for both queues
 	stall     time.Duration
+	drain     time.Duration // > 0: serve the calls read before the end of input (Options.DrainTimeout)
 	toWire    func(error) *Error
 	logfFunc  func(format string, args ...any)
 	onBad     func(reason string)
@@ -123,13 +141,20 @@ type Conn struct {
 	notifyCtx context.Context // ctx of notification handlers, marked so their Calls skip the queue
 
 	nextID  atomic.Int64
+	seq     uint64      // the reader's: the last Request.Seq given
 	closing atomic.Bool // Close was called
 
-	mu       sync.Mutex
-	stopped  bool  // input ended or Close was called: no new Calls, no more replies
-	failure  error // what ended the connection from inside (a stalled peer), if anything
-	pending  map[int64]*pendingCall
-	inflight map[string]*inflightCall
+	mu      sync.Mutex
+	stopped bool  // input ended (and any drain with it) or Close was called: no new Calls, no more replies
+	failure error // what ended the connection from inside (a stalled peer), if anything
+	// inputEnded: no response can arrive any more, so no new Calls (while draining).
+	inputEnded bool
+	// answering counts the incoming calls read and not yet answered (reply queued or
+	// written, or dropped); drainKick wakes a draining reader when it falls.
+	answering int
+	drainKick chan struct{}
+	pending   map[int64]*pendingCall
+	inflight  map[string]*inflightCall
 
 	// Flow control (flow.go). running: incoming calls holding a place under maxCalls.
 	smu     sync.Mutex
@@ -216,6 +241,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		maxCalls:   opts.MaxConcurrentCalls,
 		maxQueued:  int64(opts.MaxQueuedBytes),
 		stall:      opts.StallTimeout,
+		drain:      opts.DrainTimeout,
 		toWire:     opts.ToWireError,
 		logfFunc:   opts.Logf,
 		onBad:      opts.OnBadMessage,
@@ -227,6 +253,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		wdone:      make(chan struct{}),
 		turn:       make(chan struct{}, 1),
 		budgetKick: make(chan struct{}, 1),
+		drainKick:  make(chan struct{}, 1),
 		stallFired: make(chan struct{}),
 		done:       make(chan struct{}),
 	}
@@ -268,7 +295,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	n := c.nextID.Add(1)
 	p := &pendingCall{ch: make(chan response, 1), direct: ctx.Value(notifyCtxKey{}) == c}
 	c.mu.Lock()
-	if c.stopped {
+	if c.stopped || c.inputEnded {
 		c.mu.Unlock()
 		return c.closedErr()
 	}
@@ -317,7 +344,8 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 
 // Notify sends a notification and returns once it is written. When ctx is done first it returns
 // ctx.Err(), and the notification is not sent if it was still waiting to be written. Once input
-// has ended or Close was called, or after a failed write, it returns an error wrapping ErrClosed.
+// has ended (and the drain, if any: a draining handler may still notify) or Close was called, or
+// after a failed write, it returns an error wrapping ErrClosed.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -410,7 +438,8 @@ type closedError struct{ cause error }
 func (e closedError) Error() string   { return e.cause.Error() + "; connection closed" }
 func (e closedError) Unwrap() []error { return []error{ErrClosed, e.cause} }
 
-// Done is closed when the reader has stopped: end of input, a read error, a stalled peer, or Close.
+// Done is closed when the connection has ended: the end of input (after the drain, with
+// Options.DrainTimeout), a read error, a stalled peer, or Close.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Wait waits for the reader to stop and for every goroutine the Conn started to return, and

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 )
 
 // read is the reader goroutine: it frames and classifies lines and routes each message.
@@ -35,6 +36,7 @@ func (c *Conn) read() {
 		c.dispatch(line, owned)
 	}
 
+	drained := c.drainCalls()
 	c.mu.Lock()
 	c.stopped = true
 	c.mu.Unlock()
@@ -50,8 +52,56 @@ func (c *Conn) read() {
 	}
 	c.mu.Unlock()
 	c.readErr = err
-	c.push(queued{eof: true})
+	if !drained {
+		c.push(queued{eof: true})
+	}
 	close(c.done)
+}
+
+// drainCalls serves, with Options.DrainTimeout, the calls read before the end of input: it
+// stops new Calls, lets the worker reach the end of input (failing the Calls still pending,
+// which no response can reach now, and starting the calls queued before it), and waits until
+// every call read is answered, the drain times out, a write fails or the connection is closed
+// or failed. It reports whether it queued the end-of-input item.
+func (c *Conn) drainCalls() bool {
+	if c.drain <= 0 || c.closing.Load() {
+		return false
+	}
+	c.mu.Lock()
+	if c.failure != nil {
+		c.mu.Unlock()
+		return false
+	}
+	c.inputEnded = true
+	c.mu.Unlock()
+	c.push(queued{eof: true})
+	t := time.NewTimer(c.drain)
+	defer t.Stop()
+	for !c.wfailed.Load() {
+		c.mu.Lock()
+		n := c.answering
+		c.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		select {
+		case <-c.drainKick:
+		case <-c.ctx.Done(): // Close, or a stalled peer
+			return true
+		case <-t.C:
+			c.logf("jsonrpc2: %d calls still unanswered %s after the end of input; cancelling them", n, c.drain)
+			return true
+		}
+	}
+	return true
+}
+
+// answered counts one incoming call as answered (or dropped) and wakes a draining reader.
+func (c *Conn) answered() {
+	c.mu.Lock()
+	c.answering--
+	c.mu.Unlock()
+	wake(c.drainKick)
 }
 
 // tooLong answers a discarded over-long line, given its start. A response
@@ -139,9 +189,11 @@ func (c *Conn) dispatch(line []byte, owned bool) {
 			c.cancelIncoming(d.params)
 			return
 		}
-		c.push(queued{note: &Request{Method: d.method, Params: d.params}, size: cost})
+		c.seq++
+		c.push(queued{note: &Request{Method: d.method, Params: d.params, Seq: c.seq}, size: cost})
 	case kindCall:
-		c.startCall(&Request{ID: d.id, Method: d.method, Params: d.params}, cost)
+		c.seq++
+		c.startCall(&Request{ID: d.id, Method: d.method, Params: d.params, Seq: c.seq}, cost)
 	case kindResponse:
 		c.route(d, cost)
 	}
@@ -184,6 +236,7 @@ func (c *Conn) startCall(req *Request, cost int64) {
 		return
 	}
 	c.inflight[key] = f
+	c.answering++
 	c.mu.Unlock()
 
 	ic := &incomingCall{req: req, ctx: ctx, cancel: cancel, f: f, slot: s}
@@ -207,6 +260,7 @@ func (c *Conn) launch(ic *incomingCall) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
+		defer c.answered()       // last: once the reply is queued or written
 		defer c.release(ic.slot) // after the reply is queued or written: see Options.MaxConcurrentCalls
 		res, err := c.handle(ic.ctx, ic.req)
 		cancelled, stopped := c.endCall(ic)
@@ -410,6 +464,7 @@ func (c *Conn) work() {
 				// Nobody to answer: do not start it.
 				c.endCall(it.call)
 				c.release(it.call.slot)
+				c.answered()
 				continue
 			}
 			c.launch(it.call)

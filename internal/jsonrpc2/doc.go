@@ -32,6 +32,15 @@
 // a caller whose ctx has ended. After a write has failed nothing more is written, sends fail
 // at once, and calls still read from the peer are not handled: no answer could reach it.
 //
+// # End of input
+//
+// The end of the peer's output is not the end of the connection's work: with
+// Options.DrainTimeout, the calls read before it are still run and answered (queued ones
+// started, running ones left their ctx), as x/tools' jsonrpc2_v2 does, so `server <
+// requests.jsonl` answers every request; Done closes after the last answer, the drain's
+// bound or a failed write. Calls of ours fail at once, as no response can arrive. Without
+// DrainTimeout the handlers' contexts are cancelled at once and nothing more is answered.
+//
 // Usage:
 //
 //	conn := jsonrpc2.NewConn(stdout, stdin, handler, nil)

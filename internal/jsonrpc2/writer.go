@@ -349,6 +349,7 @@ func (c *Conn) writeBytes(b []byte) error {
 			// Later sends fail at once instead of encoding, in vain, what
 			// a flood of calls from a peer that has gone still asks for.
 			c.wfailed.Store(true)
+			wake(c.drainKick) // a draining reader: nobody can be answered now
 			if !c.closing.Load() {
 				c.logf("jsonrpc2: write failed; sending nothing more: %v", err)
 				// Messages were lost before anyone asked to close:

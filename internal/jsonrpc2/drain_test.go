@@ -1,0 +1,135 @@
+package jsonrpc2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A peer that writes its calls and closes its end gets every answer: the calls still queued
+// behind MaxConcurrentCalls and behind a notification are started after the end of input,
+// with a live ctx, and Done waits for the last reply. A handler may still notify, and its
+// Calls fail at once, since no response can come.
+func TestDrainAnswersCallsReadBeforeEOF(t *testing.T) {
+	const calls = 6
+	release := make(chan struct{})
+	noted := make(chan error, 1)
+	var p *wirePeer
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		switch req.Method {
+		case "slow-note":
+			<-release // calls arriving behind it are queued
+			return nil, nil
+		case "note-and-call":
+			noted <- errors.Join(
+				p.conn.Notify(ctx, "progress", nil),
+				p.conn.Call(ctx, "back", nil, nil),
+			)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("ctx already done: %w", err)
+		}
+		return req.Seq, nil
+	})
+	p = newWirePeer(t, h, &Options{Logf: t.Logf, MaxConcurrentCalls: 2, DrainTimeout: time.Minute})
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","method":"slow-note"}` + "\n")
+	for i := 1; i <= calls; i++ {
+		method := "work"
+		if i == calls {
+			method = "note-and-call"
+		}
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":%q}`+"\n", i, method)
+	}
+	p.send(in.String())
+	p.in.Close()
+	close(release)
+
+	var got []string
+	for range calls + 1 { // the answers, and the handler's notification
+		got = append(got, p.recv())
+	}
+	select {
+	case <-p.conn.Done():
+	case <-time.After(timeout):
+		t.Fatal("Done not closed after the last answer")
+	}
+	if err := p.conn.Wait(); err != nil {
+		t.Errorf("Wait: %v", err)
+	}
+	var want []string
+	for i := 1; i <= calls; i++ {
+		want = append(want, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":%d}`, i, i+1))
+	}
+	want = append(want, `{"jsonrpc":"2.0","method":"progress"}`)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("answers after the end of input:\n got %q\nwant %q", got, want)
+	}
+	err := <-noted
+	if !errors.Is(err, ErrClosed) || strings.Contains(err.Error(), "progress") {
+		t.Errorf("a draining handler's Notify and Call: %v, want only the Call to fail with ErrClosed", err)
+	}
+}
+
+// Past DrainTimeout the handlers still running get a cancelled ctx and no answer is sent:
+// a handler that waits for its ctx cannot hold the connection open.
+func TestDrainTimeout(t *testing.T) {
+	started, ended := make(chan struct{}), make(chan error, 1)
+	q := newWirePeer(t, HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		close(started)
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return "late", nil
+	}), &Options{Logf: t.Logf, DrainTimeout: 50 * time.Millisecond})
+	q.send(`{"jsonrpc":"2.0","id":1,"method":"forever"}` + "\n")
+	<-started
+	q.in.Close()
+	select {
+	case <-q.conn.Done():
+	case <-time.After(timeout):
+		t.Fatal("Done not closed after DrainTimeout")
+	}
+	if err := <-ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("handler ctx: %v, want cancelled", err)
+	}
+	q.conn.Close()
+	for l := range q.lines {
+		t.Errorf("answered after the drain timed out: %s", l)
+	}
+}
+
+// A write that fails ends the drain at once: nobody can be answered.
+func TestDrainEndsOnWriteFailure(t *testing.T) {
+	inR, inW := io.Pipe()
+	started := make(chan struct{})
+	c := NewConn(inR, failingWriter{}, HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		if req.Method == "forever" {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return "ok", nil
+	}), &Options{DrainTimeout: time.Hour})
+	defer c.Close()
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"forever"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	// Its reply is the write that fails.
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"quick"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	inW.Close()
+	select {
+	case <-c.Done():
+	case <-time.After(timeout):
+		t.Fatal("the drain went on after a failed write")
+	}
+}
