@@ -189,8 +189,14 @@ func (d *driver) confinementLine() string {
 }
 
 // showConfinement writes the confinement line to stderr, dim on a colour
-// terminal.
+// terminal: always where a person reads stderr, and otherwise only when
+// the agent itself is confined, which changes what it can do (a program
+// reading stderr is told that much, and not more, on every run).
 func (d *driver) showConfinement() {
+	f, ok := d.cfg.Stderr.(*os.File)
+	if !d.cfg.SandboxAgent && (!ok || !IsTerminal(f)) {
+		return
+	}
 	d.writeStderr(style{on: d.stderrColor()}.dim("acpterm: " + d.confinementLine()))
 }
 
