@@ -28,6 +28,10 @@ func (d *driver) interact(ctx context.Context) (int, string) {
 	if f, ok := c.TTYOut.(*os.File); ok {
 		ed.setWidth(TerminalSize(f))
 	}
+	// The agent may send updates (its slash commands) and log lines while
+	// the prompt line waits: they are printed above it.
+	d.sw.promptAware(ed)
+	defer d.sw.promptAware(nil)
 	d.mu.Lock()
 	d.phase = phaseIdle
 	sid := d.sid

@@ -3,6 +3,7 @@ package client
 import (
 	"errors"
 	"io"
+	"sync"
 
 	"golang.org/x/term"
 )
@@ -37,10 +38,15 @@ type lineEditor struct {
 	cancel  <-chan struct{} // of the read in progress
 	pending []byte          // keys read and not yet handed over
 	eofNext bool            // Ctrl-C at an empty line: hand over Ctrl-D
+
+	mu        sync.Mutex
+	prompting bool // a line is being read: the prompt is on the screen
+	hidden    bool // the prompt line was erased for a write (hide)
+	out       io.Writer
 }
 
 func newLineEditor(p *prompter, out io.Writer, stop <-chan struct{}) *lineEditor {
-	e := &lineEditor{p: p, stop: stop}
+	e := &lineEditor{p: p, stop: stop, out: out}
 	e.t = term.NewTerminal(struct {
 		io.Reader
 		io.Writer
@@ -67,7 +73,83 @@ func (e *lineEditor) readLine(prompt string, cancel <-chan struct{}) (string, er
 			defer restore()
 		}
 	}
+	e.mu.Lock()
+	e.prompting = true
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.prompting = false
+		e.mu.Unlock()
+	}()
 	return e.t.ReadLine()
+}
+
+// Output printed while the prompt line is shown (the agent's late
+// updates, log lines) would land on it and leave the typed text at the
+// wrong column. Such output goes through the editor instead: write erases
+// the prompt and what was typed, prints, and draws them again below
+// (term.Terminal.Write does exactly that); hide and show do the same
+// around a write the editor cannot make itself (stderr's).
+
+// write prints p to the terminal, above the prompt line when it is
+// shown; ok is false, and nothing is written, when it is not.
+func (e *lineEditor) write(p []byte) (n int, ok bool, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.prompting {
+		return 0, false, nil
+	}
+	if e.hidden {
+		// Erased already (hide): p goes where the prompt was, and show
+		// draws it again.
+		n, err = writeCRLF(e.out, p)
+		return n, true, err
+	}
+	n, err = e.t.Write(p)
+	return n, true, err
+}
+
+// writeCRLF writes p in raw mode's terms: each newline as CR LF.
+func writeCRLF(w io.Writer, p []byte) (int, error) {
+	b := make([]byte, 0, len(p)+8)
+	for _, c := range p {
+		if c == '\n' {
+			b = append(b, '\r')
+		}
+		b = append(b, c)
+	}
+	if _, err := w.Write(b); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// hide erases the prompt line, if it is shown, for a write that does not
+// go through the editor, and returns the function that draws it again.
+// The prompt and the text typed are assumed to fit on one row (a longer
+// line is drawn again below what it wrapped to).
+func (e *lineEditor) hide() (show func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.prompting || e.hidden {
+		return func() {}
+	}
+	e.hidden = true
+	_, _ = io.WriteString(e.out, "\r\x1b[K")
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.hidden = false
+			if e.prompting {
+				// The cursor is at the start of an empty row: Write's
+				// erase finds nothing there, and it redraws the prompt
+				// and the line.
+				_, _ = e.t.Write(nil)
+			}
+		})
+	}
 }
 
 // key sees the keys term.Terminal does not handle itself.

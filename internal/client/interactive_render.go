@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"strings"
 	"sync"
 
@@ -33,6 +34,47 @@ type switchRenderer struct {
 
 	replaying bool
 	user      strings.Builder // a replayed user message not shown yet (text)
+
+	// screen is where the renderers write, in an interactive session on a
+	// terminal: above the prompt line while it is shown (promptAware).
+	screen *screenWriter
+}
+
+// screenWriter is stdout in an interactive session whose stdout is a
+// terminal, the one the line editor draws on: what is written while the
+// prompt line is shown goes through the editor, which erases the prompt,
+// prints it and draws the prompt and the text typed again.
+type screenWriter struct {
+	w  io.Writer
+	mu sync.Mutex
+	ed *lineEditor // nil until the session shows its prompt line
+}
+
+func (s *screenWriter) editor() *lineEditor {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ed
+}
+
+func (s *screenWriter) Write(p []byte) (int, error) {
+	if ed := s.editor(); ed != nil {
+		if n, ok, err := ed.write(p); ok {
+			return n, err
+		}
+	}
+	return s.w.Write(p)
+}
+
+// promptAware makes the session's output, and the writes Suspend
+// brackets (stderr's), keep clear of ed's prompt line. It does nothing
+// when stdout is not the terminal.
+func (s *switchRenderer) promptAware(ed *lineEditor) {
+	if s.screen == nil {
+		return
+	}
+	s.screen.mu.Lock()
+	defer s.screen.mu.Unlock()
+	s.screen.ed = ed
 }
 
 // maxReplayedUser bounds what is shown of one replayed user message.
@@ -41,12 +83,17 @@ const maxReplayedUser = 4 << 10
 func newSwitchRenderer(c *Config) *switchRenderer {
 	s := &switchRenderer{out: c.Stdout, json: c.Format == FormatJSON, st: style{on: c.Text.Color}}
 	s.live = !s.json && c.Text.Live
+	if f, ok := c.Stdout.(*os.File); ok && c.Interactive && IsTerminal(f) {
+		s.screen = &screenWriter{w: c.Stdout}
+		s.out = s.screen
+	}
+	out := s.out
 	text := c.Text
 	s.make = func() Renderer {
 		if s.json {
-			return NewJSONRenderer(c.Stdout, text.Now)
+			return NewJSONRenderer(out, text.Now)
 		}
-		return NewTextRenderer(c.Stdout, &text)
+		return NewTextRenderer(out, &text)
 	}
 	s.cur = s.make()
 	return s
@@ -170,7 +217,16 @@ func (s *switchRenderer) Tick() {
 }
 
 func (s *switchRenderer) Suspend() func() {
+	show := func() {}
+	if s.screen != nil {
+		if ed := s.screen.editor(); ed != nil {
+			show = ed.hide()
+		}
+	}
 	if !s.live {
+		if s.screen != nil {
+			return show
+		}
 		// Nothing to hide, and no lock to take: a renderer blocked
 		// writing to a stdout nobody reads holds it, and a warning on
 		// stderr (the interrupt's) must not wait for that.
@@ -178,7 +234,11 @@ func (s *switchRenderer) Suspend() func() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.cur.Suspend()
+	resume := s.cur.Suspend()
+	return func() {
+		resume()
+		show()
+	}
 }
 
 func (s *switchRenderer) Finish(reason acp.StopReason) {
