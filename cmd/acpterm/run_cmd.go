@@ -135,6 +135,7 @@ type runFlags struct {
 	resume       bool
 	session      string
 	sandbox      sandboxFlags
+	agentStderr  string
 }
 
 func newRunFlags(out io.Writer) *runFlags {
@@ -170,6 +171,7 @@ func newRunFlags(out io.Writer) *runFlags {
 	fs.StringVar(&f.session, "session", "", "continue the session `ID` (see acpterm sessions)")
 	fs.DurationVar(&f.turnTimeout, "turn-timeout", 0, "cancel the turn after `DURATION`, then kill the agent (exit status 124;\ndefault: none)")
 	fs.DurationVar(&f.cancelGrace, "cancel-grace", f.cancelGrace, "give the agent `DURATION` to end a cancelled turn before killing it")
+	fs.StringVar(&f.agentStderr, "agent-stderr", "", "the agent's stderr: `show|hide|FILE` (default: on a terminal, shown dimmed at\nthe turn's end, a count when it is more than 3 lines and the turn succeeded,\nthe last 20 lines when it failed; elsewhere copied as it comes)")
 	f.sandbox.add(fs)
 	fs.Usage = usageText(fs, runUsage)
 	return f
@@ -263,6 +265,24 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case f.outputLimit == 0:
 		return usage("--output-limit must be positive")
 	}
+	stderrMode := client.AgentStderrAuto
+	var stderrFile *os.File
+	given := false
+	f.fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "agent-stderr" })
+	if given {
+		mode, path, err := client.ParseAgentStderr(f.agentStderr)
+		if err != nil {
+			return usage("%v", err)
+		}
+		stderrMode = mode
+		if path != "" {
+			stderrFile, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+			if err != nil {
+				return usage("--agent-stderr: %v", err)
+			}
+			defer stderrFile.Close()
+		}
+	}
 	var settings []client.SessionSetting
 	for _, s := range f.settings {
 		id, value, ok := strings.Cut(s, "=")
@@ -300,8 +320,12 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Settings:     settings,
 		TurnTimeout:  f.turnTimeout,
 		CancelGrace:  f.cancelGrace,
+		AgentStderr:  stderrMode,
 		Stdout:       stdout,
 		Stderr:       stderr,
+	}
+	if stderrFile != nil {
+		cfg.AgentStderrTo = stderrFile
 	}
 	if err := f.sandbox.apply(cfg); err != nil {
 		return usage("%v", err)

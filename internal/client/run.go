@@ -130,6 +130,12 @@ type Config struct {
 	// the same sandbox (with its own private TMPDIR).
 	SandboxAgent bool
 
+	// AgentStderr is what becomes of the agent's stderr (see the
+	// AgentStderr constants); AgentStderrTo is where it is written
+	// with AgentStderrFile.
+	AgentStderr   AgentStderr
+	AgentStderrTo io.Writer
+
 	Stdout, Stderr io.Writer
 	// Interrupts delivers SIGINT/SIGTERM: the first cancels the turn
 	// (session/cancel), the second kills the agent and its terminals.
@@ -211,7 +217,8 @@ type driver struct {
 	quitOnce sync.Once
 	wg       sync.WaitGroup
 	stderrMu sync.Mutex
-	errPipe  *os.File // the agent's stderr
+	errPipe  *os.File   // the agent's stderr
+	held     heldStderr // of AgentStderrAuto on a terminal
 
 	mu          sync.Mutex
 	phase       phase
@@ -361,10 +368,23 @@ func (d *driver) run(ctx context.Context) int {
 			d.r.Error(msg, code)
 		}
 	})
+	if hard := code == ExitAgent || d.wasKilled(); hard && d.stderrMode() == AgentStderrAuto {
+		// The agent is gone or going: its last words on stderr, read
+		// to their end once it is shut down, explain the failure
+		// (shutdown is quick: it is killed).
+		d.shutdown()
+		d.flushStderr(true)
+		if msg != "" {
+			d.writeStderr("acpterm: " + textsafe.Line(msg))
+		}
+		return code
+	}
 	if msg != "" {
 		d.writeStderr("acpterm: " + textsafe.Line(msg)) // it may quote the agent
 	}
+	d.flushStderr(code != ExitOK)
 	d.shutdown()
+	d.flushStderr(code != ExitOK) // what it wrote while it stopped
 	return code
 }
 

@@ -24,6 +24,13 @@ func (d *driver) turn(ctx context.Context, text string, after phase) (acp.StopRe
 		return "", ExitCancelled, "interrupted before the turn started"
 	}
 	d.remember(text)
+	if c.Interactive {
+		// What the agent wrote on stderr since the last turn (its
+		// start-up, the turn before, the time in between), before this
+		// turn's output; the session went on, so nothing failed. A
+		// single turn keeps it all for the end of the run.
+		d.flushStderr(false)
+	}
 	d.sw.fresh()
 	d.view.start(filepath.Base(c.Agent[0]))
 	turnDone := make(chan struct{})
