@@ -102,8 +102,19 @@ type displayTerm struct {
 	command string // as last announced, to announce changes only
 	args    []string
 	cwd     string
-	titled  bool // command is the tool call's title, not a command
+	src     commandSource // where command came from
 }
+
+// commandSource ranks where a display terminal's command came from: a
+// later one replaces it only from a source as good (the agent's own
+// terminal_update over the tool call's rawInput over its title).
+type commandSource uint8
+
+const (
+	fromTitle commandSource = iota
+	fromInput
+	fromTerminal
+)
 
 func newDisplayTerminals(r Renderer) *displayTerminals {
 	return &displayTerminals{r: r, known: map[string]*displayTerm{}, own: map[string]bool{},
@@ -143,7 +154,7 @@ func (d *displayTerminals) SessionUpdate(n *acp.SessionNotification, raw json.Ra
 		c = callUpdate{id: u.ToolCallID, meta: u.Meta, status: u.Status, content: u.Content, rawInput: u.RawInput, rawOutput: u.RawOutput, title: u.Title}
 		d.setTitle(c.id, u.Title)
 	case *acp.ToolCallUpdate:
-		c = callUpdate{id: u.ToolCallID, meta: u.Meta, content: u.Content, rawInput: u.RawInput, rawOutput: u.RawOutput}
+		c = callUpdate{id: u.ToolCallID, meta: u.Meta, content: u.Content, rawInput: u.RawInput, rawOutput: u.RawOutput, update: true}
 		if u.Status != nil {
 			c.status = *u.Status
 		}
@@ -157,7 +168,9 @@ func (d *displayTerminals) SessionUpdate(n *acp.SessionNotification, raw json.Ra
 	if c.id != "" || len(c.meta) > 0 {
 		d.fromMeta(sid, &c)
 		d.fromCall(sid, &c)
-		done := toolDone(c.status)
+		// Only an update ends a tool call's terminals: a tool call
+		// announced as done with its terminal still streams it.
+		done := c.update && toolDone(c.status)
 		if done {
 			d.fallback(sid, &c)
 		}
@@ -182,6 +195,7 @@ type callUpdate struct {
 	title               string
 	content             []acp.ToolCallContent
 	rawInput, rawOutput json.RawMessage
+	update              bool // a tool_call_update
 }
 
 // Bounds of the titles remembered to name display terminals: the map
@@ -296,19 +310,20 @@ func (d *displayTerminals) fromCall(sessionID string, c *callUpdate) {
 	if !ok && c.title == "" {
 		return
 	}
-	titled := command == ""
-	if titled {
-		command = c.title
+	src := fromInput
+	if command == "" {
+		command, src = c.title, fromTitle
 	}
 	for _, id := range ids {
-		d.update(sessionID, id, command, slices.Clone(args), cwd, titled)
+		d.update(sessionID, id, command, slices.Clone(args), cwd, src)
 	}
 }
 
 // update announces a display terminal's new command or cwd, if either
-// changed: a created event for a terminal the renderers have. A title
-// (titled) names only a terminal that has no command but a title.
-func (d *displayTerminals) update(sessionID, id, command string, args []string, cwd string, titled bool) {
+// changed: a created event for a terminal the renderers have. A command
+// from src replaces one from a source as good or worse; a cwd replaces
+// none but the agent's own (fromTerminal), and fills an empty one.
+func (d *displayTerminals) update(sessionID, id, command string, args []string, cwd string, src commandSource) {
 	command = clipString(command, maxDisplayTitle)
 	for i, a := range args {
 		args[i] = clipString(a, maxDisplayTitle)
@@ -322,12 +337,12 @@ func (d *displayTerminals) update(sessionID, id, command string, args []string, 
 		d.mu.Unlock()
 		return
 	}
-	if command == "" || titled && !t.titled {
+	if command == "" || src < t.src {
 		command, args = t.command, t.args
 	} else {
-		t.titled = titled
+		t.src = src
 	}
-	if cwd == "" {
+	if cwd == "" || t.cwd != "" && src != fromTerminal {
 		cwd = t.cwd
 	}
 	if command == t.command && slices.Equal(args, t.args) && cwd == t.cwd {
@@ -452,7 +467,7 @@ func (d *displayTerminals) fromV2(sessionID string, u acp.SessionUpdate) {
 	}
 	d.create(sessionID, "", id, cmd, nil, cwd)
 	// A later terminal_update may bring the command or cwd (an upsert).
-	d.update(sessionID, id, cmd, nil, cwd, false)
+	d.update(sessionID, id, cmd, nil, cwd, fromTerminal)
 	if tu.Output != nil {
 		// An authoritative snapshot of the whole output. The renderers
 		// append, so what goes on is the part past what they were given:
@@ -504,14 +519,17 @@ func (d *displayTerminals) create(sessionID string, call acp.ToolCallID, id, com
 		d.mu.Unlock()
 		return
 	}
-	titled := command == ""
-	if titled {
-		command, args = d.titles[call], nil
+	src := fromInput
+	if call == "" {
+		src = fromTerminal // a v2 terminal_update or chunk
+	}
+	if command == "" {
+		command, args, src = d.titles[call], nil, fromTitle
 	}
 	if len(cwd) > maxDisplayTitle {
 		cwd = ""
 	}
-	t := &displayTerm{command: clipString(command, maxDisplayTitle), cwd: cwd, titled: titled}
+	t := &displayTerm{command: clipString(command, maxDisplayTitle), cwd: cwd, src: src}
 	for _, a := range args {
 		t.args = append(t.args, clipString(a, maxDisplayTitle))
 	}
