@@ -109,7 +109,9 @@ type scriptedRun struct {
 	m      *modelServer
 }
 
-func runScripted(t *testing.T, bin string, a scriptedAgent, flags []string, marker string) scriptedRun {
+// cache, when set, is XDG_CACHE_HOME, kept across runs as a user's is;
+// "" is one in the fresh home.
+func runScripted(t *testing.T, bin string, a scriptedAgent, flags []string, marker, cache string) scriptedRun {
 	t.Helper()
 	m := newModelServer(marker)
 	defer m.Close()
@@ -129,9 +131,12 @@ func runScripted(t *testing.T, bin string, a scriptedAgent, flags []string, mark
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
 		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
-		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
 		"NO_COLOR=1",
 	}
+	if cache == "" {
+		cache = filepath.Join(home, ".cache")
+	}
+	env = append(env, "XDG_CACHE_HOME="+cache)
 	if a.env != nil {
 		env = append(env, a.env(m.URL())...)
 	}
@@ -184,7 +189,7 @@ func TestRealAgentsScripted(t *testing.T) {
 		t.Run(a.name, func(t *testing.T) {
 			for i, v := range sandboxVariants {
 				t.Run(v.name, func(t *testing.T) {
-					s := runScripted(t, bin, a, v.flag, fmt.Sprintf("%s%d", a.name, i))
+					s := runScripted(t, bin, a, v.flag, fmt.Sprintf("%s%d", a.name, i), "")
 					r := s.r
 					t.Logf("exit %d after %v; tool called %v, ran %v\nstdout:\n%.4000s\nstderr:\n%.4000s",
 						r.code, r.elapsed.Round(time.Millisecond), s.called, s.ran, r.stdout, r.stderr)
@@ -236,9 +241,12 @@ func TestRealAgentsSandboxCost(t *testing.T) {
 			continue
 		}
 		var off, on []time.Duration
+		// One cache for the agent's runs, as on a user's machine: /tmp,
+		// where the unconfined runs keep theirs, is shared as well.
+		cache := t.TempDir()
 		for i := range n {
 			for _, v := range sandboxVariants[:2] {
-				s := runScripted(t, bin, a, v.flag, fmt.Sprintf("%sb%d", a.name, i))
+				s := runScripted(t, bin, a, v.flag, fmt.Sprintf("%sb%d", a.name, i), cache)
 				if s.r.code != 0 {
 					t.Errorf("%s %s: exit %d\n%.2000s", a.name, v.name, s.r.code, s.r.stderr)
 				}
