@@ -12,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/creack/pty"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	"golang.org/x/sys/unix"
 )
@@ -70,6 +71,38 @@ func runAct(args []string) int {
 			err = e
 		} else {
 			unix.Close(int(fd))
+		}
+	case "pty":
+		// A pseudo-terminal opened and used as node-pty or script would:
+		// termios and window size are ioctls on the device.
+		var ptm, tty *os.File
+		ptm, tty, err = pty.Open()
+		if err == nil {
+			err = pty.Setsize(ptm, &pty.Winsize{Rows: 24, Cols: 80})
+			if err == nil {
+				_, err = tty.Write([]byte("through the pty\n"))
+			}
+			if err == nil {
+				buf := make([]byte, 64)
+				var n int
+				n, err = ptm.Read(buf)
+				if err == nil && !strings.Contains(string(buf[:n]), "through the pty") {
+					err = fmt.Errorf("read %q", buf[:n])
+				}
+			}
+			ptm.Close()
+			tty.Close()
+		}
+	case "ls":
+		var names []string
+		var entries []os.DirEntry
+		entries, err = os.ReadDir(args[1])
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if err == nil {
+			fmt.Println(strings.Join(names, " "))
+			return 0
 		}
 	case "chmod":
 		err = os.Chmod(args[1], 0o666)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 )
 
 // unixServer listens on a pathname unix socket (stream, or datagram) in a
@@ -297,4 +299,36 @@ func TestLandlockAlone(t *testing.T) {
 		b.wantAct(t, p, root, "ok", "write", filepath.Join(root, "src", "f"))
 		mustNotExist(t, filepath.Join(outside, "f"))
 	})
+}
+
+// TestPrivatePTS: a confined command can open and use a pseudo-terminal
+// (node-pty, script), from a devpts of its own in which the host's
+// terminals are not.
+func TestPrivatePTS(t *testing.T) { both(t, testPrivatePTS) }
+
+func testPrivatePTS(t *testing.T, b box) {
+	need(t, true)
+	if !ptysAvailable() {
+		t.Skip("no /dev/pts and /dev/ptmx here")
+	}
+	// A terminal of the host's, which the command must not see.
+	ptm, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptm.Close()
+	defer tty.Close()
+	root, _ := workspace(t)
+	for _, mode := range []Mode{ReadOnly, WorkspaceWrite} {
+		t.Run(mode.String(), func(t *testing.T) {
+			p := &Policy{Mode: mode, Writable: []string{root}}
+			b.wantAct(t, p, root, "ok", "pty")
+			if got := b.act(t, p, root, "ls", "/dev/pts"); got != "ptmx" {
+				t.Errorf("/dev/pts in the sandbox holds %q, want only ptmx (the host has %s)", got, tty.Name())
+			}
+			if got := b.act(t, p, root, "write", tty.Name()); got == "ok" {
+				t.Errorf("wrote to the host's terminal %s", tty.Name())
+			}
+		})
+	}
 }

@@ -74,6 +74,11 @@ func setupSelf(pl *plan) (int, error) {
 			return ExitSetupFailed, fmt.Errorf("mounting all but the writable paths read-only: %w", err)
 		}
 	}
+	if pl.PrivatePTS {
+		if err := privatePTS(); err != nil {
+			return ExitSetupFailed, fmt.Errorf("mounting a devpts of its own: %w", err)
+		}
+	}
 	for _, p := range pl.ReadOnly {
 		if err := bindReadOnly(p); err != nil {
 			return ExitSetupFailed, fmt.Errorf("making %s read-only: %w", p, err)
@@ -147,6 +152,17 @@ func restrictThread(pl *plan) error {
 		}
 		if len(pl.Files) > 0 {
 			rules = append(rules, landlock.RWFiles(pl.Files...))
+		}
+		if pl.PrivatePTS {
+			// The devpts mounted for the command (rules name the mount
+			// now in place) and the multiplexer that opens its terminals;
+			// a terminal needs ioctls (termios, window size), which
+			// Landlock ABI 5 checks on devices.
+			rights := landlock.AccessFSSet(llsyscall.AccessFSReadFile | llsyscall.AccessFSWriteFile)
+			if pl.ABI >= 5 {
+				rights |= llsyscall.AccessFSIoctlDev
+			}
+			rules = append(rules, landlock.PathAccess(rights, ptsDir, ptmxPath))
 		}
 	}
 	if pl.Scoped {
@@ -302,6 +318,28 @@ func readOnlyElsewhere(dirs, files []string) error {
 		}
 	}
 	return nil
+}
+
+const (
+	ptsDir   = "/dev/pts"
+	ptmxPath = "/dev/ptmx"
+)
+
+// ptysAvailable reports whether this system has the usual devpts layout
+// (a /dev/pts directory and a /dev/ptmx device) that privatePTS covers.
+func ptysAvailable() bool {
+	d, err1 := os.Stat(ptsDir)
+	m, err2 := os.Stat(ptmxPath)
+	return err1 == nil && err2 == nil && d.IsDir() && m.Mode()&os.ModeCharDevice != 0
+}
+
+// privatePTS mounts a new devpts instance over /dev/pts. Opening the
+// /dev/ptmx device finds the instance mounted at pts beside it, so the
+// command's terminals come from this one; the host's, the user's among
+// them, are hidden under it. Mounting devpts is allowed in a user
+// namespace.
+func privatePTS() error {
+	return unix.Mount("devpts", ptsDir, "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
 }
 
 // probeMount checks that this process may make mounts.

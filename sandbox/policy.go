@@ -117,6 +117,11 @@ type Applied struct {
 	// check (chmod, chown, utimes, extended attributes) fail there with
 	// EROFS.
 	ReadOnlyElsewhere bool
+	// PrivatePTS: the command has a devpts instance of its own at
+	// /dev/pts, and may open pseudo-terminals through /dev/ptmx; the
+	// user's terminals are not in it. Without a mount namespace there is
+	// none, and opening a pseudo-terminal fails.
+	PrivatePTS bool
 	// GitSearchCut: the search for repositories in the writable paths
 	// stopped at its budget of directories, so a repository further on
 	// is writable.

@@ -35,6 +35,7 @@ type plan struct {
 	ReadOnly    []string `json:"readOnly,omitempty"`    // paths to mount read-only
 	ReadOnlyAll bool     `json:"readOnlyAll,omitempty"` // mount everything but Dirs and Files read-only
 	NoUnix      bool     `json:"noUnix,omitempty"`      // seccomp: no unix sockets that can address a path
+	PrivatePTS  bool     `json:"privatePTS,omitempty"`  // mount a devpts of its own; ptys may be opened
 	DropCaps    bool     `json:"dropCaps,omitempty"`    // clear the ambient capabilities before exec
 	Probe       bool     `json:"probe,omitempty"`       // set up namespaces and exit 0
 	Serve       bool     `json:"serve,omitempty"`       // be a Spawner's helper (fd 3 is its socket)
@@ -163,6 +164,11 @@ func (p *Policy) prepare() (*prepared, error) {
 	}
 	if nsErr == nil && needMounts {
 		pr.nsFlags |= unix.CLONE_NEWNS
+		// Programs that run a shell on a pseudo-terminal (node-pty, script,
+		// expect) need /dev/ptmx. A devpts instance of the command's own
+		// holds only the terminals it opens: the user's are not there to
+		// be written to.
+		pr.pl.PrivatePTS = pr.pl.ReadOnlyAll && ptysAvailable()
 	}
 
 	a := &pr.applied
@@ -176,6 +182,7 @@ func (p *Policy) prepare() (*prepared, error) {
 	a.NetNamespace = pr.pl.Loopback
 	a.TCPRules = pr.pl.TCPDeny
 	a.NoUnixSockets = pr.pl.NoUnix
+	a.PrivatePTS = pr.pl.PrivatePTS
 	a.Missing = append(pr.missing, pr.degraded...)
 	return pr, nil
 }
