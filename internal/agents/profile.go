@@ -32,12 +32,11 @@ type Profile struct {
 	RootEnv []string
 	// Npx: started through npx, the agent also writes npm's cache.
 	Npx bool
-	// PTY: the agent runs its commands in a pseudo-terminal (node-pty),
-	// which needs /dev/ptmx and /dev/pts writable. The price: under
-	// Landlock alone, /dev/pts holds the user's own terminals too, which
-	// the agent could then write to. It is not enough yet: forkpty also
-	// needs ioctl(2) on them, a right (Landlock's ioctl_dev) the sandbox
-	// does not grant, so such an agent's commands fail confined.
+	// PTY: the agent runs its commands in a pseudo-terminal (node-pty).
+	// The sandbox gives a confined program a devpts instance of its own,
+	// where there is a mount namespace (sandbox.Applied.PrivatePTS); the
+	// host's /dev/pts is never made writable, since it holds the user's
+	// own terminals. Under Landlock alone such an agent's commands fail.
 	PTY bool
 	// NotByDefault, when set, says why the agent is not confined unless
 	// --sandbox-agent asks: its profile does not yet let it work.
@@ -47,9 +46,6 @@ type Profile struct {
 	// which acpterm's then stands in for.
 	ConfinedArgs []string
 }
-
-// ptyDevices are what opening a pseudo-terminal writes.
-var ptyDevices = []string{"/dev/ptmx", "/dev/pts"}
 
 // PathSpec is one path of a profile: Env when it is set (an absolute path),
 // else Base joined with Rel. Under, when set, is joined to the value of
@@ -191,7 +187,7 @@ var profiles = map[string]Profile{
 	},
 	// gemini-cli writes ~/.gemini (settings, history, tmp); GEMINI_CLI_HOME
 	// stands in for the home directory. Its shell tool runs in a pty.
-	"gemini": {Dirs: []PathSpec{{Env: "GEMINI_CLI_HOME", Under: ".gemini", Rel: ".gemini"}}, PTY: true, NotByDefault: noPTY},
+	"gemini": {Dirs: []PathSpec{{Env: "GEMINI_CLI_HOME", Under: ".gemini", Rel: ".gemini"}}, PTY: true},
 	// opencode follows XDG: its data (a SQLite database, logs), state,
 	// cache and config directories.
 	"opencode": {Dirs: []PathSpec{
@@ -202,17 +198,13 @@ var profiles = map[string]Profile{
 	}},
 	// qwen-code writes ~/.qwen (settings, chats, tmp), or QWEN_HOME.
 	// Its shell tool runs in a pty, as gemini-cli's does.
-	"qwen": {Dirs: []PathSpec{{Env: "QWEN_HOME", Rel: ".qwen"}}, PTY: true, NotByDefault: noPTY},
+	"qwen": {Dirs: []PathSpec{{Env: "QWEN_HOME", Rel: ".qwen"}}, PTY: true},
 	// omp keeps a SQLite database and its sessions in ~/.omp.
 	"omp": {Dirs: []PathSpec{{Rel: ".omp"}}},
 	// pi-acp runs pi, which keeps its settings and sessions in ~/.pi
 	// (PI_CODING_AGENT_DIR for its agent directory).
 	"pi-acp": {Dirs: []PathSpec{{Rel: ".pi"}, {Env: "PI_CODING_AGENT_DIR", Rel: ".pi/agent"}}},
 }
-
-// noPTY is why the agents whose shell tool needs a pty are not confined
-// by default.
-const noPTY = "its shell tool needs a pty, which the sandbox cannot open yet"
 
 // npmCache is where npx keeps the packages it fetches (and its logs).
 var npmCache = PathSpec{Env: "npm_config_cache", Rel: ".npm"}
@@ -262,9 +254,6 @@ type Resolved struct {
 	Dirs, Files []string
 	// Seeds maps a file of Files to what it is created with when missing.
 	Seeds map[string]string
-	// Devices are device files and directories the agent writes, which
-	// exist or not, and are never created.
-	Devices []string
 	// TempEnv, RootEnv, ConfinedArgs and NotByDefault as in Profile.
 	TempEnv      []string
 	RootEnv      []string
@@ -279,9 +268,6 @@ type Resolved struct {
 func (p Profile) Resolve(getenv func(string) string, extra []string) (*Resolved, error) {
 	r := &Resolved{Seeds: map[string]string{}, TempEnv: slices.Clone(p.TempEnv), RootEnv: slices.Clone(p.RootEnv),
 		ConfinedArgs: slices.Clone(p.ConfinedArgs), NotByDefault: p.NotByDefault}
-	if p.PTY {
-		r.Devices = slices.Clone(ptyDevices)
-	}
 	dirs := slices.Clone(p.Dirs)
 	if p.Npx {
 		dirs = append(dirs, npmCache)
@@ -353,15 +339,9 @@ func (r *Resolved) Prepare() error {
 	return nil
 }
 
-// Paths are Dirs, Files, then the Devices that exist.
+// Paths are Dirs, then Files.
 func (r *Resolved) Paths() []string {
-	out := append(slices.Clone(r.Dirs), r.Files...)
-	for _, d := range r.Devices {
-		if _, err := os.Stat(d); err == nil {
-			out = append(out, d)
-		}
-	}
-	return out
+	return append(slices.Clone(r.Dirs), r.Files...)
 }
 
 // Describe is a one-line summary of p for `acpterm agents`.
@@ -382,7 +362,7 @@ func (p Profile) Describe() string {
 		parts = append(parts, "TMPDIR private")
 	}
 	if p.PTY {
-		parts = append(parts, strings.Join(ptyDevices, ", ")+" (its commands' pty)")
+		parts = append(parts, "its commands on a pty of the sandbox's own")
 	}
 	if len(p.ConfinedArgs) > 0 {
 		parts = append(parts, "confined with "+strings.Join(p.ConfinedArgs, " "))
