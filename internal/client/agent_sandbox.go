@@ -164,7 +164,7 @@ func resolvedPath(path string) string {
 }
 
 // confinementLine says what the run confines, for the one dim line at its
-// start.
+// start, with what the kernel here could not give.
 func (d *driver) confinementLine() string {
 	c := &d.cfg
 	sp := d.sandbox
@@ -172,11 +172,22 @@ func (d *driver) confinementLine() string {
 	if sp.Network == sandbox.DenyNetwork {
 		mode += ", network deny"
 	}
+	var missing []string
+	if d.cmdSandbox != nil {
+		missing = append(missing, d.cmdSandbox.Missing...)
+	}
+	if c.SandboxAgent && d.agentSandbox != nil {
+		for _, m := range d.agentSandbox.Missing {
+			if !slices.Contains(missing, m) {
+				missing = append(missing, m)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		mode += "; missing: " + strings.Join(missing, "; ")
+	}
 	switch {
 	case c.SandboxAgent:
-		if d.agentSandbox != nil && len(d.agentSandbox.Missing) > 0 {
-			mode += "; missing: " + strings.Join(d.agentSandbox.Missing, "; ")
-		}
 		return "sandbox: agent and its commands: " + mode
 	case sp.Mode == sandbox.Off && sp.Network == sandbox.AllowNetwork:
 		return "sandbox: off: the agent and its commands run with your rights"
@@ -189,12 +200,15 @@ func (d *driver) confinementLine() string {
 }
 
 // showConfinement writes the confinement line to stderr, dim on a colour
-// terminal: always where a person reads stderr, and otherwise only when
-// the agent itself is confined, which changes what it can do (a program
-// reading stderr is told that much, and not more, on every run).
+// terminal: always where a person reads stderr, and otherwise when the
+// agent itself is confined, which changes what it can do, or when a
+// protection is missing here (a program reading stderr is told that much,
+// and not more, on every run).
 func (d *driver) showConfinement() {
 	f, ok := d.cfg.Stderr.(*os.File)
-	if !d.cfg.SandboxAgent && (!ok || !IsTerminal(f)) {
+	weakened := d.cmdSandbox != nil && len(d.cmdSandbox.Missing) > 0 ||
+		d.cfg.SandboxAgent && d.agentSandbox != nil && len(d.agentSandbox.Missing) > 0
+	if !d.cfg.SandboxAgent && !weakened && (!ok || !IsTerminal(f)) {
 		return
 	}
 	d.writeStderr(style{on: d.stderrColor()}.dim("acpterm: " + d.confinementLine()))

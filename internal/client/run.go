@@ -203,6 +203,7 @@ type driver struct {
 
 	sandbox      *sandbox.Policy  // of the terminals, and of the agent with SandboxAgent
 	agentSandbox *sandbox.Applied // the agent's, with SandboxAgent
+	cmdSandbox   *sandbox.Applied // what the commands' policy gets here (sandboxPolicy)
 
 	stop chan struct{} // closed at shutdown: ends the ticker and signal watcher
 	// cancelSent tells watchSignals that a cancel it did not see was sent

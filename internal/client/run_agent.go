@@ -266,7 +266,10 @@ func warnLine(line string) string {
 // command the agent tries; on failure it returns nil and the exit status.
 func (d *driver) sandboxPolicy(roots []string) (*sandbox.Policy, int) {
 	c := &d.cfg
-	sp := &sandbox.Policy{Mode: c.Sandbox, Network: c.Network, WritableGit: c.WritableGit}
+	// Without user namespaces (stock Ubuntu 24.04 and later) Landlock
+	// still confines writes; what needs a mount namespace is named on the
+	// run's first line (confinementLine), never dropped in silence.
+	sp := &sandbox.Policy{Mode: c.Sandbox, Network: c.Network, WritableGit: c.WritableGit, WithoutMountNamespace: true}
 	if c.Sandbox == sandbox.WorkspaceWrite {
 		sp.Writable = sandbox.DefaultWritable(roots...)
 	}
@@ -287,5 +290,6 @@ func (d *driver) sandboxPolicy(roots []string) (*sandbox.Policy, int) {
 		return nil, ExitFailure
 	}
 	_ = a.Cleanup()
+	d.cmdSandbox = a
 	return sp, 0
 }
