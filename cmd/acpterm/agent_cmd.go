@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	osexec "os/exec"
+	"strings"
 	"time"
 
 	"github.com/acpterm/acpterm/internal/client"
 	"github.com/acpterm/acpterm/internal/shellagent"
+	"github.com/acpterm/acpterm/internal/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
 )
@@ -117,6 +119,9 @@ func agentCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				return client.ExitFailure
 			}
 		} else {
+			if len(a.Missing) > 0 {
+				fmt.Fprintf(stderr, "acpterm agent: sandbox: %s; missing: %s\n", check.Mode, textsafe.Line(strings.Join(a.Missing, "; ")))
+			}
 			_ = a.Cleanup()
 		}
 		opts.Local = &terminal.Options{Policy: &terminal.Policy{Sandbox: sp}}
@@ -140,7 +145,9 @@ func (f *sandboxFlags) policy() (*sandbox.Policy, error) {
 	if err := f.apply(&cfg); err != nil {
 		return nil, err
 	}
-	sp := &sandbox.Policy{Mode: cfg.Sandbox, Network: cfg.Network, WritableGit: cfg.WritableGit}
+	// As acpterm run: on Landlock alone where no user namespace can be
+	// had, saying what is missing.
+	sp := &sandbox.Policy{Mode: cfg.Sandbox, Network: cfg.Network, WritableGit: cfg.WritableGit, WithoutMountNamespace: true}
 	if len(cfg.Writable) > 0 && cfg.Sandbox == sandbox.WorkspaceWrite {
 		wd, err := os.Getwd()
 		if err != nil {
