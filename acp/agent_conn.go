@@ -11,9 +11,21 @@ import (
 
 // AgentConn is the agent's side of a connection: it serves the agent methods
 // with an Agent and calls the client's methods.
+//
+// AgentConn keeps the protocol's rules for prompt turns, so that an Agent
+// need not: at most one Prompt runs per session at a time; its ctx is
+// cancelled (context.Cause: ErrTurnCancelled) when the client sends
+// session/cancel or session/close for the session, and (ErrTurnSuperseded)
+// when it sends a newer session/prompt for the session, which then waits
+// for the older Prompt to return before its own starts; and a turn so
+// ended is answered with StopReasonCancelled, whatever error Prompt
+// returns once its ctx is cancelled. An Agent that also implements
+// SessionCanceller has its Cancel called after the session's turns are
+// cancelled.
 type AgentConn struct {
 	conn
 	agent Agent
+	turns turns
 
 	mu         sync.Mutex
 	clientCaps *ClientCapabilities // from the last initialize request
@@ -28,7 +40,8 @@ type AgentConn struct {
 //	err := acp.ServeAgent(ctx, agent, os.Stdin, os.Stdout, nil)
 //
 // It returns nil when the client ended its input (closed the agent's
-// stdin); ctx.Err() when ctx ended first; else the error that ended the
+// stdin) and the requests it sent before that have been answered (see
+// ConnOptions.DrainTimeout); ctx.Err() when ctx ended first; else the error that ended the
 // connection (a failed read, a client that stopped reading: see
 // ConnOptions.StallTimeout). What Close reports is joined to it.
 func ServeAgent(ctx context.Context, agent Agent, r io.Reader, w io.Writer, opts *ConnOptions) error {
@@ -55,7 +68,7 @@ func ServeAgent(ctx context.Context, agent Agent, r io.Reader, w io.Writer, opts
 // Close ends the connection. ServeAgent does all this and waits for the end.
 func NewAgentConn(agent Agent, r io.Reader, w io.Writer, opts *ConnOptions) *AgentConn {
 	a := &AgentConn{agent: agent}
-	a.conn = newConn(r, w, a.handle, opts)
+	a.conn = newConn(r, w, a.handle, opts, true)
 	if s, ok := agent.(AgentConnSetter); ok {
 		s.SetConn(a)
 	}
@@ -90,9 +103,9 @@ func (a *AgentConn) handle(ctx context.Context, req *jsonrpc2.Request) (any, err
 	case MethodSessionNew:
 		return serve(ctx, req, a.agent.NewSession)
 	case MethodSessionPrompt:
-		return serve(ctx, req, a.agent.Prompt)
+		return a.prompt(ctx, req)
 	case MethodSessionCancel:
-		return notify(ctx, req, a.agent.Cancel)
+		return a.cancel(ctx, req)
 	}
 	switch req.Method {
 	case MethodAuthenticate:
@@ -117,7 +130,7 @@ func (a *AgentConn) handle(ctx context.Context, req *jsonrpc2.Request) (any, err
 		}
 	case MethodSessionClose:
 		if h, ok := a.agent.(SessionCloser); ok {
-			return serve(ctx, req, h.CloseSession)
+			return serve(ctx, req, a.closeSession(h, req.Seq))
 		}
 	case MethodSessionDelete:
 		if h, ok := a.agent.(SessionDeleter); ok {

@@ -27,7 +27,7 @@ func NewClientConn(client Client, r io.Reader, w io.Writer, opts *ConnOptions) *
 
 func newClientConn(client Client, r io.Reader, w io.Writer, opts *ConnOptions, proc *agentProcess) *ClientConn {
 	c := &ClientConn{client: client, proc: proc}
-	c.conn = newConn(r, w, c.handle, opts)
+	c.conn = newConn(r, w, c.handle, opts, false)
 	if s, ok := client.(ClientConnSetter); ok {
 		s.SetConn(c)
 	}

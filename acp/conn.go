@@ -62,6 +62,20 @@ type ConnOptions struct {
 	// waits for the agent to exit after closing its stdin, and again after
 	// SIGTERM, before it sends the next signal. Zero or negative means 2 s.
 	TerminateDuration time.Duration
+	// DrainTimeout, for an AgentConn only, is how long the requests the
+	// client sent before it ended its input (closed the agent's stdin) are
+	// still served: queued ones are run, running ones keep their ctx, and
+	// their answers and updates are written before the connection ends
+	// (Done, Wait, ServeAgent's return), so `agent < requests.jsonl`
+	// answers every request. Calls to the client fail at once meanwhile:
+	// no answer can come. Past the timeout, or as soon as a write fails,
+	// the handlers still running have their ctx cancelled and their
+	// answers are dropped. Zero means 10 s; negative means no drain: the
+	// handlers' contexts are cancelled at the end of input and nothing
+	// more is answered. A ClientConn never drains: an agent whose output
+	// ended has gone, and serving its queued terminal/create would start
+	// commands for nobody.
+	DrainTimeout time.Duration
 	// HandlerWait, for StartAgent only, is how long ClientConn.Close waits
 	// for request handlers to return once their contexts are cancelled;
 	// past it Close reports ErrHandlersRunning and leaves them to finish on
@@ -69,8 +83,20 @@ type ConnOptions struct {
 	HandlerWait time.Duration
 }
 
-func (o *ConnOptions) rpcOptions() *jsonrpc2.Options {
+// DefaultDrainTimeout is ConnOptions.DrainTimeout's default: long enough
+// for a turn's last tool call to finish and be reported, short enough that
+// an agent whose client closed its stdin mid-turn exits while someone
+// still waits for it (acpterm's own client signals it after 2 s anyway).
+const DefaultDrainTimeout = 10 * time.Second
+
+func (o *ConnOptions) rpcOptions(drain bool) *jsonrpc2.Options {
 	ro := &jsonrpc2.Options{ToWireError: toRPCError}
+	if drain {
+		ro.DrainTimeout = DefaultDrainTimeout
+		if o != nil && o.DrainTimeout != 0 {
+			ro.DrainTimeout = o.DrainTimeout // negative: none
+		}
+	}
 	if o != nil {
 		ro.MaxMessageSize = o.MaxMessageSize
 		ro.MaxConcurrentCalls = o.MaxConcurrentCalls
@@ -98,7 +124,9 @@ type conn struct {
 // newConn starts the engine. Handlers wait until ready is closed, so the
 // owner can finish building itself (and hand itself to its handler) before
 // the first message is served.
-func newConn(r io.Reader, w io.Writer, h jsonrpc2.HandlerFunc, opts *ConnOptions) conn {
+// drain: serve the requests read before the end of input
+// (ConnOptions.DrainTimeout).
+func newConn(r io.Reader, w io.Writer, h jsonrpc2.HandlerFunc, opts *ConnOptions, drain bool) conn {
 	ready := make(chan struct{})
 	safe := func(ctx context.Context, req *jsonrpc2.Request) (res any, err error) {
 		<-ready
@@ -113,7 +141,7 @@ func newConn(r io.Reader, w io.Writer, h jsonrpc2.HandlerFunc, opts *ConnOptions
 		}()
 		return h(ctx, req)
 	}
-	return conn{rpc: jsonrpc2.NewConn(r, w, jsonrpc2.HandlerFunc(safe), opts.rpcOptions()), opts: opts, ready: ready}
+	return conn{rpc: jsonrpc2.NewConn(r, w, jsonrpc2.HandlerFunc(safe), opts.rpcOptions(drain)), opts: opts, ready: ready}
 }
 
 // Done is closed when the connection has ended.

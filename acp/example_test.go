@@ -40,8 +40,6 @@ func (a *echoAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 }
 
-func (a *echoAgent) Cancel(ctx context.Context, n *acp.CancelNotification) error { return nil }
-
 // printingClient prints the agent's messages and refuses every permission.
 type printingClient struct{}
 

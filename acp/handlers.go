@@ -49,12 +49,28 @@ type Elicitor interface {
 // Agent is what a Go ACP agent implements to serve the baseline methods.
 // Optional interfaces add the rest; AgentConn fills the capabilities of the
 // initialize result from the interfaces the Agent implements.
+//
+// session/cancel needs no method: AgentConn cancels the ctx of the
+// session's running Prompt itself (see AgentConn), so a Prompt that stops
+// when its ctx ends is all cancellation takes. SessionCanceller is for an
+// agent that has more to do on a cancel.
 type Agent interface {
 	Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error)
 	NewSession(ctx context.Context, req *NewSessionRequest) (*NewSessionResponse, error)
+	// Prompt runs one turn. Its ctx ends when the client cancels the turn
+	// (session/cancel, session/close, a newer session/prompt for the
+	// session: context.Cause tells which), when the request is cancelled
+	// with $/cancel_request, and when the connection ends. A turn the
+	// client ended is answered with StopReasonCancelled even if Prompt
+	// returns an error.
 	Prompt(ctx context.Context, req *PromptRequest) (*PromptResponse, error)
-	// Cancel handles session/cancel: stop the session's work and answer the
-	// pending Prompt with StopReasonCancelled.
+}
+
+// SessionCanceller is implemented by an Agent that wants to hear of
+// session/cancel beyond the cancelled ctx of the session's Prompt, which
+// AgentConn cancels first: work running outside Prompt, say. Cancel is
+// called for every session/cancel, whether a turn was running or not.
+type SessionCanceller interface {
 	Cancel(ctx context.Context, n *CancelNotification) error
 }
 
@@ -84,6 +100,8 @@ type SessionLister interface {
 }
 
 // SessionCloser serves session/close and advertises sessionCapabilities.close.
+// AgentConn cancels the session's running Prompt before it calls
+// CloseSession, as the protocol asks.
 type SessionCloser interface {
 	CloseSession(ctx context.Context, req *CloseSessionRequest) (*CloseSessionResponse, error)
 }

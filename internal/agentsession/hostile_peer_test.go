@@ -19,7 +19,7 @@ func TestSessionFloodIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, _, end, err := r.Begin(context.Background(), busy, "a prompt")
+	_, _, end, err := r.Begin(context.Background(), busy, "a prompt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +50,6 @@ func TestSessionFloodIsBounded(t *testing.T) {
 	if _, _, _, err := r.Begin(context.Background(), busy, "a prompt"); err == nil || !strings.Contains(err.Error(), "already running") {
 		t.Errorf("the busy session was evicted: Begin = %v", err)
 	}
-	r.Cancel(busy)
-	<-ctx.Done()
 }
 
 // When every session runs a prompt, nothing can be evicted: New refuses.

@@ -1,6 +1,8 @@
 // Package agentsession keeps the sessions of acpterm's built-in agents (the
 // shell agent and the probe): each session has an absolute cwd and at most
-// one running prompt, which session/cancel stops.
+// one running prompt. Stopping that prompt on session/cancel is not its
+// job: acp.AgentConn cancels the ctx of the session's running Prompt
+// itself.
 package agentsession
 
 import (
@@ -39,9 +41,9 @@ type Registry struct {
 }
 
 type session struct {
-	cwd    string
-	cancel context.CancelFunc // of the running prompt, nil when idle
-	used   uint64             // Registry.tick when last opened or prompted
+	cwd     string
+	running bool   // a prompt holds the session
+	used    uint64 // Registry.tick when last opened or prompted
 }
 
 // New opens a session in cwd, which must be absolute and at most MaxCwdLen
@@ -76,7 +78,7 @@ func (r *Registry) evictLocked() bool {
 	var oldest acp.SessionID
 	var found *session
 	for id, s := range r.m {
-		if s.cancel == nil && (found == nil || s.used < found.used) {
+		if !s.running && (found == nil || s.used < found.used) {
 			oldest, found = id, s
 		}
 	}
@@ -87,10 +89,13 @@ func (r *Registry) evictLocked() bool {
 	return true
 }
 
-// Begin claims session id for a prompt. It returns a context that Cancel
-// (or end) cancels, the session's cwd, and end, which the caller must call
-// when the prompt is answered. A session that is unknown, or already
-// running a prompt (what names it in the error), is an invalid-params error.
+// Begin claims session id for a prompt. It returns ctx, the session's
+// cwd, and end, which the caller must call when the prompt is answered. A
+// session that is unknown, or already running a prompt (what names it in
+// the error), is an invalid-params error. The ctx is returned as it is:
+// acp.AgentConn already cancels a Prompt's ctx on session/cancel (and
+// runs one Prompt per session at a time), so the registry keeps no cancel
+// funcs.
 func (r *Registry) Begin(ctx context.Context, id acp.SessionID, what string) (_ context.Context, cwd string, end func(), _ error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -98,29 +103,24 @@ func (r *Registry) Begin(ctx context.Context, id acp.SessionID, what string) (_ 
 	switch {
 	case !ok:
 		return nil, "", nil, fmt.Errorf("%w: unknown session %q", acp.ErrInvalidParams, id)
-	case s.cancel != nil:
+	case s.running:
 		return nil, "", nil, fmt.Errorf("%w: session %q is already running %s", acp.ErrInvalidParams, id, what)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	s.cancel = cancel
+	s.running = true
 	r.tick++
 	s.used = r.tick
 	return ctx, s.cwd, func() {
-		cancel()
 		r.mu.Lock()
-		s.cancel = nil
+		s.running = false
 		r.mu.Unlock()
 	}, nil
 }
 
-// Cancel stops the session's running prompt, if any.
-func (r *Registry) Cancel(id acp.SessionID) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if s, ok := r.m[id]; ok && s.cancel != nil {
-		s.cancel()
-	}
-}
+// Cancel does nothing: acp.AgentConn cancels the session's running Prompt
+// on session/cancel before the agent's Cancel is called.
+//
+// Deprecated: an agent served by acp.AgentConn needs no Cancel method.
+func (r *Registry) Cancel(id acp.SessionID) {}
 
 // isAbs accepts Unix paths and Windows drive paths, whichever OS the agent
 // runs on: the cwd is the client's.

@@ -130,14 +130,9 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	return &acp.NewSessionResponse{SessionID: id}, nil
 }
 
-// Cancel stops the session's running turn: the running command is killed
-// and the prompt ends with stopReason cancelled.
-func (a *Agent) Cancel(ctx context.Context, n *acp.CancelNotification) error {
-	a.sessions.Cancel(n.SessionID)
-	return nil
-}
-
-// Prompt runs the prompt's lines as commands.
+// Prompt runs the prompt's lines as commands. It needs no Cancel method:
+// acp.AgentConn cancels ctx on session/cancel, which kills the running
+// command, and the turn ends with stopReason cancelled.
 func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
 	ctx, cwd, end, err := a.sessions.Begin(ctx, req.SessionID, "a prompt")
 	if err != nil {
