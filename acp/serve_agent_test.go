@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The hook interfaces are what the connections look for.
@@ -71,4 +72,36 @@ func blockingReader(t *testing.T) io.Reader {
 	r, w := io.Pipe()
 	t.Cleanup(func() { w.Close() })
 	return r
+}
+
+// A client that writes its requests and closes the agent's stdin gets every
+// answer before ServeAgent returns, prompts included; with a negative
+// DrainTimeout it gets none.
+func TestServeAgentAnswersAfterEndOfInput(t *testing.T) {
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`,
+	}, "\n")
+	for _, tc := range []struct {
+		name  string
+		drain time.Duration
+		want  int
+	}{
+		{"default", 0, 3},
+		{"no drain", -1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			if err := ServeAgent(context.Background(), minimalAgent{}, strings.NewReader(in), &out, &ConnOptions{DrainTimeout: tc.drain}); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Count(out.String(), `"result"`); got != tc.want {
+				t.Errorf("%d answers, want %d:\n%s", got, tc.want, out.String())
+			}
+			if tc.want > 0 && !strings.Contains(out.String(), `{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`) {
+				t.Errorf("the prompt was not answered:\n%s", out.String())
+			}
+		})
+	}
 }
