@@ -2,7 +2,9 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"io"
+	"time"
 
 	"github.com/acpterm/acpterm/internal/jsonrpc2"
 )
@@ -165,8 +167,65 @@ func (c *ClientConn) SetSessionConfigOption(ctx context.Context, req *SetSession
 
 // Prompt sends session/prompt and returns when the turn ends. Every
 // session/update the agent sent before its answer has been handled by then.
+//
+// Cancelling ctx cancels the turn the way ACP asks a client to: Prompt
+// sends session/cancel for the session, then waits for the agent's answer,
+// at most ConnOptions.PromptCancelWait (5 s by default) after ctx ended.
+// If the agent answers in time, Prompt returns that answer (normally
+// StopReasonCancelled, with a nil error: the turn ended as the protocol
+// says; check the stop reason, not ctx). If it does not, the request is
+// abandoned with $/cancel_request and Prompt returns ctx's error; so it
+// does when the connection ends meanwhile. An error answer is returned as
+// it is. A ctx already done when Prompt is called sends nothing.
+// Calling Cancel yourself and letting Prompt return is the other way, with
+// no bound of Prompt's own.
 func (c *ClientConn) Prompt(ctx context.Context, req *PromptRequest) (*PromptResponse, error) {
-	return call[PromptResponse](ctx, &c.conn, MethodSessionPrompt, req)
+	wait := c.opts.promptCancelWait()
+	if req == nil || wait < 0 {
+		return call[PromptResponse](ctx, &c.conn, MethodSessionPrompt, req)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// The call outlives ctx by the wait for the agent's answer; abandon
+	// ends it, which sends $/cancel_request.
+	callCtx, abandon := context.WithCancel(context.WithoutCancel(ctx))
+	defer abandon()
+	var (
+		stop      func() bool   // stops the watch of ctx
+		cancelled chan struct{} // closed once the watch has sent session/cancel (or failed to)
+		timer     *time.Timer   // the bound of the wait, set by the watch
+	)
+	queued := func() {
+		// Only now, so that session/cancel is written after the prompt.
+		cancelled = make(chan struct{})
+		stop = context.AfterFunc(ctx, func() {
+			defer close(cancelled)
+			timer = time.AfterFunc(wait, abandon)
+			if err := c.Cancel(callCtx, &CancelNotification{SessionID: req.SessionID}); err != nil {
+				abandon()
+			}
+		})
+	}
+	resp := new(PromptResponse)
+	err := c.rpc.CallQueued(callCtx, MethodSessionPrompt, req, resp, queued)
+	if stop == nil || stop() {
+		// ctx did not end while the call was out: an ordinary answer.
+		if err != nil {
+			return nil, fromRPCError(err)
+		}
+		return resp, nil
+	}
+	<-cancelled
+	timer.Stop()
+	if err == nil {
+		return resp, nil
+	}
+	var re *jsonrpc2.Error
+	if errors.As(err, &re) {
+		return nil, fromRPCError(err) // the agent's own answer
+	}
+	return nil, ctx.Err()
 }
 
 // Cancel sends the session/cancel notification. The pending Prompt then ends

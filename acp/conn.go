@@ -76,6 +76,12 @@ type ConnOptions struct {
 	// ended has gone, and serving its queued terminal/create would start
 	// commands for nobody.
 	DrainTimeout time.Duration
+	// PromptCancelWait, for a ClientConn only, is how long Prompt waits
+	// for the agent's answer once its ctx has ended and it has sent
+	// session/cancel; past it the request is abandoned with
+	// $/cancel_request. Zero means 5 s; negative means no session/cancel
+	// at all: an ended ctx abandons the request at once, as for any call.
+	PromptCancelWait time.Duration
 	// HandlerWait, for StartAgent only, is how long ClientConn.Close waits
 	// for request handlers to return once their contexts are cancelled;
 	// past it Close reports ErrHandlersRunning and leaves them to finish on
@@ -106,6 +112,18 @@ func (o *ConnOptions) rpcOptions(drain bool) *jsonrpc2.Options {
 		ro.OnBadMessage = o.OnBadMessage
 	}
 	return ro
+}
+
+// DefaultPromptCancelWait is ConnOptions.PromptCancelWait's default: time
+// for an agent to stop its model stream and kill its tool calls (a
+// terminal's kill is SIGTERM, a grace, SIGKILL) and say so.
+const DefaultPromptCancelWait = 5 * time.Second
+
+func (o *ConnOptions) promptCancelWait() time.Duration {
+	if o == nil || o.PromptCancelWait == 0 {
+		return DefaultPromptCancelWait
+	}
+	return o.PromptCancelWait
 }
 
 func (o *ConnOptions) logf(format string, args ...any) {

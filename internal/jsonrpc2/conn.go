@@ -289,6 +289,13 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 // until the response arrives, so calls waiting on the peer never keep the reader from
 // reading that peer's responses.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	return c.CallQueued(ctx, method, params, result, nil)
+}
+
+// CallQueued is Call, and calls queued, if not nil, once the request is queued to be
+// written: a message sent after that is written after the request. ACP's session/cancel
+// must not overtake the session/prompt it cancels.
+func (c *Conn) CallQueued(ctx context.Context, method string, params, result any, queued func()) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -319,6 +326,9 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	if err != nil {
 		c.forget(n) // never sent
 		return err
+	}
+	if queued != nil {
+		queued()
 	}
 	// A failed write comes as the response: waiting for the write as well
 	// would cost a goroutine switch per call.
