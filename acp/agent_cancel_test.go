@@ -179,12 +179,19 @@ func TestSessionCancelRightBehindPrompt(t *testing.T) {
 	toClientR.Close()
 }
 
-// A newer session/prompt for a session supersedes the running one: the
-// older is cancelled and answered "cancelled", and the newer starts only
+// With SupersedePrompts, a newer session/prompt for a session supersedes
+// the running one: the older is cancelled and answered "cancelled", and the newer starts only
 // once the older has returned.
 func TestNewerPromptSupersedes(t *testing.T) {
 	w := newWaitingAgent()
-	cc, _ := pair(t, w, minimalClient{})
+	toAgentR, toAgentW := io.Pipe()
+	toClientR, toClientW := io.Pipe()
+	ac := NewAgentConn(w, toAgentR, toClientW, &ConnOptions{SupersedePrompts: true})
+	cc := NewClientConn(minimalClient{}, toClientR, toAgentW, nil)
+	defer func() {
+		cc.Close()
+		ac.Close()
+	}()
 	first := promptAsync(cc, "s1")
 	within(t, "first prompt started", w.started)
 	second := promptAsync(cc, "s1")

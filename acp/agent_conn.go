@@ -13,11 +13,12 @@ import (
 // with an Agent and calls the client's methods.
 //
 // AgentConn keeps the protocol's rules for prompt turns, so that an Agent
-// need not: at most one Prompt runs per session at a time; its ctx is
-// cancelled (context.Cause: ErrTurnCancelled) when the client sends
-// session/cancel or session/close for the session, and (ErrTurnSuperseded)
-// when it sends a newer session/prompt for the session, which then waits
-// for the older Prompt to return before its own starts; and a turn so
+// need not: the ctx of a session's running Prompt is cancelled
+// (context.Cause: ErrTurnCancelled) when the client sends session/cancel
+// or session/close for the session, even one sent right behind the prompt,
+// before its handler started; with ConnOptions.SupersedePrompts, also
+// (ErrTurnSuperseded) when it sends a newer session/prompt for the
+// session, which then waits for the older Prompt to return; and a turn so
 // ended is answered with StopReasonCancelled, whatever error Prompt
 // returns once its ctx is cancelled. An Agent that also implements
 // SessionCanceller has its Cancel called after the session's turns are

@@ -43,11 +43,11 @@ type turns struct {
 	marks map[SessionID]uint64
 }
 
-// sessionTurns are the turns of one session: the one running Prompt and
-// any waiting for it to return. Entries exist only while a turn does.
+// sessionTurns are the turns of one session: those running Prompt and,
+// with SupersedePrompts, any waiting for the running one to return. Entries exist only while a turn does.
 type sessionTurns struct {
 	turns []*turn
-	token chan struct{} // capacity 1: held while the session's Prompt runs
+	token chan struct{} // capacity 1: held while the session's Prompt runs (SupersedePrompts)
 }
 
 type turn struct {
@@ -56,10 +56,11 @@ type turn struct {
 }
 
 // begin registers a prompt turn with Seq seq for session sid and returns
-// its ctx. A turn with a smaller Seq in the same session is superseded,
-// and so is this one if the session has one with a larger Seq (two
-// prompts racing to register) or a later session/cancel.
-func (ts *turns) begin(ctx context.Context, seq uint64, sid SessionID) (context.Context, *turn, *sessionTurns) {
+// its ctx, born cancelled if a later session/cancel was already handled.
+// With supersede, a turn with a smaller Seq in the same session is
+// superseded, and so is this one if the session has one with a larger Seq
+// (two prompts racing to register).
+func (ts *turns) begin(ctx context.Context, seq uint64, sid SessionID, supersede bool) (context.Context, *turn, *sessionTurns) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	t := &turn{seq: seq, cancel: cancel}
 	ts.mu.Lock()
@@ -76,6 +77,9 @@ func (ts *turns) begin(ctx context.Context, seq uint64, sid SessionID) (context.
 		cancel(ErrTurnCancelled)
 	}
 	for _, u := range s.turns {
+		if !supersede {
+			break
+		}
 		if u.seq < seq {
 			u.cancel(ErrTurnSuperseded)
 		} else {
@@ -142,28 +146,32 @@ func endedByClient(ctx context.Context) bool {
 	return errors.Is(cause, ErrTurnCancelled) || errors.Is(cause, ErrTurnSuperseded)
 }
 
-// prompt serves session/prompt: at most one Agent.Prompt runs per session,
-// its ctx is cancelled by session/cancel, session/close or a newer prompt
-// for the session, and a turn the client ended is answered with
-// StopReasonCancelled, as the protocol requires, even when Prompt returns
-// an error because of the cancel.
+// prompt serves session/prompt: its ctx is cancelled by session/cancel,
+// session/close or (ConnOptions.SupersedePrompts) a newer prompt for the
+// session, which also makes one Agent.Prompt run per session at a time;
+// and a turn the client ended is answered with StopReasonCancelled, as the
+// protocol requires, even when Prompt returns an error because of the
+// cancel.
 func (a *AgentConn) prompt(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	p := new(PromptRequest)
 	if err := decodeParams(req.Params, p); err != nil {
 		return nil, err
 	}
-	ctx, t, s := a.turns.begin(ctx, req.Seq, p.SessionID)
+	supersede := a.opts != nil && a.opts.SupersedePrompts
+	ctx, t, s := a.turns.begin(ctx, req.Seq, p.SessionID, supersede)
 	defer a.turns.end(p.SessionID, t, s)
 	cancelled := &PromptResponse{StopReason: StopReasonCancelled}
-	select {
-	case s.token <- struct{}{}:
-	case <-ctx.Done():
-		if endedByClient(ctx) {
-			return cancelled, nil // superseded or cancelled while it waited
+	if supersede {
+		select {
+		case s.token <- struct{}{}:
+		case <-ctx.Done():
+			if endedByClient(ctx) {
+				return cancelled, nil // superseded or cancelled while it waited
+			}
+			return nil, ctx.Err()
 		}
-		return nil, ctx.Err()
+		defer func() { <-s.token }()
 	}
-	defer func() { <-s.token }()
 	if endedByClient(ctx) {
 		return cancelled, nil // cancelled before it could start
 	}

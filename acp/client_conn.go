@@ -212,7 +212,7 @@ func (c *ClientConn) Prompt(ctx context.Context, req *PromptRequest) (*PromptRes
 	if stop == nil || stop() {
 		// ctx did not end while the call was out: an ordinary answer.
 		if err != nil {
-			return nil, fromRPCError(err)
+			return nil, peerCallError(MethodSessionPrompt, err)
 		}
 		return resp, nil
 	}
@@ -223,7 +223,7 @@ func (c *ClientConn) Prompt(ctx context.Context, req *PromptRequest) (*PromptRes
 	}
 	var re *jsonrpc2.Error
 	if errors.As(err, &re) {
-		return nil, fromRPCError(err) // the agent's own answer
+		return nil, peerCallError(MethodSessionPrompt, err) // the agent's own answer
 	}
 	return nil, ctx.Err()
 }

@@ -76,6 +76,13 @@ type ConnOptions struct {
 	// ended has gone, and serving its queued terminal/create would start
 	// commands for nobody.
 	DrainTimeout time.Duration
+	// SupersedePrompts, for an AgentConn only, makes a newer session/prompt
+	// for a session whose Prompt is running supersede it: the running
+	// Prompt's ctx is cancelled (context.Cause: ErrTurnSuperseded), it is
+	// answered StopReasonCancelled, and the newer Prompt starts once it
+	// has returned, so one Prompt runs per session at a time. Without it
+	// both run and the Agent decides, refusing the newer one, say.
+	SupersedePrompts bool
 	// PromptCancelWait, for a ClientConn only, is how long Prompt waits
 	// for the agent's answer once its ctx has ended and it has sent
 	// session/cancel; past it the request is abandoned with
@@ -177,7 +184,7 @@ func (c *conn) ExtMethod(ctx context.Context, method string, params any) (json.R
 	}
 	var raw json.RawMessage
 	if err := c.rpc.Call(ctx, method, params, &raw); err != nil {
-		return nil, fromRPCError(err)
+		return nil, peerCallError(method, err)
 	}
 	return raw, nil
 }
@@ -195,7 +202,7 @@ func (c *conn) ExtNotification(ctx context.Context, method string, params any) e
 func call[Resp any](ctx context.Context, c *conn, method string, params any) (*Resp, error) {
 	resp := new(Resp)
 	if err := c.rpc.Call(ctx, method, params, resp); err != nil {
-		return nil, fromRPCError(err)
+		return nil, peerCallError(method, err)
 	}
 	return resp, nil
 }

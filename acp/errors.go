@@ -72,16 +72,50 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Code == e.Code
 }
 
-// ErrorCode is the wire code that err maps to when a handler returns it;
-// 0 for nil.
+// PeerError is how a call returns an error answer from the peer: the
+// peer's *Error, and the method it answered. It unwraps to the *Error, so
+// errors.As(err, &e) with e an *Error and errors.Is(err, ErrInvalidParams)
+// see the peer's code.
+//
+// It exists for one rule of WireError: a handler that returns the error of
+// its own call to the peer does not pass the peer's code off as its own.
+// An agent whose terminal/create was refused with -32602 did not get
+// invalid params in its session/prompt; forwarded as it is, the error is
+// sent as -32603 with the peer's error in its data. A handler that means
+// the code wraps a sentinel in front of it:
+//
+//	fmt.Errorf("%w: %w", acp.ErrInvalidParams, err)
+type PeerError struct {
+	Method string // the method the peer answered; "" when not known
+	Err    *Error
+}
+
+func (e *PeerError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the peer's *Error.
+func (e *PeerError) Unwrap() error { return e.Err }
+
+// ErrorCode is the code err carries: that of the first *Error in its chain
+// (the peer's code, for an error a call returned), else the code WireError
+// gives it; 0 for nil. For what a handler returning err sends, use
+// WireError, which does not forward a peer's code as is.
 func ErrorCode(err error) int64 {
 	if err == nil {
 		return 0
+	}
+	if e, ok := errors.AsType[*Error](err); ok && e != nil {
+		return e.Code
 	}
 	return WireError(err).Code
 }
 
 // WireError maps any error to the error object sent to the peer:
+//   - an error answer from a peer (PeerError) that is the first *Error in
+//     the chain is -32603, with the whole chain's text as message and
+//     {"method": ..., "error": {the peer's error}} as data, so that a
+//     handler forwarding its own call's failure does not answer with the
+//     peer's code; wrapping a sentinel such as ErrInvalidParams in front
+//     of it (fmt.Errorf("%w: %w", ...)) chooses the code;
 //   - a wrapped *Error keeps its code and data, and the message is the whole
 //     chain's text (so the context added while wrapping reaches the peer);
 //   - context.Canceled (a cancelled request) is -32800;
@@ -95,6 +129,9 @@ func WireError(err error) *Error {
 	}
 	var e *Error
 	if errors.As(err, &e) {
+		if pe, ok := errors.AsType[*PeerError](err); ok && pe.Err == e {
+			return forwarded(err, pe)
+		}
 		return &Error{Code: e.Code, Message: err.Error(), Data: e.Data}
 	}
 	var re *jsonrpc2.Error
@@ -116,18 +153,37 @@ func WireError(err error) *Error {
 	return &Error{Code: CodeInternalError, Message: err.Error()}
 }
 
+// forwarded is the wire error for a peer's error answer that a handler
+// returned as its own: internal, with the peer's error in the data.
+func forwarded(err error, pe *PeerError) *Error {
+	data, merr := json.Marshal(struct {
+		Method string `json:"method,omitempty"`
+		Error  *Error `json:"error"`
+	}{pe.Method, pe.Err})
+	if merr != nil {
+		// Only the peer's data can fail to encode (it was valid JSON when
+		// it arrived, but a caller may have changed it).
+		data = nil
+	}
+	return &Error{Code: CodeInternalError, Message: err.Error(), Data: data}
+}
+
 // toRPCError adapts WireError to the engine's error type.
 func toRPCError(err error) *jsonrpc2.Error {
 	e := WireError(err)
 	return &jsonrpc2.Error{Code: e.Code, Message: e.Message, Data: e.Data}
 }
 
-// fromRPCError turns an error response received from the peer into an *Error;
-// other errors (closed connection, cancelled context) pass through.
-func fromRPCError(err error) error {
+// fromRPCError turns an error response received from the peer into a
+// *PeerError; other errors (closed connection, cancelled context) pass
+// through.
+func fromRPCError(err error) error { return peerCallError("", err) }
+
+// peerCallError is fromRPCError for a call of method.
+func peerCallError(method string, err error) error {
 	var re *jsonrpc2.Error
 	if errors.As(err, &re) {
-		return &Error{Code: re.Code, Message: re.Message, Data: re.Data}
+		return &PeerError{Method: method, Err: &Error{Code: re.Code, Message: re.Message, Data: re.Data}}
 	}
 	return err
 }

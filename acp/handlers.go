@@ -58,7 +58,8 @@ type Agent interface {
 	Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error)
 	NewSession(ctx context.Context, req *NewSessionRequest) (*NewSessionResponse, error)
 	// Prompt runs one turn. Its ctx ends when the client cancels the turn
-	// (session/cancel, session/close, a newer session/prompt for the
+	// (session/cancel, session/close and, with
+	// ConnOptions.SupersedePrompts, a newer session/prompt for the
 	// session: context.Cause tells which), when the request is cancelled
 	// with $/cancel_request, and when the connection ends. A turn the
 	// client ended is answered with StopReasonCancelled even if Prompt
