@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/acpterm/acpterm/internal/agents"
 	"github.com/acpterm/acpterm/internal/client"
@@ -21,6 +22,7 @@ type sandboxFlags struct {
 	network  string
 	writable []string
 	gitRW    bool
+	passEnv  []string
 	agent    autoBool
 }
 
@@ -53,6 +55,7 @@ func (f *sandboxFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.network, "network", f.network, "the sandboxed commands' network, `NET`: allow, or deny (only a loopback\nof their own)")
 	fs.Var(listFlag{&f.writable}, "writable", "also let sandboxed commands write `PATH` (with everything below it);\nrepeatable; workspace-write only")
 	fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable (by default it is\nread-only: hooks and config written there would run outside the sandbox)")
+	fs.Var(listFlag{&f.passEnv}, "pass-env", "let the variable `NAME` reach the commands although its name marks it as\na credential (*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, *PASSWD*); repeatable")
 	fs.Var(&f.agent, "sandbox-agent", "run the agent itself, and all it starts, in the same sandbox, with\nthe writable paths of its profile (acpterm agents); on by default for an\nagent with a profile, =false turns it off (default auto)")
 }
 
@@ -93,6 +96,12 @@ func (f *sandboxFlags) apply(cfg *client.Config) error {
 		return errors.New("--sandbox-agent with --sandbox off and --network allow confines nothing")
 	}
 	cfg.WritableGit = f.gitRW
+	for _, n := range f.passEnv {
+		if n == "" || strings.ContainsAny(n, "=\x00") {
+			return fmt.Errorf("--pass-env wants a variable name, not %q", n)
+		}
+	}
+	cfg.PassEnv = f.passEnv
 	return f.applyAgent(cfg)
 }
 

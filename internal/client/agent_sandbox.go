@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/internal/sessionstore"
+	"github.com/acpterm/acpterm/internal/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
+	"github.com/acpterm/acpterm/terminal"
 )
 
 // This file confines the agent as a whole (Config.SandboxAgent): the
@@ -163,6 +165,15 @@ func resolvedPath(path string) string {
 	}
 }
 
+// commandEnv is the base environment of the commands run for
+// terminal/create: acpterm's, without the credentials Config.PassEnv does
+// not name. What it withholds is named on the confinement line.
+func (d *driver) commandEnv() []string {
+	env, dropped := terminal.WithoutSecrets(os.Environ(), d.cfg.PassEnv...)
+	d.withheld = dropped
+	return env
+}
+
 // confinementLine says what the run confines, for the one dim line at its
 // start, with what the kernel here could not give.
 func (d *driver) confinementLine() string {
@@ -185,6 +196,13 @@ func (d *driver) confinementLine() string {
 	}
 	if len(missing) > 0 {
 		mode += "; missing: " + strings.Join(missing, "; ")
+	}
+	if n := len(d.withheld); n > 0 {
+		names := strings.Join(d.withheld[:min(n, 4)], ", ")
+		if n > 4 {
+			names += fmt.Sprintf(" and %d more", n-4)
+		}
+		mode += "; withheld from commands: " + textsafe.Line(names) + " (--pass-env NAME passes one)"
 	}
 	switch {
 	case c.SandboxAgent:

@@ -147,6 +147,12 @@ type Config struct {
 	// sandbox, its temporary-directory variables point at the agent's
 	// private TMPDIR, and its RootEnv is set when acpterm runs as root.
 	AgentProfile *agents.Resolved
+
+	// PassEnv names variables that reach the commands run for
+	// terminal/create although their names mark them as credentials
+	// (terminal.IsSecretName); the others are withheld from the commands.
+	// The agent keeps its whole environment.
+	PassEnv []string
 }
 
 var (
@@ -204,6 +210,7 @@ type driver struct {
 	sandbox      *sandbox.Policy  // of the terminals, and of the agent with SandboxAgent
 	agentSandbox *sandbox.Applied // the agent's, with SandboxAgent
 	cmdSandbox   *sandbox.Applied // what the commands' policy gets here (sandboxPolicy)
+	withheld     []string         // variables withheld from the commands (commandEnv)
 
 	stop chan struct{} // closed at shutdown: ends the ticker and signal watcher
 	// cancelSent tells watchSignals that a cancel it did not see was sent
@@ -333,6 +340,7 @@ func (d *driver) run(ctx context.Context) int {
 			Roots:                  ws.Roots(),
 			Sandbox:                sp,
 		},
+		Env:        d.commandEnv(),
 		Shell:      c.Shell,
 		KillGrace:  c.KillGrace,
 		DefaultCwd: cwd,
