@@ -41,7 +41,9 @@
 //
 // # What runs, and how
 //
-// With no args, command is a shell line run as SHELL -c LINE, where SHELL
+// An ACP terminal/create's command is a shell line or a program, and args
+// decide which. With no args (absent or empty), command is a shell line
+// run as SHELL -c LINE, where SHELL
 // is Options.Shell or DefaultShell ($SHELL when it is a POSIX shell, else
 // /bin/sh). With args, command is executed directly with exactly those
 // arguments; it is looked up in the PATH of the command's own environment,
@@ -185,4 +187,26 @@
 // Dropped field. After release the final output stays available to the
 // host through Snapshot, within Options.RetainBytes, but no longer through
 // the protocol.
+//
+// When is a turn's output complete? A terminal's is once its EventExited
+// has been received: the exit is published after the pipe was read empty,
+// so all the terminal's Output events come before it (Event.Dropped counts
+// what a slow subscriber missed). A turn's is once that holds for every
+// terminal created in it. The answer to session/prompt is no such signal:
+// a ClientConn hands it over after the agent's session/update
+// notifications, but the terminal events come from the manager's own
+// goroutines, and an agent may answer with a command still running (or
+// never released). So a client that prints a turn's output and then its
+// end waits, after Prompt returns, for the EventExited or EventReleased of
+// each terminal the turn created (EventCreated, by session), bounded by
+// what it is willing to wait for a command the agent left running.
+//
+// # Tests under the race detector
+//
+// A program built with -race sleeps 1 s when it exits (the race detector's
+// atexit_sleep_ms), and a sandboxed command is started by a helper process
+// that is the host binary started again: under -race every helper exit
+// then costs a second, which looks like a hang in a test that creates and
+// releases sandboxed terminals. Set GORACE=atexit_sleep_ms=0 in the test
+// environment (the tests of this module do) to remove it.
 package terminal

@@ -89,12 +89,18 @@ const maxQueuedControl = 1 << 16
 // than a command therefore gets fewer, larger events, and a fast one costs
 // the command's reader a copy per chunk, not an allocation.
 //
-// A subscriber waiting in Next is woken for output within
-// outputWakeDelay, or at once when a quarter of its buffer is queued,
+// A subscriber waiting in Next is woken for output within 2 ms, or at once when a quarter of its buffer is queued,
 // rather than for every read of the pipe: waking a goroutine costs more
 // than handling a chunk, and a command that writes as fast as it can
 // would otherwise pay that cost thousands of times a second. Other events
 // wake it at once.
+//
+// A terminal's output is complete, for a subscriber, once it has received
+// that terminal's EventExited (or EventReleased): the manager publishes
+// the exit only after it has read the pipe empty, so every Output event
+// of the terminal comes before it, and bytes the subscriber missed are
+// counted in the Dropped of the events that follow the gap, the exit
+// included. See the package doc for a whole turn.
 type Subscription struct {
 	m          *Manager
 	sessionID  string // "" for all sessions
