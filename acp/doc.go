@@ -28,14 +28,106 @@
 //     shaped Method(ctx, *Request) (*Response, error). Incoming requests run
 //     concurrently, notifications in order, and every notification sent
 //     before a response is handled before that response reaches its caller.
-//     A call whose ctx ends sends $/cancel_request and returns ctx's error.
+//     A call whose ctx ends sends $/cancel_request and returns ctx's error;
+//     ClientConn.Prompt does what ACP asks of a client instead: it sends
+//     session/cancel and returns the agent's answer, within a bound
+//     (ConnOptions.PromptCancelWait). On the agent's side, AgentConn
+//     cancels the session's running Prompt on session/cancel (Cancel is
+//     optional: SessionCanceller) and answers a cancelled turn
+//     "cancelled". When the client ends the agent's input, the requests
+//     it sent before are still answered (ConnOptions.DrainTimeout), so
+//     `agent < requests.jsonl` works.
 //   - Terminals, for agents: AgentConn.CreateTerminal returns a
 //     TerminalHandle with Output, WaitForExit, Kill, Release and Close.
 //     Package terminal is the client-side runtime that serves them.
+//     A CreateTerminalRequest's Command is a shell line when Args is
+//     empty (the client runs it with its shell, SHELL -c LINE) and a
+//     program executed directly with exactly Args otherwise; send an argv
+//     ("sh", "-c", LINE) to get a shell on every client.
 //
 // Errors: handlers return plain errors; wrap a sentinel such as
 // ErrInvalidParams with %w to choose the code the peer sees. WireError is the
 // one mapping from a Go error to the wire: a wrapped *Error keeps its code,
 // a cancelled request is -32800, undecodable params are -32602, anything else
-// is -32603. Errors received from the peer are *Error values.
+// is -32603. Errors received from the peer are *PeerError values wrapping
+// the peer's *Error (errors.As and errors.Is see its code; ErrorCode gives
+// it). A handler that returns one as it is does not answer with the peer's
+// code: WireError sends it as -32603 with the peer's error in data (an
+// agent's session/prompt did not get invalid params because the client
+// refused a terminal/create as such); wrap a sentinel in front of it to
+// choose a code.
+//
+// # A complete agent and client
+//
+// An agent implements Agent (and AgentConnSetter to call the client from
+// its handlers); a client implements Client. This program runs both over
+// in-memory pipes; it is the package's Example (agentAndClient), so it
+// compiles and runs as shown:
+//
+//	type myAgent struct{ conn *acp.AgentConn }
+//
+//	// SetConn is called before the first message: handlers may use a.conn.
+//	func (a *myAgent) SetConn(c *acp.AgentConn) { a.conn = c }
+//
+//	func (a *myAgent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+//		return &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}, nil
+//	}
+//
+//	func (a *myAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+//		return &acp.NewSessionResponse{SessionID: "s1"}, nil
+//	}
+//
+//	// Prompt runs a turn. A long one watches ctx: AgentConn cancels it on the
+//	// client's session/cancel and answers the turn "cancelled".
+//	func (a *myAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+//		err := a.conn.SessionUpdate(ctx, &acp.SessionNotification{
+//			SessionID: req.SessionID,
+//			Update:    &acp.AgentMessageChunk{Content: &acp.TextContent{Text: "hello from the agent"}},
+//		})
+//		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, err
+//	}
+//
+//	type myClient struct{}
+//
+//	func (myClient) SessionUpdate(ctx context.Context, n *acp.SessionNotification) error {
+//		if m, ok := n.Update.(*acp.AgentMessageChunk); ok {
+//			if t, ok := m.Content.(*acp.TextContent); ok {
+//				fmt.Println("agent:", t.Text)
+//			}
+//		}
+//		return nil
+//	}
+//
+//	func (myClient) RequestPermission(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
+//		return &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}, nil
+//	}
+//
+//	// runPair runs both sides in one process, over pipes. An agent process
+//	// serves its stdio with acp.ServeAgent(ctx, &myAgent{}, os.Stdin,
+//	// os.Stdout, nil); a client starts one with acp.StartAgent(cmd, myClient{}, nil).
+//	func runPair(ctx context.Context) error {
+//		toAgentR, toAgentW := io.Pipe()
+//		toClientR, toClientW := io.Pipe()
+//		served := make(chan error, 1)
+//		go func() { served <- acp.ServeAgent(ctx, &myAgent{}, toAgentR, toClientW, nil) }()
+//
+//		conn := acp.NewClientConn(myClient{}, toClientR, toAgentW, nil)
+//		if _, err := conn.Initialize(ctx, nil); err != nil {
+//			return err
+//		}
+//		sess, err := conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: "/"})
+//		if err != nil {
+//			return err
+//		}
+//		resp, err := conn.Prompt(ctx, &acp.PromptRequest{
+//			SessionID: sess.SessionID,
+//			Prompt:    []acp.ContentBlock{&acp.TextContent{Text: "hi"}},
+//		})
+//		if err != nil {
+//			return err
+//		}
+//		fmt.Println("stop reason:", resp.StopReason)
+//		// Closing the client ends the agent's input: ServeAgent returns nil.
+//		return errors.Join(conn.Close(), <-served)
+//	}
 package acp
