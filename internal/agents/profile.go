@@ -45,6 +45,21 @@ type Profile struct {
 	// confines it: settings that turn off a sandbox of the agent's own,
 	// which acpterm's then stands in for.
 	ConfinedArgs []string
+	// LastingEnv are variables pointed, when the agent's writes are
+	// confined, at directories of its own that outlive the run (writable,
+	// as Dirs are). They are for caches the agent would otherwise keep in
+	// its TMPDIR, which the sandbox makes new for every run: each confined
+	// run would start cold, and be slower than an unconfined one, whose
+	// TMPDIR lasts. The variable's value in acpterm's environment is not
+	// followed: a cache the confined agent writes must not be one that
+	// unconfined programs read.
+	LastingEnv []EnvDir
+}
+
+// EnvDir is a variable of LastingEnv and the directory it is set to.
+type EnvDir struct {
+	Var string
+	Dir PathSpec
 }
 
 // PathSpec is one path of a profile: Env when it is set (an absolute path),
@@ -202,8 +217,24 @@ var profiles = map[string]Profile{
 	// omp keeps a SQLite database and its sessions in ~/.omp.
 	"omp": {Dirs: []PathSpec{{Rel: ".omp"}}},
 	// pi-acp runs pi, which keeps its settings and sessions in ~/.pi
-	// (PI_CODING_AGENT_DIR for its agent directory).
-	"pi-acp": {Dirs: []PathSpec{{Rel: ".pi"}, {Env: "PI_CODING_AGENT_DIR", Rel: ".pi/agent"}}},
+	// (PI_CODING_AGENT_DIR for its agent directory). pi's entry point
+	// turns on node's compile cache, which lives in NODE_COMPILE_CACHE,
+	// else in TMPDIR/node-compile-cache: in a fresh TMPDIR every confined
+	// run compiled pi's 10 MB bundle again, in pi's RPC process and in
+	// the `pi --version` pi-acp runs before the session starts: 0.2 s of
+	// a 1.2 s turn, the whole of what confining pi cost. Its cache is kept
+	// apart from the one of unconfined runs, which the confined agent
+	// must not write.
+	"pi-acp": {Dirs: []PathSpec{{Rel: ".pi"}, {Env: "PI_CODING_AGENT_DIR", Rel: ".pi/agent"}},
+		LastingEnv: []EnvDir{nodeCompileCache("pi-acp")}},
+}
+
+// nodeCompileCache is the LastingEnv entry of a node agent that turns on
+// node's compile cache (module.enableCompileCache): one directory per
+// agent, so that agents confined apart (read-only mode makes only their
+// profiles' paths writable) do not share compiled code.
+func nodeCompileCache(agent string) EnvDir {
+	return EnvDir{Var: "NODE_COMPILE_CACHE", Dir: PathSpec{Base: CacheHome, Rel: "acpterm/node-compile-cache/" + agent}}
 }
 
 // npmCache is where npx keeps the packages it fetches (and its logs).
@@ -254,6 +285,8 @@ type Resolved struct {
 	Dirs, Files []string
 	// Seeds maps a file of Files to what it is created with when missing.
 	Seeds map[string]string
+	// Env is what LastingEnv sets, as VAR=PATH, each PATH one of Dirs.
+	Env []string
 	// TempEnv, RootEnv, ConfinedArgs and NotByDefault as in Profile.
 	TempEnv      []string
 	RootEnv      []string
@@ -280,6 +313,16 @@ func (p Profile) Resolve(getenv func(string) string, extra []string) (*Resolved,
 		if !slices.Contains(r.Dirs, path) {
 			r.Dirs = append(r.Dirs, path)
 		}
+	}
+	for _, e := range p.LastingEnv {
+		path := e.Dir.resolve(getenv)
+		if path == "" {
+			return nil, fmt.Errorf("cannot place %s: HOME is not an absolute path", e.Dir)
+		}
+		if !slices.Contains(r.Dirs, path) {
+			r.Dirs = append(r.Dirs, path)
+		}
+		r.Env = append(r.Env, e.Var+"="+path)
 	}
 	for _, f := range p.Files {
 		path := f.resolve(getenv)
@@ -355,6 +398,9 @@ func (p Profile) Describe() string {
 	}
 	if p.Npx {
 		parts = append(parts, npmCache.String()+"/ (npx)")
+	}
+	for _, e := range p.LastingEnv {
+		parts = append(parts, e.Var+" at "+e.Dir.String()+"/ (kept across runs)")
 	}
 	if len(p.TempEnv) > 0 {
 		parts = append(parts, "TMPDIR, "+strings.Join(p.TempEnv, ", ")+" private")
