@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -113,12 +114,16 @@ func (a *endTurnOnCancel) Prompt(ctx context.Context, req *acp.PromptRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	// The SDK cancels ctx on session/cancel, then calls Cancel; either
+	// way this agent claims the turn ended normally.
 	select {
 	case <-a.cancelled:
-		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		if !errors.Is(context.Cause(ctx), acp.ErrTurnCancelled) {
+			return nil, ctx.Err()
+		}
 	}
+	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 }
 
 // TestHostileWireOrder: a permission request is handled only after every

@@ -173,10 +173,12 @@ func (a *slowAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 	if err != nil {
 		return nil, err
 	}
-	cancelled := a.cancelled
 	if a.stubborn {
-		cancelled = nil
+		// Deaf to session/cancel, and so to the context the SDK cancels
+		// on it: only a kill ends this turn.
+		select {}
 	}
+	cancelled := a.cancelled
 	select {
 	case <-cancelled:
 		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
