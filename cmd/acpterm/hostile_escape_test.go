@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -189,7 +190,7 @@ func TestHostileEscapes(t *testing.T) {
 		// On a terminal the agent's stderr is acpterm's dim line, prefixed
 		// with the agent's name: the agent's own SGR colours are dropped,
 		// since their reset would end the dimming.
-		if !strings.Contains(out, "\x1b[2macpterm.test: red log\x1b[0m") || strings.Contains(out, "\x1b[31mred log") {
+		if !strings.Contains(out, "\x1b[2m"+filepath.Base(testExe(t))+": red log\x1b[0m") || strings.Contains(out, "\x1b[31mred log") {
 			t.Errorf("the agent's coloured stderr line is not shown dimmed, as acpterm's own")
 		}
 		if t.Failed() {

@@ -22,14 +22,17 @@ func TestAgentStderrOnTTY(t *testing.T) {
 		flags []string
 		want  []string // in this order, after the reply when it succeeds
 		not   []string
+		also  []string // anywhere
 	}{
-		{"quiet", 2, false, nil, []string{stderrReply, line(1), line(2)}, nil},
+		{"quiet", 2, false, nil, []string{stderrReply, line(1), line(2)}, nil, nil},
 		{"noisy", 8, false, nil, []string{stderrReply, name + " wrote 8 lines on stderr (not shown; --agent-stderr show shows them)"},
-			[]string{"agent log line"}},
+			[]string{"agent log line"}, nil},
 		{"failed", 30, true, nil, []string{name + " wrote 30 lines on stderr; the last 20:", line(11), line(30),
-			"acpterm: the agent exited during the turn (exit status 4)"}, []string{line(10) + "\r"}},
-		{"show", 8, false, []string{"--agent-stderr", "show"}, []string{line(1), line(8), stderrReply}, []string{"wrote 8 lines"}},
-		{"hide", 8, false, []string{"--agent-stderr", "hide"}, []string{stderrReply}, []string{"agent log line", "wrote 8 lines"}},
+			"acpterm: the agent exited during the turn (exit status 4)"}, []string{line(10) + "\r"}, nil},
+		// Copied as they come: the agent's stderr and its messages travel
+		// on two pipes, so the reply may come before or after them.
+		{"show", 8, false, []string{"--agent-stderr", "show"}, []string{line(1), line(8)}, []string{"wrote 8 lines"}, []string{stderrReply}},
+		{"hide", 8, false, []string{"--agent-stderr", "hide"}, []string{stderrReply}, []string{"agent log line", "wrote 8 lines"}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -50,6 +53,11 @@ func TestAgentStderrOnTTY(t *testing.T) {
 					t.Fatalf("no %q after byte %d in:\n%s", w, at, plain)
 				}
 				at += i + len(w)
+			}
+			for _, a := range tt.also {
+				if !strings.Contains(plain, a) {
+					t.Fatalf("no %q in:\n%s", a, plain)
+				}
 			}
 			for _, n := range tt.not {
 				if strings.Contains(plain, n) {
