@@ -2,8 +2,10 @@ package client
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,9 +27,17 @@ import (
 //   - an argv matches a terminal/create whose command and args are that
 //     argv, word for word, with args (so that no shell reads it);
 //   - a line matches a terminal/create of that line with no args (the
-//     client's shell runs it), or one that runs it with an absolute POSIX
-//     shell: SHELL -c LINE, SHELL -lc LINE or SHELL -l -c LINE (omp runs
-//     /bin/bash -l -c LINE);
+//     client's shell runs it), or one that runs it with a shell named by
+//     its absolute path: SHELL -c LINE, SHELL -lc LINE or SHELL -l -c
+//     LINE (omp runs $SHELL -l -c LINE when $SHELL is a bash or a zsh,
+//     else the first bash on its PATH). The shell is sh, bash, dash, zsh
+//     or ksh in /bin, /usr/bin, /usr/local/bin or /opt/homebrew/bin, or
+//     the user's own $SHELL, exactly;
+//   - a line "cd DIR && REST", DIR an absolute path written plainly (or
+//     in single quotes), also matches REST run that way in DIR: omp takes
+//     such a cd off the line and runs the rest in the directory, which
+//     does what the line does. A relative DIR does not (the question
+//     cannot say which directory it is);
 //   - the terminal/create sets no environment variables (they could
 //     change what runs: PATH, LD_PRELOAD, BASH_ENV);
 //   - its cwd is the rawInput's cwd, when it has one; without one the
@@ -144,31 +154,121 @@ func (g *grants) take(info *terminal.Info) (grant, bool) {
 	return grant{}, false
 }
 
-// posixShells are the shells a line grant may be run with: absolute paths,
-// so that no PATH decides which program it is.
-var posixShells = []string{"/bin/sh", "/bin/bash", "/usr/bin/sh", "/usr/bin/bash", "/bin/dash", "/usr/bin/dash"}
+// shellNames and shellDirs make the shells a line grant may be run with:
+// absolute paths, so that no PATH decides which program it is, in the
+// directories systems and package managers install them in.
+var (
+	shellNames = []string{"sh", "bash", "dash", "zsh", "ksh"}
+	shellDirs  = []string{"/bin", "/usr/bin", "/usr/local/bin", "/opt/homebrew/bin"}
+)
+
+// isLineShell reports whether a line grant may be run with the program
+// path: a known shell in a system directory, or the user's own $SHELL
+// (which the agent inherits, and omp runs lines with).
+func isLineShell(path string) bool {
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path || !slices.Contains(shellNames, filepath.Base(path)) {
+		return false
+	}
+	return slices.Contains(shellDirs, filepath.Dir(path)) || path == os.Getenv("SHELL")
+}
+
+// shellLine is the line info runs with a shell: its command when it has
+// no args (the client's shell runs it), or LINE of SHELL -c LINE,
+// SHELL -lc LINE or SHELL -l -c LINE.
+func shellLine(info *terminal.Info) (string, bool) {
+	if len(info.Args) == 0 {
+		return info.Command, true
+	}
+	if !isLineShell(info.Command) {
+		return "", false
+	}
+	n := len(info.Args)
+	for _, flags := range [][]string{{"-c"}, {"-lc"}, {"-l", "-c"}} {
+		if n == len(flags)+1 && slices.Equal(info.Args[:n-1], flags) {
+			return info.Args[n-1], true
+		}
+	}
+	return "", false
+}
 
 // matches reports whether info runs exactly the grant's command.
 func (gr grant) matches(info *terminal.Info) bool {
 	if string(gr.sid) != info.SessionID || len(info.Env) > 0 {
 		return false
 	}
-	if gr.cwd != "" && filepath.Clean(info.Cwd) != gr.cwd {
-		return false
-	}
+	cwd := filepath.Clean(info.Cwd)
 	if gr.argv != nil {
-		return len(info.Args) > 0 && info.Command == gr.argv[0] && slices.Equal(info.Args, gr.argv[1:])
+		return (gr.cwd == "" || cwd == gr.cwd) && len(info.Args) > 0 && info.Command == gr.argv[0] && slices.Equal(info.Args, gr.argv[1:])
 	}
-	if len(info.Args) == 0 {
-		return info.Command == gr.line
-	}
-	if !slices.Contains(posixShells, info.Command) {
+	line, ok := shellLine(info)
+	if !ok {
 		return false
 	}
-	for _, flags := range [][]string{{"-c"}, {"-lc"}, {"-l", "-c"}} {
-		if slices.Equal(info.Args, append(slices.Clone(flags), gr.line)) {
-			return true
+	if line == gr.line && (gr.cwd == "" || cwd == gr.cwd) {
+		return true
+	}
+	// omp's "cd DIR && REST", run as REST in DIR. Only without a cwd of
+	// its own: with one, omp runs the line as it is.
+	if gr.cwd == "" {
+		if dir, rest, ok := cdPrefix(gr.line); ok {
+			return line == rest && cwd == dir
 		}
 	}
 	return false
+}
+
+// maxCdDir bounds the directory of a "cd DIR && REST" line.
+const maxCdDir = 4096
+
+// cdPrefix splits "cd DIR && REST" (spaces or tabs between the words, as
+// omp reads it) when DIR is an absolute path, written with none of the
+// characters a shell would expand or split at, or in single quotes with
+// no quote or newline inside. It returns DIR cleaned, as the directory a
+// command runs in is compared.
+func cdPrefix(line string) (dir, rest string, ok bool) {
+	s, found := strings.CutPrefix(line, "cd")
+	if !found || s == "" || (s[0] != ' ' && s[0] != '\t') {
+		return "", "", false
+	}
+	s = strings.TrimLeft(s, " \t")
+	if q, found := strings.CutPrefix(s, "'"); found {
+		end := strings.IndexByte(q, '\'')
+		if end < 0 {
+			return "", "", false
+		}
+		dir, s = q[:end], q[end+1:]
+		if strings.ContainsAny(dir, "\n\r") {
+			return "", "", false
+		}
+	} else {
+		end := strings.IndexFunc(s, func(r rune) bool { return !isPlainPathRune(r) })
+		if end < 0 {
+			return "", "", false
+		}
+		dir, s = s[:end], s[end:]
+	}
+	if dir == "" || len(dir) > maxCdDir || !strings.HasPrefix(dir, "/") {
+		return "", "", false
+	}
+	s = strings.TrimLeft(s, " \t")
+	s, found = strings.CutPrefix(s, "&&")
+	if !found {
+		return "", "", false
+	}
+	rest = strings.TrimLeft(s, " \t")
+	if rest == "" {
+		return "", "", false
+	}
+	return filepath.Clean(dir), rest, true
+}
+
+// isPlainPathRune reports whether r may be in a path that no shell
+// expands, splits or quotes: letters, digits and a few marks. Not ~ (the
+// home directory), $, `, globs, quotes, backslashes, separators.
+func isPlainPathRune(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return true
+	}
+	return strings.ContainsRune("/._-+,@%:", r)
 }
