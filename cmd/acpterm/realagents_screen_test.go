@@ -322,3 +322,20 @@ func terminalsOf(u map[string]any) []string {
 	}
 	return ids
 }
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// agentCommand is the command acpterm runs for a named agent, as
+// `acpterm agents` shows it.
+func agentCommand(t *testing.T, acp, name string) []string {
+	t.Helper()
+	r := runBinary(t, acp, opts{env: []string{"PATH=" + installRealAgents(t) + string(os.PathListSeparator) + os.Getenv("PATH")}}, "agents")
+	for line := range strings.Lines(r.stdout) {
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == name && f[1] == "installed" {
+			return f[2:]
+		}
+	}
+	t.Fatalf("acpterm agents has no installed %s:\n%s", name, r.stdout)
+	return nil
+}

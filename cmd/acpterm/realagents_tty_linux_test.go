@@ -1,0 +1,348 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A real agent at a real terminal, as a person uses it: tmux is the
+// terminal (what it shows is what a person would see, escape sequences
+// applied), and the test types at it key by key.
+
+// tmuxPane is one acpterm run in a tmux pane of its own server.
+type tmuxPane struct {
+	t    *testing.T
+	sock string
+	log  string // every byte the program wrote to the pane
+	pid  int
+}
+
+// tmux runs tmux against the pane's server.
+func (p *tmuxPane) tmux(args ...string) string {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "tmux", append([]string{"-S", p.sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %q: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// startTmux starts bin with args in dir, with env on top of the test's,
+// on a 120×40 tmux pane; the pane's whole output is logged from the first
+// byte.
+func startTmux(t *testing.T, dir string, env []string, bin string, args ...string) *tmuxPane {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is needed to be the terminal")
+	}
+	tmp := t.TempDir()
+	p := &tmuxPane{t: t, sock: filepath.Join(tmp, "sock"), log: filepath.Join(tmp, "pane.log")}
+	// The program waits on a fifo until the pane's output is logged, so
+	// that the log has its first byte.
+	fifo := filepath.Join(tmp, "go")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var script strings.Builder
+	script.WriteString("#!/bin/sh\nread _ < " + shellQuote(fifo) + "\nexec env")
+	for _, kv := range env {
+		script.WriteString(" " + shellQuote(kv))
+	}
+	for _, w := range append([]string{bin}, args...) {
+		script.WriteString(" " + shellQuote(w))
+	}
+	script.WriteString("\n")
+	sh := filepath.Join(tmp, "run.sh")
+	if err := os.WriteFile(sh, []byte(script.String()), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p.tmux("new-session", "-d", "-s", "acpterm", "-x", "120", "-y", "40", "-c", dir, sh)
+	t.Cleanup(func() {
+		_ = exec.Command("tmux", "-S", p.sock, "kill-server").Run()
+	})
+	p.tmux("set-option", "-t", "acpterm", "remain-on-exit", "on")
+	p.tmux("pipe-pane", "-t", "acpterm", "-o", "cat >> "+shellQuote(p.log))
+	pid, err := strconv.Atoi(strings.TrimSpace(p.tmux("display-message", "-p", "-t", "acpterm", "#{pane_pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.pid = pid
+	// Opening the fifo waits for its reader, the script.
+	opened := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString("\n")
+			f.Close()
+		}
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		// Unblock the writer: open the reading end ourselves.
+		if f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+		t.Fatalf("the pane's script never started")
+	}
+	return p
+}
+
+// screen is what the pane shows, one string per row, trailing blanks cut.
+func (p *tmuxPane) screen() []string {
+	p.t.Helper()
+	rows := strings.Split(strings.TrimRight(p.tmux("capture-pane", "-p", "-t", "acpterm"), "\n"), "\n")
+	for i, r := range rows {
+		rows[i] = strings.TrimRight(r, " ")
+	}
+	return rows
+}
+
+// raw is every byte written to the pane so far.
+func (p *tmuxPane) raw() string {
+	b, _ := os.ReadFile(p.log)
+	return string(b)
+}
+
+// waitFor polls the pane (tmux cannot tell us when it changes) until ok
+// holds for its screen and its raw output, and fails past timeout.
+func (p *tmuxPane) waitFor(what string, timeout time.Duration, ok func(screen []string, raw string) bool) {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(40 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if ok(p.screen(), p.raw()) {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("no %s within %v; the screen:\n%s\nraw:\n%q", what, timeout, strings.Join(p.screen(), "\n"), tail(p.raw(), 6000))
+		}
+		<-tick.C
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// waitRaw waits until the raw output has want.
+func (p *tmuxPane) waitRaw(want string, timeout time.Duration) {
+	p.t.Helper()
+	p.waitFor(fmt.Sprintf("%q", want), timeout, func(_ []string, raw string) bool { return strings.Contains(raw, want) })
+}
+
+// typeSlowly sends text a key at a time, each once the one before it is
+// echoed on the screen's prompt line.
+func (p *tmuxPane) typeSlowly(prompt, typed, text string) string {
+	p.t.Helper()
+	for _, r := range text {
+		p.tmux("send-keys", "-t", "acpterm", "-l", string(r))
+		typed += string(r)
+		want := strings.TrimRight(prompt+typed, " ") // as screen cuts rows
+		p.waitFor(fmt.Sprintf("the prompt line %q", want), 20*time.Second, func(screen []string, _ string) bool {
+			return slices.Contains(screen, want)
+		})
+	}
+	return typed
+}
+
+// exited waits for the program to end and returns its exit status. If
+// it does not end, the processes still there are shown.
+func (p *tmuxPane) exited(timeout time.Duration) int {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(40 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		f := strings.Fields(p.tmux("display-message", "-p", "-t", "acpterm", "#{pane_dead} #{pane_dead_status}"))
+		if len(f) == 2 && f[0] == "1" {
+			code, _ := strconv.Atoi(f[1])
+			assertNoCgroups(p.t, p.pid)
+			return code
+		}
+		if time.Now().After(deadline) {
+			ps, _ := exec.Command("ps", "-e", "--forest", "-o", "pid,ppid,stat,etime,wchan:20,args").CombinedOutput()
+			var mine strings.Builder
+			for line := range strings.Lines(string(ps)) {
+				if strings.Contains(line, "acpterm") || strings.Contains(line, "omp") || strings.Contains(line, "claude") || strings.HasPrefix(strings.TrimSpace(line), "PID") {
+					mine.WriteString(line)
+				}
+			}
+			p.t.Fatalf("pid %d still running %v after the session's end was typed; the screen:\n%s\nraw:\n%q\nprocesses:\n%s",
+				p.pid, timeout, strings.Join(p.screen(), "\n"), tail(p.raw(), 3000), mine.String())
+		}
+		<-tick.C
+	}
+}
+
+// ttyCases are the agents whose available_commands_update comes after
+// the prompt is drawn, and for omp, which runs its commands with
+// terminal/create, the shapes of a command it runs differently from the
+// line it asked about.
+var ttyCases = []struct {
+	agent, name string
+	// cd is put before the server's command: "cd DIR && " (DIR the
+	// workspace's sub), which omp runs as the rest of the line in DIR.
+	cd bool
+	// shell: $SHELL is a bash outside the system's directories, which
+	// omp runs its lines with.
+	shell bool
+}{
+	{agent: "claude", name: "claude"},
+	{agent: "omp", name: "omp"},
+	{agent: "omp", name: "omp-cd", cd: true},
+	{agent: "omp", name: "omp-shell", shell: true},
+}
+
+// TestRealAgentsTTY runs `acpterm run NAME` for claude and omp at a
+// terminal, as a person does, without --approve-all. It types the first
+// word of a prompt as soon as the prompt is drawn, the rest after the
+// agent's late list of commands is shown, a key at a time, and checks
+// that the prompt and the typed text stay whole on one line; then it runs
+// the turn, answering yes to the one question asked, and ends the session
+// with Ctrl-D. One question per command: omp asks with
+// session/request_permission and then runs the command with
+// terminal/create, which must not be asked about again, also when it ran
+// a leading "cd DIR &&" as its cwd or ran the line with the user's $SHELL.
+//
+// ACPTERM_REAL_AGENTS_WIRE=DIR runs the agent through the wire recorder
+// (so not as a named agent: it is not confined as a whole) and keeps its
+// wire in DIR/CASE.jsonl.
+//
+//	ACPTERM_REAL_AGENTS=1 ACPTERM_REAL_AGENTS_DIR=DIR go test ./cmd/acpterm -run TestRealAgentsTTY -v
+func TestRealAgentsTTY(t *testing.T) {
+	if os.Getenv(realAgentsEnv) == "" {
+		t.Skipf("set %s=1 to install the real agents from npm and run them", realAgentsEnv)
+	}
+	bin := installRealAgents(t)
+	acp := screenBin(t)
+	only := os.Getenv("ACPTERM_REAL_AGENTS_ONLY")
+	for _, tc := range ttyCases {
+		i := slices.IndexFunc(scriptedAgents, func(a scriptedAgent) bool { return a.name == tc.agent })
+		a := scriptedAgents[i]
+		if only != "" && !slices.Contains(strings.Split(only, ","), a.name) {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			m := newModelServer(a.name + "-tty")
+			defer m.Close()
+			if tc.cd {
+				sub := filepath.Join(ws, "sub")
+				if err := os.Mkdir(sub, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				m.Command = "cd " + sub + " && " + m.Command
+			}
+			env, extra := scriptedHome(t, bin, a, m, nil)
+			env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "NO_COLOR=") })
+			env = append(env, "NO_COLOR=1", "TERM=tmux-256color")
+			if tc.shell {
+				sh := filepath.Join(t.TempDir(), "bash")
+				if err := os.Symlink("/bin/bash", sh); err != nil {
+					t.Fatal(err)
+				}
+				env = append(env, "SHELL="+sh)
+			}
+			args := append([]string{"run", "--turn-timeout", "90s"}, extra...)
+			args = append(args, strings.Fields(os.Getenv(screenFlagsEnv))...)
+			if dir := os.Getenv("ACPTERM_REAL_AGENTS_WIRE"); dir != "" {
+				wire := filepath.Join(dir, tc.name+".jsonl")
+				os.Remove(wire)
+				env = append(env, fakeAgentEnv+"=wirelog", wireLogEnv+"="+wire)
+				if os.Geteuid() == 0 {
+					env = append(env, "IS_SANDBOX=1") // not confined, so not told by acpterm
+				}
+				cmd := agentCommand(t, acp, a.name)
+				args = append(append(args, "--", testExe(t)), append(cmd, a.args...)...)
+			} else {
+				args = append(append(args, a.name), a.args...)
+			}
+			p := startTmux(t, ws, env, acp, args...)
+
+			const prompt = "› "
+			p.waitRaw(prompt, 60*time.Second)
+			typed := p.typeSlowly(prompt, "", "Run ")
+			p.waitRaw("commands:", 60*time.Second)
+			raw := p.raw()
+			if first, cmds := strings.Index(raw, prompt), strings.Index(raw, "commands:"); first > cmds {
+				t.Logf("the agent's commands came before the prompt this time")
+			}
+			typed = p.typeSlowly(prompt, typed, "the command, then say what it printed.")
+			checkPromptLine(t, p.screen(), prompt, typed)
+
+			p.tmux("send-keys", "-t", "acpterm", "Enter")
+			questions := 0
+			p.waitFor("the reply", 90*time.Second, func(screen []string, raw string) bool {
+				if n := strings.Count(raw, "allow? [y]es"); n > questions {
+					questions = n
+					p.tmux("send-keys", "-t", "acpterm", "-l", "y")
+				}
+				return strings.Contains(raw, m.Reply)
+			})
+			p.waitFor("the prompt after the turn", 30*time.Second, func(screen []string, _ string) bool {
+				return len(screen) > 0 && screen[len(screen)-1] == strings.TrimSpace(prompt)
+			})
+			p.tmux("send-keys", "-t", "acpterm", "C-d")
+			code := p.exited(30 * time.Second)
+			raw = p.raw()
+			t.Logf("exit %d; the screen:\n%s", code, strings.Join(p.screen(), "\n"))
+			if code != 0 {
+				t.Errorf("exit %d, want 0", code)
+			}
+			if questions > 1 {
+				t.Errorf("%d questions for one command, want one", questions)
+			}
+			if a.name == "omp" && questions != 1 {
+				t.Errorf("omp: %d questions, want its own one", questions)
+			}
+			if !strings.Contains(raw, m.Output) {
+				t.Errorf("the command's output %q is not shown", m.Output)
+			}
+			if called, ran := m.ToolCalled(); !ran {
+				t.Errorf("the command did not run (the model server sent the tool call: %v)", called)
+			}
+			for _, w := range shutdownWarnings {
+				if strings.Contains(raw, w) {
+					t.Errorf("a warning about the agent's shutdown (%q)", w)
+				}
+			}
+		})
+	}
+}
+
+// checkPromptLine checks that the screen has the prompt and the typed
+// text whole on one line, and no piece of the text on another.
+func checkPromptLine(t *testing.T, screen []string, prompt, typed string) {
+	t.Helper()
+	want := strings.TrimRight(prompt+typed, " ")
+	if !slices.Contains(screen, want) {
+		t.Fatalf("no line %q on the screen:\n%s", want, strings.Join(screen, "\n"))
+	}
+	for _, row := range screen {
+		if row != want && strings.Contains(row, "say what it") {
+			t.Errorf("a piece of the typed text on another line: %q", row)
+		}
+	}
+}
