@@ -213,7 +213,8 @@ var profiles = map[string]Profile{
 	}},
 	// qwen-code writes ~/.qwen (settings, chats, tmp), or QWEN_HOME.
 	// Its shell tool runs in a pty, as gemini-cli's does.
-	"qwen": {Dirs: []PathSpec{{Env: "QWEN_HOME", Rel: ".qwen"}}, PTY: true},
+	"qwen": {Dirs: []PathSpec{{Env: "QWEN_HOME", Rel: ".qwen"}}, PTY: true,
+		LastingEnv: []EnvDir{nodeCompileCache("qwen")}},
 	// omp keeps a SQLite database and its sessions in ~/.omp.
 	"omp": {Dirs: []PathSpec{{Rel: ".omp"}}},
 	// pi-acp runs pi, which keeps its settings and sessions in ~/.pi

@@ -46,8 +46,8 @@ func (d *driver) agentPolicy() (*sandbox.Policy, error) {
 
 // agentEnv adds to cmd's environment (after Wrap, which set TMPDIR) the
 // profile's variables: its temporary-directory variables at the agent's
-// TMPDIR, and as root the variables that tell the agent it is sandboxed,
-// which it now is.
+// TMPDIR, its caches at their lasting directories, and as root the
+// variables that tell the agent it is sandboxed, which it now is.
 func (d *driver) agentEnv(cmd *exec.Cmd, a *sandbox.Applied) {
 	prof := d.cfg.AgentProfile
 	if prof == nil {
@@ -58,6 +58,10 @@ func (d *driver) agentEnv(cmd *exec.Cmd, a *sandbox.Applied) {
 		for _, v := range prof.TempEnv {
 			env = append(env, v+"="+a.TempDir)
 		}
+		// A cache kept in the TMPDIR, new every run, would start cold
+		// every run: it is kept where the profile says, which the
+		// agent's policy made writable.
+		env = append(env, prof.Env...)
 	}
 	if os.Geteuid() == 0 && a.Confined() {
 		env = append(env, prof.RootEnv...)
