@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acpterm/acpterm/internal/procstat"
 )
 
 // A real agent at a real terminal, as a person uses it: tmux is the
@@ -167,8 +170,12 @@ func (p *tmuxPane) typeSlowly(prompt, typed, text string) string {
 	return typed
 }
 
-// exited waits for the program to end and returns its exit status. If
-// it does not end, the processes still there are shown.
+// exited waits for the program to end and returns its exit status. tmux
+// sometimes leaves the program a zombie it has not reaped, the pane not
+// marked dead: /proc says it exited then, and with which status. A
+// process of the pane's session still there after it exited was left
+// behind, and fails the test; if the program does not end, the
+// processes of its session are shown.
 func (p *tmuxPane) exited(timeout time.Duration) int {
 	p.t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -176,24 +183,64 @@ func (p *tmuxPane) exited(timeout time.Duration) int {
 	defer tick.Stop()
 	for {
 		f := strings.Fields(p.tmux("display-message", "-p", "-t", "acpterm", "#{pane_dead} #{pane_dead_status}"))
-		if len(f) == 2 && f[0] == "1" {
-			code, _ := strconv.Atoi(f[1])
+		code, zombie := zombieStatus(p.pid)
+		if len(f) == 2 && f[0] == "1" || zombie {
+			if !zombie {
+				code, _ = strconv.Atoi(f[1])
+			} else if len(f) != 2 || f[0] != "1" {
+				p.t.Logf("pid %d exited, a zombie tmux has not reaped: its status from /proc", p.pid)
+			}
+			if left := sessionProcesses(p.pid); left != "" {
+				p.t.Errorf("left behind in the terminal's session after acpterm exited:\n%s", left)
+			}
 			assertNoCgroups(p.t, p.pid)
 			return code
 		}
 		if time.Now().After(deadline) {
-			ps, _ := exec.Command("ps", "-e", "--forest", "-o", "pid,ppid,stat,etime,wchan:20,args").CombinedOutput()
-			var mine strings.Builder
-			for line := range strings.Lines(string(ps)) {
-				if strings.Contains(line, "acpterm") || strings.Contains(line, "omp") || strings.Contains(line, "claude") || strings.HasPrefix(strings.TrimSpace(line), "PID") {
-					mine.WriteString(line)
-				}
-			}
-			p.t.Fatalf("pid %d still running %v after the session's end was typed; the screen:\n%s\nraw:\n%q\nprocesses:\n%s",
-				p.pid, timeout, strings.Join(p.screen(), "\n"), tail(p.raw(), 3000), mine.String())
+			p.t.Fatalf("pid %d still running %v after the session's end was typed; the screen:\n%s\nraw:\n%q\nits session:\n%s",
+				p.pid, timeout, strings.Join(p.screen(), "\n"), tail(p.raw(), 3000), sessionProcesses(p.pid))
 		}
 		<-tick.C
 	}
+}
+
+// zombieStatus reports whether pid is a zombie, and its exit status
+// (the last field of /proc/PID/stat is the wait status, since Linux 3.5).
+func zombieStatus(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 50 || f[0] != "Z" {
+		return 0, false
+	}
+	ws, err := strconv.Atoi(f[len(f)-1])
+	if err != nil {
+		return 0, false
+	}
+	return syscall.WaitStatus(ws).ExitStatus(), true
+}
+
+// sessionProcesses lists the live processes of session sid but its
+// leader: pid, state and command line.
+func sessionProcesses(sid int) string {
+	dirs, _ := os.ReadDir("/proc")
+	var b strings.Builder
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == sid {
+			continue
+		}
+		st, err := procstat.Read(pid)
+		if err != nil || st.Session != sid || st.State == 'Z' || st.State == 'X' {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		fmt.Fprintf(&b, "%d %c %s\n", pid, st.State, strings.ReplaceAll(string(bytes.TrimRight(cmdline, "\x00")), "\x00", " "))
+	}
+	return b.String()
 }
 
 // ttyCases are the agents whose available_commands_update comes after
