@@ -60,8 +60,15 @@ type ConnOptions struct {
 	Contain bool
 	// TerminateDuration, for StartAgent only, is how long ClientConn.Close
 	// waits for the agent to exit after closing its stdin, and again after
-	// SIGTERM, before it sends the next signal. Zero or negative means 2 s.
+	// SIGTERM (unless TermWait says otherwise), before it sends the next
+	// signal. Zero or negative means 2 s.
 	TerminateDuration time.Duration
+	// TermWait, for StartAgent only, is how long ClientConn.Close waits
+	// after SIGTERM before it sends SIGKILL. Zero or negative means
+	// TerminateDuration: a client that gives an agent little time once its
+	// stdin is closed (agents that only stop on SIGTERM) can still give it
+	// time to clean up on SIGTERM.
+	TermWait time.Duration
 	// DrainTimeout, for an AgentConn only, is how long the requests the
 	// client sent before it ended its input (closed the agent's stdin) are
 	// still served: queued ones are run, running ones keep their ctx, and

@@ -165,6 +165,10 @@ func StartAgent(cmd *exec.Cmd, client Client, opts *ConnOptions) (*ClientConn, e
 	if opts != nil && opts.TerminateDuration > 0 {
 		p.terminate = opts.TerminateDuration
 	}
+	p.termWait = p.terminate
+	if opts != nil && opts.TermWait > 0 {
+		p.termWait = opts.TermWait
+	}
 	if opts != nil && opts.HandlerWait > 0 {
 		p.handlerWait = opts.HandlerWait
 	}
@@ -229,6 +233,7 @@ type agentProcess struct {
 	cgroup  string // the agent's cgroup directory; "" when not in one
 
 	terminate   time.Duration // opts.TerminateDuration, or its default
+	termWait    time.Duration // opts.TermWait, or terminate
 	handlerWait time.Duration // opts.HandlerWait, or its default
 
 	once     sync.Once
@@ -309,12 +314,12 @@ func (p *agentProcess) stop() error {
 	if !p.waitExit(p.terminate) {
 		pid := p.cmd.Process.Pid
 		p.signal(false)
-		if p.waitExit(p.terminate) {
+		if p.waitExit(p.termWait) {
 			err = fmt.Errorf("%w: pid %d did not exit within %s of its stdin closing; it exited on SIGTERM", ErrAgentSignalled, pid, p.terminate)
 		} else {
 			p.signal(true)
 			if p.waitExit(killWait) {
-				err = fmt.Errorf("%w: pid %d did not exit within %s of its stdin closing nor of SIGTERM; it was killed (SIGKILL)", ErrAgentKilled, pid, p.terminate)
+				err = fmt.Errorf("%w: pid %d did not exit within %s of its stdin closing nor %s of SIGTERM; it was killed (SIGKILL)", ErrAgentKilled, pid, p.terminate, p.termWait)
 			} else {
 				err = fmt.Errorf("%w: pid %d did not exit within %s of SIGKILL", ErrAgentKilled, pid, killWait)
 			}

@@ -328,3 +328,35 @@ func procCgroup(t *testing.T, pid int) string {
 	t.Fatalf("no cgroup v2 line in %q", b)
 	return ""
 }
+
+// TestStartAgentTermWait: TermWait, not TerminateDuration, is the time an
+// agent has after SIGTERM. The agent ignores its stdin closing and takes
+// 300 ms to stop on SIGTERM: with a short TerminateDuration alone it is
+// killed, with a longer TermWait it stops on SIGTERM.
+func TestStartAgentTermWait(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		termWait time.Duration
+		killed   bool
+	}{
+		{"TerminateDuration alone", 0, true},
+		{"TermWait", 3 * time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The trap runs once the foreground sleep ends: within 50 ms.
+			cmd := exec.Command("/bin/sh", "-c", `trap 'sleep 0.3; exit 0' TERM; echo ready; while :; do sleep 0.05; done`)
+			opts := &ConnOptions{TerminateDuration: 100 * time.Millisecond, TermWait: tc.termWait, HandlerWait: testHandlerWait}
+			cc, err := StartAgent(cmd, minimalClient{}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = cc.Close()
+			if !errors.Is(err, ErrAgentSignalled) {
+				t.Fatalf("Close: %v, want the agent reported signalled", err)
+			}
+			if killed := errors.Is(err, ErrAgentKilled); killed != tc.killed {
+				t.Fatalf("Close: %v; killed %v, want %v", err, killed, tc.killed)
+			}
+		})
+	}
+}

@@ -149,7 +149,7 @@ func TestAgentIgnoresSIGTERMWarned(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, want 0\n%s", code, out)
 	}
-	warn := regexp.MustCompile(`(?m)^acpterm: .*did not exit within 2s of its stdin closing nor of SIGTERM; it was killed \(SIGKILL\)$`).FindStringIndex(out)
+	warn := regexp.MustCompile(`(?m)^acpterm: .*did not exit within 250ms of its stdin closing nor 2s of SIGTERM; it was killed \(SIGKILL\)$`).FindStringIndex(out)
 	if warn == nil {
 		t.Fatalf("no warning about SIGKILL:\n%s", out)
 	}

@@ -20,6 +20,16 @@ import (
 // This file starts the agent and makes the calls to it: the context of
 // each call, what a failed call means, and the agent's protocol errors.
 
+// agentStdinGrace is how long an agent has, once the run is over and its
+// stdin closed, before it is sent SIGTERM. Several agents (codex, claude)
+// only ever stop on SIGTERM, and acp's default of 2 s made every run of
+// theirs 2 s longer than it had to be; they write their state as they go.
+// acpx waits 100 ms.
+const agentStdinGrace = 250 * time.Millisecond
+
+// agentTermWait is how long it then has after SIGTERM before SIGKILL.
+const agentTermWait = 2 * time.Second
+
 // start starts the agent, in its own process group and cgroup, and
 // initializes it. It returns the authentication methods the agent offers,
 // or the exit status and message of a failure.
@@ -67,7 +77,8 @@ func (d *driver) start(ctx context.Context, h acp.Client) ([]acp.AuthOption, int
 	// session/cancel), runs in a cgroup of its own where the tree is
 	// writable, and dies with acpterm (PR_SET_PDEATHSIG; this goroutine is
 	// never locked to its thread).
-	conn, err := acp.StartAgent(cmd, h, &acp.ConnOptions{OnBadMessage: d.badMessage, Contain: true})
+	conn, err := acp.StartAgent(cmd, h, &acp.ConnOptions{OnBadMessage: d.badMessage, Contain: true,
+		TerminateDuration: agentStdinGrace, TermWait: agentTermWait})
 	pw.Close()
 	if err != nil {
 		pr.Close()

@@ -160,11 +160,12 @@ func (d *driver) settle(hard bool) {
 // settle and shutdown are bounded whatever the agent or a request handler
 // does (barring processes stuck in the kernel): releasing the terminals
 // takes at most KillGrace plus the 100 ms output drain; acp's Close of the
-// agent at most 2 s after stdin is closed, 2 s after SIGTERM, 2 s after
-// SIGKILL, then 1 s for request handlers, which are abandoned after that;
-// the stderr pump 200 ms; the session/cancel sender 5 s, running since the
-// interrupt. So after the turn ends, Run returns within KillGrace + 7.5 s;
-// after a first interrupt, within CancelGrace + KillGrace + 7.5 s (the
+// agent at most agentStdinGrace (250 ms) after stdin is closed, 2 s after
+// SIGTERM, 2 s after SIGKILL, then 1 s for request handlers, which are
+// abandoned after that; the stderr pump 200 ms; the session/cancel sender
+// 5 s, running since the interrupt. So after the turn ends, Run returns
+// within KillGrace + 5.75 s; after a first interrupt, within CancelGrace +
+// KillGrace + 7.5 s (the
 // agent is killed when CancelGrace runs out, which makes its Close take 1 s
 // at most); after a second one, which kills everything at once, within
 // about 1.5 s. An agent that exits mid-turn ends the turn within 1 s of its
