@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/internal/expect"
-	"github.com/acpterm/acpterm/internal/proctest"
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 )
 
 // An agent that exits as soon as its stdin closes, leaving a child that

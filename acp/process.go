@@ -100,7 +100,7 @@ func (e *subError) Is(target error) bool { return target == e.parent }
 // process group and, on Linux, sets PR_SET_PDEATHSIG to SIGKILL, so that
 // the agent dies with the calling process, and starts it in a cgroup v2 of
 // its own when the cgroup tree is writable (named and placed as described
-// in internal/cgroup: acpterm-PID-START-agent-RANDOM under the caller's
+// in internal/proc/cgroup: acpterm-PID-START-agent-RANDOM under the caller's
 // cgroup; the cgroups of callers that were killed are removed then). Kill
 // and the SIGKILL step reach the whole cgroup, setsid daemons included, and
 // Close kills whatever the agent left behind, cgroup or process group, and

@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"syscall"
 
-	"github.com/acpterm/acpterm/internal/cgroup"
+	"github.com/acpterm/acpterm/internal/proc/cgroup"
 	"golang.org/x/sys/unix"
 )
 

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/cgroup"
 	"github.com/acpterm/acpterm/internal/expect"
-	"github.com/acpterm/acpterm/internal/proctest"
+	"github.com/acpterm/acpterm/internal/proc/cgroup"
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 )
 
 // An agent that leads its own process group is shut down with its group:

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/randhex"
-	"github.com/acpterm/acpterm/internal/textsafe"
-	"github.com/acpterm/acpterm/internal/utf8cut"
+	"github.com/acpterm/acpterm/internal/text/randhex"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
+	"github.com/acpterm/acpterm/internal/text/utf8cut"
 )
 
 // finishTimeout bounds the kill, output and release calls with which

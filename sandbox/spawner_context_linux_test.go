@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/acpterm/acpterm/internal/proctest"
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 )
 
 // cancelOnWait is a context cancelled by the first look at its Done

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/acpterm/acpterm/internal/childexit"
+	"github.com/acpterm/acpterm/internal/proc/childexit"
 	"golang.org/x/sys/unix"
 )
 

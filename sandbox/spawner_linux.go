@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/owner"
+	"github.com/acpterm/acpterm/internal/proc/owner"
 	"golang.org/x/sys/unix"
 )
 

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/cgroup"
-	"github.com/acpterm/acpterm/internal/pathutil"
-	"github.com/acpterm/acpterm/internal/proctest"
+	"github.com/acpterm/acpterm/internal/proc/cgroup"
+	"github.com/acpterm/acpterm/internal/proc/proctest"
+	"github.com/acpterm/acpterm/internal/text/pathutil"
 )
 
 // box runs a command under a policy, either wrapped (Wrap, then Start) or

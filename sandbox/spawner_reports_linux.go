@@ -10,7 +10,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/acpterm/acpterm/internal/procstat"
+	"github.com/acpterm/acpterm/internal/proc/procstat"
 	"golang.org/x/sys/unix"
 )
 

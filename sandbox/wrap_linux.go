@@ -14,7 +14,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/acpterm/acpterm/internal/owner"
+	"github.com/acpterm/acpterm/internal/proc/owner"
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acpterm/acpterm/internal/cgroup"
+	"github.com/acpterm/acpterm/internal/proc/cgroup"
 )
 
 // The manager's cgroup is named so that a later host can tell whether its
-// owner died (internal/cgroup), and sits under the host's own cgroup.
+// owner died (internal/proc/cgroup), and sits under the host's own cgroup.
 func TestManagerCgroupPlacement(t *testing.T) {
 	m := newTestManager(t, nil)
 	if m.Isolation() != IsolationCgroup {

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/pathutil"
+	"github.com/acpterm/acpterm/internal/text/pathutil"
 	"github.com/acpterm/acpterm/sandbox"
 )
 

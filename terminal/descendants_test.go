@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/proctest"
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 )
 
 func TestBackgroundChildDoesNotDelayWait(t *testing.T) {

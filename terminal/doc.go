@@ -101,7 +101,7 @@
 //
 //   - IsolationCgroup, chosen when possible: the manager makes a cgroup v2
 //     directory under its own cgroup (or Options.CgroupParent), named
-//     acpterm-PID-START-terms-RANDOM (see internal/cgroup), and one child
+//     acpterm-PID-START-terms-RANDOM (see internal/proc/cgroup), and one child
 //     per terminal; the command is started inside it (clone3 with CLONE_INTO_CGROUP), so no fork can
 //     escape, and release writes cgroup.kill and removes the directory.
 //     Directories left by a crashed host are cleaned up by the next

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/acpterm/acpterm/internal/cgroup"
+	"github.com/acpterm/acpterm/internal/proc/cgroup"
 )
 
 // The isolator: the manager's cgroup, its fallback to /proc scans, and

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/proctest"
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 	"golang.org/x/sys/unix"
 )
 

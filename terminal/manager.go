@@ -7,7 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/acpterm/acpterm/internal/randhex"
+	"github.com/acpterm/acpterm/internal/text/randhex"
 )
 
 // Manager runs terminals for ACP sessions. It is safe for concurrent use;

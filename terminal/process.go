@@ -22,7 +22,7 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/acpterm/acpterm/internal/owner"
+	"github.com/acpterm/acpterm/internal/proc/owner"
 	"github.com/acpterm/acpterm/sandbox"
 )
 

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/acpterm/acpterm/internal/cgroup"
-	"github.com/acpterm/acpterm/internal/childexit"
+	"github.com/acpterm/acpterm/internal/proc/cgroup"
+	"github.com/acpterm/acpterm/internal/proc/childexit"
 	"github.com/acpterm/acpterm/sandbox"
 	"golang.org/x/sys/unix"
 )

@@ -1,6 +1,6 @@
 package terminal
 
-import "github.com/acpterm/acpterm/internal/utf8cut"
+import "github.com/acpterm/acpterm/internal/text/utf8cut"
 
 // tail keeps the newest limit bytes written to it in a ring buffer. The
 // buffer grows on demand up to limit and never beyond, so memory is

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/randhex"
+	"github.com/acpterm/acpterm/internal/text/randhex"
 	"github.com/acpterm/acpterm/sandbox"
 )
 

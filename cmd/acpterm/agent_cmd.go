@@ -12,7 +12,7 @@ import (
 
 	"github.com/acpterm/acpterm/internal/client"
 	"github.com/acpterm/acpterm/internal/shellagent"
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
 )

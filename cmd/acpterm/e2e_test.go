@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/internal/client"
-	"github.com/acpterm/acpterm/internal/proctest"
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 	"go.uber.org/goleak"
 )
 

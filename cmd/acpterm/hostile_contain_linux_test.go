@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/cgroup"
-	"github.com/acpterm/acpterm/internal/proctest"
+	"github.com/acpterm/acpterm/internal/proc/cgroup"
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 )
 
 // The containment cases of the hostile-agent suite: an agent that leaves a

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/proctest"
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 )
 
 // exitBound is the README's bound on acpterm's exit after a turn ends

@@ -20,8 +20,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/cgroup"
 	"github.com/acpterm/acpterm/internal/client"
+	"github.com/acpterm/acpterm/internal/proc/cgroup"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
 )

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/cgroup"
-	"github.com/acpterm/acpterm/internal/proctest"
+	"github.com/acpterm/acpterm/internal/proc/cgroup"
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 )
 
 // liveInGroup lists the live processes of process group pgid.

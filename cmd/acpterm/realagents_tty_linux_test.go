@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/procstat"
+	"github.com/acpterm/acpterm/internal/proc/procstat"
 )
 
 // A real agent at a real terminal, as a person uses it: tmux is the

@@ -14,7 +14,7 @@ import (
 
 	"github.com/acpterm/acpterm/internal/client"
 	"github.com/acpterm/acpterm/internal/sessionstore"
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
 type sessionsFlags struct {

@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/randhex"
+	"github.com/acpterm/acpterm/internal/text/randhex"
 )
 
 // MaxSessions bounds the sessions a Registry keeps. The agents implement

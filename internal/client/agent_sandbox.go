@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/internal/sessionstore"
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
 // This file decides which advertised authentication method to use and

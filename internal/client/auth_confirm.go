@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
 // This file decides whether acpterm login runs the terminal login an agent

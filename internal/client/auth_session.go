@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
 // authUserTimeout bounds an authenticate with an agent-type method, which

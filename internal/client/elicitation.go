@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
 // This file answers elicitation/create: a form the agent wants the user

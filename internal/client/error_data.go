@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
 // maxErrorData bounds the error data shown: agents put stack traces and

@@ -15,7 +15,7 @@ import (
 	"syscall"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/pathutil"
+	"github.com/acpterm/acpterm/internal/text/pathutil"
 	"github.com/acpterm/acpterm/sandbox"
 )
 

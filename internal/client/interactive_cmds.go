@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
 // builtinCommands are acpterm's own in-session commands, with their help.

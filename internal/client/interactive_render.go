@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/terminal"
 )
 

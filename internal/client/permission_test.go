@@ -12,7 +12,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/expect"
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/terminal"
 )
 

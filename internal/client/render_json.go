@@ -11,8 +11,8 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/jsonrpc2"
-	"github.com/acpterm/acpterm/internal/textsafe"
-	"github.com/acpterm/acpterm/internal/utf8cut"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
+	"github.com/acpterm/acpterm/internal/text/utf8cut"
 	"github.com/acpterm/acpterm/terminal"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
 // referenceOutput is a terminal_output line as emit writes it.

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/utf8cut"
+	"github.com/acpterm/acpterm/internal/text/utf8cut"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
 )

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/textsafe"
-	"github.com/acpterm/acpterm/internal/utf8cut"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
+	"github.com/acpterm/acpterm/internal/text/utf8cut"
 )
 
 // Streamed text: the agent's messages and thoughts, cut into lines as

@@ -7,7 +7,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/sessionstore"
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
 // This file opens the session: a new one, or one to continue (--resume,

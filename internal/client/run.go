@@ -15,7 +15,7 @@ import (
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/agents"
 	"github.com/acpterm/acpterm/internal/sessionstore"
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
 )

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/textsafe"
-	"github.com/acpterm/acpterm/internal/utf8cut"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
+	"github.com/acpterm/acpterm/internal/text/utf8cut"
 )
 
 // SessionSetting is one --set ID=VALUE: a session config option and the

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
 // textSession is what the text renderer keeps of the session beside the

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/acpterm/acpterm/internal/textsafe"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
 // AgentStderr is what becomes of the agent's stderr (Config.AgentStderr).

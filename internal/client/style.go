@@ -3,7 +3,7 @@ package client
 // style paints text with ANSI SGR sequences, or leaves it plain. With the
 // live region's redraw (render_text.go), these are the only escape
 // sequences acpterm writes: text from the agent reaches them only through
-// internal/textsafe, so it can never add its own.
+// internal/text/textsafe, so it can never add its own.
 type style struct{ on bool }
 
 func (s style) wrap(code, text string) string {

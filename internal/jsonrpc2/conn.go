@@ -10,8 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/acpterm/acpterm/internal/streams"
 )
 
 // ErrClosed is returned (possibly wrapped) by calls on a connection that has ended.
@@ -411,7 +409,7 @@ func (c *Conn) closeReader() {
 }
 
 func (c *Conn) closeWriter() {
-	if wc, ok := c.w.(io.Closer); ok && !streams.Same(c.r, c.w) {
+	if wc, ok := c.w.(io.Closer); ok && !SameStream(c.r, c.w) {
 		c.wOnce.Do(func() { c.wErr = wc.Close() })
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/utf8cut"
+	"github.com/acpterm/acpterm/internal/text/utf8cut"
 )
 
 // Case describes one check of the suite.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/utf8cut"
+	"github.com/acpterm/acpterm/internal/text/utf8cut"
 )
 
 // The confinement cases: what the client lets a command write and reach,

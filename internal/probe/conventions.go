@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/randhex"
+	"github.com/acpterm/acpterm/internal/text/randhex"
 )
 
 // The informational cases: what a client does where the specification

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/randhex"
+	"github.com/acpterm/acpterm/internal/text/randhex"
 )
 
 // Some cases hold a command on a named pipe (FIFO) instead of letting it

@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/randhex"
-	"github.com/acpterm/acpterm/internal/utf8cut"
+	"github.com/acpterm/acpterm/internal/text/randhex"
+	"github.com/acpterm/acpterm/internal/text/utf8cut"
 )
 
 // The normative cases: what the ACP v1 specification asks of a client.

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/proctest"
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 	"github.com/acpterm/acpterm/terminal"
 	"go.uber.org/goleak"
 )

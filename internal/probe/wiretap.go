@@ -6,7 +6,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/acpterm/acpterm/internal/streams"
+	"github.com/acpterm/acpterm/internal/jsonrpc2"
 )
 
 // The SDK hides two things some cases need to see: when a request has
@@ -234,5 +234,5 @@ func (w *tapWriter) Close() error {
 // tapConn wraps the agent's two streams.
 func tapConn(r io.Reader, w io.Writer) (*wireTap, io.Reader, io.Writer) {
 	t := newWireTap()
-	return t, &tapReader{r: r, tap: t}, &tapWriter{w: w, tap: t, noClose: streams.Same(r, w)}
+	return t, &tapReader{r: r, tap: t}, &tapWriter{w: w, tap: t, noClose: jsonrpc2.SameStream(r, w)}
 }

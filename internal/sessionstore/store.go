@@ -25,7 +25,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/acpterm/acpterm/internal/utf8cut"
+	"github.com/acpterm/acpterm/internal/text/utf8cut"
 )
 
 // DefaultMax is the number of entries a store keeps when Store.Max is 0:

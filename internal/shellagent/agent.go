@@ -27,7 +27,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/agentsession"
-	"github.com/acpterm/acpterm/internal/utf8cut"
+	"github.com/acpterm/acpterm/internal/text/utf8cut"
 	"github.com/acpterm/acpterm/terminal"
 )
 

@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/owner"
-	"github.com/acpterm/acpterm/internal/randhex"
+	"github.com/acpterm/acpterm/internal/proc/owner"
+	"github.com/acpterm/acpterm/internal/text/randhex"
 	"golang.org/x/sys/unix"
 )
 

@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/acpterm/acpterm/internal/procstat"
+	"github.com/acpterm/acpterm/internal/proc/procstat"
 	"go.uber.org/goleak"
 )
 

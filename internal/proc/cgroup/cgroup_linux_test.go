@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/owner"
-	"github.com/acpterm/acpterm/internal/proctest"
+	"github.com/acpterm/acpterm/internal/proc/owner"
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
 )

@@ -1,4 +1,4 @@
-package streams
+package jsonrpc2
 
 import (
 	"os"
@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-type holder struct{ v any }
+type sameHolder struct{ v any }
 
-func TestSame(t *testing.T) {
+func TestSameStream(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -26,11 +26,11 @@ func TestSame(t *testing.T) {
 		{"other types", r, sr, false},
 		{"nil", nil, nil, false},
 		{"uncomparable", []int{1}, []int{1}, false},
-		{"panicking ==", holder{[]int{1}}, holder{[]int{1}}, false},
-		{"equal structs", holder{1}, holder{1}, true},
+		{"panicking ==", sameHolder{[]int{1}}, sameHolder{[]int{1}}, false},
+		{"equal structs", sameHolder{1}, sameHolder{1}, true},
 	} {
-		if got := Same(tt.a, tt.b); got != tt.want {
-			t.Errorf("%s: Same = %v, want %v", tt.name, got, tt.want)
+		if got := SameStream(tt.a, tt.b); got != tt.want {
+			t.Errorf("%s: SameStream = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/procstat"
+	"github.com/acpterm/acpterm/internal/proc/procstat"
 	"golang.org/x/sys/unix"
 )
 

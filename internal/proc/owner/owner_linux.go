@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/acpterm/acpterm/internal/procstat"
+	"github.com/acpterm/acpterm/internal/proc/procstat"
 	"golang.org/x/sys/unix"
 )
 
