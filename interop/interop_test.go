@@ -52,8 +52,6 @@ func playRole(role string) int {
 	switch role {
 	case "go-agent":
 		err = serveGoAgent()
-	case "shell-agent":
-		err = serveShellAgent()
 	default:
 		err = fmt.Errorf("unknown %s %q", roleEnv, role)
 	}

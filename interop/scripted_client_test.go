@@ -1,8 +1,6 @@
 package interop
 
 import (
-	"context"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -10,48 +8,14 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-
-	"github.com/acpterm/acpterm/internal/shellagent"
 )
 
 // shellAgentOutputLimit is the outputByteLimit the built-in agent is told to
-// ask for, in both runs.
+// ask for.
 const shellAgentOutputLimit = 4096
 
-// serveShellAgent runs the built-in agent on stdin and stdout, the way
-// `acpterm agent --keep-going --output-limit 4096` does.
-func serveShellAgent() error {
-	return shellagent.Serve(context.Background(), os.Stdin, os.Stdout, &shellagent.Options{
-		OutputLimit: shellAgentOutputLimit,
-		KeepGoing:   true,
-	})
-}
-
-// TestScriptedClientShellAgent: the SDK's client with scripted terminals
-// against the built-in agent (internal/shellagent) served by the re-executed
-// test binary.
-func TestScriptedClientShellAgent(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: a scripted TypeScript client session")
-	}
-	requireNode(t)
-	defer goleak.VerifyNone(t)
-	ctx := testCtx(t, time.Minute)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cwd := t.TempDir()
-	cmd := nodeCmd(ctx, "scripted-client.mjs", cwd, "--", exe)
-	cmd.Env = append(os.Environ(), roleEnv+"=shell-agent")
-	out, err := run(t, cmd)
-	if err != nil {
-		t.Fatalf("scripted-client: %v", err)
-	}
-	checkShellAgent(t, readTranscript(t, out), cwd)
-}
-
-// TestScriptedClientCLI: the same against `acpterm agent`.
+// TestScriptedClientCLI: the SDK's client with scripted terminals against
+// the built-in agent, as the built `acpterm agent` binary serves it.
 func TestScriptedClientCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: a scripted TypeScript client session, through the binary")

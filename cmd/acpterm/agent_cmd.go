@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/client"
-	"github.com/acpterm/acpterm/internal/shellagent"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/shellagent"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"

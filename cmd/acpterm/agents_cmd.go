@@ -8,8 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/acpterm/acpterm/internal/agents"
-	"github.com/acpterm/acpterm/internal/client"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
 )
 
 // resolveNamed turns `NAME [ARGS...]` into the named agent's command line

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/client"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
 )
 
 // demoPrompt has one command per feature the demo shows: plain output,

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/client"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
 	"github.com/acpterm/acpterm/internal/proc/proctest"
 	"go.uber.org/goleak"
 )

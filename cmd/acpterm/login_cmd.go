@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/client"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
 )
 
 const loginUsage = `usage: acpterm login [--method ID] [--yes] [--allow-env NAME]... -- AGENT [ARGS...]

@@ -20,7 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/client"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
 	"github.com/acpterm/acpterm/internal/proc/cgroup"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"

@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/client"
-	"github.com/acpterm/acpterm/internal/probe"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/probe"
 )
 
 const probeUsage = `usage: acpterm probe [flags]

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/acpterm/acpterm/internal/probe"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/probe"
 )
 
 // The probe, run under acpterm's own client, must find every normative

@@ -19,7 +19,7 @@ const realAgentsEnv = "ACPTERM_REAL_AGENTS"
 // test was last run against. ACPTERM_REAL_AGENTS_DIR names an existing
 // install (a directory with node_modules/.bin) to skip the npm step.
 var realAgents = []struct {
-	name    string // acpterm's name for it (internal/agents)
+	name    string // acpterm's name for it (cmd/acpterm/internal/agents)
 	pkg     string // npm package@version
 	program string // the program it installs
 }{

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/client"
-	"github.com/acpterm/acpterm/internal/sessionstore"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
 	"github.com/acpterm/acpterm/terminal"
 )
 

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/acpterm/acpterm/internal/agents"
-	"github.com/acpterm/acpterm/internal/client"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
 	"github.com/acpterm/acpterm/sandbox"
 )
 

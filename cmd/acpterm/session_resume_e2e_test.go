@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acpterm/acpterm/internal/sessionstore"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
 )
 
 // sessionEnv is the environment of a run with a session agent: its mode,

@@ -12,8 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/client"
-	"github.com/acpterm/acpterm/internal/sessionstore"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 

@@ -17,7 +17,7 @@ import (
 // ACPTERM_E2E_FAKE_AGENT=wirelog, starts the real agent named by its
 // arguments and passes every line between the two, writing each to the
 // file wireLogEnv names with its direction and time. It is how the real
-// agents' messages are recorded for replay tests (internal/client's
+// agents' messages are recorded for replay tests (cmd/acpterm/internal/client's
 // testdata) and timed.
 
 // wireLogEnv names the file the wire recorder appends to.

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/agents"
-	"github.com/acpterm/acpterm/internal/sessionstore"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
@@ -142,7 +142,7 @@ type Config struct {
 	Interrupts <-chan os.Signal
 
 	// AgentProfile is what the agent itself must write (its profile,
-	// internal/agents), or nil when it has none. With SandboxAgent its
+	// cmd/acpterm/internal/agents), or nil when it has none. With SandboxAgent its
 	// paths are created when missing and made writable in the agent's
 	// sandbox, its temporary-directory variables point at the agent's
 	// private TMPDIR, and its RootEnv is set when acpterm runs as root.

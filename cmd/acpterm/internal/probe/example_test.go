@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/acpterm/acpterm/internal/probe"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/probe"
 )
 
 func ExampleReport_WriteTable() {

@@ -43,7 +43,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/agentsession"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/agentsession"
 )
 
 // DefaultCaseTimeout bounds a case when Options.CaseTimeout is zero.

@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/agentsession"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/agentsession"
 	"github.com/acpterm/acpterm/internal/text/utf8cut"
 	"github.com/acpterm/acpterm/terminal"
 )
