@@ -11,7 +11,7 @@ import (
 // The README's exit-status table lists exactly ExitMeanings' codes, in
 // order: exitcode.go is the one place the numbers are defined.
 func TestREADMEExitTable(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

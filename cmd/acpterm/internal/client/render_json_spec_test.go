@@ -25,7 +25,7 @@ import (
 // name, every name its row puts in backquotes (fields and values).
 func readmeJSONEvents(t *testing.T) map[string]map[string]bool {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
