@@ -1,0 +1,185 @@
+package remote
+
+import (
+	"github.com/acpterm/acpterm/acp"
+)
+
+// ProtocolVersion is the version of the exec server's protocol that this
+// package speaks. A server answers a hello of another version with an
+// error, so that a client and a server of different releases fail at
+// once instead of mid-session.
+const ProtocolVersion = 1
+
+// The methods of the protocol. ACP's own terminal methods keep their names
+// and their param and result types; the others are the exec server's.
+const (
+	// MethodHello is the first call: HelloRequest → HelloResponse.
+	MethodHello = "remote/hello"
+	// MethodSetSessionCwd: SetSessionCwdRequest → struct{}; the directory
+	// of a session's terminals when a create has none
+	// (terminal.Manager.SetSessionCwd).
+	MethodSetSessionCwd = "remote/set_session_cwd"
+	// MethodReleaseSession: ReleaseSessionRequest → struct{}; releases
+	// every terminal of a session (terminal.Manager.ReleaseSession).
+	MethodReleaseSession = "remote/release_session"
+	// MethodSubscribe: SubscribeRequest → struct{}; restarts the output
+	// stream of one terminal after a cursor (see SubscribeRequest).
+	MethodSubscribe = "remote/subscribe"
+	// MethodPing: struct{} → struct{}; the client's keep-alive.
+	MethodPing = "remote/ping"
+
+	methodCreate  = "terminal/create"
+	methodOutput  = "terminal/output"
+	methodWait    = "terminal/wait_for_exit"
+	methodKill    = "terminal/kill"
+	methodRelease = "terminal/release"
+)
+
+// The notifications the server sends, one stream per terminal, in this
+// order: started, output…, exit, released.
+const (
+	// NotifyStarted carries a StartedNotification.
+	NotifyStarted = "remote/terminal_started"
+	// NotifyOutput carries an OutputNotification.
+	NotifyOutput = "remote/output"
+	// NotifyExit carries an ExitNotification.
+	NotifyExit = "remote/exit"
+	// NotifyReleased carries a ReleasedNotification.
+	NotifyReleased = "remote/released"
+)
+
+// HelloRequest opens the exchange.
+type HelloRequest struct {
+	ProtocolVersion int `json:"protocolVersion"`
+	// Client names the client for the server's logs, e.g. "acpterm 0.4".
+	Client string `json:"client,omitempty"`
+}
+
+// HelloResponse says what the server is and what it can enforce.
+type HelloResponse struct {
+	ProtocolVersion int `json:"protocolVersion"`
+	// Version is the server program's version ("" when not set).
+	Version string `json:"version,omitempty"`
+	// OS and Arch are the target's runtime.GOOS and runtime.GOARCH.
+	OS   string `json:"os"`
+	Arch string `json:"arch"`
+	// DefaultCwd is where a terminal runs when neither its create nor its
+	// session gives a cwd: the directory the target was named with, else
+	// the server's working directory (the user's home over ssh, the
+	// container's workdir in podman, docker and kubectl exec).
+	DefaultCwd string `json:"defaultCwd"`
+	// Roots are the directories a terminal's cwd must lie in; empty when
+	// any cwd is allowed.
+	Roots []string `json:"roots,omitempty"`
+	// Isolation is the target's no-orphans mechanism (terminal.Isolation):
+	// "cgroup", "procscan" or "group".
+	Isolation string `json:"isolation"`
+	// MaxTerminals bounds the live terminals of the connection; negative
+	// means no bound.
+	MaxTerminals int `json:"maxTerminals"`
+	// Sandbox is what the server confines its commands with.
+	Sandbox SandboxInfo `json:"sandbox"`
+}
+
+// SandboxInfo is the server's sandbox and what the target's kernel makes
+// of it.
+type SandboxInfo struct {
+	// Mode ("off", "read-only", "workspace-write") and Network ("allow",
+	// "deny") are the policy the server was started with.
+	Mode    string `json:"mode"`
+	Network string `json:"network"`
+	// LandlockABI, Namespaces and Root describe the target's kernel and
+	// user, as sandbox.Support reports them.
+	LandlockABI   int    `json:"landlockAbi"`
+	Namespaces    bool   `json:"namespaces"`
+	NamespacesErr string `json:"namespacesError,omitempty"`
+	Root          bool   `json:"root"`
+	// Missing lists what the target cannot enforce of the policy and does
+	// without (as acpterm run does where there are no user namespaces).
+	Missing []string `json:"missing,omitempty"`
+	// Error, when set, says why the policy cannot be enforced there at
+	// all: every terminal/create is then refused (permission denied), never
+	// run with less confinement than asked for.
+	Error string `json:"error,omitempty"`
+}
+
+// SetSessionCwdRequest sets a session's cwd on the target.
+type SetSessionCwdRequest struct {
+	SessionID acp.SessionID `json:"sessionId"`
+	// Cwd is absolute on the target; "" forgets it.
+	Cwd string `json:"cwd"`
+}
+
+// ReleaseSessionRequest releases a session's terminals on the target.
+type ReleaseSessionRequest struct {
+	SessionID acp.SessionID `json:"sessionId"`
+}
+
+// SubscribeRequest restarts a terminal's output stream: the server
+// replays the output it still retains (the terminal's tail, at most its
+// outputByteLimit) from byte offset After on, then streams on as before.
+// A client asks for it when the stream skipped output (an OutputNotification
+// whose Offset is past the end of the one before: the server's stream fell
+// behind a slow transport and dropped bytes), or when it attaches late.
+type SubscribeRequest struct {
+	SessionID  acp.SessionID  `json:"sessionId"`
+	TerminalID acp.TerminalID `json:"terminalId"`
+	After      uint64         `json:"after"`
+}
+
+// StartedNotification is the first message of a terminal's stream.
+type StartedNotification struct {
+	SessionID  acp.SessionID  `json:"sessionId"`
+	TerminalID acp.TerminalID `json:"terminalId"`
+	Seq        uint64         `json:"seq"`
+	// Argv is what runs on the target, Cwd where.
+	Argv []string `json:"argv"`
+	Cwd  string   `json:"cwd"`
+	// PID is the command's process ID on the target.
+	PID int `json:"pid"`
+	// OutputByteLimit is the limit in force (the request's, clamped).
+	OutputByteLimit uint64 `json:"outputByteLimit"`
+}
+
+// OutputNotification is a chunk of a terminal's output: stdout and stderr
+// merged, raw bytes (base64 on the wire, since output need not be UTF-8).
+type OutputNotification struct {
+	SessionID  acp.SessionID  `json:"sessionId"`
+	TerminalID acp.TerminalID `json:"terminalId"`
+	// Seq numbers the messages of one terminal's stream from 1, across
+	// resubscriptions, so that a client can tell their order.
+	Seq uint64 `json:"seq"`
+	// Offset is the position of Data's first byte in everything the
+	// command wrote. Bytes between the end of the previous chunk and
+	// Offset were dropped by the server's stream (see SubscribeRequest).
+	Offset uint64 `json:"offset"`
+	Data   []byte `json:"data"`
+}
+
+// ExitNotification says that the command exited and its output was
+// drained: every output chunk of the terminal came before it.
+type ExitNotification struct {
+	SessionID  acp.SessionID  `json:"sessionId"`
+	TerminalID acp.TerminalID `json:"terminalId"`
+	Seq        uint64         `json:"seq"`
+	// Total is how many bytes the command wrote in all.
+	Total    uint64  `json:"total"`
+	ExitCode *uint32 `json:"exitCode,omitempty"`
+	Signal   *string `json:"signal,omitempty"`
+	// TimedOut: the server's timeout killed the command.
+	TimedOut bool `json:"timedOut,omitempty"`
+}
+
+// ReleasedNotification ends a terminal's stream: the terminal was
+// released (by the client, or by the server's shutdown).
+type ReleasedNotification struct {
+	SessionID  acp.SessionID  `json:"sessionId"`
+	TerminalID acp.TerminalID `json:"terminalId"`
+	Seq        uint64         `json:"seq"`
+}
+
+// errorData is the data of an error answer for a terminal failure, so
+// that the client can give back an error of the same terminal kind.
+type errorData struct {
+	Kind string `json:"kind"`
+}
