@@ -71,6 +71,7 @@ Usage:
   acpterm demo [flags]                     run the built-in agent under acpterm run
   acpterm probe [flags]                    serve a conformance probe of a client's terminals
   acpterm sandbox                          show what the command sandbox enforces here
+  acpterm exec-server [flags]              serve the terminal runtime on stdin/stdout to a remote acpterm
   acpterm version                          print the version
   acpterm help [COMMAND]                   print help
 
@@ -103,6 +104,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return probeCmd(ctx, rest, stdin, stdout, stderr)
 	case "sandbox":
 		return sandboxCmd(ctx, rest, stdout, stderr)
+	case "exec-server":
+		return execServerCmd(ctx, rest, stdin, stdout, stderr)
 	case "version", "-version", "--version":
 		if len(rest) > 0 {
 			fmt.Fprintf(stderr, "acpterm version: unexpected arguments %q\n", rest)
@@ -143,6 +146,8 @@ func helpCmd(args []string, stdout, stderr io.Writer) int {
 		newProbeFlags(stdout).fs.Usage()
 	case "sandbox":
 		newSandboxFlags(stdout).Usage()
+	case "exec-server":
+		newExecServerFlags(stdout).fs.Usage()
 	case "version":
 		fmt.Fprintln(stdout, "usage: acpterm version\n\nPrints acpterm's version, the Go version and the platform.")
 	case "help":

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
+	"github.com/acpterm/acpterm/remote"
+	"github.com/acpterm/acpterm/sandbox"
+	"github.com/acpterm/acpterm/terminal"
+)
+
+const execServerUsage = `usage: acpterm exec-server [flags]
+
+Serves acpterm's terminal runtime on stdin and stdout to one acpterm on
+another machine, which starts it through ssh -T, podman or docker exec -i,
+or kubectl exec -i. Each command runs here, confined by the sandbox flags
+below as acpterm run would confine it, killed with all its descendants at
+terminal/kill and release. When stdin ends (the connection dropped) every
+command it started is killed at once and it exits.
+
+Commands run in --cwd (default: the directory it was started in, the
+user's home over ssh) unless the client names another inside it.
+Variables whose names mark them as credentials (*KEY*, *SECRET*, *TOKEN*,
+*PASSWORD*, *PASSWD*) are withheld from the commands unless --pass-env.
+`
+
+// execServerFlags are exec-server's flags.
+type execServerFlags struct {
+	fs       *flag.FlagSet
+	cwd      string
+	mode     string
+	network  string
+	writable []string
+	gitRW    bool
+	passEnv  []string
+}
+
+func newExecServerFlags(out io.Writer) *execServerFlags {
+	f := &execServerFlags{fs: flag.NewFlagSet("acpterm exec-server", flag.ContinueOnError)}
+	f.fs.SetOutput(out)
+	f.fs.StringVar(&f.cwd, "cwd", "", "the `DIR` commands run in and may not leave; ~ is the home (default:\nthe working directory)")
+	f.fs.StringVar(&f.mode, "sandbox", "workspace-write", "confine the commands: `MODE` off, read-only or workspace-write (also\n--cwd and the build caches)")
+	f.fs.StringVar(&f.network, "network", "allow", "the commands' network, `NET`: allow, or deny")
+	f.fs.Var(listFlag{&f.writable}, "writable", "also let the commands write `PATH`; repeatable; workspace-write only")
+	f.fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable")
+	f.fs.Var(listFlag{&f.passEnv}, "pass-env", "let the credential variable `NAME` reach the commands; repeatable")
+	f.fs.Usage = usageText(f.fs, execServerUsage)
+	return f
+}
+
+// options turns the flags into the server's options.
+func (f *execServerFlags) options() (*remote.ServerOptions, error) {
+	cwd, err := serverCwd(f.cwd)
+	if err != nil {
+		return nil, err
+	}
+	sp := &sandbox.Policy{WritableGit: f.gitRW, WithoutMountNamespace: true}
+	switch f.mode {
+	case "off":
+		sp.Mode = sandbox.Off
+	case "read-only":
+		sp.Mode = sandbox.ReadOnly
+	case "workspace-write":
+		sp.Mode = sandbox.WorkspaceWrite
+	default:
+		return nil, fmt.Errorf("--sandbox must be off, read-only or workspace-write, not %q", f.mode)
+	}
+	switch f.network {
+	case "allow":
+		sp.Network = sandbox.AllowNetwork
+	case "deny":
+		sp.Network = sandbox.DenyNetwork
+	default:
+		return nil, fmt.Errorf("--network must be allow or deny, not %q", f.network)
+	}
+	if (len(f.writable) > 0 || f.gitRW) && sp.Mode != sandbox.WorkspaceWrite {
+		return nil, fmt.Errorf("--writable and --writable-git need --sandbox workspace-write (not %s)", f.mode)
+	}
+	if len(f.writable) > 0 {
+		sp.Writable = sandbox.DefaultWritable(cwd)
+		for _, w := range f.writable {
+			abs, err := filepath.Abs(w)
+			if err != nil {
+				return nil, fmt.Errorf("--writable %s: %v", w, err)
+			}
+			sp.Writable = append(sp.Writable, abs)
+		}
+	}
+	policy := &terminal.Policy{Roots: []string{cwd}}
+	if sp.Mode != sandbox.Off || sp.Network != sandbox.AllowNetwork {
+		policy.Sandbox = sp
+	}
+	env, _ := terminal.WithoutSecrets(os.Environ(), f.passEnv...)
+	return &remote.ServerOptions{
+		Version:  client.Version(),
+		Terminal: &terminal.Options{Policy: policy, Env: env, DefaultCwd: cwd},
+	}, nil
+}
+
+// serverCwd resolves --cwd: ~ against the home, and symlinks, since the
+// roots are compared by real path.
+func serverCwd(dir string) (string, error) {
+	var err error
+	switch {
+	case dir == "":
+		dir, err = os.Getwd()
+	case dir == "~" || strings.HasPrefix(dir, "~/"):
+		var home string
+		home, err = os.UserHomeDir()
+		dir = filepath.Join(home, dir[1:])
+	}
+	if err != nil {
+		return "", fmt.Errorf("--cwd: %v", err)
+	}
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("--cwd %s is not an absolute path", dir)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("--cwd: %v", err)
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("--cwd %s is not a directory", dir)
+	}
+	return real, nil
+}
+
+// execServerCmd serves remote.Serve on stdin and stdout. main has called
+// sandbox.Init already: the sandbox helper is this same binary.
+func execServerCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f := newExecServerFlags(stderr)
+	if code, ok := parseFlags(f.fs, args); !ok {
+		return code
+	}
+	if f.fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "acpterm exec-server: unexpected arguments %q\n(see acpterm help exec-server)\n", f.fs.Args())
+		return client.ExitUsage
+	}
+	opts, err := f.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "acpterm exec-server: %v\n", err)
+		return client.ExitUsage
+	}
+	opts.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "acpterm exec-server: "+format+"\n", args...) }
+	hintIfTerminal(stdin, stderr, "exec-server", "acpterm run --remote ssh://HOST (from the other machine)")
+	rw := &stdio{r: pollable(stdin), w: stdout}
+	if err := remote.Serve(ctx, rw, opts); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "acpterm exec-server: %v\n", err)
+		return client.ExitFailure
+	}
+	return client.ExitOK
+}
+
+// stdio is stdin and stdout as one stream.
+type stdio struct {
+	r io.Reader
+	w io.Writer
+}
+
+func (s *stdio) Read(p []byte) (int, error)  { return s.r.Read(p) }
+func (s *stdio) Write(p []byte) (int, error) { return s.w.Write(p) }
+
+// Close closes stdout, so that the client sees the end at once, and
+// stdin, so that a read of a stalled transport returns.
+func (s *stdio) Close() error {
+	var err error
+	if c, ok := s.w.(io.Closer); ok {
+		err = c.Close()
+	}
+	if c, ok := s.r.(io.Closer); ok {
+		_ = c.Close()
+	}
+	return err
+}
