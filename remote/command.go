@@ -103,7 +103,7 @@ func Command(t Target, opts *CommandOptions) (*exec.Cmd, error) {
 }
 
 // ShellQuote quotes s as one word for a POSIX shell: in single quotes,
-// with each single quote written as '\''.
+// with each single quote written as '\”.
 func ShellQuote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))

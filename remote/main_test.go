@@ -1,6 +1,7 @@
 package remote_test
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -13,5 +14,13 @@ func TestMain(m *testing.M) {
 	if os.Getenv("GORACE") == "" {
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	stopSSHD()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }

@@ -216,10 +216,18 @@ var methods = map[string]method{
 	MethodReleaseSession: call((*server).releaseSession),
 	MethodSubscribe:      call((*server).subscribe),
 	methodCreate:         call((*server).create),
-	methodOutput:         call(func(s *server, ctx context.Context, r *acp.TerminalOutputRequest) (any, error) { return s.mgr.TerminalOutput(ctx, r) }),
-	methodWait:           call(func(s *server, ctx context.Context, r *acp.WaitForTerminalExitRequest) (any, error) { return s.mgr.WaitForTerminalExit(ctx, r) }),
-	methodKill:           call(func(s *server, ctx context.Context, r *acp.KillTerminalRequest) (any, error) { return s.mgr.KillTerminal(ctx, r) }),
-	methodRelease:        call(func(s *server, ctx context.Context, r *acp.ReleaseTerminalRequest) (any, error) { return s.mgr.ReleaseTerminal(ctx, r) }),
+	methodOutput: call(func(s *server, ctx context.Context, r *acp.TerminalOutputRequest) (any, error) {
+		return s.mgr.TerminalOutput(ctx, r)
+	}),
+	methodWait: call(func(s *server, ctx context.Context, r *acp.WaitForTerminalExitRequest) (any, error) {
+		return s.mgr.WaitForTerminalExit(ctx, r)
+	}),
+	methodKill: call(func(s *server, ctx context.Context, r *acp.KillTerminalRequest) (any, error) {
+		return s.mgr.KillTerminal(ctx, r)
+	}),
+	methodRelease: call(func(s *server, ctx context.Context, r *acp.ReleaseTerminalRequest) (any, error) {
+		return s.mgr.ReleaseTerminal(ctx, r)
+	}),
 }
 
 // call adapts a typed method to the table: it decodes the params (absent
