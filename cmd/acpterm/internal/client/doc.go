@@ -13,10 +13,9 @@
 //	})
 //	os.Exit(code)
 //
-// The parts are usable on their own: Workspace serves fs/read_text_file
-// and fs/write_text_file confined to root directories, its writes obeying
-// the sandbox mode of the run's commands (WritePolicy: none in read-only,
-// none into git's files in workspace-write); NewTextRenderer and
+// The fs methods are served by a workspace.Workspace (the public package
+// workspace), its writes obeying the sandbox mode of the run's commands.
+// NewTextRenderer and
 // NewJSONRenderer show session updates and terminal events (from a
 // terminal.Manager subscription) for people and for programs.
 package client

@@ -5,6 +5,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/terminal"
+	"github.com/acpterm/acpterm/workspace"
 )
 
 // handler is the acp.Client acpterm serves the agent with. The embedded
@@ -12,7 +13,7 @@ import (
 // capability); ReadTextFile and WriteTextFile advertise fs.
 type handler struct {
 	*terminal.Manager
-	ws   *Workspace
+	ws   *workspace.Workspace
 	perm *approver
 	r    Renderer
 	disp *displayTerminals // session updates go through it to r

@@ -38,3 +38,6 @@ func (c *fakeClock) Advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
 }
+
+// ptr returns a pointer to v, for the optional fields of requests.
+func ptr[T any](v T) *T { return &v }

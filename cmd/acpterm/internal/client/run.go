@@ -18,6 +18,7 @@ import (
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
+	"github.com/acpterm/acpterm/workspace"
 )
 
 // Format is how a run is written to stdout.
@@ -298,12 +299,12 @@ func (d *driver) run(ctx context.Context) int {
 	}
 	// fs/write_text_file obeys the sandbox of the commands: the same mode
 	// and .git rule as sandboxPolicy gives them.
-	ws, err := NewWorkspace(roots, &WritePolicy{Mode: c.Sandbox, WritableGit: c.WritableGit})
+	ws, err := workspace.NewWorkspace(roots, &workspace.WritePolicy{Mode: c.Sandbox, WritableGit: c.WritableGit})
 	if err != nil {
 		return d.usage("--root: %v", err)
 	}
 	defer ws.Close()
-	if real, err := filepath.EvalSymlinks(cwd); err != nil || !ws.contains(real) {
+	if real, err := filepath.EvalSymlinks(cwd); err != nil || !ws.Contains(real) {
 		return d.usage("--cwd %s is outside every --root (%s)", cwd, strings.Join(ws.Roots(), ", "))
 	}
 	sp, code := d.sandboxPolicy(ws.Roots())

@@ -1,8 +1,9 @@
 //go:build unix
 
-package client
+package workspace_test
 
 import (
+	"github.com/acpterm/acpterm/workspace"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,7 @@ func TestWritePolicyGitFIFO(t *testing.T) {
 	symlink(t, "../fifo/.git", filepath.Join(root, "fifolink", ".git"))
 	for _, rel := range []string{"fifo/file.txt", "fifolink/file.txt"} {
 		done := make(chan error, 1)
-		go func() { done <- writeIn(t, root, &WritePolicy{Mode: sandbox.WorkspaceWrite}, rel) }()
+		go func() { done <- writeIn(t, root, &workspace.WritePolicy{Mode: sandbox.WorkspaceWrite}, rel) }()
 		select {
 		case err := <-done:
 			if err != nil || !isPlanted(root, rel) {
@@ -54,11 +55,11 @@ func TestWritePolicyGitLinkOut(t *testing.T) {
 	mkdir(t, outside)
 	writeFile(t, filepath.Join(outside, "gitfile"), "gitdir: "+filepath.Join(root, "ext", "gd")+"\n")
 	symlink(t, filepath.Join(outside, "gitfile"), filepath.Join(root, "ext", ".git"))
-	err := writeIn(t, root, &WritePolicy{Mode: sandbox.WorkspaceWrite}, "ext/gd/config")
+	err := writeIn(t, root, &workspace.WritePolicy{Mode: sandbox.WorkspaceWrite}, "ext/gd/config")
 	if acp.ErrorCode(err) != acp.CodePermissionDenied || !strings.Contains(err.Error(), "the git directory that") {
 		t.Errorf("write ext/gd/config: %v, want a refusal", err)
 	}
-	if err := writeIn(t, root, &WritePolicy{Mode: sandbox.WorkspaceWrite}, "ext/file.txt"); err != nil {
+	if err := writeIn(t, root, &workspace.WritePolicy{Mode: sandbox.WorkspaceWrite}, "ext/file.txt"); err != nil {
 		t.Errorf("write ext/file.txt: %v", err)
 	}
 }

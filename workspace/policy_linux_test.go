@@ -1,7 +1,8 @@
-package client
+package workspace_test
 
 import (
 	"context"
+	"github.com/acpterm/acpterm/workspace"
 	"os"
 	"path/filepath"
 	"sync"
@@ -30,7 +31,7 @@ func TestWritePolicyGitSwapRace(t *testing.T) {
 	}
 	symlink(t, ".git", filepath.Join(root, "race.git"))
 	symlink(t, "sub/.git", filepath.Join(root, "race.sub"))
-	ws, err := NewWorkspace([]string{root}, &WritePolicy{Mode: sandbox.WorkspaceWrite})
+	ws, err := workspace.NewWorkspace([]string{root}, &workspace.WritePolicy{Mode: sandbox.WorkspaceWrite})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package client
+package workspace_test
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // replace as it was, neither truncated nor half written, and leaves no
 // temporary file behind.
 func TestFailedWriteKeepsFile(t *testing.T) {
-	ws, root, _ := workspace(t)
+	ws, root, _ := testWorkspace(t)
 	path := filepath.Join(root, "sub", "keep.txt")
 	const old = "precious\n"
 	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
@@ -59,7 +59,7 @@ func TestWriteKeepsOwner(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("only root may give a file to another user")
 	}
-	ws, root, _ := workspace(t)
+	ws, root, _ := testWorkspace(t)
 	path := filepath.Join(root, "sub", "theirs.txt")
 	if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
 		t.Fatal(err)

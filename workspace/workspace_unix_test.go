@@ -1,9 +1,10 @@
 //go:build unix
 
-package client
+package workspace_test
 
 import (
 	"context"
+	"github.com/acpterm/acpterm/workspace"
 	"net"
 	"os"
 	"path/filepath"
@@ -52,7 +53,7 @@ func specialFiles(t *testing.T, root string) (made []string, skipped map[string]
 // TestSpecialFilesRefused: reading or writing a FIFO, device, socket or
 // directory is refused at once, without blocking and without I/O on it.
 func TestSpecialFilesRefused(t *testing.T) {
-	ws, root, _ := workspace(t)
+	ws, root, _ := testWorkspace(t)
 	made, skipped := specialFiles(t, root)
 	for kind, why := range skipped {
 		t.Logf("no %s: %s", kind, why)
@@ -81,7 +82,7 @@ func TestSpecialFilesRefused(t *testing.T) {
 // TestWriteFIFOWithReader: a FIFO someone reads is refused too, and the
 // reader receives nothing.
 func TestWriteFIFOWithReader(t *testing.T) {
-	ws, root, _ := workspace(t)
+	ws, root, _ := testWorkspace(t)
 	path := filepath.Join(root, "fifo")
 	if err := unix.Mkfifo(path, 0o644); err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func TestWriteFIFOWithReader(t *testing.T) {
 
 // callBounded does one read or write of path and returns its error; past
 // 10s it calls unblock, waits for the call and fails the test.
-func callBounded(t *testing.T, ws *Workspace, op, path string, unblock func()) error {
+func callBounded(t *testing.T, ws *workspace.Workspace, op, path string, unblock func()) error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {

@@ -1,4 +1,4 @@
-package client
+package workspace
 
 import (
 	"bufio"
@@ -128,7 +128,10 @@ func (ws *Workspace) Close() error {
 // Roots returns the resolved roots.
 func (ws *Workspace) Roots() []string { return append([]string(nil), ws.roots...) }
 
-func (ws *Workspace) contains(real string) bool {
+// Contains reports whether real lies in one of the roots: real must be
+// clean, absolute and already resolved (filepath.EvalSymlinks), since the
+// check is lexical.
+func (ws *Workspace) Contains(real string) bool {
 	_, _, ok := ws.rootOf(real)
 	return ok
 }
@@ -191,7 +194,7 @@ func (ws *Workspace) resolve(path string, mayCreate bool) (string, error) {
 	default:
 		return "", fmt.Errorf("%w: %q: %v", acp.ErrInvalidParams, path, err)
 	}
-	if !ws.contains(real) {
+	if !ws.Contains(real) {
 		return "", ws.outsideErr(path)
 	}
 	return real, nil
@@ -203,7 +206,7 @@ func (ws *Workspace) outside(clean string) bool {
 	dir := clean
 	for {
 		if real, err := filepath.EvalSymlinks(dir); err == nil {
-			return !ws.contains(real)
+			return !ws.Contains(real)
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {

@@ -1,8 +1,8 @@
-package client
+package workspace_test
 
 import (
 	"context"
-	"errors"
+	"github.com/acpterm/acpterm/workspace"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +16,7 @@ func ptr[T any](v T) *T { return &v }
 
 // workspace makes a root with a few files, a directory outside it and
 // symlinks leading out.
-func workspace(t *testing.T) (ws *Workspace, root, outside string) {
+func testWorkspace(t *testing.T) (ws *workspace.Workspace, root, outside string) {
 	t.Helper()
 	base := t.TempDir()
 	root = filepath.Join(base, "root")
@@ -46,7 +46,7 @@ func workspace(t *testing.T) (ws *Workspace, root, outside string) {
 	symlink("lines.txt", filepath.Join(root, "rel-link.txt"))
 	symlink("../lines.txt", filepath.Join(root, "sub", "up-link.txt"))
 	symlink("../outside/secret.txt", filepath.Join(root, "rel-escape.txt"))
-	ws, err := NewWorkspace([]string{root}, nil)
+	ws, err := workspace.NewWorkspace([]string{root}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func workspace(t *testing.T) (ws *Workspace, root, outside string) {
 }
 
 func TestReadTextFile(t *testing.T) {
-	ws, root, outside := workspace(t)
+	ws, root, outside := testWorkspace(t)
 	tests := []struct {
 		name        string
 		path        string
@@ -116,29 +116,8 @@ func TestReadTextFile(t *testing.T) {
 	}
 }
 
-func TestReadLinesBounds(t *testing.T) {
-	ctx := context.Background()
-	long := strings.Repeat("x", 100<<10) + "\nshort\n" // a line longer than the reader's buffer
-	got, err := readLines(ctx, strings.NewReader(long), 2, nil, 1<<20)
-	if err != nil || got != "short\n" {
-		t.Fatalf("after a long line: %q, %v", got, err)
-	}
-	got, err = readLines(ctx, strings.NewReader(long), 1, ptr[uint32](1), 1<<20)
-	if err != nil || got != long[:len(long)-len("short\n")] {
-		t.Fatalf("the long line: %d bytes, %v", len(got), err)
-	}
-	if _, err := readLines(ctx, strings.NewReader(long), 1, nil, 50<<10); !errors.Is(err, errTooLarge) {
-		t.Fatalf("over the bound: %v, want errTooLarge", err)
-	}
-	// Lines skipped before the range do not count towards the bound.
-	got, err = readLines(ctx, strings.NewReader(long), 2, nil, 10)
-	if err != nil || got != "short\n" {
-		t.Fatalf("bound after skipped lines: %q, %v", got, err)
-	}
-}
-
 func TestWriteTextFile(t *testing.T) {
-	ws, root, outside := workspace(t)
+	ws, root, outside := testWorkspace(t)
 	ctx := context.Background()
 	write := func(path, content string) error {
 		_, err := ws.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: "s", Path: path, Content: content})
@@ -208,14 +187,14 @@ func TestNewWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, roots := range [][]string{nil, {filepath.Join(dir, "missing")}, {file}} {
-		if _, err := NewWorkspace(roots, nil); err == nil {
+		if _, err := workspace.NewWorkspace(roots, nil); err == nil {
 			t.Errorf("NewWorkspace(%q) succeeded", roots)
 		}
 	}
-	if _, err := NewWorkspace([]string{dir}, &WritePolicy{Mode: sandbox.Mode(9)}); err == nil {
+	if _, err := workspace.NewWorkspace([]string{dir}, &workspace.WritePolicy{Mode: sandbox.Mode(9)}); err == nil {
 		t.Error("NewWorkspace with an unknown sandbox mode succeeded")
 	}
-	ws, err := NewWorkspace([]string{dir, dir + "/."}, nil)
+	ws, err := workspace.NewWorkspace([]string{dir, dir + "/."}, nil)
 	if err != nil || len(ws.Roots()) != 2 {
 		t.Fatalf("NewWorkspace: %v, %v", ws, err)
 	}

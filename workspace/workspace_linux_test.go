@@ -1,4 +1,4 @@
-package client
+package workspace_test
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func raceFixture(t *testing.T, root, outside string) (swap func(stop <-chan stru
 // no write lands outside. The check-then-open-by-name code this replaced
 // failed it (a few percent of calls escaped).
 func TestSymlinkSwapRace(t *testing.T) {
-	ws, root, outside := workspace(t)
+	ws, root, outside := testWorkspace(t)
 	swap := raceFixture(t, root, outside)
 	path := filepath.Join(root, "race", "file")
 

@@ -1,9 +1,7 @@
-package client
+package workspace_test
 
 import (
 	"context"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,41 +9,11 @@ import (
 	"github.com/acpterm/acpterm/acp"
 )
 
-// endlessLine is a reader of n bytes holding no newline: a sparse file of
-// any size, as an agent can make with truncate(1), reads like this.
-type endlessLine struct{ n, read int64 }
-
-func (r *endlessLine) Read(p []byte) (int, error) {
-	if r.read >= r.n {
-		return 0, io.EOF
-	}
-	k := min(int64(len(p)), r.n-r.read)
-	clear(p[:k])
-	r.read += k
-	return int(k), nil
-}
-
-// TestReadLinesCancelledInLongLine: a cancelled request stops reading even
-// inside one endless line that it skips (line 2 of a huge sparse file),
-// where no line boundary ever comes to check the context at.
-func TestReadLinesCancelledInLongLine(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	r := &endlessLine{n: 1 << 30}
-	_, err := readLines(ctx, r, 2, nil, 1<<20)
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("readLines after cancel: %v, want context.Canceled", err)
-	}
-	if r.read > 1<<20 {
-		t.Errorf("readLines read %d MiB after its request was cancelled, want at most 1 MiB", r.read>>20)
-	}
-}
-
 // TestWriteDoesNotReachHardLinkTarget: a hard link in the root to a file
 // outside it is a name inside the root, but a write through it must not
 // change the outside file: the write replaces the name, not the inode.
 func TestWriteDoesNotReachHardLinkTarget(t *testing.T) {
-	ws, root, outside := workspace(t)
+	ws, root, outside := testWorkspace(t)
 	secret, link := filepath.Join(outside, "secret.txt"), filepath.Join(root, "hardlink.txt")
 	if err := os.Link(secret, link); err != nil {
 		t.Skipf("hard link: %v", err)
@@ -65,7 +33,7 @@ func TestWriteDoesNotReachHardLinkTarget(t *testing.T) {
 // TestWriteKeepsModeAndLeavesNoTemp: a write keeps the replaced file's
 // permissions, and leaves nothing else in its directory.
 func TestWriteKeepsModeAndLeavesNoTemp(t *testing.T) {
-	ws, root, _ := workspace(t)
+	ws, root, _ := testWorkspace(t)
 	dir := filepath.Join(root, "sub")
 	for name, mode := range map[string]os.FileMode{"script.sh": 0o755, "private.txt": 0o600} {
 		path := filepath.Join(dir, name)

@@ -1,10 +1,10 @@
-package client
+package workspace_test
 
 import (
 	"context"
+	"github.com/acpterm/acpterm/workspace"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,9 +111,9 @@ var (
 
 // writeIn writes planted to the path rel of root through a Workspace of
 // policy p.
-func writeIn(t *testing.T, root string, p *WritePolicy, rel string) error {
+func writeIn(t *testing.T, root string, p *workspace.WritePolicy, rel string) error {
 	t.Helper()
-	ws, err := NewWorkspace([]string{root}, p)
+	ws, err := workspace.NewWorkspace([]string{root}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func noTemp(t *testing.T, root string, rels []string) {
 // written; ordinary files beside them are written.
 func TestWritePolicyGit(t *testing.T) {
 	root, _ := gitTree(t)
-	p := &WritePolicy{Mode: sandbox.WorkspaceWrite}
+	p := &workspace.WritePolicy{Mode: sandbox.WorkspaceWrite}
 	var rels []string
 	for _, w := range gitWrites {
 		rels = append(rels, w.path)
@@ -175,14 +175,14 @@ func TestWritePolicyGit(t *testing.T) {
 func TestWritePolicyModes(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
-		p      *WritePolicy
+		p      *workspace.WritePolicy
 		gitOK  bool
 		plain  bool
 		refuse string
 	}{
-		{"read-only", &WritePolicy{Mode: sandbox.ReadOnly}, false, false, "the sandbox is read-only"},
-		{"writable-git", &WritePolicy{Mode: sandbox.WorkspaceWrite, WritableGit: true}, true, true, ""},
-		{"off", &WritePolicy{Mode: sandbox.Off}, true, true, ""},
+		{"read-only", &workspace.WritePolicy{Mode: sandbox.ReadOnly}, false, false, "the sandbox is read-only"},
+		{"writable-git", &workspace.WritePolicy{Mode: sandbox.WorkspaceWrite, WritableGit: true}, true, true, ""},
+		{"off", &workspace.WritePolicy{Mode: sandbox.Off}, true, true, ""},
 		{"nil", nil, true, true, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,8 +211,8 @@ func TestWritePolicyModes(t *testing.T) {
 // that writes.
 func TestWritePolicyOutside(t *testing.T) {
 	root, outside := gitTree(t)
-	for _, p := range []*WritePolicy{{Mode: sandbox.WorkspaceWrite}, {Mode: sandbox.Off}} {
-		ws, err := NewWorkspace([]string{root}, p)
+	for _, p := range []*workspace.WritePolicy{{Mode: sandbox.WorkspaceWrite}, {Mode: sandbox.Off}} {
+		ws, err := workspace.NewWorkspace([]string{root}, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +229,7 @@ func TestWritePolicyOutside(t *testing.T) {
 		}
 	}
 	// Writes beside the .git that points out are ordinary ones.
-	if err := writeIn(t, root, &WritePolicy{Mode: sandbox.WorkspaceWrite}, "out/file.txt"); err != nil {
+	if err := writeIn(t, root, &workspace.WritePolicy{Mode: sandbox.WorkspaceWrite}, "out/file.txt"); err != nil {
 		t.Errorf("write out/file.txt: %v", err)
 	}
 }
@@ -245,11 +245,11 @@ func TestWritePolicyRoots(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(bare, "HEAD"), "ref: refs/heads/main\n")
 	for root, says := range map[string]string{inGit: `is inside ".git"`, bare: "is a git directory"} {
-		err := writeIn(t, root, &WritePolicy{Mode: sandbox.WorkspaceWrite}, "file.txt")
+		err := writeIn(t, root, &workspace.WritePolicy{Mode: sandbox.WorkspaceWrite}, "file.txt")
 		if acp.ErrorCode(err) != acp.CodePermissionDenied || !strings.Contains(err.Error(), says) {
 			t.Errorf("root %s: %v, want a refusal saying %q", root, err, says)
 		}
-		if err := writeIn(t, root, &WritePolicy{Mode: sandbox.WorkspaceWrite, WritableGit: true}, "file.txt"); err != nil {
+		if err := writeIn(t, root, &workspace.WritePolicy{Mode: sandbox.WorkspaceWrite, WritableGit: true}, "file.txt"); err != nil {
 			t.Errorf("root %s with WritableGit: %v", root, err)
 		}
 	}
@@ -260,7 +260,7 @@ func TestWritePolicyRoots(t *testing.T) {
 func TestWritePolicyReads(t *testing.T) {
 	root, _ := gitTree(t)
 	for _, m := range []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite} {
-		ws, err := NewWorkspace([]string{root}, &WritePolicy{Mode: m})
+		ws, err := workspace.NewWorkspace([]string{root}, &workspace.WritePolicy{Mode: m})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +277,7 @@ func TestWritePolicyReads(t *testing.T) {
 func TestWritePolicyHugeGitFile(t *testing.T) {
 	root, _ := gitTree(t)
 	start := time.Now()
-	err := writeIn(t, root, &WritePolicy{Mode: sandbox.WorkspaceWrite}, "huge/inner/x")
+	err := writeIn(t, root, &workspace.WritePolicy{Mode: sandbox.WorkspaceWrite}, "huge/inner/x")
 	if acp.ErrorCode(err) != acp.CodePermissionDenied || !strings.Contains(err.Error(), "larger than 16 KiB") {
 		t.Errorf("write beneath a huge .git: %v", err)
 	}
@@ -286,89 +286,6 @@ func TestWritePolicyHugeGitFile(t *testing.T) {
 	}
 }
 
-func TestIsDotGit(t *testing.T) {
-	for _, n := range []string{".git", ".GIT", ".Git", ".gIt", ".git.", ".git ", ".git. .", ".git::$INDEX_ALLOCATION", "GIT~1", "git~1", "\u200c.git", ".g\ufeffit", ".gi\u206at"} {
-		if !isDotGit(n) {
-			t.Errorf("isDotGit(%q) = false", n)
-		}
-	}
-	for _, n := range []string{"", ".", "..", "git", ".gitignore", ".github", ".gitmodules", "x.git", ".git~1", "git~2", ".gît", ".g_it"} {
-		if isDotGit(n) {
-			t.Errorf("isDotGit(%q) = true", n)
-		}
-	}
-}
-
-func TestGitdirTargets(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		want []string
-	}{
-		{"gitdir: ../main/.git/worktrees/wt\n", []string{"../main/.git/worktrees/wt"}},
-		{"gitdir: /abs/gd\r\n", []string{"/abs/gd"}},
-		{"gitdir: gd\r\n\r\n\n", []string{"gd"}},
-		{"gitdir:  spaced dir \n", []string{" spaced dir ", "spaced dir"}},
-		{"GITDIR:gd\n", []string{"gd"}},
-		{"\ufeffgitdir: gd\n", []string{"gd"}},
-		{"gitdir: a\nb\n", []string{"a\nb", "a"}},
-		{"gitdir: \n", nil},
-		{"gitdir: a\x00b\n", nil},
-		{"ref: refs/heads/main\n", nil},
-		{"", nil},
-	} {
-		if got := gitdirTargets([]byte(tt.in)); !slices.Equal(got, tt.want) {
-			t.Errorf("gitdirTargets(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-// FuzzGitdirTargets: any content gives at most two distinct non-empty
-// paths without NUL, none longer than the content, and a well-formed line
-// gives its path.
-func FuzzGitdirTargets(f *testing.F) {
-	for _, s := range []string{"gitdir: ../gd\n", "gitdir: /a\r\n", "GitDir:  x  \n", "\ufeffgitdir:y", "gitdir: a\nb", "gitdir:\x00"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		got := gitdirTargets(b)
-		if len(got) > 2 || (len(got) == 2 && got[0] == got[1]) {
-			t.Fatalf("%q: %q", b, got)
-		}
-		for _, p := range got {
-			if p == "" || strings.ContainsRune(p, 0) || len(p) > len(b) {
-				t.Fatalf("%q: bad path %q", b, p)
-			}
-		}
-		// The path of "gitdir: P\n", P a clean single line.
-		p := string(b)
-		if p != "" && !strings.ContainsAny(p, "\x00\r\n") && strings.TrimSpace(p) == p {
-			if got := gitdirTargets([]byte("gitdir: " + p + "\n")); !slices.Contains(got, p) {
-				t.Fatalf("gitdir: %q gave %q", p, got)
-			}
-		}
-	})
-}
-
-// FuzzIsDotGit: every case of ".git" is .git; a name shorter than four
-// bytes, or with a separator before any ":", never is.
-func FuzzIsDotGit(f *testing.F) {
-	for _, s := range []string{".git", ".GiT.", "git~1", ".g\u200dit", "x/.git"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got := isDotGit(s)
-		if strings.EqualFold(s, ".git") && !got {
-			t.Fatalf("isDotGit(%q) = false", s)
-		}
-		// What NTFS drops after a ":" (a stream's name) may hold anything.
-		if name, _, _ := strings.Cut(s, ":"); got && (len(s) < 4 || strings.ContainsAny(name, "/\\")) {
-			t.Fatalf("isDotGit(%q) = true", s)
-		}
-	})
-}
-
-// BenchmarkWriteTextFile: the cost of the walk, a write four directories
-// deep in a repository, with and without the policy that guards git.
 func BenchmarkWriteTextFile(b *testing.B) {
 	for _, m := range []sandbox.Mode{sandbox.Off, sandbox.WorkspaceWrite} {
 		b.Run(m.String(), func(b *testing.B) {
@@ -380,7 +297,7 @@ func BenchmarkWriteTextFile(b *testing.B) {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				b.Fatal(err)
 			}
-			ws, err := NewWorkspace([]string{root}, &WritePolicy{Mode: m})
+			ws, err := workspace.NewWorkspace([]string{root}, &workspace.WritePolicy{Mode: m})
 			if err != nil {
 				b.Fatal(err)
 			}
