@@ -79,6 +79,7 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, opts *ServerOptions) erro
 		Logf:           opts.Logf,
 	})
 	s.conn = conn
+	close(s.ready)
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():
@@ -100,7 +101,8 @@ type server struct {
 	opts  *ServerOptions
 	mgr   *terminal.Manager
 	hello HelloResponse
-	conn  *jsonrpc2.Conn
+	conn  *jsonrpc2.Conn // set once, before ready is closed
+	ready chan struct{}
 
 	ctx    context.Context // of the streams; cancelled at shutdown
 	cancel context.CancelFunc
@@ -119,7 +121,7 @@ func newServer(opts *ServerOptions) *server {
 	if topts.DefaultCwd == "" {
 		topts.DefaultCwd = defaultCwd()
 	}
-	s := &server{opts: opts, streams: map[string]*stream{}}
+	s := &server{opts: opts, streams: map[string]*stream{}, ready: make(chan struct{})}
 	s.mgr = terminal.NewManager(&topts)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.hello = HelloResponse{

@@ -86,6 +86,7 @@ func (s *server) startStream(sid acp.SessionID, tid acp.TerminalID, after uint64
 // cursor after. It reports whether the terminal was released (the stream
 // is over for good).
 func (s *server) pump(ctx context.Context, st *stream, sub *terminal.Subscription, after uint64) (released bool) {
+	<-s.ready      // the connection's handlers run before NewConn has returned
 	var off uint64 // offset of the next byte of output
 	for {
 		ev, err := sub.Next(ctx)

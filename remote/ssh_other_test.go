@@ -1,0 +1,6 @@
+//go:build !linux
+
+package remote_test
+
+// stopSSHD: the sshd tests run on Linux only.
+func stopSSHD() {}
