@@ -160,34 +160,3 @@ func ExampleAgentConn_CreateTerminal() {
 	// Output:
 	// exit code 3, output "hello\n", truncated false
 }
-
-// An agent running a command as one tool call: RunCommand creates the terminal, reports the
-// tool call with the terminal embedded, waits, reports how it ended and releases the terminal.
-func ExampleAgentConn_RunCommand() {
-	dir, _ := os.MkdirTemp("", "example")
-	defer os.RemoveAll(dir)
-	m := terminal.NewManager(nil)
-	defer m.Close()
-	ctx := context.Background()
-	conn, sid, closeConns, err := connectTerminals(ctx, m, dir)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer closeConns()
-
-	res, err := conn.RunCommand(ctx, &acp.CreateTerminalRequest{
-		SessionID: sid,
-		Command:   "echo",
-		Args:      []string{"hello"},
-	}, nil)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Printf("exit code %d, succeeded %t, output %q\n", *res.ExitCode, res.Succeeded(), res.Output)
-	// Output:
-	// tool call "echo hello": in_progress
-	// tool call: completed
-	// exit code 0, succeeded true, output "hello\n"
-}

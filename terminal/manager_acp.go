@@ -14,11 +14,9 @@ import (
 //	type client struct{ *terminal.Manager; … }
 //
 // With WatchTerminalOutput, a *Manager is also an agent's own terminal
-// runtime for acp's RunLocalCommand.
-var (
-	_ acp.TerminalHandler = (*Manager)(nil)
-	_ acp.LocalTerminals  = (*Manager)(nil)
-)
+// runtime for display.RunLocalCommand (display.LocalTerminals; checked in
+// the display package's tests, since the runtime does not import it).
+var _ acp.TerminalHandler = (*Manager)(nil)
 
 // CreateTerminal serves terminal/create. An empty cwd string is treated
 // like an absent one.
@@ -188,8 +186,8 @@ func encodedLen(r rune, size int) int {
 // returns nil) or ctx ends (ctx's error). dropped counts bytes lost just
 // before data because fn fell behind (see Subscribe); a loss at the very
 // end comes as a call with no data. fn must not keep data. It serves
-// acp.LocalTerminals, so that an agent can run commands in its own
-// Manager with acp's RunLocalCommand.
+// display.LocalTerminals, so that an agent can run commands in its own
+// Manager with display.RunLocalCommand.
 func (m *Manager) WatchTerminalOutput(ctx context.Context, sessionID acp.SessionID, terminalID acp.TerminalID, fn func(data []byte, dropped uint64)) error {
 	sub, err := m.Subscribe(string(sessionID), string(terminalID))
 	if err != nil {

@@ -2,7 +2,6 @@ package workspace_test
 
 import (
 	"context"
-	"github.com/acpterm/acpterm/workspace"
 	"os"
 	"path/filepath"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/sandbox"
+	"github.com/acpterm/acpterm/workspace"
 )
 
 // TestWritePolicyGitSwapRace: while writes go to WS/race/config, WS/race

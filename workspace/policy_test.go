@@ -2,7 +2,6 @@ package workspace_test
 
 import (
 	"context"
-	"github.com/acpterm/acpterm/workspace"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/sandbox"
+	"github.com/acpterm/acpterm/workspace"
 )
 
 const planted = "planted\n"

@@ -3,7 +3,6 @@
 package workspace_test
 
 import (
-	"github.com/acpterm/acpterm/workspace"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/sandbox"
+	"github.com/acpterm/acpterm/workspace"
 )
 
 // TestWritePolicyGitFIFO: a .git that is a FIFO (or a symlink to one) is

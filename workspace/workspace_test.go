@@ -2,7 +2,6 @@ package workspace_test
 
 import (
 	"context"
-	"github.com/acpterm/acpterm/workspace"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/sandbox"
+	"github.com/acpterm/acpterm/workspace"
 )
 
 func ptr[T any](v T) *T { return &v }

@@ -4,7 +4,6 @@ package workspace_test
 
 import (
 	"context"
-	"github.com/acpterm/acpterm/workspace"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/workspace"
 )
 
 // specialFiles makes a FIFO, a character device (like /dev/null, when

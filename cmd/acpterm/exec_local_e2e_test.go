@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/display"
 )
 
 // TestExecLocal: acpterm run with the built-in agent running commands
@@ -139,7 +140,7 @@ func BenchmarkExecLocal(b *testing.B) {
 		{"seq35000", "seq 35000"},
 		{"flood200MiB", "yes | head -c 209715200"},
 	} {
-		for _, form := range []struct{ name, key string }{{"v2", acp.MetaTerminalUpdate}, {"meta", acp.MetaTerminalOutput}} {
+		for _, form := range []struct{ name, key string }{{"v2", display.MetaTerminalUpdate}, {"meta", display.MetaTerminalOutput}} {
 			b.Run(bc.name+"/"+form.name, func(b *testing.B) {
 				var wire, rss int64
 				var first time.Duration

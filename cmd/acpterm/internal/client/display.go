@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/display"
 	"github.com/acpterm/acpterm/internal/text/utf8cut"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
@@ -33,7 +34,7 @@ import (
 //
 // The ACP v2 draft's form, which acpterm decodes inside v1 sessions as Zed
 // does, and asks for with clientCapabilities._meta.terminal_update = true
-// (acp.MetaTerminalUpdate):
+// (display.MetaTerminalUpdate):
 //
 //   - the session update terminal_update {terminalId, command?, cwd?,
 //     output?, exitStatus?}: an upsert; an exitStatus ends the terminal;
@@ -66,7 +67,7 @@ import (
 //     renderers take as an update (displayUpdated).
 
 // metaTerminalOutputKey is the capability key and the update key.
-const metaTerminalOutputKey = acp.MetaTerminalOutput
+const metaTerminalOutputKey = display.MetaTerminalOutput
 
 // metaTerminalOutputDeltaKey is JetBrains' capability key and update key,
 // as codex-acp's TypeScript adapter reads and writes them.
@@ -227,15 +228,15 @@ func (d *displayTerminals) fromMeta(sessionID string, c *callUpdate) {
 	// A terminal is named by the command of its tool call's rawInput,
 	// else by the tool call's title (create).
 	command, args, cwd, _ := commandOf(c.rawInput)
-	var info acp.MetaTerminalInfoValue
-	if decodeMeta(c.meta, acp.MetaTerminalInfo, &info) && info.TerminalID != "" {
+	var info display.MetaTerminalInfoValue
+	if decodeMeta(c.meta, display.MetaTerminalInfo, &info) && info.TerminalID != "" {
 		if info.Cwd != "" {
 			cwd = info.Cwd
 		}
 		d.create(sessionID, c.id, string(info.TerminalID), command, args, cwd)
 	}
 	for _, key := range []string{metaTerminalOutputKey, metaTerminalOutputDeltaKey} {
-		var out acp.MetaTerminalOutputValue
+		var out display.MetaTerminalOutputValue
 		if decodeMeta(c.meta, key, &out) && out.TerminalID != "" {
 			d.create(sessionID, c.id, string(out.TerminalID), command, args, cwd)
 			d.output(sessionID, string(out.TerminalID), []byte(out.Data))
@@ -247,9 +248,9 @@ func (d *displayTerminals) fromMeta(sessionID string, c *callUpdate) {
 }
 
 // metaExit is the terminal_exit of a tool call's _meta, if it has one.
-func metaExit(meta acp.Meta) (acp.MetaTerminalExitValue, bool) {
-	var exit acp.MetaTerminalExitValue
-	ok := decodeMeta(meta, acp.MetaTerminalExit, &exit) && exit.TerminalID != ""
+func metaExit(meta acp.Meta) (display.MetaTerminalExitValue, bool) {
+	var exit display.MetaTerminalExitValue
+	ok := decodeMeta(meta, display.MetaTerminalExit, &exit) && exit.TerminalID != ""
 	return exit, ok
 }
 
@@ -448,12 +449,12 @@ func (d *displayTerminals) endCall(sessionID string, call acp.ToolCallID) {
 // fromV2 handles the v2 terminal session updates; other unknown updates
 // are left to the renderer. Malformed ones are ignored: display only.
 func (d *displayTerminals) fromV2(sessionID string, u acp.SessionUpdate) {
-	if c, err := acp.V2TerminalOutputChunkOf(u); c != nil && err == nil && c.TerminalID != "" {
+	if c, err := display.TerminalOutputChunkOf(u); c != nil && err == nil && c.TerminalID != "" {
 		d.create(sessionID, "", string(c.TerminalID), "", nil, "")
 		d.output(sessionID, string(c.TerminalID), c.Data)
 		return
 	}
-	tu, err := acp.V2TerminalUpdateOf(u)
+	tu, err := display.TerminalUpdateOf(u)
 	if tu == nil || err != nil || tu.TerminalID == "" {
 		return
 	}

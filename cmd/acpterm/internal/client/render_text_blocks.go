@@ -38,7 +38,7 @@ func (r *textRenderer) toolBlock(tv *toolView, now time.Time) string {
 	}
 	b.WriteString("\n")
 	// An agent may add a command's output as text beside its terminal, for
-	// clients that show no terminal (acp.AgentConn.RunCommand does); when
+	// clients that show no terminal (display.RunCommand does); when
 	// acpterm ran the terminal, or the agent's display terminal has output
 	// (its own, or this text: display.go), its tail is printed below, and
 	// the text would print the output twice.

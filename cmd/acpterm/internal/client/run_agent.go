@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/display"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
 )
@@ -99,7 +100,7 @@ func (d *driver) start(ctx context.Context, h acp.Client) ([]acp.AuthOption, int
 		// for display (display.go); acp fills in the standard capabilities.
 		// Terminal logins are run by acpterm login (auth.go).
 		ClientCapabilities: withAuthCapabilities(&acp.ClientCapabilities{
-			Meta:        acp.Meta{metaTerminalOutputKey: json.RawMessage("true"), metaTerminalOutputDeltaKey: json.RawMessage("true"), acp.MetaTerminalUpdate: json.RawMessage("true")},
+			Meta:        acp.Meta{metaTerminalOutputKey: json.RawMessage("true"), metaTerminalOutputDeltaKey: json.RawMessage("true"), display.MetaTerminalUpdate: json.RawMessage("true")},
 			Elicitation: d.elicitationCapabilities(),
 		}),
 	})

@@ -9,7 +9,7 @@
 // With Options.Exec set to ExecLocal (or ExecAuto, for a client without
 // terminals) it runs the commands itself, in a terminal.Manager of its own
 // configured by Options.Local (limits, process groups, sandbox), and
-// streams each to the client as a display terminal (acp.RunLocalCommand).
+// streams each to the client as a display terminal (display.RunLocalCommand).
 //
 // Commands are sent as an explicit argv, "sh" "-c" LINE, rather than as a
 // bare shell line, so that clients which exec commands directly run them the
@@ -27,6 +27,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/agentsession"
+	"github.com/acpterm/acpterm/display"
 	"github.com/acpterm/acpterm/internal/text/utf8cut"
 	"github.com/acpterm/acpterm/terminal"
 )
@@ -186,13 +187,13 @@ func (a *Agent) run(ctx context.Context, exec Exec, sid acp.SessionID, cwd, line
 	if a.opts.OutputLimit > 0 {
 		req.OutputByteLimit = acp.Ptr(a.opts.OutputLimit)
 	}
-	copts := acp.CommandOptions{Title: line, Timeout: a.opts.Timeout, OutputText: outputText}
-	var res *acp.CommandResult
+	copts := display.CommandOptions{Title: line, Timeout: a.opts.Timeout, OutputText: outputText}
+	var res *display.CommandResult
 	var err error
 	if exec == ExecLocal {
-		res, err = a.conn.RunLocalCommand(ctx, a.local, req, &acp.LocalCommandOptions{CommandOptions: copts})
+		res, err = display.RunLocalCommand(ctx, a.conn, a.local, req, &display.LocalCommandOptions{CommandOptions: copts})
 	} else {
-		res, err = a.conn.RunCommand(ctx, req, &copts)
+		res, err = display.RunCommand(ctx, a.conn, req, &copts)
 	}
 	if res != nil {
 		o.status, o.succeeded = res.Status(), res.Succeeded()
@@ -213,7 +214,7 @@ func (a *Agent) run(ctx context.Context, exec Exec, sid acp.SessionID, cwd, line
 
 // outputText is how much of each command's output its finished tool call
 // carries as text, for clients that do not show terminals.
-const outputText = acp.DefaultOutputText
+const outputText = display.DefaultOutputText
 
 func (a *Agent) say(ctx context.Context, sid acp.SessionID, text string) error {
 	return a.conn.SessionUpdate(ctx, &acp.SessionNotification{
@@ -245,7 +246,7 @@ func commandLines(prompt []acp.ContentBlock) iter.Seq[string] {
 // outcome is how one command ended.
 type outcome struct {
 	line      string
-	status    string // acp.CommandResult.Status; "" when it did not run
+	status    string // display.CommandResult.Status; "" when it did not run
 	succeeded bool
 	truncated bool
 	cancelled bool
@@ -261,7 +262,7 @@ func (o outcome) ok() bool {
 }
 
 // describe is the result of a command as the summary names it: its exit
-// code or signal (acp.CommandResult.Status), and whether its output was
+// code or signal (display.CommandResult.Status), and whether its output was
 // truncated.
 func (o outcome) describe() string {
 	switch {

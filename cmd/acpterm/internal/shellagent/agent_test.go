@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/display"
 	"github.com/acpterm/acpterm/terminal"
 	"go.uber.org/goleak"
 )
@@ -180,7 +181,7 @@ func TestKeepGoingAndTimeout(t *testing.T) {
 	})
 }
 
-// TestLongOutput: output past acp.DefaultOutputText reaches the tool call
+// TestLongOutput: output past display.DefaultOutputText reaches the tool call
 // as its tail, and the summary says it was truncated.
 func TestLongOutput(t *testing.T) {
 	client := newTermClient(t)
@@ -194,7 +195,7 @@ func TestLongOutput(t *testing.T) {
 	}
 	text := client.outputs(t)["seq -f 'line %g' 1 100000"]
 	if !strings.HasSuffix(text, "line 99999\nline 100000\n```\nexit 0; output truncated, the last 65536 bytes shown") ||
-		len(text) > acp.DefaultOutputText+100 {
+		len(text) > display.DefaultOutputText+100 {
 		t.Errorf("text: %d bytes ending %q", len(text), text[max(len(text)-200, 0):])
 	}
 }

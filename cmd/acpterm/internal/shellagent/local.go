@@ -15,7 +15,7 @@ const (
 	// instead. The zero value of Options.Exec means ExecClient.
 	ExecClient Exec = "client"
 	// ExecLocal runs every command in the agent's own terminal runtime and
-	// streams it to the client as a display terminal (acp.RunLocalCommand).
+	// streams it to the client as a display terminal (display.RunLocalCommand).
 	ExecLocal Exec = "local"
 	// ExecAuto uses the client's terminals when the client advertised
 	// clientCapabilities.terminal, else runs locally.

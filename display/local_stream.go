@@ -1,8 +1,10 @@
-package acp
+package display
 
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/acpterm/acpterm/acp"
 )
 
 // The display stream of RunLocalCommand: the session updates that show
@@ -10,10 +12,10 @@ import (
 
 // displayStream sends the updates of one display terminal.
 type displayStream struct {
-	a    *AgentConn
-	sid  SessionID
-	tid  TerminalID
-	call ToolCallID
+	a    *acp.AgentConn
+	sid  acp.SessionID
+	tid  acp.TerminalID
+	call acp.ToolCallID
 	form DisplayForm
 	// spent counts the encoded bytes of the live updates sent so far.
 	spent   int
@@ -21,11 +23,11 @@ type displayStream struct {
 }
 
 // announce sends the v2 terminal_update (for DisplayV2) and the tool call.
-func (s *displayStream) announce(ctx context.Context, req *CreateTerminalRequest, title string) error {
+func (s *displayStream) announce(ctx context.Context, req *acp.CreateTerminalRequest, title string) error {
 	if title == "" {
 		title = commandLine(req)
 	}
-	call := &ToolCall{ToolCallID: s.call, Title: title, Kind: ToolKindExecute, Status: ToolCallStatusInProgress}
+	call := &acp.ToolCall{ToolCallID: s.call, Title: title, Kind: acp.ToolKindExecute, Status: acp.ToolCallStatusInProgress}
 	call.RawInput, _ = json.Marshal(struct {
 		Command string   `json:"command"`
 		Args    []string `json:"args,omitempty"`
@@ -38,37 +40,37 @@ func (s *displayStream) announce(ctx context.Context, req *CreateTerminalRequest
 			info.Cwd = *req.Cwd
 		}
 		call.Meta = metaOf(MetaTerminalInfo, info)
-		call.Content = []ToolCallContent{TerminalContent(s.tid)}
+		call.Content = []acp.ToolCallContent{acp.TerminalContent(s.tid)}
 	case DisplayV2:
 		cmd := commandLine(req)
-		tu := &V2TerminalUpdate{TerminalID: V2TerminalID(s.tid), Command: &cmd}
+		tu := &TerminalUpdate{TerminalID: TerminalID(s.tid), Command: &cmd}
 		if req.Cwd != nil {
-			tu.Cwd = Ptr(V2AbsolutePath(*req.Cwd))
+			tu.Cwd = acp.Ptr(AbsolutePath(*req.Cwd))
 		}
 		u, err := tu.SessionUpdate()
 		if err != nil {
 			return err
 		}
-		if err := s.a.SessionUpdate(ctx, &SessionNotification{SessionID: s.sid, Update: u}); err != nil {
+		if err := s.a.SessionUpdate(ctx, &acp.SessionNotification{SessionID: s.sid, Update: u}); err != nil {
 			return err
 		}
-		call.Content = []ToolCallContent{TerminalContent(s.tid)}
+		call.Content = []acp.ToolCallContent{acp.TerminalContent(s.tid)}
 	}
-	return s.a.SessionUpdate(ctx, &SessionNotification{SessionID: s.sid, Update: call})
+	return s.a.SessionUpdate(ctx, &acp.SessionNotification{SessionID: s.sid, Update: call})
 }
 
 // metaOf is a _meta with one member.
-func metaOf(key string, v any) Meta {
+func metaOf(key string, v any) acp.Meta {
 	b, _ := json.Marshal(v)
-	return Meta{key: b}
+	return acp.Meta{key: b}
 }
 
 // chunkUpdate is the live update that carries data.
-func (s *displayStream) chunkUpdate(data []byte) (SessionUpdate, error) {
+func (s *displayStream) chunkUpdate(data []byte) (acp.SessionUpdate, error) {
 	if s.form == DisplayV2 {
-		return (&V2TerminalOutputChunk{TerminalID: V2TerminalID(s.tid), Data: data}).SessionUpdate()
+		return (&TerminalOutputChunk{TerminalID: TerminalID(s.tid), Data: data}).SessionUpdate()
 	}
-	return &ToolCallUpdate{ToolCallID: s.call,
+	return &acp.ToolCallUpdate{ToolCallID: s.call,
 		Meta: metaOf(MetaTerminalOutput, MetaTerminalOutputValue{TerminalID: s.tid, Data: string(data)})}, nil
 }
 
@@ -77,8 +79,8 @@ const envelope = len(`{"jsonrpc":"2.0","method":"session/update","params":}` + "
 
 // wireSize is an upper bound of the bytes u takes on the wire: the
 // connection encodes without escaping <, > and &, which json.Marshal does.
-func (s *displayStream) wireSize(u SessionUpdate) (int, error) {
-	b, err := json.Marshal(&SessionNotification{SessionID: s.sid, Update: u})
+func (s *displayStream) wireSize(u acp.SessionUpdate) (int, error) {
+	b, err := json.Marshal(&acp.SessionNotification{SessionID: s.sid, Update: u})
 	return len(b) + envelope, err
 }
 
@@ -104,13 +106,13 @@ func (s *displayStream) sendChunk(ctx context.Context, buf *streamBuffer) error 
 		}
 	}
 	s.spent += size
-	return s.a.SessionUpdate(ctx, &SessionNotification{SessionID: s.sid, Update: u})
+	return s.a.SessionUpdate(ctx, &acp.SessionNotification{SessionID: s.sid, Update: u})
 }
 
 // fit is the update carrying data, or its tail, that takes at most budget
 // bytes on the wire; nil if no part of it fits with at least a few bytes
 // of output.
-func (s *displayStream) fit(data []byte, budget int) (SessionUpdate, int, error) {
+func (s *displayStream) fit(data []byte, budget int) (acp.SessionUpdate, int, error) {
 	for len(data) > 0 {
 		u, err := s.chunkUpdate(data)
 		if err != nil {
@@ -133,16 +135,16 @@ func (s *displayStream) fit(data []byte, budget int) (SessionUpdate, int, error)
 }
 
 // finalUpdate is the tool call's last update, without its text.
-func (s *displayStream) finalUpdate(res *CommandResult, status ToolCallStatus) *ToolCallUpdate {
-	update := &ToolCallUpdate{ToolCallID: s.call, Status: &status}
+func (s *displayStream) finalUpdate(res *CommandResult, status acp.ToolCallStatus) *acp.ToolCallUpdate {
+	update := &acp.ToolCallUpdate{ToolCallID: s.call, Status: &status}
 	if s.form != DisplayText {
-		update.Content = []ToolCallContent{TerminalContent(s.tid)}
+		update.Content = []acp.ToolCallContent{acp.TerminalContent(s.tid)}
 	}
 	update.RawOutput = res.rawOutput()
 	if s.form == DisplayMeta {
 		ex := MetaTerminalExitValue{TerminalID: s.tid, Signal: res.Signal}
 		if res.ExitCode != nil {
-			ex.ExitCode = Ptr(int64(*res.ExitCode))
+			ex.ExitCode = acp.Ptr(int64(*res.ExitCode))
 		}
 		update.Meta = metaOf(MetaTerminalExit, ex)
 	}
@@ -154,15 +156,15 @@ func (s *displayStream) sendExit(ctx context.Context, res *CommandResult) error 
 	if s.form != DisplayV2 {
 		return nil
 	}
-	es := &V2TerminalExitStatus{Signal: res.Signal}
+	es := &TerminalExitStatus{Signal: res.Signal}
 	if res.ExitCode != nil {
-		es.ExitCode = Ptr(int64(*res.ExitCode))
+		es.ExitCode = acp.Ptr(int64(*res.ExitCode))
 	}
-	u, err := (&V2TerminalUpdate{TerminalID: V2TerminalID(s.tid), ExitStatus: es}).SessionUpdate()
+	u, err := (&TerminalUpdate{TerminalID: TerminalID(s.tid), ExitStatus: es}).SessionUpdate()
 	if err != nil {
 		return err
 	}
-	return s.a.SessionUpdate(ctx, &SessionNotification{SessionID: s.sid, Update: u})
+	return s.a.SessionUpdate(ctx, &acp.SessionNotification{SessionID: s.sid, Update: u})
 }
 
 // finish sends the exit and the completed tool call with the output's
@@ -171,13 +173,13 @@ func (s *displayStream) finish(ctx context.Context, res *CommandResult, textLimi
 	if err := s.sendExit(ctx, res); err != nil {
 		return err
 	}
-	status := ToolCallStatusCompleted
+	status := acp.ToolCallStatusCompleted
 	if !res.Succeeded() {
-		status = ToolCallStatusFailed
+		status = acp.ToolCallStatusFailed
 	}
 	update := s.finalUpdate(res, status)
 	if textLimit >= 0 {
-		update.Content = append(update.Content, TextToolCallContent(outputText(res, textLimit)))
+		update.Content = append(update.Content, acp.TextToolCallContent(outputText(res, textLimit)))
 	}
-	return s.a.SessionUpdate(ctx, &SessionNotification{SessionID: s.sid, Update: update})
+	return s.a.SessionUpdate(ctx, &acp.SessionNotification{SessionID: s.sid, Update: update})
 }

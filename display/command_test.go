@@ -1,4 +1,4 @@
-package acp
+package display
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpterm/acpterm/acp"
 )
 
 // scriptedTerminals is a TerminalHandler whose commands are scripts:
@@ -16,11 +18,11 @@ import (
 type scriptedTerminals struct {
 	minimalClient
 	mu       sync.Mutex
-	terms    map[TerminalID]*scriptedTerm
+	terms    map[acp.TerminalID]*scriptedTerm
 	calls    []string
-	updates  []SessionUpdate
+	updates  []acp.SessionUpdate
 	waiting  chan struct{} // receives when a wait_for_exit starts
-	released chan TerminalID
+	released chan acp.TerminalID
 	updated  chan struct{} // receives after each session/update
 }
 
@@ -31,7 +33,7 @@ type scriptedTerm struct {
 }
 
 func newScripted() *scriptedTerminals {
-	return &scriptedTerminals{terms: map[TerminalID]*scriptedTerm{}, waiting: make(chan struct{}, 8), released: make(chan TerminalID, 8), updated: make(chan struct{}, 8)}
+	return &scriptedTerminals{terms: map[acp.TerminalID]*scriptedTerm{}, waiting: make(chan struct{}, 8), released: make(chan acp.TerminalID, 8), updated: make(chan struct{}, 8)}
 }
 
 func (s *scriptedTerminals) note(call string) {
@@ -40,7 +42,7 @@ func (s *scriptedTerminals) note(call string) {
 	s.calls = append(s.calls, call)
 }
 
-func (s *scriptedTerminals) SessionUpdate(_ context.Context, n *SessionNotification) error {
+func (s *scriptedTerminals) SessionUpdate(_ context.Context, n *acp.SessionNotification) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.updates = append(s.updates, n.Update)
@@ -48,50 +50,50 @@ func (s *scriptedTerminals) SessionUpdate(_ context.Context, n *SessionNotificat
 	return nil
 }
 
-func (s *scriptedTerminals) CreateTerminal(_ context.Context, req *CreateTerminalRequest) (*CreateTerminalResponse, error) {
+func (s *scriptedTerminals) CreateTerminal(_ context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
 	s.note("create")
 	t := &scriptedTerm{done: make(chan struct{})}
 	switch req.Command {
 	case "exit0":
-		t.code = Ptr(uint32(0))
+		t.code = acp.Ptr(uint32(0))
 		close(t.done)
 	case "exit3":
-		t.code = Ptr(uint32(3))
+		t.code = acp.Ptr(uint32(3))
 		close(t.done)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id := TerminalID("t" + string(rune('0'+len(s.terms))))
+	id := acp.TerminalID("t" + string(rune('0'+len(s.terms))))
 	s.terms[id] = t
-	return &CreateTerminalResponse{TerminalID: id}, nil
+	return &acp.CreateTerminalResponse{TerminalID: id}, nil
 }
 
-func (s *scriptedTerminals) term(id TerminalID) (*scriptedTerm, error) {
+func (s *scriptedTerminals) term(id acp.TerminalID) (*scriptedTerm, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.terms[id]
 	if !ok {
-		return nil, ErrInvalidParams
+		return nil, acp.ErrInvalidParams
 	}
 	return t, nil
 }
 
-func (s *scriptedTerminals) TerminalOutput(_ context.Context, req *TerminalOutputRequest) (*TerminalOutputResponse, error) {
+func (s *scriptedTerminals) TerminalOutput(_ context.Context, req *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error) {
 	s.note("output")
 	t, err := s.term(req.TerminalID)
 	if err != nil {
 		return nil, err
 	}
-	resp := &TerminalOutputResponse{Output: "out\n"}
+	resp := &acp.TerminalOutputResponse{Output: "out\n"}
 	select {
 	case <-t.done:
-		resp.ExitStatus = &TerminalExitStatus{ExitCode: t.code, Signal: t.sig}
+		resp.ExitStatus = &acp.TerminalExitStatus{ExitCode: t.code, Signal: t.sig}
 	default:
 	}
 	return resp, nil
 }
 
-func (s *scriptedTerminals) WaitForTerminalExit(ctx context.Context, req *WaitForTerminalExitRequest) (*WaitForTerminalExitResponse, error) {
+func (s *scriptedTerminals) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
 	s.note("wait")
 	t, err := s.term(req.TerminalID)
 	if err != nil {
@@ -100,13 +102,13 @@ func (s *scriptedTerminals) WaitForTerminalExit(ctx context.Context, req *WaitFo
 	s.waiting <- struct{}{}
 	select {
 	case <-t.done:
-		return &WaitForTerminalExitResponse{ExitCode: t.code, Signal: t.sig}, nil
+		return &acp.WaitForTerminalExitResponse{ExitCode: t.code, Signal: t.sig}, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-func (s *scriptedTerminals) KillTerminal(_ context.Context, req *KillTerminalRequest) (*KillTerminalResponse, error) {
+func (s *scriptedTerminals) KillTerminal(_ context.Context, req *acp.KillTerminalRequest) (*acp.KillTerminalResponse, error) {
 	s.note("kill")
 	t, err := s.term(req.TerminalID)
 	if err != nil {
@@ -117,25 +119,25 @@ func (s *scriptedTerminals) KillTerminal(_ context.Context, req *KillTerminalReq
 	select {
 	case <-t.done:
 	default:
-		t.sig = Ptr("SIGTERM")
+		t.sig = acp.Ptr("SIGTERM")
 		close(t.done)
 	}
 	return nil, nil
 }
 
-func (s *scriptedTerminals) ReleaseTerminal(_ context.Context, req *ReleaseTerminalRequest) (*ReleaseTerminalResponse, error) {
+func (s *scriptedTerminals) ReleaseTerminal(_ context.Context, req *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
 	s.note("release")
 	s.released <- req.TerminalID
 	return nil, nil
 }
 
-func (s *scriptedTerminals) snapshot() ([]string, []SessionUpdate) {
+func (s *scriptedTerminals) snapshot() ([]string, []acp.SessionUpdate) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]string(nil), s.calls...), append([]SessionUpdate(nil), s.updates...)
+	return append([]string(nil), s.calls...), append([]acp.SessionUpdate(nil), s.updates...)
 }
 
-func initialized(t *testing.T, client Client) *AgentConn {
+func initialized(t *testing.T, client acp.Client) *acp.AgentConn {
 	t.Helper()
 	cc, ac := pair(t, minimalAgent{}, client)
 	if _, err := cc.Initialize(context.Background(), nil); err != nil {
@@ -150,26 +152,26 @@ func TestRunCommand(t *testing.T) {
 		command    string
 		timeout    time.Duration
 		outputText int
-		wantStatus ToolCallStatus
+		wantStatus acp.ToolCallStatus
 		wantCalls  string
 		wantRaw    string
 		wantText   string // "" means no text content
 	}{
-		{"exit0", "exit0", 0, 0, ToolCallStatusCompleted, "create wait output release", `{"exitCode":0,"signal":null,"truncated":false}`,
+		{"exit0", "exit0", 0, 0, acp.ToolCallStatusCompleted, "create wait output release", `{"exitCode":0,"signal":null,"truncated":false}`,
 			"```\nout\n```\nexit 0"},
-		{"exit3", "exit3", 0, 0, ToolCallStatusFailed, "create wait output release", `{"exitCode":3,"signal":null,"truncated":false}`,
+		{"exit3", "exit3", 0, 0, acp.ToolCallStatusFailed, "create wait output release", `{"exitCode":3,"signal":null,"truncated":false}`,
 			"```\nout\n```\nexit 3"},
-		{"timeout", "hang", time.Millisecond, 0, ToolCallStatusFailed, "create wait kill wait output release", `{"exitCode":null,"signal":"SIGTERM","truncated":false,"timedOut":true}`,
+		{"timeout", "hang", time.Millisecond, 0, acp.ToolCallStatusFailed, "create wait kill wait output release", `{"exitCode":null,"signal":"SIGTERM","truncated":false,"timedOut":true}`,
 			"```\nout\n```\ntimed out, killed by SIGTERM"},
-		{"text cut to 2 bytes", "exit0", 0, 2, ToolCallStatusCompleted, "create wait output release", `{"exitCode":0,"signal":null,"truncated":false}`,
+		{"text cut to 2 bytes", "exit0", 0, 2, acp.ToolCallStatusCompleted, "create wait output release", `{"exitCode":0,"signal":null,"truncated":false}`,
 			"```\nt\n```\nexit 0; output truncated, the last 2 bytes shown"},
-		{"no text", "exit0", 0, -1, ToolCallStatusCompleted, "create wait output release", `{"exitCode":0,"signal":null,"truncated":false}`,
+		{"no text", "exit0", 0, -1, acp.ToolCallStatusCompleted, "create wait output release", `{"exitCode":0,"signal":null,"truncated":false}`,
 			""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client := newScripted()
 			ac := initialized(t, client)
-			res, err := ac.RunCommand(context.Background(), &CreateTerminalRequest{SessionID: "s1", Command: tc.command},
+			res, err := RunCommand(context.Background(), ac, &acp.CreateTerminalRequest{SessionID: "s1", Command: tc.command},
 				&CommandOptions{ToolCallID: "call_1", Timeout: tc.timeout, OutputText: tc.outputText})
 			if err != nil {
 				t.Fatal(err)
@@ -192,12 +194,12 @@ func TestRunCommand(t *testing.T) {
 			if len(updates) != 2 {
 				t.Fatalf("got %d updates, want 2", len(updates))
 			}
-			call, ok := updates[0].(*ToolCall)
-			if !ok || call.Kind != ToolKindExecute || call.Status != ToolCallStatusInProgress || call.Title != tc.command ||
-				len(call.Content) != 1 || call.Content[0].(*Terminal).TerminalID != res.TerminalID {
+			call, ok := updates[0].(*acp.ToolCall)
+			if !ok || call.Kind != acp.ToolKindExecute || call.Status != acp.ToolCallStatusInProgress || call.Title != tc.command ||
+				len(call.Content) != 1 || call.Content[0].(*acp.Terminal).TerminalID != res.TerminalID {
 				t.Errorf("announcement = %#v", updates[0])
 			}
-			upd, ok := updates[1].(*ToolCallUpdate)
+			upd, ok := updates[1].(*acp.ToolCallUpdate)
 			if !ok || upd.Status == nil || *upd.Status != tc.wantStatus {
 				t.Fatalf("final update = %#v", updates[1])
 			}
@@ -206,9 +208,9 @@ func TestRunCommand(t *testing.T) {
 			}
 			// The terminal first, for clients that render it; then the
 			// text, for those that do not.
-			want := []ToolCallContent{TerminalContent(res.TerminalID)}
+			want := []acp.ToolCallContent{acp.TerminalContent(res.TerminalID)}
 			if tc.wantText != "" {
-				want = append(want, TextToolCallContent(tc.wantText))
+				want = append(want, acp.TextToolCallContent(tc.wantText))
 			}
 			gotJSON, _ := json.Marshal(upd.Content)
 			wantJSON, _ := json.Marshal(want)
@@ -234,9 +236,9 @@ func TestOutputText(t *testing.T) {
 		// "é" is two bytes: a 3-byte tail would start inside one.
 		{"cut at a character start", CommandResult{ExitCode: code(0), Output: "éé"}, 3,
 			"```\né\n```\nexit 0; output truncated, the last 2 bytes shown"},
-		{"backticks in the output", CommandResult{Signal: Ptr("SIGKILL"), Output: "```go\nx\n````\n"}, 100,
+		{"backticks in the output", CommandResult{Signal: acp.Ptr("SIGKILL"), Output: "```go\nx\n````\n"}, 100,
 			"`````\n```go\nx\n````\n`````\nkilled by SIGKILL"},
-		{"signal wins over exit code", CommandResult{ExitCode: code(1), Signal: Ptr("SIGINT"), Cancelled: true, Output: "x\n"}, 100,
+		{"signal wins over exit code", CommandResult{ExitCode: code(1), Signal: acp.Ptr("SIGINT"), Cancelled: true, Output: "x\n"}, 100,
 			"```\nx\n```\ncancelled, killed by SIGINT"},
 		{"no status", CommandResult{Output: "x\n"}, 100, "```\nx\n```\nno exit status"},
 	} {
@@ -251,14 +253,14 @@ func TestOutputText(t *testing.T) {
 func TestExitStatusText(t *testing.T) {
 	code := func(c uint32) *uint32 { return &c }
 	for _, tc := range []struct {
-		st   TerminalExitStatus
+		st   acp.TerminalExitStatus
 		want string
 	}{
-		{TerminalExitStatus{ExitCode: code(0)}, "exit 0"},
-		{TerminalExitStatus{ExitCode: code(3)}, "exit 3"},
-		{TerminalExitStatus{Signal: Ptr("SIGTERM")}, "killed by SIGTERM"},
-		{TerminalExitStatus{ExitCode: code(1), Signal: Ptr("SIGKILL")}, "killed by SIGKILL"},
-		{TerminalExitStatus{}, "no exit status"},
+		{acp.TerminalExitStatus{ExitCode: code(0)}, "exit 0"},
+		{acp.TerminalExitStatus{ExitCode: code(3)}, "exit 3"},
+		{acp.TerminalExitStatus{Signal: acp.Ptr("SIGTERM")}, "killed by SIGTERM"},
+		{acp.TerminalExitStatus{ExitCode: code(1), Signal: acp.Ptr("SIGKILL")}, "killed by SIGKILL"},
+		{acp.TerminalExitStatus{}, "no exit status"},
 	} {
 		if got := tc.st.String(); got != tc.want {
 			t.Errorf("%+v: String() = %q, want %q", tc.st, got, tc.want)
@@ -267,7 +269,7 @@ func TestExitStatusText(t *testing.T) {
 			t.Errorf("%+v: Sprint(pointer) = %q, want %q", tc.st, got, tc.want)
 		}
 	}
-	timedOut := CommandResult{Signal: Ptr("SIGTERM"), TimedOut: true}
+	timedOut := CommandResult{Signal: acp.Ptr("SIGTERM"), TimedOut: true}
 	if got, want := timedOut.Status(), "timed out, killed by SIGTERM"; got != want {
 		t.Errorf("Status() = %q, want %q", got, want)
 	}
@@ -275,12 +277,12 @@ func TestExitStatusText(t *testing.T) {
 
 func TestCommandLine(t *testing.T) {
 	for _, tc := range []struct {
-		req  CreateTerminalRequest
+		req  acp.CreateTerminalRequest
 		want string
 	}{
-		{CreateTerminalRequest{Command: "go test ./... | tail -3"}, "go test ./... | tail -3"},
-		{CreateTerminalRequest{Command: "go", Args: []string{"test", "./..."}}, "go test ./..."},
-		{CreateTerminalRequest{Command: "printf", Args: []string{`%s\n`, "a b"}}, `printf '%s\n' 'a b'`},
+		{acp.CreateTerminalRequest{Command: "go test ./... | tail -3"}, "go test ./... | tail -3"},
+		{acp.CreateTerminalRequest{Command: "go", Args: []string{"test", "./..."}}, "go test ./..."},
+		{acp.CreateTerminalRequest{Command: "printf", Args: []string{`%s\n`, "a b"}}, `printf '%s\n' 'a b'`},
 	} {
 		if got := commandLine(&tc.req); got != tc.want {
 			t.Errorf("commandLine(%q %q) = %q, want %q", tc.req.Command, tc.req.Args, got, tc.want)
@@ -296,7 +298,7 @@ func TestRunCommandCancelled(t *testing.T) {
 		<-client.waiting
 		cancel()
 	}()
-	res, err := ac.RunCommand(ctx, &CreateTerminalRequest{SessionID: "s1", Command: "hang"}, nil)
+	res, err := RunCommand(ctx, ac, &acp.CreateTerminalRequest{SessionID: "s1", Command: "hang"}, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -312,11 +314,11 @@ func TestRunCommandCancelled(t *testing.T) {
 	if got := joinWords(calls); got != "create wait kill wait output release" {
 		t.Errorf("calls = %q", got)
 	}
-	upd, ok := updates[len(updates)-1].(*ToolCallUpdate)
-	if !ok || *upd.Status != ToolCallStatusFailed || len(upd.Content) != 2 {
+	upd, ok := updates[len(updates)-1].(*acp.ToolCallUpdate)
+	if !ok || *upd.Status != acp.ToolCallStatusFailed || len(upd.Content) != 2 {
 		t.Fatalf("final update = %#v", updates[len(updates)-1])
 	}
-	if text := upd.Content[1].(*Content).Content.(*TextContent).Text; text != "```\nout\n```\ncancelled, killed by SIGTERM" {
+	if text := upd.Content[1].(*acp.Content).Content.(*acp.TextContent).Text; text != "```\nout\n```\ncancelled, killed by SIGTERM" {
 		t.Errorf("final text %q", text)
 	}
 	if !jsonEqual(upd.RawOutput, []byte(`{"exitCode":null,"signal":"SIGTERM","truncated":false,"cancelled":true}`)) {
@@ -326,8 +328,8 @@ func TestRunCommandCancelled(t *testing.T) {
 
 func TestRunCommandWithoutCapability(t *testing.T) {
 	ac := initialized(t, minimalClient{})
-	_, err := ac.RunCommand(context.Background(), &CreateTerminalRequest{SessionID: "s1", Command: "true"}, nil)
-	if !errors.Is(err, ErrNoTerminalCapability) {
+	_, err := RunCommand(context.Background(), ac, &acp.CreateTerminalRequest{SessionID: "s1", Command: "true"}, nil)
+	if !errors.Is(err, acp.ErrNoTerminalCapability) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package acp_test
+package display_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/display"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -84,7 +85,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 // localSetup connects an agent conn to client, initialized with client's
 // _meta, and gives it a terminal runtime of its own.
-func localSetup(t testing.TB, client *wireClient) (*acp.AgentConn, acp.LocalTerminals, *countingWriter) {
+func localSetup(t testing.TB, client *wireClient) (*acp.AgentConn, display.LocalTerminals, *countingWriter) {
 	t.Helper()
 	toAgentR, toAgentW := io.Pipe()
 	toClientR, toClientW := io.Pipe()
@@ -137,21 +138,21 @@ func TestRunLocalCommandShapes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		meta acp.Meta
-		form acp.DisplayForm
+		form display.DisplayForm
 	}{
-		{"meta", capsMeta(acp.MetaTerminalOutput), acp.DisplayMeta},
-		{"v2", acp.Meta{acp.MetaTerminalOutput: json.RawMessage("true"), acp.MetaTerminalUpdate: json.RawMessage("true")}, acp.DisplayV2},
-		{"text", nil, acp.DisplayText},
+		{"meta", capsMeta(display.MetaTerminalOutput), display.DisplayMeta},
+		{"v2", acp.Meta{display.MetaTerminalOutput: json.RawMessage("true"), display.MetaTerminalUpdate: json.RawMessage("true")}, display.DisplayV2},
+		{"text", nil, display.DisplayText},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client := &wireClient{meta: tc.meta}
 			ac, terms, _ := localSetup(t, client)
-			if got := acp.ClientDisplayForm(ac.ClientCapabilities()); got != tc.form {
+			if got := display.ClientDisplayForm(ac.ClientCapabilities()); got != tc.form {
 				t.Fatalf("ClientDisplayForm = %v, want %v", got, tc.form)
 			}
-			res, err := ac.RunLocalCommand(context.Background(), terms, &acp.CreateTerminalRequest{
+			res, err := display.RunLocalCommand(context.Background(), ac, terms, &acp.CreateTerminalRequest{
 				SessionID: "s", Command: "sh", Args: []string{"-c", "printf 'a\\n'; printf 'héllo\\n' >&2; exit 3"}, Cwd: &cwd,
-			}, &acp.LocalCommandOptions{CommandOptions: acp.CommandOptions{ToolCallID: "call_1", Title: "demo"}})
+			}, &display.LocalCommandOptions{CommandOptions: display.CommandOptions{ToolCallID: "call_1", Title: "demo"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -173,7 +174,7 @@ func TestRunLocalCommandShapes(t *testing.T) {
 			var live strings.Builder
 			first, last := updates[0], updates[len(updates)-1]
 			switch tc.form {
-			case acp.DisplayMeta:
+			case display.DisplayMeta:
 				if first["sessionUpdate"] != "tool_call" || first["kind"] != "execute" || first["status"] != "in_progress" ||
 					jsonOf(first["content"]) != anchor ||
 					jsonOf(first["_meta"]) != `{"terminal_info":{"cwd":"`+cwd+`","terminal_id":"`+tid+`"}}` {
@@ -189,7 +190,7 @@ func TestRunLocalCommandShapes(t *testing.T) {
 				if jsonOf(last["_meta"]) != `{"terminal_exit":{"exit_code":3,"signal":null,"terminal_id":"`+tid+`"}}` {
 					t.Errorf("last _meta %s", jsonOf(last["_meta"]))
 				}
-			case acp.DisplayV2:
+			case display.DisplayV2:
 				cmd, _ := first["command"].(string)
 				delete(first, "command")
 				if !strings.HasPrefix(cmd, "sh -c ") || jsonOf(first) != `{"cwd":"`+cwd+`","sessionUpdate":"terminal_update","terminalId":"`+tid+`"}` {
@@ -215,18 +216,18 @@ func TestRunLocalCommandShapes(t *testing.T) {
 				client.mu.Lock()
 				decoded := client.updates
 				client.mu.Unlock()
-				if tu, err := acp.V2TerminalUpdateOf(decoded[0]); err != nil || tu == nil || tu.TerminalID != acp.V2TerminalID(tid) || *tu.Command != cmd || string(*tu.Cwd) != cwd {
-					t.Errorf("V2TerminalUpdateOf = %+v, %v", tu, err)
+				if tu, err := display.TerminalUpdateOf(decoded[0]); err != nil || tu == nil || tu.TerminalID != display.TerminalID(tid) || *tu.Command != cmd || string(*tu.Cwd) != cwd {
+					t.Errorf("TerminalUpdateOf = %+v, %v", tu, err)
 				}
-				if c, err := acp.V2TerminalOutputChunkOf(decoded[2]); err != nil || c == nil || len(c.Data) == 0 {
-					t.Errorf("V2TerminalOutputChunkOf = %+v, %v", c, err)
+				if c, err := display.TerminalOutputChunkOf(decoded[2]); err != nil || c == nil || len(c.Data) == 0 {
+					t.Errorf("TerminalOutputChunkOf = %+v, %v", c, err)
 				}
-			case acp.DisplayText:
+			case display.DisplayText:
 				if len(updates) != 2 || first["content"] != nil || first["_meta"] != nil {
 					t.Errorf("updates %s", jsonOf(updates))
 				}
 			}
-			if tc.form != acp.DisplayText && live.String() != "a\nhéllo\n" {
+			if tc.form != display.DisplayText && live.String() != "a\nhéllo\n" {
 				t.Errorf("live output %q", live.String())
 			}
 			if last["sessionUpdate"] != "tool_call_update" || last["status"] != "failed" ||
@@ -234,7 +235,7 @@ func TestRunLocalCommandShapes(t *testing.T) {
 				t.Errorf("last update %s", jsonOf(last))
 			}
 			wantContent := `[{"content":{"text":` + jsonOf(text) + `,"type":"text"},"type":"content"}]`
-			if tc.form != acp.DisplayText {
+			if tc.form != display.DisplayText {
 				wantContent = anchor[:len(anchor)-1] + "," + wantContent[1:]
 			}
 			if jsonOf(last["content"]) != wantContent {
@@ -252,7 +253,7 @@ func TestRunLocalCommandFlood(t *testing.T) {
 		t.Skip("writes 200 MiB")
 	}
 	const limit = 256 << 10
-	for _, form := range []acp.DisplayForm{acp.DisplayMeta, acp.DisplayV2} {
+	for _, form := range []display.DisplayForm{display.DisplayMeta, display.DisplayV2} {
 		t.Run(form.String(), func(t *testing.T) {
 			client := &wireClient{}
 			ac, terms, wire := localSetup(t, client)
@@ -260,10 +261,10 @@ func TestRunLocalCommandFlood(t *testing.T) {
 			stop := watchHeap(&peak)
 			// NUL bytes: six bytes each as JSON text, the worst case of the
 			// _meta form's escaping.
-			res, err := ac.RunLocalCommand(context.Background(), terms, &acp.CreateTerminalRequest{
+			res, err := display.RunLocalCommand(context.Background(), ac, terms, &acp.CreateTerminalRequest{
 				SessionID: "s", Command: "head -c 209715200 /dev/zero", Cwd: acp.Ptr(t.TempDir()),
 				OutputByteLimit: acp.Ptr(uint64(limit)),
-			}, &acp.LocalCommandOptions{Display: form})
+			}, &display.LocalCommandOptions{Display: form})
 			stop()
 			if err != nil {
 				t.Fatal(err)
@@ -274,7 +275,7 @@ func TestRunLocalCommandFlood(t *testing.T) {
 			}
 			// The final text is at most DefaultOutputText bytes, six bytes
 			// each as JSON: that and a few KiB of ids and fields.
-			bound := int64(limit + 6*acp.DefaultOutputText + 4<<10)
+			bound := int64(limit + 6*display.DefaultOutputText + 4<<10)
 			t.Logf("%v: %d bytes on the wire (bound %d), peak heap %d MiB", form, wire.n.Load(), bound, peak.Load()>>20)
 			if n := wire.n.Load(); n > bound {
 				t.Errorf("%d bytes on the wire, more than %d", n, bound)
@@ -288,7 +289,7 @@ func TestRunLocalCommandFlood(t *testing.T) {
 				all = append(all, r...)
 			}
 			client.mu.Unlock()
-			if form == acp.DisplayMeta && !bytes.Contains(all, []byte("live output stopped")) {
+			if form == display.DisplayMeta && !bytes.Contains(all, []byte("live output stopped")) {
 				t.Error("the stream did not say that it stopped")
 			}
 		})
@@ -335,9 +336,9 @@ func TestRunLocalCommandRate(t *testing.T) {
 	client := &wireClient{}
 	ac, terms, _ := localSetup(t, client)
 	start := time.Now()
-	res, err := ac.RunLocalCommand(context.Background(), terms, &acp.CreateTerminalRequest{
+	res, err := display.RunLocalCommand(context.Background(), ac, terms, &acp.CreateTerminalRequest{
 		SessionID: "s", Command: "i=0; while [ $i -lt 100 ]; do echo line $i; i=$((i+1)); sleep 0.005; done", Cwd: acp.Ptr(t.TempDir()),
-	}, &acp.LocalCommandOptions{Display: acp.DisplayMeta, UpdatesPerSecond: 20})
+	}, &display.LocalCommandOptions{Display: display.DisplayMeta, UpdatesPerSecond: 20})
 	if err != nil || !res.Succeeded() {
 		t.Fatal(res, err)
 	}
@@ -348,9 +349,9 @@ func TestRunLocalCommandRate(t *testing.T) {
 	var live strings.Builder
 	n := 0
 	for _, u := range client.updates {
-		if tu, ok := u.(*acp.ToolCallUpdate); ok && tu.Meta[acp.MetaTerminalOutput] != nil {
-			var v acp.MetaTerminalOutputValue
-			if err := json.Unmarshal(tu.Meta[acp.MetaTerminalOutput], &v); err != nil {
+		if tu, ok := u.(*acp.ToolCallUpdate); ok && tu.Meta[display.MetaTerminalOutput] != nil {
+			var v display.MetaTerminalOutputValue
+			if err := json.Unmarshal(tu.Meta[display.MetaTerminalOutput], &v); err != nil {
 				t.Fatal(err)
 			}
 			live.WriteString(v.Data)

@@ -1,10 +1,12 @@
-package acp
+package display
 
 import (
 	"context"
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/acpterm/acpterm/acp"
 )
 
 // LocalTerminals is the agent's own terminal runtime, as RunLocalCommand
@@ -13,14 +15,14 @@ import (
 // written. A *terminal.Manager is one, with its limits, process groups
 // and sandbox policy.
 type LocalTerminals interface {
-	TerminalHandler
+	acp.TerminalHandler
 	// WatchTerminalOutput calls fn with the terminal's output in the order
 	// it was written, from its start, until the output ends (the command
 	// exited and its output was drained), when it returns nil, or ctx ends,
 	// when it returns ctx's error. dropped counts the bytes just before
 	// data that the runtime did not deliver because the watcher fell
 	// behind. fn must not keep data after it returns.
-	WatchTerminalOutput(ctx context.Context, sessionID SessionID, terminalID TerminalID, fn func(data []byte, dropped uint64)) error
+	WatchTerminalOutput(ctx context.Context, sessionID acp.SessionID, terminalID acp.TerminalID, fn func(data []byte, dropped uint64)) error
 }
 
 // DisplayForm is how RunLocalCommand shows a running command to the client.
@@ -58,7 +60,7 @@ func (f DisplayForm) String() string {
 // ClientDisplayForm is the best display form caps allow: DisplayV2 when
 // _meta[MetaTerminalUpdate] is true, DisplayMeta when
 // _meta[MetaTerminalOutput] is true, else DisplayText.
-func ClientDisplayForm(caps ClientCapabilities) DisplayForm {
+func ClientDisplayForm(caps acp.ClientCapabilities) DisplayForm {
 	switch {
 	case ClientRendersMeta(caps, MetaTerminalUpdate):
 		return DisplayV2
@@ -135,7 +137,7 @@ type LocalCommandOptions struct {
 // returned with ctx's error. When the connection ends while the command
 // runs, whatever ctx is, the command is killed too and the error wraps
 // ErrConnClosed: the client's wait in RunCommand would fail the same way.
-func (a *AgentConn) RunLocalCommand(ctx context.Context, terms LocalTerminals, req *CreateTerminalRequest, opts *LocalCommandOptions) (*CommandResult, error) {
+func RunLocalCommand(ctx context.Context, a *acp.AgentConn, terms LocalTerminals, req *acp.CreateTerminalRequest, opts *LocalCommandOptions) (*CommandResult, error) {
 	if opts == nil {
 		opts = &LocalCommandOptions{}
 	}
@@ -158,7 +160,7 @@ func (a *AgentConn) RunLocalCommand(ctx context.Context, terms LocalTerminals, r
 	released := false
 	release := func(ctx context.Context) error {
 		released = true
-		_, err := terms.ReleaseTerminal(ctx, &ReleaseTerminalRequest{SessionID: sid, TerminalID: tid})
+		_, err := terms.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: sid, TerminalID: tid})
 		return err
 	}
 	defer func() {
@@ -189,12 +191,12 @@ func (a *AgentConn) RunLocalCommand(ctx context.Context, terms LocalTerminals, r
 		defer cancelTimeout()
 	}
 	type exit struct {
-		st  *WaitForTerminalExitResponse
+		st  *acp.WaitForTerminalExitResponse
 		err error
 	}
 	exited := make(chan exit, 1)
 	go func() {
-		r, err := terms.WaitForTerminalExit(waitCtx, &WaitForTerminalExitRequest{SessionID: sid, TerminalID: tid})
+		r, err := terms.WaitForTerminalExit(waitCtx, &acp.WaitForTerminalExitRequest{SessionID: sid, TerminalID: tid})
 		exited <- exit{r, err}
 	}()
 	buf := newStreamBuffer(int(min(limit, 1<<62)), opts.ChunkBytes, form)
@@ -257,15 +259,15 @@ func (a *AgentConn) RunLocalCommand(ctx context.Context, terms LocalTerminals, r
 				res.Cancelled = ctx.Err() != nil
 				res.TimedOut = !res.Cancelled && errors.Is(e.err, context.DeadlineExceeded)
 				if res.Cancelled || res.TimedOut || gone {
-					if _, kerr := terms.KillTerminal(closing(), &KillTerminalRequest{SessionID: sid, TerminalID: tid}); kerr != nil {
+					if _, kerr := terms.KillTerminal(closing(), &acp.KillTerminalRequest{SessionID: sid, TerminalID: tid}); kerr != nil {
 						return res, kerr
 					}
-					r, err := terms.WaitForTerminalExit(closing(), &WaitForTerminalExitRequest{SessionID: sid, TerminalID: tid})
+					r, err := terms.WaitForTerminalExit(closing(), &acp.WaitForTerminalExitRequest{SessionID: sid, TerminalID: tid})
 					ex = &exit{r, err}
 				}
 			}
 			if ex.err != nil {
-				a.failLocal(closing(), st, res, "the exit status could not be read: "+ex.err.Error())
+				failLocal(closing(), a, st, res, "the exit status could not be read: "+ex.err.Error())
 				return res, ex.err
 			}
 			// The output ends soon after the exit, unless descendants keep
@@ -299,9 +301,9 @@ func (a *AgentConn) RunLocalCommand(ctx context.Context, terms LocalTerminals, r
 	watching.Wait()
 	res.ExitCode, res.Signal = ex.st.ExitCode, ex.st.Signal
 
-	out, err := terms.TerminalOutput(finish, &TerminalOutputRequest{SessionID: sid, TerminalID: tid})
+	out, err := terms.TerminalOutput(finish, &acp.TerminalOutputRequest{SessionID: sid, TerminalID: tid})
 	if err != nil {
-		a.failLocal(finish, st, res, res.Status()+"; the output could not be read: "+err.Error())
+		failLocal(finish, a, st, res, res.Status()+"; the output could not be read: "+err.Error())
 		return res, err
 	}
 	res.Output, res.Truncated = out.Output, out.Truncated
@@ -327,9 +329,9 @@ func updatesPerSecond(n int) int {
 
 // failLocal marks the tool call failed after an error, best effort, with
 // the exit of the display terminal so that it does not look alive.
-func (a *AgentConn) failLocal(ctx context.Context, st *displayStream, res *CommandResult, text string) {
-	update := st.finalUpdate(res, ToolCallStatusFailed)
-	update.Content = append(update.Content, TextToolCallContent(text))
+func failLocal(ctx context.Context, a *acp.AgentConn, st *displayStream, res *CommandResult, text string) {
+	update := st.finalUpdate(res, acp.ToolCallStatusFailed)
+	update.Content = append(update.Content, acp.TextToolCallContent(text))
 	st.sendExit(ctx, res)
-	_ = a.SessionUpdate(ctx, &SessionNotification{SessionID: st.sid, Update: update})
+	_ = a.SessionUpdate(ctx, &acp.SessionNotification{SessionID: st.sid, Update: update})
 }

@@ -1,4 +1,4 @@
-package acp
+package display
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/text/randhex"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/internal/text/utf8cut"
@@ -25,7 +26,7 @@ const DefaultOutputText = 64 << 10
 // CommandOptions tunes RunCommand. A nil *CommandOptions means defaults.
 type CommandOptions struct {
 	// ToolCallID names the tool call; empty means a random "call_" id.
-	ToolCallID ToolCallID
+	ToolCallID acp.ToolCallID
 	// Title is the tool call's title; empty means the command line.
 	Title string
 	// Timeout bounds the wait for the command; on expiry it is killed and
@@ -40,8 +41,8 @@ type CommandOptions struct {
 
 // CommandResult is how a command run by RunCommand ended.
 type CommandResult struct {
-	ToolCallID ToolCallID
-	TerminalID TerminalID
+	ToolCallID acp.ToolCallID
+	TerminalID acp.TerminalID
 	// ExitCode is set for a normal exit, Signal for a signalled one; a
 	// client may set both (some report a signal with exit code 1).
 	ExitCode *uint32
@@ -68,7 +69,7 @@ func (r *CommandResult) Succeeded() bool {
 // when RunCommand killed it: "exit 0", "killed by SIGKILL", "timed out,
 // killed by SIGTERM", "cancelled, killed by SIGTERM".
 func (r *CommandResult) Status() string {
-	s := TerminalExitStatus{ExitCode: r.ExitCode, Signal: r.Signal}.String()
+	s := acp.TerminalExitStatus{ExitCode: r.ExitCode, Signal: r.Signal}.String()
 	switch {
 	case r.TimedOut:
 		s = "timed out, " + s
@@ -76,21 +77,6 @@ func (r *CommandResult) Status() string {
 		s = "cancelled, " + s
 	}
 	return s
-}
-
-// String says in a few words how a command ended: "exit 0", "exit 3",
-// "killed by SIGTERM", or "no exit status" when the client reported none.
-// A signal wins over an exit code, since some clients report a signalled
-// command with exit code 1 as well. It is the one wording of an exit
-// status in what acpterm prints.
-func (s TerminalExitStatus) String() string {
-	switch {
-	case s.Signal != nil:
-		return "killed by " + *s.Signal
-	case s.ExitCode != nil:
-		return fmt.Sprintf("exit %d", *s.ExitCode)
-	}
-	return "no exit status"
 }
 
 // commandRawOutput is the rawOutput of the final tool call update.
@@ -135,7 +121,7 @@ type commandRawOutput struct {
 // command is killed, the tool call is marked failed, the terminal released,
 // and RunCommand returns the partial result with ctx's error. Those closing
 // calls run on a context detached from ctx and bounded in time.
-func (a *AgentConn) RunCommand(ctx context.Context, req *CreateTerminalRequest, opts *CommandOptions) (*CommandResult, error) {
+func RunCommand(ctx context.Context, a *acp.AgentConn, req *acp.CreateTerminalRequest, opts *CommandOptions) (*CommandResult, error) {
 	if opts == nil {
 		opts = &CommandOptions{}
 	}
@@ -153,13 +139,13 @@ func (a *AgentConn) RunCommand(ctx context.Context, req *CreateTerminalRequest, 
 	if title == "" {
 		title = commandLine(req)
 	}
-	call := NewTerminalToolCall(res.ToolCallID, title, term.ID)
+	call := acp.NewTerminalToolCall(res.ToolCallID, title, term.ID)
 	call.RawInput, _ = json.Marshal(struct {
 		Command string   `json:"command"`
 		Args    []string `json:"args,omitempty"`
 		Cwd     *string  `json:"cwd,omitempty"`
 	}{req.Command, req.Args, req.Cwd})
-	if err := a.SessionUpdate(ctx, &SessionNotification{SessionID: req.SessionID, Update: call}); err != nil && ctx.Err() == nil {
+	if err := a.SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID, Update: call}); err != nil && ctx.Err() == nil {
 		return nil, err
 	}
 	// A cancel that ended the announcement may have come after it was
@@ -184,28 +170,28 @@ func (a *AgentConn) RunCommand(ctx context.Context, req *CreateTerminalRequest, 
 		st, err = term.WaitForExit(finish)
 	}
 	if err != nil {
-		a.failToolCall(finish, req.SessionID, res, "the exit status could not be read: "+err.Error())
+		failToolCall(finish, a, req.SessionID, res, "the exit status could not be read: "+err.Error())
 		return res, err
 	}
 	res.ExitCode, res.Signal = st.ExitCode, st.Signal
 
 	out, err := term.Output(finish)
 	if err != nil {
-		a.failToolCall(finish, req.SessionID, res, res.Status()+"; the output could not be read: "+err.Error())
+		failToolCall(finish, a, req.SessionID, res, res.Status()+"; the output could not be read: "+err.Error())
 		return res, err
 	}
 	res.Output, res.Truncated = out.Output, out.Truncated
 
-	status := ToolCallStatusCompleted
+	status := acp.ToolCallStatusCompleted
 	if !res.Succeeded() {
-		status = ToolCallStatusFailed
+		status = acp.ToolCallStatusFailed
 	}
-	update := TerminalToolCallUpdate(res.ToolCallID, status, term.ID)
+	update := acp.TerminalToolCallUpdate(res.ToolCallID, status, term.ID)
 	update.RawOutput = res.rawOutput()
 	if limit := outputTextLimit(opts.OutputText); limit >= 0 {
-		update.Content = append(update.Content, TextToolCallContent(outputText(res, limit)))
+		update.Content = append(update.Content, acp.TextToolCallContent(outputText(res, limit)))
 	}
-	if err := a.SessionUpdate(finish, &SessionNotification{SessionID: req.SessionID, Update: update}); err != nil {
+	if err := a.SessionUpdate(finish, &acp.SessionNotification{SessionID: req.SessionID, Update: update}); err != nil {
 		return res, err
 	}
 	if err := term.Release(finish); err != nil {
@@ -229,11 +215,11 @@ func (r *CommandResult) rawOutput() json.RawMessage {
 // failToolCall marks the tool call failed after an error, best effort: the
 // error that got us here is the one worth returning. The text says what is
 // known, for clients that show no terminal.
-func (a *AgentConn) failToolCall(ctx context.Context, sid SessionID, res *CommandResult, text string) {
-	update := TerminalToolCallUpdate(res.ToolCallID, ToolCallStatusFailed, res.TerminalID)
+func failToolCall(ctx context.Context, a *acp.AgentConn, sid acp.SessionID, res *CommandResult, text string) {
+	update := acp.TerminalToolCallUpdate(res.ToolCallID, acp.ToolCallStatusFailed, res.TerminalID)
 	update.RawOutput = res.rawOutput()
-	update.Content = append(update.Content, TextToolCallContent(text))
-	_ = a.SessionUpdate(ctx, &SessionNotification{SessionID: sid, Update: update})
+	update.Content = append(update.Content, acp.TextToolCallContent(text))
+	_ = a.SessionUpdate(ctx, &acp.SessionNotification{SessionID: sid, Update: update})
 }
 
 // outputTextLimit resolves CommandOptions.OutputText: -1 for no text.
@@ -287,10 +273,10 @@ func codeFence(text string) string {
 
 // commandLine is the request's command as acpterm shows it: a shell line
 // as it is, an argv as a shell would read it back (textsafe.CommandLine).
-func commandLine(req *CreateTerminalRequest) string {
+func commandLine(req *acp.CreateTerminalRequest) string {
 	return textsafe.CommandLine(req.Command, req.Args)
 }
 
-func newToolCallID() ToolCallID {
-	return ToolCallID("call_" + randhex.String(8))
+func newToolCallID() acp.ToolCallID {
+	return acp.ToolCallID("call_" + randhex.String(8))
 }
