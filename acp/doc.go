@@ -39,8 +39,11 @@
 //     `agent < requests.jsonl` works.
 //   - Terminals, for agents: AgentConn.CreateTerminal returns a
 //     TerminalHandle with Output, WaitForExit, Kill, Release and Close.
-//     Package terminal is the client-side runtime that serves them.
-//     A CreateTerminalRequest's Command is a shell line when Args is
+//     Package terminal is the client-side runtime that serves them,
+//     package display runs a command as one tool call that shows its
+//     terminal (display.RunCommand, or display.RunLocalCommand for an
+//     agent's own runtime), and package workspace serves fs/* for a
+//     client. A CreateTerminalRequest's Command is a shell line when Args is
 //     empty (the client runs it with its shell, SHELL -c LINE) and a
 //     program executed directly with exactly Args otherwise; send an argv
 //     ("sh", "-c", LINE) to get a shell on every client.
