@@ -61,23 +61,11 @@ func (f *execServerFlags) options() (*remote.ServerOptions, error) {
 		return nil, err
 	}
 	sp := &sandbox.Policy{WritableGit: f.gitRW, WithoutMountNamespace: true}
-	switch f.mode {
-	case "off":
-		sp.Mode = sandbox.Off
-	case "read-only":
-		sp.Mode = sandbox.ReadOnly
-	case "workspace-write":
-		sp.Mode = sandbox.WorkspaceWrite
-	default:
-		return nil, fmt.Errorf("--sandbox must be off, read-only or workspace-write, not %q", f.mode)
+	if sp.Mode, err = parseMode(f.mode); err != nil {
+		return nil, err
 	}
-	switch f.network {
-	case "allow":
-		sp.Network = sandbox.AllowNetwork
-	case "deny":
-		sp.Network = sandbox.DenyNetwork
-	default:
-		return nil, fmt.Errorf("--network must be allow or deny, not %q", f.network)
+	if sp.Network, err = parseNetwork(f.network); err != nil {
+		return nil, err
 	}
 	if (len(f.writable) > 0 || f.gitRW) && sp.Mode != sandbox.WorkspaceWrite {
 		return nil, fmt.Errorf("--writable and --writable-git need --sandbox workspace-write (not %s)", f.mode)

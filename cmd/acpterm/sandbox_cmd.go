@@ -59,25 +59,38 @@ func (f *sandboxFlags) add(fs *flag.FlagSet) {
 	fs.Var(&f.agent, "sandbox-agent", "run the agent itself, and all it starts, in the same sandbox, with\nthe writable paths of its profile (acpterm agents); on by default for an\nagent with a profile, =false turns it off (default auto)")
 }
 
+// parseMode reads --sandbox.
+func parseMode(s string) (sandbox.Mode, error) {
+	switch s {
+	case "off":
+		return sandbox.Off, nil
+	case "read-only":
+		return sandbox.ReadOnly, nil
+	case "workspace-write":
+		return sandbox.WorkspaceWrite, nil
+	}
+	return 0, fmt.Errorf("--sandbox must be off, read-only or workspace-write, not %q", s)
+}
+
+// parseNetwork reads --network.
+func parseNetwork(s string) (sandbox.Network, error) {
+	switch s {
+	case "allow":
+		return sandbox.AllowNetwork, nil
+	case "deny":
+		return sandbox.DenyNetwork, nil
+	}
+	return 0, fmt.Errorf("--network must be allow or deny, not %q", s)
+}
+
 // apply checks the flags and sets cfg's sandbox fields.
 func (f *sandboxFlags) apply(cfg *client.Config) error {
-	switch f.mode {
-	case "off":
-		cfg.Sandbox = sandbox.Off
-	case "read-only":
-		cfg.Sandbox = sandbox.ReadOnly
-	case "workspace-write":
-		cfg.Sandbox = sandbox.WorkspaceWrite
-	default:
-		return fmt.Errorf("--sandbox must be off, read-only or workspace-write, not %q", f.mode)
+	var err error
+	if cfg.Sandbox, err = parseMode(f.mode); err != nil {
+		return err
 	}
-	switch f.network {
-	case "allow":
-		cfg.Network = sandbox.AllowNetwork
-	case "deny":
-		cfg.Network = sandbox.DenyNetwork
-	default:
-		return fmt.Errorf("--network must be allow or deny, not %q", f.network)
+	if cfg.Network, err = parseNetwork(f.network); err != nil {
+		return err
 	}
 	for _, w := range f.writable {
 		abs, err := filepath.Abs(w)
