@@ -103,10 +103,7 @@ func connectTerminals(ctx context.Context, m *terminal.Manager, dir string) (*ac
 		closeAll()
 		return nil, "", nil, err
 	}
-	sess, err := client.NewSession(ctx, &acp.NewSessionRequest{Cwd: dir})
-	if err == nil {
-		err = m.SetSessionCwd(string(sess.SessionID), dir)
-	}
+	sess, err := m.NewSessionOn(ctx, client, &acp.NewSessionRequest{Cwd: dir})
 	if err != nil {
 		closeAll()
 		return nil, "", nil, err

@@ -72,10 +72,7 @@ func ExampleRunCommand() {
 		fmt.Println(err)
 		return
 	}
-	sess, err := client.NewSession(ctx, &acp.NewSessionRequest{Cwd: dir})
-	if err == nil {
-		err = m.SetSessionCwd(string(sess.SessionID), dir)
-	}
+	sess, err := m.NewSessionOn(ctx, client, &acp.NewSessionRequest{Cwd: dir})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -243,11 +243,8 @@ func TestTerminalAgentGoClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	cwd := t.TempDir()
-	sess, err := conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: cwd, MCPServers: []acp.MCPServer{}})
+	sess, err := mgr.NewSessionOn(ctx, conn, &acp.NewSessionRequest{Cwd: cwd, MCPServers: []acp.MCPServer{}})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mgr.SetSessionCwd(string(sess.SessionID), cwd); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

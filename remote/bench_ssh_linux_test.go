@@ -80,7 +80,7 @@ func BenchmarkSSH(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if ev.Kind == terminal.EventOutput && ev.TerminalID == string(id) {
+				if ev.Kind == terminal.EventOutput && ev.TerminalID == id {
 					break
 				}
 			}
@@ -155,7 +155,7 @@ func drain(b *testing.B, sub *remote.Subscription, id acp.TerminalID) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if ev.Kind == terminal.EventReleased && ev.TerminalID == string(id) {
+		if ev.Kind == terminal.EventReleased && ev.TerminalID == id {
 			return
 		}
 	}

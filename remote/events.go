@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"encoding/json"
+	"github.com/acpterm/acpterm/acp"
 	"sync"
 
 	"github.com/acpterm/acpterm/terminal"
@@ -25,15 +26,15 @@ func decodeEvent(method string, params json.RawMessage) (w wireEvent, ok bool) {
 		if json.Unmarshal(params, &n) != nil {
 			return w, false
 		}
-		w.ev = terminal.Event{Kind: terminal.EventCreated, SessionID: string(n.SessionID), TerminalID: string(n.TerminalID),
-			Info: &terminal.Info{SessionID: string(n.SessionID), TerminalID: string(n.TerminalID), Argv: n.Argv, Cwd: n.Cwd,
+		w.ev = terminal.Event{Kind: terminal.EventCreated, SessionID: n.SessionID, TerminalID: n.TerminalID,
+			Info: &terminal.Info{SessionID: n.SessionID, TerminalID: n.TerminalID, Argv: n.Argv, Cwd: n.Cwd,
 				PID: n.PID, OutputByteLimit: n.OutputByteLimit}}
 	case NotifyOutput:
 		var n OutputNotification
 		if json.Unmarshal(params, &n) != nil {
 			return w, false
 		}
-		w.ev = terminal.Event{Kind: terminal.EventOutput, SessionID: string(n.SessionID), TerminalID: string(n.TerminalID), Data: n.Data}
+		w.ev = terminal.Event{Kind: terminal.EventOutput, SessionID: n.SessionID, TerminalID: n.TerminalID, Data: n.Data}
 		w.offset = n.Offset
 	case NotifyExit:
 		var n ExitNotification
@@ -44,14 +45,14 @@ func decodeEvent(method string, params json.RawMessage) (w wireEvent, ok bool) {
 		if n.Signal != nil {
 			st.Signal = *n.Signal
 		}
-		w.ev = terminal.Event{Kind: terminal.EventExited, SessionID: string(n.SessionID), TerminalID: string(n.TerminalID), Status: st}
+		w.ev = terminal.Event{Kind: terminal.EventExited, SessionID: n.SessionID, TerminalID: n.TerminalID, Status: st}
 		w.offset = n.Total
 	case NotifyReleased:
 		var n ReleasedNotification
 		if json.Unmarshal(params, &n) != nil {
 			return w, false
 		}
-		w.ev = terminal.Event{Kind: terminal.EventReleased, SessionID: string(n.SessionID), TerminalID: string(n.TerminalID)}
+		w.ev = terminal.Event{Kind: terminal.EventReleased, SessionID: n.SessionID, TerminalID: n.TerminalID}
 	default:
 		return w, false
 	}
@@ -70,7 +71,7 @@ const maxTracked = 1 << 16
 // server's stream dropped. Event.Data stays valid (it is not reused).
 type Subscription struct {
 	c         *Client
-	sessionID string
+	sessionID acp.SessionID
 	limit     int
 
 	mu       sync.Mutex
@@ -87,7 +88,7 @@ type Subscription struct {
 // terminals, or of all ("" ). It sees events from the moment it
 // subscribes: subscribe before creating terminals to see them from their
 // start (or Resume a terminal to have its retained output again).
-func (c *Client) Subscribe(sessionID string) (*Subscription, error) {
+func (c *Client) Subscribe(sessionID acp.SessionID) (*Subscription, error) {
 	s := &Subscription{c: c, sessionID: sessionID, limit: c.limit, next: map[string]uint64{},
 		wake: make(chan struct{}, 1), err: terminal.ErrSubscriptionClosed}
 	c.mu.Lock()
@@ -127,7 +128,7 @@ func (s *Subscription) deliver(w wireEvent) {
 	if s.sessionID != "" && ev.SessionID != s.sessionID {
 		return
 	}
-	key := ev.SessionID + "\x00" + ev.TerminalID
+	key := string(ev.SessionID) + "\x00" + string(ev.TerminalID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

@@ -144,7 +144,7 @@ func TestOutputExitAndStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.TerminalID != string(id) {
+		if ev.TerminalID != id {
 			t.Fatalf("event of terminal %q", ev.TerminalID)
 		}
 		if len(kinds) == 0 || kinds[len(kinds)-1] != ev.Kind {

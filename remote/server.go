@@ -269,14 +269,14 @@ func (s *server) helloCall(_ context.Context, req *HelloRequest) (any, error) {
 }
 
 func (s *server) setSessionCwd(_ context.Context, req *SetSessionCwdRequest) (any, error) {
-	if err := s.mgr.SetSessionCwd(string(req.SessionID), req.Cwd); err != nil {
+	if err := s.mgr.SetSessionCwd(req.SessionID, req.Cwd); err != nil {
 		return nil, err
 	}
 	return struct{}{}, nil
 }
 
 func (s *server) releaseSession(_ context.Context, req *ReleaseSessionRequest) (any, error) {
-	s.mgr.ReleaseSession(string(req.SessionID))
+	s.mgr.ReleaseSession(req.SessionID)
 	return struct{}{}, nil
 }
 
@@ -355,7 +355,7 @@ func (s *server) shutdown() {
 	for _, st := range live {
 		// Only a command still running: the group of one that exited may
 		// be gone, its ID free for another process.
-		out, err := s.mgr.Output(context.Background(), string(st.sid), string(st.tid))
+		out, err := s.mgr.Output(context.Background(), st.sid, st.tid)
 		st.mu.Lock()
 		pid := st.pid
 		st.mu.Unlock()

@@ -34,7 +34,7 @@ func (st *stream) nextSeq() uint64 {
 // terminal. A restart waits for the previous pump to stop, so that the
 // notifications of one terminal keep their order.
 func (s *server) startStream(sid acp.SessionID, tid acp.TerminalID, after uint64) error {
-	sub, err := s.mgr.Subscribe(string(sid), string(tid))
+	sub, err := s.mgr.Subscribe(sid, tid)
 	if err != nil {
 		return err
 	}

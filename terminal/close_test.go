@@ -42,7 +42,7 @@ func TestCloseKillsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pids []int
-	for _, sid := range []string{"a", "b"} {
+	for _, sid := range []acp.SessionID{"a", "b"} {
 		for range 3 {
 			pids = append(pids, mustCreate(t, m, Request{SessionID: sid, Command: "sleep 30"}).PID)
 		}
@@ -157,7 +157,7 @@ func TestCloseWhileBusy(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sid := fmt.Sprint("s", g%2)
+			sid := acp.SessionID(fmt.Sprint("s", g%2))
 			for {
 				info, err := m.Create(testCtx(t), Request{SessionID: sid, Command: "sleep 30"})
 				if errors.Is(err, ErrClosed) {

@@ -3,6 +3,7 @@ package terminal
 import (
 	"context"
 	"errors"
+	"github.com/acpterm/acpterm/acp"
 	"math"
 	"os"
 	"path/filepath"
@@ -41,12 +42,12 @@ func (m *Manager) Create(ctx context.Context, req Request) (Info, error) {
 // releasedMeanwhile stops the sandbox helpers that a create started for
 // its session after ReleaseSession had stopped the session's, unless the
 // session is in use again.
-func (m *Manager) releasedMeanwhile(sessionID string) {
+func (m *Manager) releasedMeanwhile(sessionID acp.SessionID) {
 	m.mu.Lock()
 	unused := m.sessions[sessionID] == nil
 	m.mu.Unlock()
 	if unused {
-		m.iso.releaseSession(sessionID)
+		m.iso.releaseSession(string(sessionID))
 	}
 }
 
@@ -176,7 +177,7 @@ func (pl *plan) lookExecutable() error {
 	return nil
 }
 
-func (m *Manager) resolveCwd(sessionID, cwd string) (string, error) {
+func (m *Manager) resolveCwd(sessionID acp.SessionID, cwd string) (string, error) {
 	if cwd != "" {
 		if !filepath.IsAbs(cwd) {
 			return "", invalidf("cwd %q is not an absolute path", cwd)
@@ -226,7 +227,7 @@ func (m *Manager) resolveCwd(sessionID, cwd string) (string, error) {
 
 // reserve counts a create in progress against the session's limit and
 // the manager's, and returns the session's epoch.
-func (m *Manager) reserve(sessionID string) (uint64, error) {
+func (m *Manager) reserve(sessionID acp.SessionID) (uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -248,7 +249,7 @@ func (m *Manager) reserve(sessionID string) (uint64, error) {
 // releasedSince reports whether ReleaseSession has ended the session
 // since epoch. The session cannot have been forgotten meanwhile: the
 // create's reservation keeps it.
-func (m *Manager) releasedSince(sessionID string, epoch uint64) bool {
+func (m *Manager) releasedSince(sessionID acp.SessionID, epoch uint64) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.sessions[sessionID]
@@ -256,7 +257,7 @@ func (m *Manager) releasedSince(sessionID string, epoch uint64) bool {
 }
 
 // unreserve ends a create; a failed one gives its slot back.
-func (m *Manager) unreserve(sessionID string, failed bool) {
+func (m *Manager) unreserve(sessionID acp.SessionID, failed bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.creating--
@@ -320,7 +321,7 @@ func (m *Manager) decide(ctx context.Context, info Info) error {
 }
 
 // freshID picks a terminal ID that the session does not use.
-func (m *Manager) freshID(sessionID string) string {
+func (m *Manager) freshID(sessionID acp.SessionID) acp.TerminalID {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.sessionLocked(sessionID)
@@ -335,7 +336,7 @@ func (m *Manager) freshID(sessionID string) string {
 // a new output pipe, and returns its terminal, not yet registered.
 func (m *Manager) start(pl plan) (*term, error) {
 	info := pl.info
-	marker := info.TerminalID + "." + m.nonce
+	marker := string(info.TerminalID) + "." + m.nonce
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, internalErr(err, "creating output pipe: %v", err)
@@ -352,8 +353,8 @@ func (m *Manager) start(pl plan) (*term, error) {
 		argv[0] = info.Command
 	}
 	spec := &spawnSpec{
-		id:      info.TerminalID,
-		session: info.SessionID,
+		id:      string(info.TerminalID),
+		session: string(info.SessionID),
 		marker:  marker,
 		path:    pl.path,
 		argv:    argv,

@@ -288,7 +288,7 @@ func TestManyConcurrentTerminals(t *testing.T) {
 	if got := len(m.Terminals("s")); got != n {
 		t.Errorf("%d live terminals, want %d", got, n)
 	}
-	ids := map[string]bool{}
+	ids := map[acp.TerminalID]bool{}
 	for i := range n {
 		wg.Add(1)
 		go func() {

@@ -21,17 +21,21 @@
 //	defer m.Close() // kills and releases everything
 //	conn, err := acp.StartAgent(cmd, myClient{Manager: m, …}, nil)
 //	…
-//	sess, err := conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: workspace})
+//	// session/new through the manager: once the agent has named the
+//	// session, its terminals run in workspace unless a create gives a cwd.
+//	sess, err := m.NewSessionOn(ctx, conn, &acp.NewSessionRequest{Cwd: workspace})
 //	…
-//	// The agent names the session; from then on its terminals run in
-//	// workspace unless a create gives a cwd.
-//	err = m.SetSessionCwd(string(sess.SessionID), workspace)
-//	…
-//	m.ReleaseSession(string(sess.SessionID)) // when the session ends
+//	m.ReleaseSession(sess.SessionID) // when the session ends
+//
+// NewSessionOn, LoadSessionOn and ResumeSessionOn send the request on the
+// acp.ClientConn and give the session the request's cwd; a host that
+// opens sessions some other way (or moves one) calls SetSessionCwd itself.
 //
 // The same operations exist as plain Go methods (Create, Output, Wait,
-// Kill, Release), keyed by session and terminal ID, for hosts that do not
-// speak ACP or want to run commands themselves:
+// Kill, Release), keyed by session and terminal ID (acp.SessionID and
+// acp.TerminalID, the types of the protocol's messages, so IDs pass
+// between the two without conversion), for hosts that do not speak ACP or
+// want to run commands themselves:
 //
 //	info, err := m.Create(ctx, terminal.Request{SessionID: "s", Command: "go test ./..."})
 //	st, err := m.Wait(ctx, "s", info.TerminalID)
@@ -52,8 +56,8 @@
 // PAGER=cat, GIT_PAGER=cat and GIT_TERMINAL_PROMPT=0 on top, then the
 // request's env, then MarkerEnv (ACPTERM_TERMINAL), which a request cannot
 // override. The cwd must be absolute; an absent cwd means the session's
-// (SetSessionCwd), else Options.DefaultCwd, else the create fails. With
-// Policy.Roots the cwd's real path must lie inside a root.
+// (NewSessionOn, SetSessionCwd), else Options.DefaultCwd, else the create
+// fails. With Policy.Roots the cwd's real path must lie inside a root.
 //
 // # Output
 //

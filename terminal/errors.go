@@ -3,6 +3,7 @@ package terminal
 import (
 	"errors"
 	"fmt"
+	"github.com/acpterm/acpterm/acp"
 )
 
 // Kinds of failure, for errors.Is. Every error the manager returns for a
@@ -52,7 +53,7 @@ func (e *Error) Unwrap() []error {
 	return errs
 }
 
-func notFound(terminalID string) error {
+func notFound(terminalID acp.TerminalID) error {
 	return &Error{Kind: ErrNotFound, Message: fmt.Sprintf("terminal %q not found", terminalID)}
 }
 
@@ -75,7 +76,7 @@ func internalErr(err error, format string, args ...any) error {
 	return &Error{Message: fmt.Sprintf(format, args...), Err: err}
 }
 
-func sessionReleased(sessionID string) error {
+func sessionReleased(sessionID acp.SessionID) error {
 	return &Error{Kind: ErrClosed, Message: fmt.Sprintf("session %q was released while the terminal was being created", sessionID), Err: errSessionReleased}
 }
 

@@ -3,6 +3,7 @@ package terminal
 import (
 	"context"
 	"errors"
+	"github.com/acpterm/acpterm/acp"
 	"sync"
 	"time"
 )
@@ -43,8 +44,8 @@ func (k EventKind) String() string {
 // arrive in order: Created, Output…, Exited, Released.
 type Event struct {
 	Kind       EventKind
-	SessionID  string
-	TerminalID string
+	SessionID  acp.SessionID
+	TerminalID acp.TerminalID
 	// Info is set on EventCreated.
 	Info *Info
 	// Data is set on EventOutput. It belongs to the subscription and is
@@ -103,9 +104,9 @@ const maxQueuedControl = 1 << 16
 // included. See the package doc for a whole turn.
 type Subscription struct {
 	m          *Manager
-	sessionID  string // "" for all sessions
-	terminalID string // "" for all terminals of the session(s)
-	t          *term  // the terminal, for a single-terminal subscription
+	sessionID  acp.SessionID  // "" for all sessions
+	terminalID acp.TerminalID // "" for all terminals of the session(s)
+	t          *term          // the terminal, for a single-terminal subscription
 	limit      int
 
 	mu       sync.Mutex
@@ -137,7 +138,7 @@ const (
 	outputWakeDelay = 2 * time.Millisecond
 )
 
-func newSubscription(m *Manager, sessionID, terminalID string) *Subscription {
+func newSubscription(m *Manager, sessionID acp.SessionID, terminalID acp.TerminalID) *Subscription {
 	timer := time.NewTimer(outputWakeDelay)
 	timer.Stop()
 	return &Subscription{
@@ -351,7 +352,7 @@ func (s *Subscription) end() {
 //
 // The first two see events from the moment they subscribe: subscribe
 // before serving requests to see every terminal from its creation.
-func (m *Manager) Subscribe(sessionID, terminalID string) (*Subscription, error) {
+func (m *Manager) Subscribe(sessionID acp.SessionID, terminalID acp.TerminalID) (*Subscription, error) {
 	if terminalID == "" {
 		return m.subscribeWide(sessionID)
 	}
@@ -384,7 +385,7 @@ func (m *Manager) Subscribe(sessionID, terminalID string) (*Subscription, error)
 	return s, nil
 }
 
-func (m *Manager) subscribeWide(sessionID string) (*Subscription, error) {
+func (m *Manager) subscribeWide(sessionID acp.SessionID) (*Subscription, error) {
 	s := newSubscription(m, sessionID, "")
 	m.subMu.Lock()
 	defer m.subMu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acpterm/acpterm/acp"
 	"runtime"
 	"slices"
 	"strings"
@@ -15,7 +16,7 @@ import (
 
 // collect reads a subscription until it has seen the Released event of
 // terminalID. The events keep copies of their data.
-func collect(t *testing.T, sub *Subscription, terminalID string) []Event {
+func collect(t *testing.T, sub *Subscription, terminalID acp.TerminalID) []Event {
 	t.Helper()
 	var evs []Event
 	for {
@@ -216,12 +217,12 @@ func TestSubscriptionStreamsInOrder(t *testing.T) {
 
 // deliverOutput hands a subscription a chunk of a terminal's output, as
 // the terminal's reader does.
-func deliverOutput(s *Subscription, sessionID, terminalID, data string) {
+func deliverOutput(s *Subscription, sessionID acp.SessionID, terminalID acp.TerminalID, data string) {
 	s.deliver(Event{Kind: EventOutput, SessionID: sessionID, TerminalID: terminalID, Data: []byte(data)},
 		termKey(sessionID, terminalID))
 }
 
-func wantEvent(t *testing.T, sub *Subscription, kind EventKind, terminalID, data string, dropped uint64) {
+func wantEvent(t *testing.T, sub *Subscription, kind EventKind, terminalID acp.TerminalID, data string, dropped uint64) {
 	t.Helper()
 	ev, err := sub.Next(testCtx(t))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -66,4 +67,31 @@ func ExampleManager_Subscribe() {
 	// output: "a b\n"
 	// exited: exit 0
 	// released
+}
+
+// The manager speaks acp's ID types: a session ID from session/new and a
+// terminal ID from terminal/create pass to it as they are, and what it
+// returns goes into acp messages without conversion.
+func ExampleManager_typedIDs() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	m := terminal.NewManager(&terminal.Options{DefaultCwd: dir})
+	defer m.Close()
+	ctx := context.Background()
+
+	var sid acp.SessionID = "sess_1" // as session/new answered
+	info, err := m.Create(ctx, terminal.Request{SessionID: sid, Command: "echo typed"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var tid acp.TerminalID = info.TerminalID
+	embed := acp.Terminal{TerminalID: tid} // the terminal embedded in a tool call
+	st, _ := m.Wait(ctx, sid, embed.TerminalID)
+	out, _ := m.Output(ctx, sid, tid)
+	fmt.Printf("%q, %v, %d live in %s\n", out.Text, st, len(m.Terminals(sid)), sid)
+	_ = m.Release(ctx, sid, tid)
+	m.ReleaseSession(sid)
+	// Output:
+	// "typed\n", exit 0, 1 live in sess_1
 }

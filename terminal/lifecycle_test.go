@@ -148,18 +148,18 @@ func TestUnknownReleasedAndForeignTerminals(t *testing.T) {
 	m := newTestManager(t, nil)
 	info := mustCreate(t, m, Request{SessionID: "s1", Command: "sleep 30"})
 	ctx := testCtx(t)
-	calls := map[string]func(sid, tid string) error{
-		"output":  func(sid, tid string) error { _, err := m.Output(ctx, sid, tid); return err },
-		"wait":    func(sid, tid string) error { _, err := m.Wait(ctx, sid, tid); return err },
-		"kill":    func(sid, tid string) error { return m.Kill(ctx, sid, tid) },
-		"release": func(sid, tid string) error { return m.Release(ctx, sid, tid) },
+	calls := map[string]func(sid acp.SessionID, tid acp.TerminalID) error{
+		"output":  func(sid acp.SessionID, tid acp.TerminalID) error { _, err := m.Output(ctx, sid, tid); return err },
+		"wait":    func(sid acp.SessionID, tid acp.TerminalID) error { _, err := m.Wait(ctx, sid, tid); return err },
+		"kill":    func(sid acp.SessionID, tid acp.TerminalID) error { return m.Kill(ctx, sid, tid) },
+		"release": func(sid acp.SessionID, tid acp.TerminalID) error { return m.Release(ctx, sid, tid) },
 	}
 	for name, call := range calls {
 		unknown := call("nobody", info.TerminalID)
 		foreign := call("s2", info.TerminalID)
 		wantCode(t, unknown, ErrNotFound, acp.CodeInvalidParams)
 		wantCode(t, foreign, ErrNotFound, acp.CodeInvalidParams)
-		if unknown.Error() != foreign.Error() || !strings.Contains(foreign.Error(), info.TerminalID) {
+		if unknown.Error() != foreign.Error() || !strings.Contains(foreign.Error(), string(info.TerminalID)) {
 			t.Errorf("%s: unknown %q vs foreign %q: want the same message naming the terminal", name, unknown, foreign)
 		}
 	}

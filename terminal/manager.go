@@ -3,6 +3,7 @@ package terminal
 import (
 	"context"
 	"fmt"
+	"github.com/acpterm/acpterm/acp"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -21,7 +22,7 @@ type Manager struct {
 	// mu guards the fields below. It may be taken while holding a
 	// terminal's mutex, never the other way round.
 	mu        sync.Mutex
-	sessions  map[string]*session
+	sessions  map[acp.SessionID]*session
 	releasing map[string]*term // removed from their session, not yet retained
 	closed    bool
 	creating  int        // creates between reserve and registration
@@ -42,7 +43,7 @@ type Manager struct {
 
 type session struct {
 	cwd   string
-	terms map[string]*term
+	terms map[acp.TerminalID]*term
 	live  int // terminals created and not released, plus creates in progress
 	// epoch counts the ReleaseSession calls that found the session: a
 	// create reserved in an earlier epoch is not registered in a later one.
@@ -58,7 +59,7 @@ func NewManager(opts *Options) *Manager {
 		cfg:       cfg,
 		iso:       newIsolator(&cfg),
 		nonce:     randhex.String(4),
-		sessions:  map[string]*session{},
+		sessions:  map[acp.SessionID]*session{},
 		releasing: map[string]*term{},
 		retained:  map[string]*retainedSnap{},
 	}
@@ -71,7 +72,7 @@ func (m *Manager) Isolation() Isolation { return m.iso.mode() }
 
 // SetSessionCwd sets the directory in which the session's terminals run
 // when a create has no cwd. dir must be absolute; "" forgets it.
-func (m *Manager) SetSessionCwd(sessionID, dir string) error {
+func (m *Manager) SetSessionCwd(sessionID acp.SessionID, dir string) error {
 	if dir != "" && !filepath.IsAbs(dir) {
 		return invalidf("session cwd %q is not an absolute path", dir)
 	}
@@ -88,16 +89,16 @@ func (m *Manager) SetSessionCwd(sessionID, dir string) error {
 	return nil
 }
 
-func (m *Manager) sessionLocked(id string) *session {
+func (m *Manager) sessionLocked(id acp.SessionID) *session {
 	s := m.sessions[id]
 	if s == nil {
-		s = &session{terms: map[string]*term{}}
+		s = &session{terms: map[acp.TerminalID]*term{}}
 		m.sessions[id] = s
 	}
 	return s
 }
 
-func (m *Manager) gcSessionLocked(id string, s *session) {
+func (m *Manager) gcSessionLocked(id acp.SessionID, s *session) {
 	if s.cwd == "" && s.live == 0 && len(s.terms) == 0 {
 		delete(m.sessions, id)
 	}
@@ -105,7 +106,7 @@ func (m *Manager) gcSessionLocked(id string, s *session) {
 
 // lookup finds a live terminal. Unknown, released and other sessions'
 // terminals get the same error.
-func (m *Manager) lookup(sessionID, terminalID string) (*term, error) {
+func (m *Manager) lookup(sessionID acp.SessionID, terminalID acp.TerminalID) (*term, error) {
 	m.mu.Lock()
 	var t *term
 	if s := m.sessions[sessionID]; s != nil {
@@ -123,7 +124,7 @@ func (m *Manager) lookup(sessionID, terminalID string) (*term, error) {
 
 // Output returns the terminal's output so far and, once it has exited, its
 // exit status (terminal/output).
-func (m *Manager) Output(ctx context.Context, sessionID, terminalID string) (Output, error) {
+func (m *Manager) Output(ctx context.Context, sessionID acp.SessionID, terminalID acp.TerminalID) (Output, error) {
 	t, err := m.lookup(sessionID, terminalID)
 	if err != nil {
 		return Output{}, err
@@ -142,7 +143,7 @@ func (m *Manager) Output(ctx context.Context, sessionID, terminalID string) (Out
 // Any number of callers may wait; a cancelled ctx ends this wait only, with
 // ctx.Err(), and leaves the command running. Release resolves pending
 // waits with the final status.
-func (m *Manager) Wait(ctx context.Context, sessionID, terminalID string) (ExitStatus, error) {
+func (m *Manager) Wait(ctx context.Context, sessionID acp.SessionID, terminalID acp.TerminalID) (ExitStatus, error) {
 	t, err := m.lookup(sessionID, terminalID)
 	if err != nil {
 		return ExitStatus{}, err
@@ -163,7 +164,7 @@ func (m *Manager) Wait(ctx context.Context, sessionID, terminalID string) (ExitS
 // command has exited, or with ctx.Err() when ctx ends first (the kill goes
 // on). The terminal stays valid for Output and Wait. Killing a command
 // that has exited does nothing.
-func (m *Manager) Kill(ctx context.Context, sessionID, terminalID string) error {
+func (m *Manager) Kill(ctx context.Context, sessionID acp.SessionID, terminalID acp.TerminalID) error {
 	t, err := m.lookup(sessionID, terminalID)
 	if err != nil {
 		return err
@@ -182,7 +183,7 @@ func (m *Manager) Kill(ctx context.Context, sessionID, terminalID string) error 
 // ID is invalid for every method afterwards; Snapshot still has the final
 // output for a while. The teardown is bounded (KillGrace plus a little) and
 // finishes even if ctx ends.
-func (m *Manager) Release(ctx context.Context, sessionID, terminalID string) error {
+func (m *Manager) Release(ctx context.Context, sessionID acp.SessionID, terminalID acp.TerminalID) error {
 	m.mu.Lock()
 	var t *term
 	if s := m.sessions[sessionID]; s != nil {
@@ -202,7 +203,7 @@ func (m *Manager) Release(ctx context.Context, sessionID, terminalID string) err
 // ReleaseSession releases every terminal of the session, concurrently,
 // forgets its cwd and stops the session's sandbox helper. Call it when the
 // session ends.
-func (m *Manager) ReleaseSession(sessionID string) {
+func (m *Manager) ReleaseSession(sessionID acp.SessionID) {
 	m.mu.Lock()
 	var ts []*term
 	if s := m.sessions[sessionID]; s != nil {
@@ -217,7 +218,7 @@ func (m *Manager) ReleaseSession(sessionID string) {
 	}
 	m.mu.Unlock()
 	m.teardown(ts, true)
-	m.iso.releaseSession(sessionID)
+	m.iso.releaseSession(string(sessionID))
 }
 
 // Close releases every terminal of every session, ends all subscriptions
@@ -323,7 +324,7 @@ func (m *Manager) finish(t *term, registered bool) {
 }
 
 // Terminals lists the live terminals of a session.
-func (m *Manager) Terminals(sessionID string) []Info {
+func (m *Manager) Terminals(sessionID acp.SessionID) []Info {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Info

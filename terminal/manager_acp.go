@@ -22,7 +22,7 @@ var _ acp.TerminalHandler = (*Manager)(nil)
 // like an absent one.
 func (m *Manager) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
 	r := Request{
-		SessionID:       string(req.SessionID),
+		SessionID:       req.SessionID,
 		Command:         req.Command,
 		Args:            req.Args,
 		OutputByteLimit: req.OutputByteLimit,
@@ -40,12 +40,12 @@ func (m *Manager) CreateTerminal(ctx context.Context, req *acp.CreateTerminalReq
 	if err != nil {
 		return nil, wireErr(err)
 	}
-	return &acp.CreateTerminalResponse{TerminalID: acp.TerminalID(info.TerminalID)}, nil
+	return &acp.CreateTerminalResponse{TerminalID: info.TerminalID}, nil
 }
 
 // TerminalOutput serves terminal/output.
 func (m *Manager) TerminalOutput(ctx context.Context, req *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error) {
-	out, err := m.Output(ctx, string(req.SessionID), string(req.TerminalID))
+	out, err := m.Output(ctx, req.SessionID, req.TerminalID)
 	if err != nil {
 		return nil, wireErr(err)
 	}
@@ -62,7 +62,7 @@ func (m *Manager) TerminalOutput(ctx context.Context, req *acp.TerminalOutputReq
 // ($/cancel_request) returns context.Canceled, which the connection sends
 // as -32800; the command keeps running.
 func (m *Manager) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
-	st, err := m.Wait(ctx, string(req.SessionID), string(req.TerminalID))
+	st, err := m.Wait(ctx, req.SessionID, req.TerminalID)
 	if err != nil {
 		return nil, wireErr(err)
 	}
@@ -72,7 +72,7 @@ func (m *Manager) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTermi
 
 // KillTerminal serves terminal/kill.
 func (m *Manager) KillTerminal(ctx context.Context, req *acp.KillTerminalRequest) (*acp.KillTerminalResponse, error) {
-	if err := m.Kill(ctx, string(req.SessionID), string(req.TerminalID)); err != nil {
+	if err := m.Kill(ctx, req.SessionID, req.TerminalID); err != nil {
 		return nil, wireErr(err)
 	}
 	return &acp.KillTerminalResponse{}, nil
@@ -80,7 +80,7 @@ func (m *Manager) KillTerminal(ctx context.Context, req *acp.KillTerminalRequest
 
 // ReleaseTerminal serves terminal/release.
 func (m *Manager) ReleaseTerminal(ctx context.Context, req *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
-	if err := m.Release(ctx, string(req.SessionID), string(req.TerminalID)); err != nil {
+	if err := m.Release(ctx, req.SessionID, req.TerminalID); err != nil {
 		return nil, wireErr(err)
 	}
 	return &acp.ReleaseTerminalResponse{}, nil
@@ -189,7 +189,7 @@ func encodedLen(r rune, size int) int {
 // display.LocalTerminals, so that an agent can run commands in its own
 // Manager with display.RunLocalCommand.
 func (m *Manager) WatchTerminalOutput(ctx context.Context, sessionID acp.SessionID, terminalID acp.TerminalID, fn func(data []byte, dropped uint64)) error {
-	sub, err := m.Subscribe(string(sessionID), string(terminalID))
+	sub, err := m.Subscribe(sessionID, terminalID)
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func TestOverTheWire(t *testing.T) {
 	}
 	defer term.Close()
 	// The host's side: wait for the greeting before killing.
-	sub, err := m.Subscribe("s", string(term.ID))
+	sub, err := m.Subscribe("s", term.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestOutputFitsTheEncodedBound(t *testing.T) {
 		t.Errorf("truncated=%v, output ends %q", out.Truncated, out.Output[max(0, len(out.Output)-8):])
 	}
 	// The Go API keeps the whole tail.
-	full, err := m.Output(ctx, "s", string(resp.TerminalID))
+	full, err := m.Output(ctx, "s", resp.TerminalID)
 	if err != nil || len(full.Text) != 32768+4 || full.Truncated {
 		t.Errorf("Output: %d bytes, truncated %v, err %v", len(full.Text), full.Truncated, err)
 	}

@@ -42,7 +42,7 @@ func TestInfo(t *testing.T) {
 	dir := t.TempDir()
 	m := newTestManager(t, &Options{Shell: "/bin/sh", DefaultCwd: dir})
 	info := mustCreate(t, m, Request{Command: "echo hi"})
-	if !regexp.MustCompile(`^term_[0-9a-f]{16}$`).MatchString(info.TerminalID) {
+	if !regexp.MustCompile(`^term_[0-9a-f]{16}$`).MatchString(string(info.TerminalID)) {
 		t.Errorf("terminal ID %q, want term_ and 16 hex digits", info.TerminalID)
 	}
 	if want := []string{"/bin/sh", "-c", "echo hi"}; !slices.Equal(info.Argv, want) || !info.Shell {
@@ -140,7 +140,7 @@ func TestEnvDefaultsAndOverrides(t *testing.T) {
 			t.Errorf("%s=%q (set %v), want %q", k, got, ok, v)
 		}
 	}
-	if got := env[MarkerEnv]; !strings.HasPrefix(got, info.TerminalID+".") {
+	if got := env[MarkerEnv]; !strings.HasPrefix(got, string(info.TerminalID)+".") {
 		t.Errorf("%s=%q, want the terminal's marker", MarkerEnv, got)
 	}
 	if _, ok := env["HOME"]; ok {

@@ -2,6 +2,7 @@ package terminal
 
 import (
 	"context"
+	"github.com/acpterm/acpterm/acp"
 	"time"
 
 	"github.com/acpterm/acpterm/sandbox"
@@ -21,14 +22,14 @@ const (
 
 // Request is a terminal/create request in Go terms.
 type Request struct {
-	SessionID string
+	SessionID acp.SessionID
 	// Command is a shell line when Args is empty, else the program to exec.
 	Command string
 	Args    []string
 	// Env is applied on top of the host environment and the defaults.
 	Env []EnvVar
-	// Cwd must be absolute; "" means the session's cwd (SetSessionCwd) or
-	// Options.DefaultCwd.
+	// Cwd must be absolute; "" means the session's cwd (NewSessionOn,
+	// SetSessionCwd) or Options.DefaultCwd.
 	Cwd string
 	// OutputByteLimit is how many bytes of output to keep; nil means the
 	// ceiling (Policy.OutputCeiling), and larger values are clamped to it.

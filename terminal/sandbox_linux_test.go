@@ -273,7 +273,7 @@ func parentPID(t *testing.T, pid int) int {
 func TestSandboxSpawnerPerSession(t *testing.T) {
 	t.Parallel()
 	m := newTestManager(t, &Options{Policy: &Policy{Sandbox: &sandbox.Policy{Mode: sandbox.ReadOnly}}})
-	start := func(sid string) Info {
+	start := func(sid acp.SessionID) Info {
 		return mustCreate(t, m, Request{SessionID: sid, Command: `echo x > "$TMPDIR/f" && exec sleep 100`})
 	}
 	a1, a2, b1 := start("a"), start("a"), start("b")

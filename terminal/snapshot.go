@@ -1,5 +1,7 @@
 package terminal
 
+import "github.com/acpterm/acpterm/acp"
+
 // retainedSnap is the final state of a released terminal, kept for
 // Snapshot.
 type retainedSnap struct {
@@ -48,7 +50,7 @@ func snapshotSize(snap *Snapshot) int64 {
 // Snapshot returns a terminal's current state, or its final state if it
 // was released recently (within Options.RetainBytes). It is for the host's
 // UI; the protocol methods forget a terminal at release.
-func (m *Manager) Snapshot(sessionID, terminalID string) (Snapshot, error) {
+func (m *Manager) Snapshot(sessionID acp.SessionID, terminalID acp.TerminalID) (Snapshot, error) {
 	key := termKey(sessionID, terminalID)
 	m.mu.Lock()
 	var t *term

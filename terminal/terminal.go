@@ -13,10 +13,10 @@ import (
 
 // Info describes a terminal as it was created.
 type Info struct {
-	SessionID string
+	SessionID acp.SessionID
 	// TerminalID is "" when Info is passed to Policy.Decide: the terminal
 	// does not exist yet.
-	TerminalID string
+	TerminalID acp.TerminalID
 	// Command, Args and Env are the request's.
 	Command string
 	Args    []string
@@ -123,11 +123,13 @@ type term struct {
 	cacheOK    bool
 }
 
-func termKey(sessionID, terminalID string) string { return sessionID + "\x00" + terminalID }
+func termKey(sessionID acp.SessionID, terminalID acp.TerminalID) string {
+	return string(sessionID) + "\x00" + string(terminalID)
+}
 
 // newTerminalID makes a terminal ID: 64 random bits, so IDs are not
 // guessable and, for all practical purposes, never repeat.
-func newTerminalID() string { return "term_" + randhex.String(8) }
+func newTerminalID() acp.TerminalID { return acp.TerminalID("term_" + randhex.String(8)) }
 
 // run starts the terminal's goroutines: the output reader, the exit
 // waiter and, with a timeout, its timer.

@@ -353,12 +353,12 @@ func (d *displayTerminals) update(sessionID, id, command string, args []string, 
 	t.command, t.args, t.cwd = command, args, cwd
 	info := d.info(sessionID, id, t)
 	d.mu.Unlock()
-	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: sessionID, TerminalID: id, Info: info})
+	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: acp.SessionID(sessionID), TerminalID: acp.TerminalID(id), Info: info})
 }
 
 // info is the Info of a display terminal (d.mu held).
 func (d *displayTerminals) info(sessionID, id string, t *displayTerm) *terminal.Info {
-	info := &terminal.Info{SessionID: sessionID, TerminalID: id, Command: t.command, Args: t.args, Cwd: t.cwd, Started: time.Now(), Display: true}
+	info := &terminal.Info{SessionID: acp.SessionID(sessionID), TerminalID: acp.TerminalID(id), Command: t.command, Args: t.args, Cwd: t.cwd, Started: time.Now(), Display: true}
 	if d.agentSandbox != nil {
 		info.Sandbox = d.agentSandbox()
 	}
@@ -543,7 +543,7 @@ func (d *displayTerminals) create(sessionID string, call acp.ToolCallID, id, com
 	}
 	info := d.info(sessionID, id, t)
 	d.mu.Unlock()
-	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: sessionID, TerminalID: id, Info: info})
+	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: acp.SessionID(sessionID), TerminalID: acp.TerminalID(id), Info: info})
 }
 
 // output passes data on, unless the terminal has exited.
@@ -556,7 +556,7 @@ func (d *displayTerminals) output(sessionID, id string, data []byte) {
 	}
 	d.mu.Unlock()
 	if ok {
-		d.r.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, SessionID: sessionID, TerminalID: id, Data: data})
+		d.r.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, SessionID: acp.SessionID(sessionID), TerminalID: acp.TerminalID(id), Data: data})
 	}
 }
 
@@ -581,7 +581,7 @@ func (d *displayTerminals) exit(sessionID, id string, code *int64, signal *strin
 		c := uint32(*code) // as a shell shows it: -1 is 4294967295
 		st.ExitCode = &c
 	}
-	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, SessionID: sessionID, TerminalID: id, Status: st})
+	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, SessionID: acp.SessionID(sessionID), TerminalID: acp.TerminalID(id), Status: st})
 }
 
 // decodeMeta decodes meta[key] into v, reporting whether it was there and

@@ -78,7 +78,7 @@ func TestDisplayTerminalsOwnID(t *testing.T) {
 	// As the pump does for a terminal of the manager's.
 	created := terminal.Event{Kind: terminal.EventCreated, SessionID: "s", TerminalID: "term_1",
 		Info: &terminal.Info{SessionID: "s", TerminalID: "term_1", Command: "make", OutputByteLimit: 1 << 20}}
-	d.ownTerminal(created.TerminalID)
+	d.ownTerminal(string(created.TerminalID))
 	r.TerminalEvent(created)
 	send(&acp.ToolCall{ToolCallID: "c", Title: "run", Status: acp.ToolCallStatusInProgress,
 		Content: []acp.ToolCallContent{acp.TerminalContent("term_1")}})

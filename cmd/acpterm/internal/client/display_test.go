@@ -168,16 +168,16 @@ type countingRenderer struct {
 func (r *countingRenderer) TerminalEvent(ev terminal.Event) {
 	switch ev.Kind {
 	case terminal.EventCreated:
-		if r.created[ev.TerminalID] || !isDisplay(ev.Info) {
+		if r.created[string(ev.TerminalID)] || !isDisplay(ev.Info) {
 			r.t.Fatalf("terminal %q created twice or not as a display", ev.TerminalID)
 		}
-		r.created[ev.TerminalID] = true
+		r.created[string(ev.TerminalID)] = true
 	default:
-		if !r.created[ev.TerminalID] || r.exited[ev.TerminalID] {
+		if !r.created[string(ev.TerminalID)] || r.exited[string(ev.TerminalID)] {
 			r.t.Fatalf("%v event of terminal %q before its creation or after its exit", ev.Kind, ev.TerminalID)
 		}
 		if ev.Kind == terminal.EventExited {
-			r.exited[ev.TerminalID] = true
+			r.exited[string(ev.TerminalID)] = true
 		}
 	}
 }

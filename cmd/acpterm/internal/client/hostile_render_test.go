@@ -231,10 +231,10 @@ func TestTextRendererTerminalsBounded(t *testing.T) {
 	r := NewTextRenderer(&out, &TextOptions{Now: newFakeClock().Now}).(*textRenderer)
 	zero := uint32(0)
 	event := func(kind terminal.EventKind, id string, data string) {
-		ev := terminal.Event{Kind: kind, SessionID: "s", TerminalID: id, Data: []byte(data)}
+		ev := terminal.Event{Kind: kind, SessionID: "s", TerminalID: acp.TerminalID(id), Data: []byte(data)}
 		switch kind {
 		case terminal.EventCreated:
-			ev.Info = &terminal.Info{SessionID: "s", TerminalID: id, Command: "echo " + strings.Repeat("a", 64<<10), OutputByteLimit: 1 << 20}
+			ev.Info = &terminal.Info{SessionID: "s", TerminalID: acp.TerminalID(id), Command: "echo " + strings.Repeat("a", 64<<10), OutputByteLimit: 1 << 20}
 		case terminal.EventExited, terminal.EventReleased:
 			ev.Status = &terminal.ExitStatus{ExitCode: &zero}
 		}

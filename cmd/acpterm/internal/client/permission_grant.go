@@ -193,7 +193,7 @@ func shellLine(info *terminal.Info) (string, bool) {
 
 // matches reports whether info runs exactly the grant's command.
 func (gr grant) matches(info *terminal.Info) bool {
-	if string(gr.sid) != info.SessionID || len(info.Env) > 0 {
+	if gr.sid != info.SessionID || len(info.Env) > 0 {
 		return false
 	}
 	cwd := filepath.Clean(info.Cwd)

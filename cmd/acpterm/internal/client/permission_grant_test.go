@@ -46,7 +46,7 @@ func createInfo(t *testing.T, raw string) terminal.Info {
 	if err := json.Unmarshal([]byte(raw), &req); err != nil {
 		t.Fatal(err)
 	}
-	info := terminal.Info{SessionID: string(req.SessionID), Command: req.Command, Args: req.Args, Cwd: "/w"}
+	info := terminal.Info{SessionID: req.SessionID, Command: req.Command, Args: req.Args, Cwd: "/w"}
 	if req.Cwd != nil {
 		info.Cwd = string(*req.Cwd)
 	}

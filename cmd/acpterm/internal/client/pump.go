@@ -32,14 +32,14 @@ func (d *driver) pumpEvents(sub *terminal.Subscription, disp *displayTerminals) 
 			return
 		}
 		if ev.Kind == terminal.EventCreated {
-			disp.ownTerminal(ev.TerminalID)
+			disp.ownTerminal(string(ev.TerminalID))
 		}
 		d.r.TerminalEvent(ev)
 		switch ev.Kind {
 		case terminal.EventCreated:
-			d.shown.mark(ev.SessionID, ev.TerminalID)
+			d.shown.mark(string(ev.SessionID), string(ev.TerminalID))
 		case terminal.EventReleased:
-			d.shown.forget(ev.SessionID, ev.TerminalID)
+			d.shown.forget(string(ev.SessionID), string(ev.TerminalID))
 		}
 	}
 }

@@ -225,16 +225,16 @@ func replaceInvalidUTF8(b []byte) []byte {
 func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	t := r.terms[ev.TerminalID]
+	t := r.terms[string(ev.TerminalID)]
 	switch ev.Kind {
 	case terminal.EventCreated:
 		// A second one, for a display terminal, brings its command or cwd
 		// (display.go): written again, as the upsert it is.
 		if t == nil {
 			t = &jsonTerm{started: r.now()}
-			r.terms[ev.TerminalID] = t
+			r.terms[string(ev.TerminalID)] = t
 		}
-		e := jsonTerminalCreated{Event: "terminal_created", SessionID: ev.SessionID, TerminalID: ev.TerminalID, Args: []string{}}
+		e := jsonTerminalCreated{Event: "terminal_created", SessionID: string(ev.SessionID), TerminalID: string(ev.TerminalID), Args: []string{}}
 		if ev.Info != nil {
 			e.Command, e.Cwd, e.PID = ev.Info.Command, ev.Info.Cwd, ev.Info.PID
 			if len(ev.Info.Args) > 0 {
@@ -252,7 +252,7 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 	case terminal.EventOutput:
 		if t == nil {
 			t = &jsonTerm{started: r.now()}
-			r.terms[ev.TerminalID] = t
+			r.terms[string(ev.TerminalID)] = t
 		}
 		r.output(t, ev)
 	case terminal.EventExited:
@@ -262,13 +262,13 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 				// The cut sequence is invalid after all: one U+FFFD, unless it
 				// goes on a run that already has its own.
 				if !t.invalid {
-					r.emit(jsonTerminalOutput{Event: "terminal_output", TerminalID: ev.TerminalID, Data: "\uFFFD"})
+					r.emit(jsonTerminalOutput{Event: "terminal_output", TerminalID: string(ev.TerminalID), Data: "\uFFFD"})
 				}
 				t.carry = nil
 			}
 			d = r.now().Sub(t.started)
 		}
-		e := jsonTerminalExit{Event: "terminal_exit", TerminalID: ev.TerminalID, DurationMs: d.Milliseconds()}
+		e := jsonTerminalExit{Event: "terminal_exit", TerminalID: string(ev.TerminalID), DurationMs: d.Milliseconds()}
 		if st := ev.Status; st != nil {
 			e.ExitCode, e.TimedOut = st.ExitCode, st.TimedOut
 			if st.Signal != "" {
@@ -278,7 +278,7 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 		}
 		r.emit(e)
 	case terminal.EventReleased:
-		delete(r.terms, ev.TerminalID)
+		delete(r.terms, string(ev.TerminalID))
 	}
 }
 
@@ -306,7 +306,7 @@ func (r *jsonRenderer) output(t *jsonTerm, ev terminal.Event) {
 		return
 	}
 	if t.prefix == "" {
-		t.prefix = outputPrefix(ev.TerminalID)
+		t.prefix = outputPrefix(string(ev.TerminalID))
 	}
 	r.line, t.invalid = appendTerminalOutput(r.line[:0], t.prefix, whole, ev.Dropped, t.invalid)
 	_, r.err = r.w.Write(r.line)

@@ -274,10 +274,10 @@ func TestJSONLinesHostileAgent(t *testing.T) {
 		r.SessionUpdate(&n, json.RawMessage(raw))
 	}
 	id := "t" + hostile
-	r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: "s" + hostile, TerminalID: id,
+	r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: acp.SessionID("s" + hostile), TerminalID: acp.TerminalID(id),
 		Info: &terminal.Info{Command: hostile, Args: []string{hostile}, Cwd: hostile}})
-	r.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, TerminalID: id, Data: []byte(hostile)})
-	r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, TerminalID: id, Status: &terminal.ExitStatus{Signal: hostile}})
+	r.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, TerminalID: acp.TerminalID(id), Data: []byte(hostile)})
+	r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, TerminalID: acp.TerminalID(id), Status: &terminal.ExitStatus{Signal: hostile}})
 	r.Permission(PermissionEvent{SessionID: acp.SessionID(hostile), Title: hostile, Decision: "allow_once", TerminalCommand: hostile, Reason: hostile})
 	r.Finish(acp.StopReason(hostile))
 	r.Error(hostile, 1)
@@ -327,13 +327,13 @@ func TestJSONTerminalsConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			id := fmt.Sprint("term_", i)
-			r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: "s", TerminalID: id, Info: &terminal.Info{Command: "c"}})
+			r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: "s", TerminalID: acp.TerminalID(id), Info: &terminal.Info{Command: "c"}})
 			for j := range chunks {
 				// "€" cut in two across events, to exercise the carry.
-				r.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, TerminalID: id, Data: []byte(fmt.Sprintf("\x82\xac%d\n\xe2", j))})
+				r.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, TerminalID: acp.TerminalID(id), Data: []byte(fmt.Sprintf("\x82\xac%d\n\xe2", j))})
 			}
-			r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, TerminalID: id, Status: &terminal.ExitStatus{}})
-			r.TerminalEvent(terminal.Event{Kind: terminal.EventReleased, TerminalID: id})
+			r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, TerminalID: acp.TerminalID(id), Status: &terminal.ExitStatus{}})
+			r.TerminalEvent(terminal.Event{Kind: terminal.EventReleased, TerminalID: acp.TerminalID(id)})
 		}()
 	}
 	wg.Wait()

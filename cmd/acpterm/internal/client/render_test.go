@@ -70,20 +70,20 @@ func toolUpdate(id string, status acp.ToolCallStatus, terms ...string) step {
 }
 
 func created(id, command string, args []string, limit uint64) step {
-	return step{term: &terminal.Event{Kind: terminal.EventCreated, SessionID: "sess_1", TerminalID: id,
-		Info: &terminal.Info{SessionID: "sess_1", TerminalID: id, Command: command, Args: args, Cwd: "/work", OutputByteLimit: limit, PID: 4242}}}
+	return step{term: &terminal.Event{Kind: terminal.EventCreated, SessionID: "sess_1", TerminalID: acp.TerminalID(id),
+		Info: &terminal.Info{SessionID: "sess_1", TerminalID: acp.TerminalID(id), Command: command, Args: args, Cwd: "/work", OutputByteLimit: limit, PID: 4242}}}
 }
 
 func output(id, data string) step {
-	return step{term: &terminal.Event{Kind: terminal.EventOutput, SessionID: "sess_1", TerminalID: id, Data: []byte(data)}}
+	return step{term: &terminal.Event{Kind: terminal.EventOutput, SessionID: "sess_1", TerminalID: acp.TerminalID(id), Data: []byte(data)}}
 }
 
 func exited(id string, st terminal.ExitStatus) step {
-	return step{term: &terminal.Event{Kind: terminal.EventExited, SessionID: "sess_1", TerminalID: id, Status: &st}}
+	return step{term: &terminal.Event{Kind: terminal.EventExited, SessionID: "sess_1", TerminalID: acp.TerminalID(id), Status: &st}}
 }
 
 func released(id string, st terminal.ExitStatus) step {
-	return step{term: &terminal.Event{Kind: terminal.EventReleased, SessionID: "sess_1", TerminalID: id, Status: &st}}
+	return step{term: &terminal.Event{Kind: terminal.EventReleased, SessionID: "sess_1", TerminalID: acp.TerminalID(id), Status: &st}}
 }
 
 func code(n uint32) terminal.ExitStatus { return terminal.ExitStatus{ExitCode: &n} }

@@ -261,18 +261,18 @@ func (r *textRenderer) TerminalEvent(ev terminal.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sess.heard = r.o.Now()
-	tv := r.terms[ev.TerminalID]
+	tv := r.terms[string(ev.TerminalID)]
 	if tv == nil {
 		if ev.Kind != terminal.EventCreated {
 			return // created before we subscribed; nothing to attach it to
 		}
-		tv = &termView{id: ev.TerminalID, tail: newLineTail(max(r.o.LiveLines, r.o.TailLines)), started: r.o.Now()}
+		tv = &termView{id: string(ev.TerminalID), tail: newLineTail(max(r.o.LiveLines, r.o.TailLines)), started: r.o.Now()}
 		if ev.Info != nil {
 			tv.command = clipString(textsafe.Line(commandLine(ev.Info)), maxShownCommand)
 			tv.limit, tv.display = ev.Info.OutputByteLimit, isDisplay(ev.Info)
 			tv.sandbox = sandboxNote(ev.Info.Sandbox)
 		}
-		r.terms[ev.TerminalID] = tv
+		r.terms[string(ev.TerminalID)] = tv
 		r.termOrder = append(r.termOrder, tv)
 		r.keptTails++
 		r.keepTails()

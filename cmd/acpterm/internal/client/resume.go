@@ -68,7 +68,7 @@ func (d *driver) open(ctx context.Context, authOpts []acp.AuthOption, resumeID a
 			return code, msg
 		}
 	}
-	if err := d.mgr.SetSessionCwd(string(st.sid), d.cwd); err != nil {
+	if err := d.mgr.SetSessionCwd(st.sid, d.cwd); err != nil {
 		return ExitFailure, err.Error()
 	}
 	d.mu.Lock()

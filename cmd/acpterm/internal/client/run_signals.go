@@ -122,7 +122,7 @@ func (d *driver) kill() {
 	if sid != "" {
 		// A listed terminal is not released yet, so its leader is not
 		// reaped and its PID still names its group.
-		for _, t := range d.mgr.Terminals(string(sid)) {
+		for _, t := range d.mgr.Terminals(sid) {
 			killProcessGroup(t.PID)
 		}
 	}
@@ -145,7 +145,7 @@ func (d *driver) settle(hard bool) {
 		conn.Kill()
 	}
 	if sid != "" {
-		d.mgr.ReleaseSession(string(sid))
+		d.mgr.ReleaseSession(sid)
 	}
 	// Close releases the terminals of any other session the agent named,
 	// and ends the pump after the events already queued.

@@ -158,7 +158,7 @@ func connect(t *testing.T, client acp.Client, m *terminal.Manager, opts *Options
 		t.Fatal(err)
 	}
 	if m != nil {
-		if err := m.SetSessionCwd(string(sess.SessionID), cwd); err != nil {
+		if err := m.SetSessionCwd(sess.SessionID, cwd); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -316,7 +316,7 @@ func TestAcptermClient(t *testing.T) {
 	if !strings.Contains(tr.messages[0], "passes every normative case") || !strings.Contains(tr.messages[0], "JSON report written to") {
 		t.Errorf("final message:\n%s", tr.messages[0])
 	}
-	if live := m.Terminals(string(s.sid)); len(live) != 0 {
+	if live := m.Terminals(s.sid); len(live) != 0 {
 		t.Errorf("%d terminals left unreleased: %+v", len(live), live)
 	}
 	checkNoFIFOs(t, s.cwd)
@@ -370,7 +370,7 @@ func TestCancelSkipsTheRest(t *testing.T) {
 	if !strings.Contains(rep.Cases[0].Observed, "cancelled while the case ran") || !strings.Contains(rep.Cases[1].Observed, "cancelled before") {
 		t.Errorf("observed %q, %q", rep.Cases[0].Observed, rep.Cases[1].Observed)
 	}
-	if live := m.Terminals(string(s.sid)); len(live) != 0 {
+	if live := m.Terminals(s.sid); len(live) != 0 {
 		t.Errorf("terminals left after cancel: %+v", live)
 	}
 	checkNoFIFOs(t, s.cwd)

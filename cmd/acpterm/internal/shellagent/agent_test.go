@@ -214,7 +214,7 @@ func TestCancelKillsTheRunningCommand(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("cancel took %v", d)
 	}
-	if live := client.Terminals(string(sid)); len(live) != 0 {
+	if live := client.Terminals(sid); len(live) != 0 {
 		t.Errorf("terminals left after cancel: %v", live)
 	}
 	msg, _, titles := client.transcript()
