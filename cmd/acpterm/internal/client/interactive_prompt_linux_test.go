@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/creack/pty"
 )
 
 // TestPromptRedrawnAfterLateOutput: on a real pseudo-terminal, the agent's
@@ -17,24 +16,8 @@ import (
 // stderr (written between Suspend and its resume) does the same. The line
 // read is what was typed.
 func TestPromptRedrawnAfterLateOutput(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
-	}
+	ptmx, tty, screen, copied := openScreenPTY(t)
 	defer ptmx.Close()
-	screen := newScreen()
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		buf := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(buf)
-			screen.Write(buf[:n])
-			if err != nil {
-				return // EIO once the terminal's side is closed
-			}
-		}
-	}()
 	p := newPrompter(tty, tty, nil)
 	stop := make(chan struct{})
 	defer func() {

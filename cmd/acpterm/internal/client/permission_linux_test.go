@@ -4,6 +4,7 @@ package client
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/creack/pty"
@@ -14,24 +15,8 @@ import (
 // its key in raw mode (one key, no Enter; Ctrl-C a byte, not SIGINT), and
 // the terminal's mode is restored after every answer.
 func TestPrompterRawMode(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
-	}
+	ptmx, tty, screen, copied := openScreenPTY(t)
 	defer ptmx.Close()
-	screen := newScreen()
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		buf := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(buf)
-			screen.Write(buf[:n])
-			if err != nil {
-				return // EIO once the terminal's side is closed
-			}
-		}
-	}()
 	p := newPrompter(tty, tty, nil)
 	if p.raw == nil {
 		t.Fatal("a pseudo-terminal was not taken for a terminal")
@@ -125,4 +110,29 @@ func TestPrompterRawMode(t *testing.T) {
 	if l := lflag(); l != cooked {
 		t.Fatalf("after a cancel the mode was not restored: lflag %#x, want %#x", l, cooked)
 	}
+}
+
+// openScreenPTY opens a pseudo-terminal whose output is copied into a
+// screen until its terminal side is closed; copied is closed then. The
+// test is skipped where no pseudo-terminal can be had.
+func openScreenPTY(t *testing.T) (ptmx, tty *os.File, s *screen, copied chan struct{}) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	s = newScreen()
+	copied = make(chan struct{})
+	go func() {
+		defer close(copied)
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(buf)
+			s.Write(buf[:n])
+			if err != nil {
+				return // EIO once the terminal's side is closed
+			}
+		}
+	}()
+	return ptmx, tty, s, copied
 }
