@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -56,6 +57,13 @@ func (d *driver) turn(ctx context.Context, text string, after phase) (acp.StopRe
 			how = "cancelled; the agent did not stop and was killed"
 		}
 		return acp.StopReasonCancelled, ExitTimeout, fmt.Sprintf("the turn ran longer than --turn-timeout %s (%s)", c.TurnTimeout, how)
+	}
+	var pe *protocolError
+	if err == nil && callCtx.Err() != nil && errors.As(context.Cause(callCtx), &pe) {
+		// A protocol error ended the call: Prompt sent session/cancel, and
+		// an agent may well answer that in time. The turn failed all the
+		// same.
+		err = callCtx.Err()
 	}
 	if err != nil {
 		code, msg := d.callFailed(callCtx, "session/prompt", err)
