@@ -51,7 +51,9 @@ const (
 // send queues the message that enc encodes and waits until it is written
 // or ctx ends. When ctx ends first, send returns ctx.Err() and reports
 // whether the message may have reached the peer: false if it was still
-// queued (it is then never written), true if the writer had taken it.
+// queued (it is then never written), true if the writer had taken it. A
+// write that was over when ctx ended is reported as such, whichever of the
+// two send saw first.
 func (c *Conn) send(ctx context.Context, enc func() (*bytes.Buffer, error)) (maybeSent bool, err error) {
 	m, err := c.enqueue(ctx, sendWait, 0, enc)
 	if err != nil {
@@ -64,7 +66,15 @@ func (c *Conn) send(ctx context.Context, enc func() (*bytes.Buffer, error)) (may
 		if m.state.CompareAndSwap(outQueued, outDropped) {
 			return false, ctx.Err()
 		}
-		return true, ctx.Err()
+		// The writer has it. When the write is already over, its result
+		// stands: a notification the peer has read was sent, whenever
+		// ctx ended.
+		select {
+		case err := <-m.done:
+			return true, err
+		default:
+			return true, ctx.Err()
+		}
 	}
 }
 
