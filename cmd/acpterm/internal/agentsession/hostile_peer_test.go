@@ -1,7 +1,6 @@
 package agentsession
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,7 +18,7 @@ func TestSessionFloodIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, end, err := r.Begin(context.Background(), busy, "a prompt")
+	_, end, err := r.Begin(busy, "a prompt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +33,7 @@ func TestSessionFloodIsBounded(t *testing.T) {
 		}
 		if i%100 == 0 {
 			// Used now and then: it stays among the recent ones.
-			if _, _, e, err := r.Begin(context.Background(), recent, "a prompt"); err != nil {
+			if _, e, err := r.Begin(recent, "a prompt"); err != nil {
 				t.Fatalf("Begin on a recently used session after %d new ones: %v", i, err)
 			} else {
 				e()
@@ -47,7 +46,7 @@ func TestSessionFloodIsBounded(t *testing.T) {
 	if n > MaxSessions {
 		t.Errorf("%d sessions kept after a flood, want at most %d", n, MaxSessions)
 	}
-	if _, _, _, err := r.Begin(context.Background(), busy, "a prompt"); err == nil || !strings.Contains(err.Error(), "already running") {
+	if _, _, err := r.Begin(busy, "a prompt"); err == nil || !strings.Contains(err.Error(), "already running") {
 		t.Errorf("the busy session was evicted: Begin = %v", err)
 	}
 }
@@ -61,7 +60,7 @@ func TestSessionsAllBusyRefusesNew(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, end, err := r.Begin(context.Background(), id, "a prompt")
+		_, end, err := r.Begin(id, "a prompt")
 		if err != nil {
 			t.Fatal(err)
 		}

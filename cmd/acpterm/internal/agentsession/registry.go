@@ -6,7 +6,6 @@
 package agentsession
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -89,38 +88,31 @@ func (r *Registry) evictLocked() bool {
 	return true
 }
 
-// Begin claims session id for a prompt. It returns ctx, the session's
-// cwd, and end, which the caller must call when the prompt is answered. A
-// session that is unknown, or already running a prompt (what names it in
-// the error), is an invalid-params error. The ctx is returned as it is:
-// acp.AgentConn already cancels a Prompt's ctx on session/cancel (and
-// runs one Prompt per session at a time), so the registry keeps no cancel
-// funcs.
-func (r *Registry) Begin(ctx context.Context, id acp.SessionID, what string) (_ context.Context, cwd string, end func(), _ error) {
+// Begin claims session id for a prompt. It returns the session's cwd and
+// end, which the caller must call when the prompt is answered. A session
+// that is unknown, or already running a prompt (what names it in the
+// error), is an invalid-params error. Stopping the prompt is not the
+// registry's job: acp.AgentConn cancels a Prompt's ctx on session/cancel,
+// so an agent needs neither cancel funcs nor a Cancel method.
+func (r *Registry) Begin(id acp.SessionID, what string) (cwd string, end func(), _ error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s, ok := r.m[id]
 	switch {
 	case !ok:
-		return nil, "", nil, fmt.Errorf("%w: unknown session %q", acp.ErrInvalidParams, id)
+		return "", nil, fmt.Errorf("%w: unknown session %q", acp.ErrInvalidParams, id)
 	case s.running:
-		return nil, "", nil, fmt.Errorf("%w: session %q is already running %s", acp.ErrInvalidParams, id, what)
+		return "", nil, fmt.Errorf("%w: session %q is already running %s", acp.ErrInvalidParams, id, what)
 	}
 	s.running = true
 	r.tick++
 	s.used = r.tick
-	return ctx, s.cwd, func() {
+	return s.cwd, func() {
 		r.mu.Lock()
 		s.running = false
 		r.mu.Unlock()
 	}, nil
 }
-
-// Cancel does nothing: acp.AgentConn cancels the session's running Prompt
-// on session/cancel before the agent's Cancel is called.
-//
-// Deprecated: an agent served by acp.AgentConn needs no Cancel method.
-func (r *Registry) Cancel(id acp.SessionID) {}
 
 // isAbs accepts Unix paths and Windows drive paths, whichever OS the agent
 // runs on: the cwd is the client's.

@@ -1,7 +1,6 @@
 package agentsession
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -22,18 +21,18 @@ func TestRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := r.Begin(context.Background(), "nope", "a prompt"); !errors.Is(err, acp.ErrInvalidParams) {
+	if _, _, err := r.Begin("nope", "a prompt"); !errors.Is(err, acp.ErrInvalidParams) {
 		t.Errorf("unknown session: %v", err)
 	}
-	_, cwd, end, err := r.Begin(context.Background(), id, "a prompt")
+	cwd, end, err := r.Begin(id, "a prompt")
 	if err != nil || cwd != "/work" {
 		t.Fatalf("Begin = %q, %v", cwd, err)
 	}
-	if _, _, _, err := r.Begin(context.Background(), id, "a prompt"); err == nil || err.Error() != `invalid params: session "`+string(id)+`" is already running a prompt` {
+	if _, _, err := r.Begin(id, "a prompt"); err == nil || err.Error() != `invalid params: session "`+string(id)+`" is already running a prompt` {
 		t.Errorf("second Begin: %v", err)
 	}
 	end()
-	_, _, end, err = r.Begin(context.Background(), id, "a prompt")
+	_, end, err = r.Begin(id, "a prompt")
 	if err != nil {
 		t.Fatalf("Begin after end: %v", err)
 	}

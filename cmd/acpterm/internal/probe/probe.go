@@ -183,16 +183,12 @@ func (a *agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 	return &acp.NewSessionResponse{SessionID: id}, nil
 }
 
-// Cancel stops the session's run: the running case ends, the rest are
-// skipped, and the prompt answers with stopReason cancelled.
-func (a *agent) Cancel(ctx context.Context, n *acp.CancelNotification) error {
-	a.sessions.Cancel(n.SessionID)
-	return nil
-}
-
-// Prompt runs the suite, whatever the prompt says.
+// Prompt runs the suite, whatever the prompt says. It needs no Cancel
+// method: acp.AgentConn cancels ctx on session/cancel, so the running case
+// ends, the rest are skipped, and the prompt answers with stopReason
+// cancelled.
 func (a *agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
-	ctx, cwd, end, err := a.sessions.Begin(ctx, req.SessionID, "the probe")
+	cwd, end, err := a.sessions.Begin(req.SessionID, "the probe")
 	if err != nil {
 		return nil, err
 	}

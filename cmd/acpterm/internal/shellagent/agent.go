@@ -135,7 +135,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*ac
 // acp.AgentConn cancels ctx on session/cancel, which kills the running
 // command, and the turn ends with stopReason cancelled.
 func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
-	ctx, cwd, end, err := a.sessions.Begin(ctx, req.SessionID, "a prompt")
+	cwd, end, err := a.sessions.Begin(req.SessionID, "a prompt")
 	if err != nil {
 		return nil, err
 	}
