@@ -37,6 +37,18 @@ func (a waitAnswer) String() string {
 	return waitStatus(a.st)
 }
 
+// concurrentWaits is caseConcurrentWaits as it goes from step to step:
+// the command held on the FIFO, and the three waits on it. Each step
+// returns false with the case's verdict when the case is over.
+type concurrentWaits struct {
+	t       *tester
+	id      acp.TerminalID
+	fifo    string
+	held    bool   // the command waits on the FIFO; else it sleeps 2 s
+	what    string // the command, as the verdicts name it
+	answers chan waitAnswer
+}
+
 func caseConcurrentWaits(ctx context.Context, t *tester) verdict {
 	fifo := t.fifoPaths("gate")[0]
 	id, err := t.create(ctx, t.sh(heldExit4, fifo))
@@ -49,74 +61,121 @@ func caseConcurrentWaits(ctx context.Context, t *tester) verdict {
 			t.removeFIFOs(ctx, fifo)
 		}
 	}()
-	out, seen, err := awaitLine(ctx, t, id, readyWithin, "ready", "no-fifo")
-	switch {
-	case err != nil:
-		return fail("waiting for the command to say \"ready\": %v", err)
-	case out.ExitStatus != nil:
-		return fail("the command ended (%s) before the waits were sent: output %q", exitStatus(out.ExitStatus), out.Output)
-	case seen == "":
-		return fail("output still %q %v after create, without the \"ready\" the command prints at once", out.Output, readyWithin)
+	c := &concurrentWaits{t: t, id: id, fifo: fifo, answers: make(chan waitAnswer, 3)}
+	if v, ok := c.awaitReady(ctx); !ok {
+		return v
 	}
-	held := seen == "ready"
-	what := "`sleep 2; exit 4` (no FIFO could be made in the session cwd)"
-	if held {
-		what = "`exit 4` held on a FIFO"
-	}
-
-	// Each wait goes out only once the one before it has been written to
-	// the client, so that all three are known to be pending below.
 	wctx, cancelWaits := context.WithCancel(ctx)
 	defer cancelWaits()
-	answers := make(chan waitAnswer, 3)
+	if v, ok := c.sendWaits(ctx, wctx); !ok {
+		return v
+	}
+	if v, ok := c.outputWhilePending(ctx); !ok {
+		return v
+	}
+	opener, v, ok := c.letGo(ctx)
+	if !ok {
+		return v
+	}
+	got, v, ok := c.collect(ctx, opener)
+	if !ok {
+		return v
+	}
+	passed = true
+	if !c.held {
+		return pass("3 pending waits all gave %s; output answered while they were pending (no FIFO could be made in the session cwd, so the command slept 2 s instead)", got[0])
+	}
+	return pass("3 pending waits all gave %s once the command was let go; output answered while they were pending", got[0])
+}
+
+// awaitReady waits for the command to say whether it is held on the FIFO
+// ("ready") or, with no FIFO to be made, sleeps ("no-fifo").
+func (c *concurrentWaits) awaitReady(ctx context.Context) (verdict, bool) {
+	out, seen, err := awaitLine(ctx, c.t, c.id, readyWithin, "ready", "no-fifo")
+	switch {
+	case err != nil:
+		return fail("waiting for the command to say \"ready\": %v", err), false
+	case out.ExitStatus != nil:
+		return fail("the command ended (%s) before the waits were sent: output %q", exitStatus(out.ExitStatus), out.Output), false
+	case seen == "":
+		return fail("output still %q %v after create, without the \"ready\" the command prints at once", out.Output, readyWithin), false
+	}
+	c.held = seen == "ready"
+	c.what = "`sleep 2; exit 4` (no FIFO could be made in the session cwd)"
+	if c.held {
+		c.what = "`exit 4` held on a FIFO"
+	}
+	return verdict{}, true
+}
+
+// sendWaits sends the three waits, on wctx, each only once the one before
+// it has been written to the client, so that all three are known to be
+// pending afterwards.
+func (c *concurrentWaits) sendWaits(ctx, wctx context.Context) (verdict, bool) {
 	for n := 1; n <= 3; n++ {
-		sent := t.tap.onSent(acp.MethodTerminalWaitForExit)
+		sent := c.t.tap.onSent(acp.MethodTerminalWaitForExit)
 		go func() {
-			st, err := t.wait(wctx, id)
-			answers <- waitAnswer{n, st, err}
+			st, err := c.t.wait(wctx, c.id)
+			c.answers <- waitAnswer{n, st, err}
 		}()
 		select {
 		case <-sent:
-		case a := <-answers:
-			return fail("%s: wait_for_exit #%d answered before the command could end: %s", what, a.n, errOr(a))
+		case a := <-c.answers:
+			return fail("%s: wait_for_exit #%d answered before the command could end: %s", c.what, a.n, errOr(a)), false
 		case <-ctx.Done():
-			return fail("wait_for_exit #%d was still not written to the client when the case's time ran out", n)
+			return fail("wait_for_exit #%d was still not written to the client when the case's time ran out", n), false
 		}
 	}
+	return verdict{}, true
+}
 
+// outputWhilePending asks for the output while the waits are pending: it
+// must answer at once, and without an exit status while the command is
+// held.
+func (c *concurrentWaits) outputWhilePending(ctx context.Context) (verdict, bool) {
 	d := share(ctx, settleWithin)
 	octx, cancel := within(ctx, d)
-	out, err = t.output(octx, id)
+	out, err := c.t.output(octx, c.id)
 	cancel()
 	switch {
 	case expired(ctx, octx):
-		return fail("terminal/output got no answer within %v while 3 waits were pending on %s: it seems queued behind them", dur(d), what)
+		return fail("terminal/output got no answer within %v while 3 waits were pending on %s: it seems queued behind them", dur(d), c.what), false
 	case err != nil:
-		return fail("while 3 waits were pending: %v", err)
-	case out.ExitStatus != nil && held:
-		return fail("while 3 waits were pending, output had %s although the command was still held on its FIFO (output %q)", exitStatus(out.ExitStatus), out.Output)
+		return fail("while 3 waits were pending: %v", err), false
+	case out.ExitStatus != nil && c.held:
+		return fail("while 3 waits were pending, output had %s although the command was still held on its FIFO (output %q)", exitStatus(out.ExitStatus), out.Output), false
 	case out.ExitStatus != nil:
-		return fail("output answered only after the command ended (%s): it seems queued behind the pending waits", exitStatus(out.ExitStatus))
+		return fail("output answered only after the command ended (%s): it seems queued behind the pending waits", exitStatus(out.ExitStatus)), false
 	}
+	return verdict{}, true
+}
 
-	var opener acp.TerminalID
-	if held {
-		select {
-		case a := <-answers:
-			return fail("wait_for_exit #%d answered (%s) while the command was still held on its FIFO", a.n, errOr(a))
-		default:
-		}
-		opener, err = t.create(ctx, t.sh(openScript, fifo))
-		if err != nil {
-			return fail("with 3 waits pending and output answered, starting the command that lets the held one go: %v", err)
-		}
+// letGo starts the command that opens the FIFO, once no wait has answered
+// while the held command could not end; it returns that command's id, or
+// "" when the command is not held.
+func (c *concurrentWaits) letGo(ctx context.Context) (acp.TerminalID, verdict, bool) {
+	if !c.held {
+		return "", verdict{}, true
 	}
+	select {
+	case a := <-c.answers:
+		return "", fail("wait_for_exit #%d answered (%s) while the command was still held on its FIFO", a.n, errOr(a)), false
+	default:
+	}
+	opener, err := c.t.create(ctx, c.t.sh(openScript, c.fifo))
+	if err != nil {
+		return "", fail("with 3 waits pending and output answered, starting the command that lets the held one go: %v", err), false
+	}
+	return opener, verdict{}, true
+}
 
-	// Once let go, the command ends at once; the answers should follow.
-	// Without a FIFO it sleeps 2 s and only the case's time bounds them,
-	// as before there were FIFOs.
-	d = settleWithin
-	if held {
+// collect gathers the three answers, which must all be exit code 4. Once
+// let go, the command ends at once and the answers should follow; without
+// a FIFO it sleeps 2 s and only the case's time bounds them, as before
+// there were FIFOs. opener is the command that let it go ("" if none).
+func (c *concurrentWaits) collect(ctx context.Context, opener acp.TerminalID) ([]string, verdict, bool) {
+	d := settleWithin
+	if c.held {
 		d = share(ctx, settleWithin)
 	}
 	tm := time.NewTimer(d)
@@ -125,7 +184,7 @@ func caseConcurrentWaits(ctx context.Context, t *tester) verdict {
 	var bad string
 	for len(got) < 3 {
 		select {
-		case a := <-answers:
+		case a := <-c.answers:
 			got = append(got, a.String())
 			switch {
 			case bad != "":
@@ -135,17 +194,13 @@ func caseConcurrentWaits(ctx context.Context, t *tester) verdict {
 				bad = fmt.Sprintf("wait_for_exit #%d gave %s", a.n, waitStatus(a.st))
 			}
 		case <-tm.C:
-			return fail("%s with 3 waits pending: %d answered within %v%s; %s", what, len(got), dur(d), listed(got), stuckAccount(ctx, t, id, opener))
+			return nil, fail("%s with 3 waits pending: %d answered within %v%s; %s", c.what, len(got), dur(d), listed(got), stuckAccount(ctx, c.t, c.id, opener)), false
 		}
 	}
 	if bad != "" {
-		return fail("%s with 3 waits pending: %s (answers: %s)", what, bad, strings.Join(got, "; "))
+		return nil, fail("%s with 3 waits pending: %s (answers: %s)", c.what, bad, strings.Join(got, "; ")), false
 	}
-	passed = true
-	if !held {
-		return pass("3 pending waits all gave %s; output answered while they were pending (no FIFO could be made in the session cwd, so the command slept 2 s instead)", got[0])
-	}
-	return pass("3 pending waits all gave %s once the command was let go; output answered while they were pending", got[0])
+	return got, verdict{}, true
 }
 
 func errOr(a waitAnswer) string {
