@@ -278,71 +278,102 @@ const maxPattern = 1000
 func parseField(s acp.ElicitationPropertySchema, line string) (acp.ElicitationContentValue, string) {
 	switch s := s.(type) {
 	case *acp.StringPropertySchema:
-		if cs := fieldChoices(s); len(cs) > 0 {
-			id, ok := pickChoice(line, cs)
-			if !ok {
-				return nil, fmt.Sprintf("please answer 1-%d or one of the values", len(cs))
-			}
-			return acp.ElicitationContentString(id), ""
-		}
-		n := uint32(len([]rune(line)))
-		if s.MinLength != nil && n < *s.MinLength || s.MaxLength != nil && n > *s.MaxLength {
-			return nil, fmt.Sprintf("the length must be %s", bounds(s.MinLength, s.MaxLength))
-		}
-		if s.Pattern != nil && len(*s.Pattern) <= maxPattern {
-			if re, err := regexp.Compile(*s.Pattern); err == nil && !re.MatchString(line) {
-				return nil, "the answer must match " + textsafe.Line(clipString(*s.Pattern, 100))
-			}
-		}
-		return acp.ElicitationContentString(line), ""
+		return parseString(s, line)
 	case *acp.NumberPropertySchema:
-		x, err := strconv.ParseFloat(line, 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, "please answer a number"
-		}
-		if s.Minimum != nil && x < *s.Minimum || s.Maximum != nil && x > *s.Maximum {
-			return nil, "the number must be " + bounds(s.Minimum, s.Maximum)
-		}
-		return acp.ElicitationContentNumber(x), ""
+		return parseNumber(s, line)
 	case *acp.IntegerPropertySchema:
-		x, err := strconv.ParseInt(line, 10, 64)
-		if err != nil {
-			return nil, "please answer a whole number"
-		}
-		if s.Minimum != nil && x < *s.Minimum || s.Maximum != nil && x > *s.Maximum {
-			return nil, "the number must be " + bounds(s.Minimum, s.Maximum)
-		}
-		return acp.ElicitationContentInteger(x), ""
+		return parseInteger(s, line)
 	case *acp.BooleanPropertySchema:
-		switch strings.ToLower(line) {
-		case "y", "yes", "true":
-			return acp.ElicitationContentBoolean(true), ""
-		case "n", "no", "false":
-			return acp.ElicitationContentBoolean(false), ""
-		}
-		return nil, "please answer yes or no"
+		return parseBoolean(line)
 	case *acp.MultiSelectPropertySchema:
-		cs := fieldChoices(s)
-		var picked []string
-		for _, w := range strings.Split(line, ",") {
-			if w = strings.TrimSpace(w); w == "" {
-				continue
-			}
-			id, ok := pickChoice(w, cs)
-			if !ok {
-				return nil, fmt.Sprintf("please answer numbers 1-%d or values, separated by commas", len(cs))
-			}
-			if !slices.Contains(picked, id) {
-				picked = append(picked, id)
-			}
-		}
-		n := uint64(len(picked))
-		if s.MinItems != nil && n < *s.MinItems || s.MaxItems != nil && n > *s.MaxItems {
-			return nil, "the number of choices must be " + bounds(s.MinItems, s.MaxItems)
-		}
-		return acp.ElicitationContentStringArray(picked), ""
+		return parseMultiSelect(s, line)
 	}
 	return nil, "acpterm cannot answer a field of this type"
+}
+
+// parseString takes one of a string field's choices, when it has any,
+// else a string of the field's length that matches its pattern.
+func parseString(s *acp.StringPropertySchema, line string) (acp.ElicitationContentValue, string) {
+	if cs := fieldChoices(s); len(cs) > 0 {
+		id, ok := pickChoice(line, cs)
+		if !ok {
+			return nil, fmt.Sprintf("please answer 1-%d or one of the values", len(cs))
+		}
+		return acp.ElicitationContentString(id), ""
+	}
+	if outside(uint32(len([]rune(line))), s.MinLength, s.MaxLength) {
+		return nil, fmt.Sprintf("the length must be %s", bounds(s.MinLength, s.MaxLength))
+	}
+	if s.Pattern != nil && len(*s.Pattern) <= maxPattern {
+		if re, err := regexp.Compile(*s.Pattern); err == nil && !re.MatchString(line) {
+			return nil, "the answer must match " + textsafe.Line(clipString(*s.Pattern, 100))
+		}
+	}
+	return acp.ElicitationContentString(line), ""
+}
+
+// parseNumber takes a finite number within the field's range.
+func parseNumber(s *acp.NumberPropertySchema, line string) (acp.ElicitationContentValue, string) {
+	x, err := strconv.ParseFloat(line, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil, "please answer a number"
+	}
+	if outside(x, s.Minimum, s.Maximum) {
+		return nil, "the number must be " + bounds(s.Minimum, s.Maximum)
+	}
+	return acp.ElicitationContentNumber(x), ""
+}
+
+// parseInteger takes a whole number within the field's range.
+func parseInteger(s *acp.IntegerPropertySchema, line string) (acp.ElicitationContentValue, string) {
+	x, err := strconv.ParseInt(line, 10, 64)
+	if err != nil {
+		return nil, "please answer a whole number"
+	}
+	if outside(x, s.Minimum, s.Maximum) {
+		return nil, "the number must be " + bounds(s.Minimum, s.Maximum)
+	}
+	return acp.ElicitationContentInteger(x), ""
+}
+
+// parseBoolean takes yes or no, in a few spellings.
+func parseBoolean(line string) (acp.ElicitationContentValue, string) {
+	switch strings.ToLower(line) {
+	case "y", "yes", "true":
+		return acp.ElicitationContentBoolean(true), ""
+	case "n", "no", "false":
+		return acp.ElicitationContentBoolean(false), ""
+	}
+	return nil, "please answer yes or no"
+}
+
+// parseMultiSelect takes choices separated by commas, each once, as many
+// as the field allows.
+func parseMultiSelect(s *acp.MultiSelectPropertySchema, line string) (acp.ElicitationContentValue, string) {
+	cs := fieldChoices(s)
+	var picked []string
+	for _, w := range strings.Split(line, ",") {
+		if w = strings.TrimSpace(w); w == "" {
+			continue
+		}
+		id, ok := pickChoice(w, cs)
+		if !ok {
+			return nil, fmt.Sprintf("please answer numbers 1-%d or values, separated by commas", len(cs))
+		}
+		if !slices.Contains(picked, id) {
+			picked = append(picked, id)
+		}
+	}
+	if outside(uint64(len(picked)), s.MinItems, s.MaxItems) {
+		return nil, "the number of choices must be " + bounds(s.MinItems, s.MaxItems)
+	}
+	return acp.ElicitationContentStringArray(picked), ""
+}
+
+// outside reports whether x is below lo or above hi, either of which may
+// be absent.
+func outside[T uint32 | uint64 | int64 | float64](x T, lo, hi *T) bool {
+	return lo != nil && x < *lo || hi != nil && x > *hi
 }
 
 // bounds describes a range with either end open.
