@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,7 +16,6 @@ import (
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
-	"github.com/acpterm/acpterm/workspace"
 )
 
 // Format is how a run is written to stdout.
@@ -247,130 +244,56 @@ func (d *driver) usage(format string, args ...any) int {
 	return ExitUsage
 }
 
+// run is Run's body, step by step: the config checked and completed, the
+// working directory, the workspace and the sandbox (run_setup.go), then
+// the renderers, the terminal manager and the goroutines feeding them;
+// then the session, and its end shown as the agent is shut down.
 func (d *driver) run(ctx context.Context) int {
-	c := &d.cfg
-	if c.Stdout == nil {
-		c.Stdout = io.Discard
+	d.applyDefaults()
+	if err := d.checkConfig(); err != nil {
+		return d.usage("%v", err)
 	}
-	if c.Stderr == nil {
-		c.Stderr = io.Discard
-	}
-	if c.InitTimeout <= 0 {
-		c.InitTimeout = DefaultInitTimeout
-	}
-	if c.CancelGrace <= 0 {
-		c.CancelGrace = DefaultCancelGrace
-	}
-	if len(c.Agent) == 0 || c.Agent[0] == "" {
-		return d.usage("no agent command given")
-	}
-	switch {
-	case c.Interactive && (c.TTYIn == nil || c.TTYOut == nil):
-		return d.usage("an interactive session needs a terminal")
-	case !c.Interactive && strings.TrimSpace(c.Prompt) == "":
-		return d.usage("the prompt is empty")
-	case c.ResumeLast && c.ResumeID != "":
-		return d.usage("--resume and --session exclude each other")
-	}
-	cwd := c.Cwd
-	if cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return d.usage("cannot get the current directory: %v", err)
-		}
-		cwd = wd
-	}
-	cwd, err := filepath.Abs(cwd)
+	cwd, err := workDir(d.cfg.Cwd)
 	if err != nil {
-		return d.usage("--cwd: %v", err)
-	}
-	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return d.usage("--cwd %s is not a directory", cwd)
+		return d.usage("%v", err)
 	}
 	d.cwd = cwd
-	if c.Store != nil {
-		st := *c.Store
-		st.Warn = func(msg string) { d.warn("acpterm: " + msg) }
-		c.Store = &st
-	}
-	roots := c.Roots
-	if len(roots) == 0 {
-		roots = []string{cwd}
-	}
-	// fs/write_text_file obeys the sandbox of the commands: the same mode
-	// and .git rule as sandboxPolicy gives them.
-	ws, err := workspace.NewWorkspace(roots, &workspace.WritePolicy{Mode: c.Sandbox, WritableGit: c.WritableGit})
+	d.warnFromStore()
+	ws, err := d.openWorkspace()
 	if err != nil {
-		return d.usage("--root: %v", err)
+		return d.usage("%v", err)
 	}
 	defer ws.Close()
-	if real, err := filepath.EvalSymlinks(cwd); err != nil || !ws.Contains(real) {
-		return d.usage("--cwd %s is outside every --root (%s)", cwd, strings.Join(ws.Roots(), ", "))
-	}
 	sp, code := d.sandboxPolicy(ws.Roots())
 	if sp == nil {
 		return code
 	}
 	d.sandbox = sp
-
-	d.sw = newSwitchRenderer(c)
-	d.view = newSessionView(d.sw)
-	d.end = &endGate{Renderer: d.view}
-	d.r = d.end
-	var p *prompter
-	if c.TTYIn != nil && c.TTYOut != nil {
-		p = newPrompter(c.TTYIn, c.TTYOut, d.r.Suspend)
-		p.interrupt = d.promptInterrupt
-		defer p.Close()
+	d.startRendering()
+	if d.ask != nil {
+		defer d.ask.Close()
 	}
-	d.ask = p
-	d.perm = newApprover(c.Approval, p, d.r.Permission, d.warn)
-	// The bound is the agent's, not only its session's: the session ID of
-	// a terminal/create is the agent's to write.
-	maxTerms := c.MaxTerminals
-	if maxTerms == 0 {
-		maxTerms = terminal.DefaultMaxTerminalsPerSession
-	}
-	d.mgr = terminal.NewManager(&terminal.Options{
-		Policy: &terminal.Policy{
-			Decide:                 d.perm.DecideTerminal,
-			MaxTerminalsPerSession: maxTerms,
-			MaxTerminals:           maxTerms,
-			OutputCeiling:          c.OutputLimit,
-			Timeout:                c.Timeout,
-			Roots:                  ws.Roots(),
-			Sandbox:                sp,
-		},
-		Env:        d.commandEnv(),
-		Shell:      c.Shell,
-		KillGrace:  c.KillGrace,
-		DefaultCwd: cwd,
-		Logf:       func(format string, args ...any) { d.warn("acpterm: terminal: " + fmt.Sprintf(format, args...)) },
-	})
-	sub, err := d.mgr.Subscribe("", "")
+	sub, err := d.startTerminals(ws)
 	if err != nil {
 		_ = d.mgr.Close()
-		fmt.Fprintf(c.Stderr, "acpterm: %v\n", err)
+		fmt.Fprintf(d.cfg.Stderr, "acpterm: %v\n", err)
 		return ExitFailure
 	}
-	d.shown = newShownGate()
-	disp := newDisplayTerminals(d.r)
-	d.pumped = make(chan struct{})
-	d.wg.Add(3)
-	go func() {
-		defer close(d.pumped)
-		d.pumpEvents(sub, disp)
-	}()
-	go d.tick()
-	go d.watchSignals()
+	disp := d.startPumps(sub)
 
 	h := &handler{Manager: d.mgr, ws: ws, perm: d.perm, r: d.r, disp: disp, shown: d.shown}
 	reason, code, msg := d.session(ctx, d.client(h))
+	return d.finish(reason, code, msg)
+}
 
-	// The end of the turn is shown as soon as it is known, before the
-	// agent is shut down: an agent that ignores the end of its stdin
-	// holds the shutdown for seconds (see shutdown). The session's
-	// terminals go first, so that their ends are part of what is shown.
+// finish shows the end of the run and shuts the agent down, in the order
+// that lets the user read why a run failed; it returns code.
+//
+// The end of the turn is shown as soon as it is known, before the agent
+// is shut down: an agent that ignores the end of its stdin holds the
+// shutdown for seconds (see shutdown). The session's terminals go first,
+// so that their ends are part of what is shown.
+func (d *driver) finish(reason acp.StopReason, code int, msg string) int {
 	d.settle(code == ExitAgent || d.wasKilled())
 	d.end.close(func() {
 		d.r.Finish(reason)

@@ -1,0 +1,170 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/acpterm/acpterm/terminal"
+	"github.com/acpterm/acpterm/workspace"
+)
+
+// The steps of driver.run before the agent starts, in the order it takes
+// them: the config completed and checked, the working directory and the
+// workspace, then the renderers and the terminal manager with the
+// goroutines that feed them.
+
+// applyDefaults fills in the zero fields of the config that have a
+// default.
+func (d *driver) applyDefaults() {
+	c := &d.cfg
+	if c.Stdout == nil {
+		c.Stdout = io.Discard
+	}
+	if c.Stderr == nil {
+		c.Stderr = io.Discard
+	}
+	if c.InitTimeout <= 0 {
+		c.InitTimeout = DefaultInitTimeout
+	}
+	if c.CancelGrace <= 0 {
+		c.CancelGrace = DefaultCancelGrace
+	}
+}
+
+// checkConfig refuses a config that cannot run: no agent, nothing to
+// send, or two ways of continuing a session at once.
+func (d *driver) checkConfig() error {
+	c := &d.cfg
+	if len(c.Agent) == 0 || c.Agent[0] == "" {
+		return errors.New("no agent command given")
+	}
+	switch {
+	case c.Interactive && (c.TTYIn == nil || c.TTYOut == nil):
+		return errors.New("an interactive session needs a terminal")
+	case !c.Interactive && strings.TrimSpace(c.Prompt) == "":
+		return errors.New("the prompt is empty")
+	case c.ResumeLast && c.ResumeID != "":
+		return errors.New("--resume and --session exclude each other")
+	}
+	return nil
+}
+
+// workDir is the session's working directory: dir ("" for the current
+// one) made absolute, which must be a directory.
+func workDir(dir string) (string, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("cannot get the current directory: %v", err)
+		}
+		dir = wd
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("--cwd: %v", err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("--cwd %s is not a directory", dir)
+	}
+	return dir, nil
+}
+
+// warnFromStore gives the run its own copy of the session store, whose
+// warnings go where the run's do.
+func (d *driver) warnFromStore() {
+	if d.cfg.Store == nil {
+		return
+	}
+	st := *d.cfg.Store
+	st.Warn = func(msg string) { d.warn("acpterm: " + msg) }
+	d.cfg.Store = &st
+}
+
+// openWorkspace opens the roots (the cwd when none is given) for fs/*,
+// and checks that the cwd is inside one of them.
+func (d *driver) openWorkspace() (*workspace.Workspace, error) {
+	c := &d.cfg
+	roots := c.Roots
+	if len(roots) == 0 {
+		roots = []string{d.cwd}
+	}
+	// fs/write_text_file obeys the sandbox of the commands: the same mode
+	// and .git rule as sandboxPolicy gives them.
+	ws, err := workspace.NewWorkspace(roots, &workspace.WritePolicy{Mode: c.Sandbox, WritableGit: c.WritableGit})
+	if err != nil {
+		return nil, fmt.Errorf("--root: %v", err)
+	}
+	if real, err := filepath.EvalSymlinks(d.cwd); err != nil || !ws.Contains(real) {
+		_ = ws.Close()
+		return nil, fmt.Errorf("--cwd %s is outside every --root (%s)", d.cwd, strings.Join(ws.Roots(), ", "))
+	}
+	return ws, nil
+}
+
+// startRendering sets up the renderer's layers, the prompter when there
+// is a terminal to ask on (the caller closes it), and the approver that
+// asks there.
+func (d *driver) startRendering() {
+	c := &d.cfg
+	d.sw = newSwitchRenderer(c)
+	d.view = newSessionView(d.sw)
+	d.end = &endGate{Renderer: d.view}
+	d.r = d.end
+	var p *prompter
+	if c.TTYIn != nil && c.TTYOut != nil {
+		p = newPrompter(c.TTYIn, c.TTYOut, d.r.Suspend)
+		p.interrupt = d.promptInterrupt
+	}
+	d.ask = p
+	d.perm = newApprover(c.Approval, p, d.r.Permission, d.warn)
+}
+
+// startTerminals makes the terminal manager for the agent's terminals and
+// subscribes to its events. On failure the caller closes the manager.
+func (d *driver) startTerminals(ws *workspace.Workspace) (*terminal.Subscription, error) {
+	c := &d.cfg
+	// The bound is the agent's, not only its session's: the session ID of
+	// a terminal/create is the agent's to write.
+	maxTerms := c.MaxTerminals
+	if maxTerms == 0 {
+		maxTerms = terminal.DefaultMaxTerminalsPerSession
+	}
+	d.mgr = terminal.NewManager(&terminal.Options{
+		Policy: &terminal.Policy{
+			Decide:                 d.perm.DecideTerminal,
+			MaxTerminalsPerSession: maxTerms,
+			MaxTerminals:           maxTerms,
+			OutputCeiling:          c.OutputLimit,
+			Timeout:                c.Timeout,
+			Roots:                  ws.Roots(),
+			Sandbox:                d.sandbox,
+		},
+		Env:        d.commandEnv(),
+		Shell:      c.Shell,
+		KillGrace:  c.KillGrace,
+		DefaultCwd: d.cwd,
+		Logf:       func(format string, args ...any) { d.warn("acpterm: terminal: " + fmt.Sprintf(format, args...)) },
+	})
+	return d.mgr.Subscribe("", "")
+}
+
+// startPumps starts the run's goroutines, which settle and shutdown
+// join: the pump of terminal events to the renderer, the ticker and the
+// signal watcher. It returns the display terminals the pump feeds.
+func (d *driver) startPumps(sub *terminal.Subscription) *displayTerminals {
+	d.shown = newShownGate()
+	disp := newDisplayTerminals(d.r)
+	d.pumped = make(chan struct{})
+	d.wg.Add(3)
+	go func() {
+		defer close(d.pumped)
+		d.pumpEvents(sub, disp)
+	}()
+	go d.tick()
+	go d.watchSignals()
+	return disp
+}
