@@ -8,6 +8,14 @@ package acp
 // an UnknownSessionUpdate. The package display sends and reads them
 // (display.TerminalUpdateOf); they stay here because their decoding is
 // the generated code's.
+//
+// V2TerminalExitStatus stays a type of its own rather than an alias of
+// TerminalExitStatus, which every other exit status in acpterm is: the
+// draft's exitCode is a signed 64-bit integer (a Windows exit code may be
+// negative, say -1073741819), v1's an unsigned 32-bit one, and each type
+// must decode its own schema's values strictly. An agent's display
+// terminal reports in the v2 form; a client that shows it with the v1
+// type decides how a negative code reads.
 const (
 	// SessionUpdateTerminalUpdate and SessionUpdateTerminalOutputChunk are
 	// the "sessionUpdate" values of the v2 terminal updates.

@@ -57,8 +57,10 @@ type (
 	TerminalID = acp.V2TerminalID
 	// AbsolutePath is the v2 form of an absolute path (a terminal's cwd).
 	AbsolutePath = acp.V2AbsolutePath
-	// TerminalExitStatus is how a display terminal ended, in the v2 form
-	// (not acp.TerminalExitStatus, the v1 terminal/* one).
+	// TerminalExitStatus is how a display terminal ended, in the v2 form:
+	// not acp.TerminalExitStatus, the v1 terminal/* one, whose exit code
+	// is unsigned 32-bit where the draft's is signed 64-bit (see
+	// acp.V2TerminalExitStatus).
 	TerminalExitStatus = acp.V2TerminalExitStatus
 	// TerminalOutput is the v2 form of a terminal's output so far.
 	TerminalOutput = acp.V2TerminalOutput

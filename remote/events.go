@@ -41,11 +41,8 @@ func decodeEvent(method string, params json.RawMessage) (w wireEvent, ok bool) {
 		if json.Unmarshal(params, &n) != nil {
 			return w, false
 		}
-		st := &terminal.ExitStatus{ExitCode: n.ExitCode, TimedOut: n.TimedOut}
-		if n.Signal != nil {
-			st.Signal = *n.Signal
-		}
-		w.ev = terminal.Event{Kind: terminal.EventExited, SessionID: n.SessionID, TerminalID: n.TerminalID, Status: st}
+		w.ev = terminal.Event{Kind: terminal.EventExited, SessionID: n.SessionID, TerminalID: n.TerminalID,
+			Status: &n.ExitStatus, TimedOut: n.TimedOut}
 		w.offset = n.Total
 	case NotifyReleased:
 		var n ReleasedNotification

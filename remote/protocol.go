@@ -163,10 +163,11 @@ type ExitNotification struct {
 	TerminalID acp.TerminalID `json:"terminalId"`
 	Seq        uint64         `json:"seq"`
 	// Total is how many bytes the command wrote in all.
-	Total    uint64  `json:"total"`
-	ExitCode *uint32 `json:"exitCode,omitempty"`
-	Signal   *string `json:"signal,omitempty"`
-	// TimedOut: the server's timeout killed the command.
+	Total uint64 `json:"total"`
+	// ExitStatus is how the command ended, as terminal/output says it.
+	ExitStatus acp.TerminalExitStatus `json:"exitStatus"`
+	// TimedOut: the server's timeout killed the command
+	// (terminal.Event.TimedOut).
 	TimedOut bool `json:"timedOut,omitempty"`
 }
 

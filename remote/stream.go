@@ -126,11 +126,7 @@ func (s *server) pump(ctx context.Context, st *stream, sub *terminal.Subscriptio
 		case terminal.EventExited:
 			n := &ExitNotification{SessionID: st.sid, TerminalID: st.tid, Seq: st.nextSeq(), Total: off}
 			if ev.Status != nil {
-				n.ExitCode, n.TimedOut = ev.Status.ExitCode, ev.Status.TimedOut
-				if ev.Status.Signal != "" {
-					sig := ev.Status.Signal
-					n.Signal = &sig
-				}
+				n.ExitStatus, n.TimedOut = *ev.Status, ev.TimedOut
 			}
 			method, msg = NotifyExit, n
 		case terminal.EventReleased:

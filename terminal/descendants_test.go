@@ -195,8 +195,11 @@ func TestTimeout(t *testing.T) {
 	sub, _ := m.Subscribe("", "")
 	defer sub.Close()
 	info := mustCreate(t, m, Request{Command: "sleep 30"})
-	want := ExitStatus{Signal: "SIGTERM", TimedOut: true}
+	want := ExitStatus{Signal: sig("SIGTERM")}
 	wantStatus(t, mustWait(t, m, info), want)
+	if out := mustOutput(t, m, info); !out.TimedOut {
+		t.Errorf("Output.TimedOut = false after the timeout killed the command")
+	}
 	for {
 		ev, err := sub.Next(testCtx(t))
 		if err != nil {
@@ -204,12 +207,18 @@ func TestTimeout(t *testing.T) {
 		}
 		if ev.Kind == EventExited {
 			wantStatus(t, *ev.Status, want)
+			if !ev.TimedOut {
+				t.Errorf("EventExited.TimedOut = false after the timeout killed the command")
+			}
 			break
 		}
 	}
 	// A command that finishes in time is not marked.
-	_, st := runTerminal(t, m, Request{Command: "true"})
+	out, st := runTerminal(t, m, Request{Command: "true"})
 	wantStatus(t, st, ExitStatus{ExitCode: code(0)})
+	if out.TimedOut {
+		t.Errorf("Output.TimedOut = true for a command that finished in time")
+	}
 	mustRelease(t, m, info)
 }
 

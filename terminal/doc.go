@@ -94,7 +94,7 @@
 // all of them. Release kills a running command the same way, waits for it,
 // kills whatever is left of its descendants and frees the terminal.
 // Policy.Timeout kills a command the same way when it runs too long; the
-// agent sees the signal, the host sees ExitStatus.TimedOut.
+// agent sees the signal, the host sees Output.TimedOut and Event.TimedOut.
 //
 // # No orphans
 //

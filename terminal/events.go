@@ -62,6 +62,9 @@ type Event struct {
 	Dropped uint64
 	// Status is set on EventExited and EventReleased.
 	Status *ExitStatus
+	// TimedOut, with Status, reports that Policy.Timeout expired and the
+	// manager killed the command (see Output.TimedOut).
+	TimedOut bool
 }
 
 // ErrSubscriptionClosed is returned by Subscription.Next once the
@@ -379,7 +382,7 @@ func (m *Manager) Subscribe(sessionID acp.SessionID, terminalID acp.TerminalID) 
 	}
 	if t.isDone() {
 		st := *t.status
-		s.deliver(Event{Kind: EventExited, SessionID: sessionID, TerminalID: terminalID, Status: &st}, t.key)
+		s.deliver(Event{Kind: EventExited, SessionID: sessionID, TerminalID: terminalID, Status: &st, TimedOut: t.timedOut}, t.key)
 	}
 	t.subs = append(t.subs, s)
 	return s, nil

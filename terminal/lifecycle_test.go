@@ -27,7 +27,7 @@ func TestKillThenOutputWaitRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := mustOutput(t, m, info)
-	want := ExitStatus{Signal: "SIGTERM"}
+	want := ExitStatus{Signal: sig("SIGTERM")}
 	if out.ExitStatus == nil {
 		t.Fatal("no exit status after kill")
 	}
@@ -55,7 +55,7 @@ func TestKillEscalatesToSIGKILL(t *testing.T) {
 	if err := m.Kill(testCtx(t), info.SessionID, info.TerminalID); err != nil {
 		t.Fatal(err)
 	}
-	wantStatus(t, mustWait(t, m, info), ExitStatus{Signal: "SIGKILL"})
+	wantStatus(t, mustWait(t, m, info), ExitStatus{Signal: sig("SIGKILL")})
 	mustRelease(t, m, info)
 }
 
@@ -93,7 +93,7 @@ func TestConcurrentWaiters(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range n {
-		wantStatus(t, <-results, ExitStatus{Signal: "SIGTERM"})
+		wantStatus(t, <-results, ExitStatus{Signal: sig("SIGTERM")})
 	}
 	mustRelease(t, m, info)
 }
@@ -140,7 +140,7 @@ func TestReleaseResolvesPendingWaits(t *testing.T) {
 	m.waiting = nil
 	mustRelease(t, m, info)
 	for range 3 {
-		wantStatus(t, <-results, ExitStatus{Signal: "SIGTERM"})
+		wantStatus(t, <-results, ExitStatus{Signal: sig("SIGTERM")})
 	}
 }
 

@@ -114,10 +114,14 @@ func runTerminal(t testing.TB, m *Manager, req Request) (Output, ExitStatus) {
 
 func code(n uint32) *uint32 { return &n }
 
+func sig(name string) *string { return &name }
+
 func statusEq(a, b ExitStatus) bool {
-	return a.Signal == b.Signal && a.TimedOut == b.TimedOut &&
-		(a.ExitCode == nil) == (b.ExitCode == nil) &&
-		(a.ExitCode == nil || *a.ExitCode == *b.ExitCode)
+	return ptrEq(a.Signal, b.Signal) && ptrEq(a.ExitCode, b.ExitCode)
+}
+
+func ptrEq[T comparable](a, b *T) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 func wantStatus(t testing.TB, got, want ExitStatus) {

@@ -303,7 +303,7 @@ func (m *Manager) finish(t *term, registered bool) {
 	t.released, t.final = true, &snap
 	if registered {
 		st := *t.status
-		t.publishLocked(Event{Kind: EventReleased, Status: &st})
+		t.publishLocked(Event{Kind: EventReleased, Status: &st, TimedOut: t.timedOut})
 	}
 	t.subs = nil
 	t.out = newTail(0) // the snapshot has the text; free the buffer

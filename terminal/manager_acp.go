@@ -51,10 +51,7 @@ func (m *Manager) TerminalOutput(ctx context.Context, req *acp.TerminalOutputReq
 	}
 	text, cut := fitEncoded(out.Text, m.cfg.maxEncoded)
 	resp := &acp.TerminalOutputResponse{Output: text, Truncated: out.Truncated || cut}
-	if out.ExitStatus != nil {
-		code, sig := wireStatus(*out.ExitStatus)
-		resp.ExitStatus = &acp.TerminalExitStatus{ExitCode: code, Signal: sig}
-	}
+	resp.ExitStatus = out.ExitStatus
 	return resp, nil
 }
 
@@ -66,8 +63,7 @@ func (m *Manager) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTermi
 	if err != nil {
 		return nil, wireErr(err)
 	}
-	code, sig := wireStatus(st)
-	return &acp.WaitForTerminalExitResponse{ExitCode: code, Signal: sig}, nil
+	return &acp.WaitForTerminalExitResponse{ExitCode: st.ExitCode, Signal: st.Signal}, nil
 }
 
 // KillTerminal serves terminal/kill.
@@ -84,20 +80,6 @@ func (m *Manager) ReleaseTerminal(ctx context.Context, req *acp.ReleaseTerminalR
 		return nil, wireErr(err)
 	}
 	return &acp.ReleaseTerminalResponse{}, nil
-}
-
-// wireStatus is the protocol's form of a status: exitCode for an exit,
-// signal (and a null exitCode) for a signal. TimedOut has no field.
-func wireStatus(st ExitStatus) (code *uint32, signal *string) {
-	if st.ExitCode != nil {
-		c := *st.ExitCode
-		code = &c
-	}
-	if st.Signal != "" {
-		s := st.Signal
-		signal = &s
-	}
-	return code, signal
 }
 
 // acpError is a terminal error as the acp connection sends it: code is

@@ -71,11 +71,11 @@ func TestExitCodeAndSignalNames(t *testing.T) {
 		{"exit 0", ExitStatus{ExitCode: code(0)}},
 		{"exit 3", ExitStatus{ExitCode: code(3)}},
 		{"exit 255", ExitStatus{ExitCode: code(255)}},
-		{"kill -TERM $$", ExitStatus{Signal: "SIGTERM"}},
-		{"kill -KILL $$", ExitStatus{Signal: "SIGKILL"}},
-		{"kill -INT $$", ExitStatus{Signal: "SIGINT"}},
-		{"kill -HUP $$", ExitStatus{Signal: "SIGHUP"}},
-		{"ulimit -c 0; kill -SEGV $$", ExitStatus{Signal: "SIGSEGV"}},
+		{"kill -TERM $$", ExitStatus{Signal: sig("SIGTERM")}},
+		{"kill -KILL $$", ExitStatus{Signal: sig("SIGKILL")}},
+		{"kill -INT $$", ExitStatus{Signal: sig("SIGINT")}},
+		{"kill -HUP $$", ExitStatus{Signal: sig("SIGHUP")}},
+		{"ulimit -c 0; kill -SEGV $$", ExitStatus{Signal: sig("SIGSEGV")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {

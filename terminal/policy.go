@@ -85,7 +85,8 @@ type Policy struct {
 
 	// Timeout, when positive, kills a terminal's command that has run that
 	// long (SIGTERM, KillGrace, SIGKILL, like terminal/kill). The agent sees
-	// the signal in the exit status; ExitStatus.TimedOut tells the host.
+	// the signal in the exit status; Output.TimedOut and Event.TimedOut
+	// tell the host.
 	Timeout time.Duration
 
 	// Roots, when not empty, confines cwd: its real path (symlinks

@@ -43,7 +43,8 @@ func statusFromWait(ws syscall.WaitStatus) ExitStatus {
 // sig is not 0, was killed by sig.
 func exitStatus(code int, sig syscall.Signal) ExitStatus {
 	if sig != 0 {
-		return ExitStatus{Signal: signalName(sig)}
+		name := signalName(sig)
+		return ExitStatus{Signal: &name}
 	}
 	c := uint32(code)
 	return ExitStatus{ExitCode: &c}

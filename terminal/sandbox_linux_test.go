@@ -288,7 +288,7 @@ func TestSandboxSpawnerPerSession(t *testing.T) {
 		if err := m.Kill(testCtx(t), info.SessionID, info.TerminalID); err != nil {
 			t.Fatal(err)
 		}
-		wantStatus(t, mustWait(t, m, info), ExitStatus{Signal: "SIGTERM"})
+		wantStatus(t, mustWait(t, m, info), ExitStatus{Signal: sig("SIGTERM")})
 	}
 	mustRelease(t, m, a1)
 	if _, err := os.Stat(a1.Sandbox.TempDir); !errors.Is(err, os.ErrNotExist) {

@@ -47,32 +47,15 @@ type Info struct {
 	Sandbox *sandbox.Applied
 }
 
-// ExitStatus is how a command ended.
-type ExitStatus struct {
-	// ExitCode is the exit code of a command that exited; nil when a
-	// signal ended it.
-	ExitCode *uint32
-	// Signal is the POSIX name ("SIGTERM", "SIGKILL") of the signal that
-	// ended the command, "" when it exited.
-	Signal string
-	// TimedOut reports that Policy.Timeout expired and the manager killed
-	// the command. The protocol has no field for it: the agent sees the
-	// signal (or the exit code, if the command caught SIGTERM and exited).
-	TimedOut bool
-}
-
-// String says how the command ended in the words of
-// acp.TerminalExitStatus.String, after "timed out, " when Policy.Timeout
-// killed it: "exit 3", "killed by SIGTERM", "timed out, killed by
-// SIGTERM".
-func (s ExitStatus) String() string {
-	code, sig := wireStatus(s)
-	str := acp.TerminalExitStatus{ExitCode: code, Signal: sig}.String()
-	if s.TimedOut {
-		str = "timed out, " + str
-	}
-	return str
-}
+// ExitStatus is how a command ended. It is the protocol's own type,
+// acp.TerminalExitStatus, so what Wait returns is what terminal/output and
+// terminal/wait_for_exit send: ExitCode for a command that exited, Signal
+// (the POSIX name, "SIGTERM", "SIGKILL") and a nil ExitCode for one a
+// signal ended. Its String method words it ("exit 3", "killed by
+// SIGTERM"). Whether Policy.Timeout killed the command is no part of it,
+// since the protocol has no field for that: Output.TimedOut and
+// Event.TimedOut tell the host.
+type ExitStatus = acp.TerminalExitStatus
 
 // Output is what terminal/output returns.
 type Output struct {
@@ -83,6 +66,11 @@ type Output struct {
 	Truncated bool
 	// ExitStatus is nil while the command runs.
 	ExitStatus *ExitStatus
+	// TimedOut reports, once ExitStatus is set, that Policy.Timeout
+	// expired and the manager killed the command. The agent sees only
+	// the signal (or the exit code, if the command caught SIGTERM and
+	// exited), so it is not sent on the wire.
+	TimedOut bool
 }
 
 // Snapshot is a terminal's state for a host's UI. Unlike Output it is
@@ -204,10 +192,9 @@ func (t *term) waitLoop() {
 		tm.Stop()
 	}
 	t.mu.Lock()
-	st.TimedOut = t.timedOut
 	t.status = &st
 	close(t.done)
-	t.publishLocked(Event{Kind: EventExited, Status: &st})
+	t.publishLocked(Event{Kind: EventExited, Status: &st, TimedOut: t.timedOut})
 	t.mu.Unlock()
 }
 
@@ -256,7 +243,7 @@ func (t *term) outputLocked() Output {
 	o := Output{Text: t.cache, Truncated: t.cacheTrunc}
 	if final {
 		st := *t.status
-		o.ExitStatus = &st
+		o.ExitStatus, o.TimedOut = &st, t.timedOut
 	}
 	return o
 }

@@ -576,7 +576,8 @@ func (d *displayTerminals) exit(sessionID, id string, code *int64, signal *strin
 	st := &terminal.ExitStatus{}
 	switch {
 	case signal != nil && *signal != "":
-		st.Signal = clipString(*signal, maxDisplayTitle)
+		sig := clipString(*signal, maxDisplayTitle)
+		st.Signal = &sig
 	case code != nil:
 		c := uint32(*code) // as a shell shows it: -1 is 4294967295
 		st.ExitCode = &c

@@ -207,4 +207,4 @@ func FuzzDisplayTerminals(f *testing.F) {
 }
 
 func exitCode(c uint32) string     { return terminal.ExitStatus{ExitCode: &c}.String() }
-func exitSignal(sig string) string { return terminal.ExitStatus{Signal: sig}.String() }
+func exitSignal(sig string) string { return terminal.ExitStatus{Signal: &sig}.String() }

@@ -93,17 +93,22 @@ func trimZero(s string) string {
 }
 
 // statusText describes an exit status for people, in the words
-// terminal.ExitStatus.String uses everywhere. A display terminal's signal
-// is the agent's text, hence textsafe.Line.
-func statusText(st *terminal.ExitStatus) string {
+// acp.TerminalExitStatus.String uses everywhere, after "timed out, " when
+// the manager's timeout killed the command (terminal.Event.TimedOut). A
+// display terminal's signal is the agent's text, hence textsafe.Line.
+func statusText(st *terminal.ExitStatus, timedOut bool) string {
 	if st == nil {
 		return "still running"
 	}
-	return textsafe.Line(st.String())
+	s := st.String()
+	if timedOut {
+		s = "timed out, " + s
+	}
+	return textsafe.Line(s)
 }
 
-func statusFailed(st *terminal.ExitStatus) bool {
-	return st != nil && (st.Signal != "" || st.TimedOut || (st.ExitCode != nil && *st.ExitCode != 0))
+func statusFailed(st *terminal.ExitStatus, timedOut bool) bool {
+	return st != nil && (st.Signal != nil || timedOut || (st.ExitCode != nil && *st.ExitCode != 0))
 }
 
 // commandLine is how a terminal's command is shown and reported

@@ -270,11 +270,7 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 		}
 		e := jsonTerminalExit{Event: "terminal_exit", TerminalID: string(ev.TerminalID), DurationMs: d.Milliseconds()}
 		if st := ev.Status; st != nil {
-			e.ExitCode, e.TimedOut = st.ExitCode, st.TimedOut
-			if st.Signal != "" {
-				sig := st.Signal
-				e.Signal = &sig
-			}
+			e.ExitCode, e.Signal, e.TimedOut = st.ExitCode, st.Signal, ev.TimedOut
 		}
 		r.emit(e)
 	case terminal.EventReleased:

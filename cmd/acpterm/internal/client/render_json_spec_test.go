@@ -81,7 +81,7 @@ func allJSONEvents(t *testing.T) string {
 	r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: "sess_1", TerminalID: "shown_1",
 		Info: &terminal.Info{Command: "make", Cwd: "/w", Display: true}})
 	r.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, TerminalID: "term_1", Data: []byte("x"), Dropped: 3})
-	r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, TerminalID: "term_1", Status: &terminal.ExitStatus{Signal: "SIGKILL", TimedOut: true}})
+	r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, TerminalID: "term_1", Status: &terminal.ExitStatus{Signal: acp.Ptr("SIGKILL")}, TimedOut: true})
 	raw := json.RawMessage(`{"sessionId":"sess_1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}`)
 	var n acp.SessionNotification
 	if err := json.Unmarshal(raw, &n); err != nil {
@@ -277,7 +277,7 @@ func TestJSONLinesHostileAgent(t *testing.T) {
 	r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: acp.SessionID("s" + hostile), TerminalID: acp.TerminalID(id),
 		Info: &terminal.Info{Command: hostile, Args: []string{hostile}, Cwd: hostile}})
 	r.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, TerminalID: acp.TerminalID(id), Data: []byte(hostile)})
-	r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, TerminalID: acp.TerminalID(id), Status: &terminal.ExitStatus{Signal: hostile}})
+	r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, TerminalID: acp.TerminalID(id), Status: &terminal.ExitStatus{Signal: &hostile}})
 	r.Permission(PermissionEvent{SessionID: acp.SessionID(hostile), Title: hostile, Decision: "allow_once", TerminalCommand: hostile, Reason: hostile})
 	r.Finish(acp.StopReason(hostile))
 	r.Error(hostile, 1)

@@ -82,6 +82,13 @@ func exited(id string, st terminal.ExitStatus) step {
 	return step{term: &terminal.Event{Kind: terminal.EventExited, SessionID: "sess_1", TerminalID: acp.TerminalID(id), Status: &st}}
 }
 
+// timedOut is exited for a command the manager's timeout killed.
+func timedOut(id string, st terminal.ExitStatus) step {
+	s := exited(id, st)
+	s.term.TimedOut = true
+	return s
+}
+
 func released(id string, st terminal.ExitStatus) step {
 	return step{term: &terminal.Event{Kind: terminal.EventReleased, SessionID: "sess_1", TerminalID: acp.TerminalID(id), Status: &st}}
 }
@@ -277,7 +284,7 @@ func TestTextRendererEdges(t *testing.T) {
 		{
 			name: "signal and timeout",
 			steps: []step{created("t", "sleep 30", nil, 1<<20), toolCall("c", "sleep 30", acp.ToolCallStatusInProgress, "t"),
-				advance(3 * time.Second), exited("t", terminal.ExitStatus{Signal: "SIGTERM", TimedOut: true}), toolUpdate("c", acp.ToolCallStatusFailed, "t")},
+				advance(3 * time.Second), timedOut("t", terminal.ExitStatus{Signal: acp.Ptr("SIGTERM")}), toolUpdate("c", acp.ToolCallStatusFailed, "t")},
 			want: []string{"✗ sleep 30 [execute]\n  └ timed out, killed by SIGTERM · 3.0s\n"},
 		},
 		{
@@ -445,7 +452,7 @@ func TestJSONRendererSignal(t *testing.T) {
 	clock := newFakeClock()
 	var out bytes.Buffer
 	r := NewJSONRenderer(&out, clock.Now)
-	play(r, clock, []step{created("t", "sleep", []string{"30"}, 1), exited("t", terminal.ExitStatus{Signal: "SIGKILL", TimedOut: true})})
+	play(r, clock, []step{created("t", "sleep", []string{"30"}, 1), timedOut("t", terminal.ExitStatus{Signal: acp.Ptr("SIGKILL")})})
 	if !strings.Contains(out.String(), `{"event":"terminal_exit","terminalId":"t","exitCode":null,"signal":"SIGKILL","timedOut":true,"durationMs":0}`) {
 		t.Fatalf("got %s", out.String())
 	}

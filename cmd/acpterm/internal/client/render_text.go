@@ -288,12 +288,12 @@ func (r *textRenderer) TerminalEvent(ev terminal.Event) {
 		return // the live region catches up on the next tick
 	case terminal.EventExited:
 		if tv.status == nil {
-			tv.status, tv.ended = ev.Status, r.o.Now()
+			tv.status, tv.timedOut, tv.ended = ev.Status, ev.TimedOut, r.o.Now()
 		}
 	case terminal.EventReleased:
 		tv.released = true
 		if tv.status == nil && ev.Status != nil {
-			tv.status, tv.ended = ev.Status, r.o.Now()
+			tv.status, tv.timedOut, tv.ended = ev.Status, ev.TimedOut, r.o.Now()
 		}
 	}
 	if !r.finished {

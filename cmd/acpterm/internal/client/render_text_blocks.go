@@ -88,7 +88,7 @@ func (r *textRenderer) writeTerminal(b *strings.Builder, tv *termView, now time.
 	if tv.status == nil {
 		end = now
 	}
-	status := statusText(tv.status)
+	status := statusText(tv.status, tv.timedOut)
 	switch {
 	case tv.display && !hasExit(tv.status) && tv.endedAs != "":
 		// No exit status came: how its tool call ended says it.
@@ -98,7 +98,7 @@ func (r *textRenderer) writeTerminal(b *strings.Builder, tv *termView, now time.
 		} else {
 			status = r.st.red(status)
 		}
-	case statusFailed(tv.status):
+	case statusFailed(tv.status, tv.timedOut):
 		status = r.st.red(status)
 	case tv.status != nil:
 		status = r.st.green(status)

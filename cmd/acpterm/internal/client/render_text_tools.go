@@ -80,6 +80,7 @@ type termView struct {
 	started  time.Time
 	ended    time.Time
 	status   *terminal.ExitStatus
+	timedOut bool // with status: the manager's timeout killed it
 	released bool
 }
 
@@ -170,7 +171,7 @@ func contains(s []string, x string) bool {
 // hasExit reports whether st says how a command ended: an exit code or a
 // signal (a display terminal ended by its tool call has neither).
 func hasExit(st *terminal.ExitStatus) bool {
-	return st != nil && (st.ExitCode != nil || st.Signal != "")
+	return st != nil && (st.ExitCode != nil || st.Signal != nil)
 }
 
 func toolDone(s acp.ToolCallStatus) bool {

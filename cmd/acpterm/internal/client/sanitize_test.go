@@ -76,7 +76,7 @@ func evilTurn() []step {
 		output("term_2", "output2"+evil+"\n"),
 		advance(2 * time.Second), tick,
 		{update: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID("id" + evil), Title: &title}},
-		exited("term_1", terminal.ExitStatus{Signal: "SIG" + evil}),
+		exited("term_1", terminal.ExitStatus{Signal: acp.Ptr("SIG" + evil)}),
 		{perm: &PermissionEvent{Title: "perm" + evil, TerminalCommand: "cmd" + evil, Decision: "reject_once", Reason: "why" + evil}},
 		{perm: &PermissionEvent{Title: "perm" + evil, Decision: "cancelled"}},
 		{update: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID("id" + evil), Status: ptr(acp.ToolCallStatusCompleted)}},
