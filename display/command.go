@@ -43,10 +43,10 @@ type CommandOptions struct {
 type CommandResult struct {
 	ToolCallID acp.ToolCallID
 	TerminalID acp.TerminalID
-	// ExitCode is set for a normal exit, Signal for a signalled one; a
-	// client may set both (some report a signal with exit code 1).
-	ExitCode *uint32
-	Signal   *string
+	// ExitStatus is how the command ended, as the terminal reported it:
+	// ExitCode for a normal exit, Signal for a signalled one; a client
+	// may set both (some report a signal with exit code 1).
+	ExitStatus acp.TerminalExitStatus
 	// Output is the retained output, the tail when Truncated.
 	Output    string
 	Truncated bool
@@ -61,15 +61,16 @@ type CommandResult struct {
 // Succeeded reports a zero exit code without a timeout, a cancel or a
 // signal.
 func (r *CommandResult) Succeeded() bool {
-	return r.ExitCode != nil && *r.ExitCode == 0 && r.Signal == nil && !r.TimedOut && !r.Cancelled
+	st := r.ExitStatus
+	return st.ExitCode != nil && *st.ExitCode == 0 && st.Signal == nil && !r.TimedOut && !r.Cancelled
 }
 
 // Status says in a few words how the command ended: its exit status as
-// TerminalExitStatus.String gives it, after "timed out, " or "cancelled, "
+// acp.TerminalExitStatus.String gives it, after "timed out, " or "cancelled, "
 // when RunCommand killed it: "exit 0", "killed by SIGKILL", "timed out,
 // killed by SIGTERM", "cancelled, killed by SIGTERM".
 func (r *CommandResult) Status() string {
-	s := acp.TerminalExitStatus{ExitCode: r.ExitCode, Signal: r.Signal}.String()
+	s := r.ExitStatus.String()
 	switch {
 	case r.TimedOut:
 		s = "timed out, " + s
@@ -173,7 +174,7 @@ func RunCommand(ctx context.Context, a *acp.AgentConn, req *acp.CreateTerminalRe
 		failToolCall(finish, a, req.SessionID, res, "the exit status could not be read: "+err.Error())
 		return res, err
 	}
-	res.ExitCode, res.Signal = st.ExitCode, st.Signal
+	res.ExitStatus = exitStatus(st)
 
 	out, err := term.Output(finish)
 	if err != nil {
@@ -206,10 +207,15 @@ func RunCommand(ctx context.Context, a *acp.AgentConn, req *acp.CreateTerminalRe
 // rawOutput is the rawOutput of the final tool call update.
 func (r *CommandResult) rawOutput() json.RawMessage {
 	b, _ := json.Marshal(&commandRawOutput{
-		ExitCode: r.ExitCode, Signal: r.Signal, Truncated: r.Truncated,
+		ExitCode: r.ExitStatus.ExitCode, Signal: r.ExitStatus.Signal, Truncated: r.Truncated,
 		TimedOut: r.TimedOut, Cancelled: r.Cancelled,
 	})
 	return b
+}
+
+// exitStatus is the exit status a terminal/wait_for_exit answer carries.
+func exitStatus(w *acp.WaitForTerminalExitResponse) acp.TerminalExitStatus {
+	return acp.TerminalExitStatus{ExitCode: w.ExitCode, Signal: w.Signal}
 }
 
 // failToolCall marks the tool call failed after an error, best effort: the

@@ -229,16 +229,16 @@ func TestOutputText(t *testing.T) {
 		limit int
 		want  string
 	}{
-		{"no output", CommandResult{ExitCode: code(0)}, 100, "(no output)\nexit 0"},
-		{"no final newline", CommandResult{ExitCode: code(1), Output: "a\nb"}, 100, "```\na\nb\n```\nexit 1"},
-		{"cut by the client", CommandResult{ExitCode: code(0), Output: "tail\n", Truncated: true}, 100,
+		{"no output", CommandResult{ExitStatus: acp.TerminalExitStatus{ExitCode: code(0)}}, 100, "(no output)\nexit 0"},
+		{"no final newline", CommandResult{ExitStatus: acp.TerminalExitStatus{ExitCode: code(1)}, Output: "a\nb"}, 100, "```\na\nb\n```\nexit 1"},
+		{"cut by the client", CommandResult{ExitStatus: acp.TerminalExitStatus{ExitCode: code(0)}, Output: "tail\n", Truncated: true}, 100,
 			"```\ntail\n```\nexit 0; output truncated, the last 5 bytes shown"},
 		// "é" is two bytes: a 3-byte tail would start inside one.
-		{"cut at a character start", CommandResult{ExitCode: code(0), Output: "éé"}, 3,
+		{"cut at a character start", CommandResult{ExitStatus: acp.TerminalExitStatus{ExitCode: code(0)}, Output: "éé"}, 3,
 			"```\né\n```\nexit 0; output truncated, the last 2 bytes shown"},
-		{"backticks in the output", CommandResult{Signal: acp.Ptr("SIGKILL"), Output: "```go\nx\n````\n"}, 100,
+		{"backticks in the output", CommandResult{ExitStatus: acp.TerminalExitStatus{Signal: acp.Ptr("SIGKILL")}, Output: "```go\nx\n````\n"}, 100,
 			"`````\n```go\nx\n````\n`````\nkilled by SIGKILL"},
-		{"signal wins over exit code", CommandResult{ExitCode: code(1), Signal: acp.Ptr("SIGINT"), Cancelled: true, Output: "x\n"}, 100,
+		{"signal wins over exit code", CommandResult{ExitStatus: acp.TerminalExitStatus{ExitCode: code(1), Signal: acp.Ptr("SIGINT")}, Cancelled: true, Output: "x\n"}, 100,
 			"```\nx\n```\ncancelled, killed by SIGINT"},
 		{"no status", CommandResult{Output: "x\n"}, 100, "```\nx\n```\nno exit status"},
 	} {
@@ -269,7 +269,7 @@ func TestExitStatusText(t *testing.T) {
 			t.Errorf("%+v: Sprint(pointer) = %q, want %q", tc.st, got, tc.want)
 		}
 	}
-	timedOut := CommandResult{Signal: acp.Ptr("SIGTERM"), TimedOut: true}
+	timedOut := CommandResult{ExitStatus: acp.TerminalExitStatus{Signal: acp.Ptr("SIGTERM")}, TimedOut: true}
 	if got, want := timedOut.Status(), "timed out, killed by SIGTERM"; got != want {
 		t.Errorf("Status() = %q, want %q", got, want)
 	}
@@ -302,7 +302,7 @@ func TestRunCommandCancelled(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	if res == nil || res.Signal == nil || *res.Signal != "SIGTERM" || res.TimedOut || !res.Cancelled || res.Succeeded() {
+	if res == nil || res.ExitStatus.Signal == nil || *res.ExitStatus.Signal != "SIGTERM" || res.TimedOut || !res.Cancelled || res.Succeeded() {
 		t.Fatalf("result = %+v", res)
 	}
 	if id := <-client.released; id != res.TerminalID {

@@ -8,7 +8,7 @@
 //   - [RunLocalCommand] runs a command in the agent's own terminal runtime
 //     (a terminal.Manager, see [LocalTerminals]) and streams its output to
 //     the client for display, in the form the client advertised
-//     ([ClientDisplayForm]): Zed's _meta form, the ACP v2 draft's
+//     ([ClientForm]): Zed's _meta form, the ACP v2 draft's
 //     terminal updates, or text in the tool call for any other client.
 //
 // For clients it names the wire forms of such display terminals: the _meta

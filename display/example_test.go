@@ -88,7 +88,7 @@ func ExampleRunCommand() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("exit code %d, succeeded %t, output %q\n", *res.ExitCode, res.Succeeded(), res.Output)
+	fmt.Printf("exit code %d, succeeded %t, output %q\n", *res.ExitStatus.ExitCode, res.Succeeded(), res.Output)
 	// Output:
 	// tool call "echo hello": in_progress
 	// tool call: completed

@@ -65,7 +65,7 @@ func TestRunLocalCommandClientGone(t *testing.T) {
 	if !errors.Is(err, acp.ErrConnClosed) {
 		t.Errorf("err = %v, want one wrapping ErrConnClosed", err)
 	}
-	if res == nil || res.TimedOut || res.Signal == nil {
+	if res == nil || res.TimedOut || res.ExitStatus.Signal == nil {
 		t.Errorf("result %+v: the command was not killed when the client went away", res)
 	}
 	if live := m.Terminals("s"); len(live) != 0 {

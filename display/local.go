@@ -25,49 +25,52 @@ type LocalTerminals interface {
 	WatchTerminalOutput(ctx context.Context, sessionID acp.SessionID, terminalID acp.TerminalID, fn func(data []byte, dropped uint64)) error
 }
 
-// DisplayForm is how RunLocalCommand shows a running command to the client.
-type DisplayForm int
+// Form is how RunLocalCommand shows a running command to the client: the
+// wire form of its display terminal, or none. Its String is a short word
+// for logs ("auto", "text", "meta", "v2").
+type Form int
 
 const (
-	// DisplayAuto picks the best form the client advertised: DisplayV2,
-	// else DisplayMeta, else DisplayText (see ClientDisplayForm).
-	DisplayAuto DisplayForm = iota
-	// DisplayText sends no live output: the finished tool call carries the
+	// FormAuto picks the best form the client advertised:
+	// FormTerminalUpdate, else FormZedMeta, else FormText (see ClientForm).
+	FormAuto Form = iota
+	// FormText sends no live output: the finished tool call carries the
 	// output's tail as text, which every client shows.
-	DisplayText
-	// DisplayMeta streams Zed's _meta display terminal
+	FormText
+	// FormZedMeta streams Zed's _meta display terminal
 	// (MetaTerminalInfo, MetaTerminalOutput, MetaTerminalExit).
-	DisplayMeta
-	// DisplayV2 streams the v2 draft's terminal_update and
-	// terminal_output_chunk session updates.
-	DisplayV2
+	FormZedMeta
+	// FormTerminalUpdate streams the v2 draft's terminal_update and
+	// terminal_output_chunk session updates (TerminalUpdate,
+	// TerminalOutputChunk) inside a v1 session.
+	FormTerminalUpdate
 )
 
-func (f DisplayForm) String() string {
+func (f Form) String() string {
 	switch f {
-	case DisplayAuto:
+	case FormAuto:
 		return "auto"
-	case DisplayText:
+	case FormText:
 		return "text"
-	case DisplayMeta:
+	case FormZedMeta:
 		return "meta"
-	case DisplayV2:
+	case FormTerminalUpdate:
 		return "v2"
 	}
-	return "DisplayForm(?)"
+	return "Form(?)"
 }
 
-// ClientDisplayForm is the best display form caps allow: DisplayV2 when
-// _meta[MetaTerminalUpdate] is true, DisplayMeta when
-// _meta[MetaTerminalOutput] is true, else DisplayText.
-func ClientDisplayForm(caps acp.ClientCapabilities) DisplayForm {
+// ClientForm is the best form caps allow: FormTerminalUpdate when
+// _meta[MetaTerminalUpdate] is true, FormZedMeta when
+// _meta[MetaTerminalOutput] is true, else FormText.
+func ClientForm(caps acp.ClientCapabilities) Form {
 	switch {
 	case ClientRendersMeta(caps, MetaTerminalUpdate):
-		return DisplayV2
+		return FormTerminalUpdate
 	case ClientRendersMeta(caps, MetaTerminalOutput):
-		return DisplayMeta
+		return FormZedMeta
 	}
-	return DisplayText
+	return FormText
 }
 
 // Defaults of LocalCommandOptions.
@@ -87,9 +90,9 @@ const (
 type LocalCommandOptions struct {
 	// ToolCallID, Title, Timeout and OutputText are as for RunCommand.
 	CommandOptions
-	// Display chooses the form of the live output; DisplayAuto (zero)
-	// follows the client's capabilities.
-	Display DisplayForm
+	// Form chooses the form of the live output; FormAuto (zero) follows
+	// the client's capabilities.
+	Form Form
 	// UpdatesPerSecond bounds the live output updates; 0 means
 	// DefaultUpdatesPerSecond.
 	UpdatesPerSecond int
@@ -101,8 +104,8 @@ type LocalCommandOptions struct {
 // RunLocalCommand is the local counterpart of RunCommand: it runs one
 // command in the agent's own terminal runtime (terms) rather than in the
 // client's, and streams it to the client as a display terminal in the
-// form opts.Display chooses (by default the best the client advertised,
-// see ClientDisplayForm):
+// form opts.Form chooses (by default the best the client advertised, see
+// ClientForm):
 //
 //  1. create the terminal in terms (req.OutputByteLimit absent means
 //     DefaultLocalOutputLimit);
@@ -141,9 +144,9 @@ func RunLocalCommand(ctx context.Context, a *acp.AgentConn, terms LocalTerminals
 	if opts == nil {
 		opts = &LocalCommandOptions{}
 	}
-	form := opts.Display
-	if form == DisplayAuto {
-		form = ClientDisplayForm(a.ClientCapabilities())
+	form := opts.Form
+	if form == FormAuto {
+		form = ClientForm(a.ClientCapabilities())
 	}
 	creq := *req
 	limit := uint64(DefaultLocalOutputLimit)
@@ -204,7 +207,7 @@ func RunLocalCommand(ctx context.Context, a *acp.AgentConn, terms LocalTerminals
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	var watching sync.WaitGroup
 	defer func() { stopWatch(); watching.Wait() }()
-	if form != DisplayText {
+	if form != FormText {
 		watching.Add(1)
 		go func() {
 			defer watching.Done()
@@ -299,7 +302,7 @@ func RunLocalCommand(ctx context.Context, a *acp.AgentConn, terms LocalTerminals
 	finish = closing()
 	stopWatch()
 	watching.Wait()
-	res.ExitCode, res.Signal = ex.st.ExitCode, ex.st.Signal
+	res.ExitStatus = exitStatus(ex.st)
 
 	out, err := terms.TerminalOutput(finish, &acp.TerminalOutputRequest{SessionID: sid, TerminalID: tid})
 	if err != nil {

@@ -34,11 +34,11 @@ type streamBuffer struct {
 	stopped bool   // the stream ended early: drop everything
 }
 
-func newStreamBuffer(budget, chunk int, form DisplayForm) *streamBuffer {
+func newStreamBuffer(budget, chunk int, form Form) *streamBuffer {
 	if chunk <= 0 {
 		chunk = DefaultChunkBytes
 	}
-	return &streamBuffer{budget: budget, chunk: chunk, meta: form == DisplayMeta, wake: make(chan struct{}, 1)}
+	return &streamBuffer{budget: budget, chunk: chunk, meta: form == FormZedMeta, wake: make(chan struct{}, 1)}
 }
 
 func (b *streamBuffer) signal() {

@@ -16,13 +16,13 @@ type displayStream struct {
 	sid  acp.SessionID
 	tid  acp.TerminalID
 	call acp.ToolCallID
-	form DisplayForm
+	form Form
 	// spent counts the encoded bytes of the live updates sent so far.
 	spent   int
 	stopped bool // the budget is spent; the stream said so
 }
 
-// announce sends the v2 terminal_update (for DisplayV2) and the tool call.
+// announce sends the v2 terminal_update (for FormTerminalUpdate) and the tool call.
 func (s *displayStream) announce(ctx context.Context, req *acp.CreateTerminalRequest, title string) error {
 	if title == "" {
 		title = commandLine(req)
@@ -34,14 +34,14 @@ func (s *displayStream) announce(ctx context.Context, req *acp.CreateTerminalReq
 		Cwd     *string  `json:"cwd,omitempty"`
 	}{req.Command, req.Args, req.Cwd})
 	switch s.form {
-	case DisplayMeta:
+	case FormZedMeta:
 		info := MetaTerminalInfoValue{TerminalID: s.tid}
 		if req.Cwd != nil {
 			info.Cwd = *req.Cwd
 		}
 		call.Meta = metaOf(MetaTerminalInfo, info)
 		call.Content = []acp.ToolCallContent{acp.TerminalContent(s.tid)}
-	case DisplayV2:
+	case FormTerminalUpdate:
 		cmd := commandLine(req)
 		tu := &TerminalUpdate{TerminalID: TerminalID(s.tid), Command: &cmd}
 		if req.Cwd != nil {
@@ -67,7 +67,7 @@ func metaOf(key string, v any) acp.Meta {
 
 // chunkUpdate is the live update that carries data.
 func (s *displayStream) chunkUpdate(data []byte) (acp.SessionUpdate, error) {
-	if s.form == DisplayV2 {
+	if s.form == FormTerminalUpdate {
 		return (&TerminalOutputChunk{TerminalID: TerminalID(s.tid), Data: data}).SessionUpdate()
 	}
 	return &acp.ToolCallUpdate{ToolCallID: s.call,
@@ -129,7 +129,7 @@ func (s *displayStream) fit(data []byte, budget int) (acp.SessionUpdate, int, er
 		if over >= len(data) || len(data)-over < minChunk {
 			return nil, 0, nil
 		}
-		data = cutToRune(data[over:], s.form == DisplayMeta)
+		data = cutToRune(data[over:], s.form == FormZedMeta)
 	}
 	return nil, 0, nil
 }
@@ -137,14 +137,14 @@ func (s *displayStream) fit(data []byte, budget int) (acp.SessionUpdate, int, er
 // finalUpdate is the tool call's last update, without its text.
 func (s *displayStream) finalUpdate(res *CommandResult, status acp.ToolCallStatus) *acp.ToolCallUpdate {
 	update := &acp.ToolCallUpdate{ToolCallID: s.call, Status: &status}
-	if s.form != DisplayText {
+	if s.form != FormText {
 		update.Content = []acp.ToolCallContent{acp.TerminalContent(s.tid)}
 	}
 	update.RawOutput = res.rawOutput()
-	if s.form == DisplayMeta {
-		ex := MetaTerminalExitValue{TerminalID: s.tid, Signal: res.Signal}
-		if res.ExitCode != nil {
-			ex.ExitCode = acp.Ptr(int64(*res.ExitCode))
+	if s.form == FormZedMeta {
+		ex := MetaTerminalExitValue{TerminalID: s.tid, Signal: res.ExitStatus.Signal}
+		if res.ExitStatus.ExitCode != nil {
+			ex.ExitCode = acp.Ptr(int64(*res.ExitStatus.ExitCode))
 		}
 		update.Meta = metaOf(MetaTerminalExit, ex)
 	}
@@ -153,12 +153,12 @@ func (s *displayStream) finalUpdate(res *CommandResult, status acp.ToolCallStatu
 
 // sendExit sends the v2 terminal_update with the exit status.
 func (s *displayStream) sendExit(ctx context.Context, res *CommandResult) error {
-	if s.form != DisplayV2 {
+	if s.form != FormTerminalUpdate {
 		return nil
 	}
-	es := &TerminalExitStatus{Signal: res.Signal}
-	if res.ExitCode != nil {
-		es.ExitCode = acp.Ptr(int64(*res.ExitCode))
+	es := &TerminalExitStatus{Signal: res.ExitStatus.Signal}
+	if res.ExitStatus.ExitCode != nil {
+		es.ExitCode = acp.Ptr(int64(*res.ExitStatus.ExitCode))
 	}
 	u, err := (&TerminalUpdate{TerminalID: TerminalID(s.tid), ExitStatus: es}).SessionUpdate()
 	if err != nil {

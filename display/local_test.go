@@ -138,17 +138,17 @@ func TestRunLocalCommandShapes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		meta acp.Meta
-		form display.DisplayForm
+		form display.Form
 	}{
-		{"meta", capsMeta(display.MetaTerminalOutput), display.DisplayMeta},
-		{"v2", acp.Meta{display.MetaTerminalOutput: json.RawMessage("true"), display.MetaTerminalUpdate: json.RawMessage("true")}, display.DisplayV2},
-		{"text", nil, display.DisplayText},
+		{"meta", capsMeta(display.MetaTerminalOutput), display.FormZedMeta},
+		{"v2", acp.Meta{display.MetaTerminalOutput: json.RawMessage("true"), display.MetaTerminalUpdate: json.RawMessage("true")}, display.FormTerminalUpdate},
+		{"text", nil, display.FormText},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client := &wireClient{meta: tc.meta}
 			ac, terms, _ := localSetup(t, client)
-			if got := display.ClientDisplayForm(ac.ClientCapabilities()); got != tc.form {
-				t.Fatalf("ClientDisplayForm = %v, want %v", got, tc.form)
+			if got := display.ClientForm(ac.ClientCapabilities()); got != tc.form {
+				t.Fatalf("ClientForm = %v, want %v", got, tc.form)
 			}
 			res, err := display.RunLocalCommand(context.Background(), ac, terms, &acp.CreateTerminalRequest{
 				SessionID: "s", Command: "sh", Args: []string{"-c", "printf 'a\\n'; printf 'héllo\\n' >&2; exit 3"}, Cwd: &cwd,
@@ -157,7 +157,7 @@ func TestRunLocalCommandShapes(t *testing.T) {
 				t.Fatal(err)
 			}
 			settle(t, ac, client)
-			if res.ExitCode == nil || *res.ExitCode != 3 || res.Output != "a\nhéllo\n" {
+			if res.ExitStatus.ExitCode == nil || *res.ExitStatus.ExitCode != 3 || res.Output != "a\nhéllo\n" {
 				t.Fatalf("result %+v", res)
 			}
 			tid := string(res.TerminalID)
@@ -174,7 +174,7 @@ func TestRunLocalCommandShapes(t *testing.T) {
 			var live strings.Builder
 			first, last := updates[0], updates[len(updates)-1]
 			switch tc.form {
-			case display.DisplayMeta:
+			case display.FormZedMeta:
 				if first["sessionUpdate"] != "tool_call" || first["kind"] != "execute" || first["status"] != "in_progress" ||
 					jsonOf(first["content"]) != anchor ||
 					jsonOf(first["_meta"]) != `{"terminal_info":{"cwd":"`+cwd+`","terminal_id":"`+tid+`"}}` {
@@ -190,7 +190,7 @@ func TestRunLocalCommandShapes(t *testing.T) {
 				if jsonOf(last["_meta"]) != `{"terminal_exit":{"exit_code":3,"signal":null,"terminal_id":"`+tid+`"}}` {
 					t.Errorf("last _meta %s", jsonOf(last["_meta"]))
 				}
-			case display.DisplayV2:
+			case display.FormTerminalUpdate:
 				cmd, _ := first["command"].(string)
 				delete(first, "command")
 				if !strings.HasPrefix(cmd, "sh -c ") || jsonOf(first) != `{"cwd":"`+cwd+`","sessionUpdate":"terminal_update","terminalId":"`+tid+`"}` {
@@ -222,12 +222,12 @@ func TestRunLocalCommandShapes(t *testing.T) {
 				if c, err := display.TerminalOutputChunkOf(decoded[2]); err != nil || c == nil || len(c.Data) == 0 {
 					t.Errorf("TerminalOutputChunkOf = %+v, %v", c, err)
 				}
-			case display.DisplayText:
+			case display.FormText:
 				if len(updates) != 2 || first["content"] != nil || first["_meta"] != nil {
 					t.Errorf("updates %s", jsonOf(updates))
 				}
 			}
-			if tc.form != display.DisplayText && live.String() != "a\nhéllo\n" {
+			if tc.form != display.FormText && live.String() != "a\nhéllo\n" {
 				t.Errorf("live output %q", live.String())
 			}
 			if last["sessionUpdate"] != "tool_call_update" || last["status"] != "failed" ||
@@ -235,7 +235,7 @@ func TestRunLocalCommandShapes(t *testing.T) {
 				t.Errorf("last update %s", jsonOf(last))
 			}
 			wantContent := `[{"content":{"text":` + jsonOf(text) + `,"type":"text"},"type":"content"}]`
-			if tc.form != display.DisplayText {
+			if tc.form != display.FormText {
 				wantContent = anchor[:len(anchor)-1] + "," + wantContent[1:]
 			}
 			if jsonOf(last["content"]) != wantContent {
@@ -253,7 +253,7 @@ func TestRunLocalCommandFlood(t *testing.T) {
 		t.Skip("writes 200 MiB")
 	}
 	const limit = 256 << 10
-	for _, form := range []display.DisplayForm{display.DisplayMeta, display.DisplayV2} {
+	for _, form := range []display.Form{display.FormZedMeta, display.FormTerminalUpdate} {
 		t.Run(form.String(), func(t *testing.T) {
 			client := &wireClient{}
 			ac, terms, wire := localSetup(t, client)
@@ -264,7 +264,7 @@ func TestRunLocalCommandFlood(t *testing.T) {
 			res, err := display.RunLocalCommand(context.Background(), ac, terms, &acp.CreateTerminalRequest{
 				SessionID: "s", Command: "head -c 209715200 /dev/zero", Cwd: acp.Ptr(t.TempDir()),
 				OutputByteLimit: acp.Ptr(uint64(limit)),
-			}, &display.LocalCommandOptions{Display: form})
+			}, &display.LocalCommandOptions{Form: form})
 			stop()
 			if err != nil {
 				t.Fatal(err)
@@ -289,7 +289,7 @@ func TestRunLocalCommandFlood(t *testing.T) {
 				all = append(all, r...)
 			}
 			client.mu.Unlock()
-			if form == display.DisplayMeta && !bytes.Contains(all, []byte("live output stopped")) {
+			if form == display.FormZedMeta && !bytes.Contains(all, []byte("live output stopped")) {
 				t.Error("the stream did not say that it stopped")
 			}
 		})
@@ -338,7 +338,7 @@ func TestRunLocalCommandRate(t *testing.T) {
 	start := time.Now()
 	res, err := display.RunLocalCommand(context.Background(), ac, terms, &acp.CreateTerminalRequest{
 		SessionID: "s", Command: "i=0; while [ $i -lt 100 ]; do echo line $i; i=$((i+1)); sleep 0.005; done", Cwd: acp.Ptr(t.TempDir()),
-	}, &display.LocalCommandOptions{Display: display.DisplayMeta, UpdatesPerSecond: 20})
+	}, &display.LocalCommandOptions{Form: display.FormZedMeta, UpdatesPerSecond: 20})
 	if err != nil || !res.Succeeded() {
 		t.Fatal(res, err)
 	}
