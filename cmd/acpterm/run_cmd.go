@@ -2,17 +2,12 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strings"
-	"time"
 
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
-	"github.com/acpterm/acpterm/terminal"
 )
 
 // maxPromptBytes bounds a prompt read from stdin.
@@ -110,250 +105,35 @@ that npx never runs a package planted in the workspace's node_modules.
 Linux (elsewhere use --sandbox off).
 `, client.ExitSummary())
 
-type runFlags struct {
-	fs           *flag.FlagSet
-	prompt       string
-	promptSet    bool
-	cwd          string
-	roots        []string
-	format       string
-	noColor      bool
-	approveAll   bool
-	denyAll      bool
-	outputLimit  uint64
-	maxTerminals int
-	killGrace    time.Duration
-	timeout      time.Duration
-	shell        string
-	initTimeout  time.Duration
-	auth         string
-	mode         string
-	model        string
-	settings     []string
-	turnTimeout  time.Duration
-	cancelGrace  time.Duration
-	resume       bool
-	session      string
-	sandbox      sandboxFlags
-	agentStderr  string
-}
-
-func newRunFlags(out io.Writer) *runFlags {
-	f := &runFlags{
-		fs:           flag.NewFlagSet("acpterm run", flag.ContinueOnError),
-		format:       "text",
-		outputLimit:  terminal.DefaultOutputCeiling,
-		maxTerminals: terminal.DefaultMaxTerminalsPerSession,
-		cancelGrace:  client.DefaultCancelGrace,
-		killGrace:    terminal.DefaultKillGrace,
-		initTimeout:  client.DefaultInitTimeout,
-	}
-	fs := f.fs
-	fs.SetOutput(out)
-	fs.StringVar(&f.prompt, "prompt", "", "the prompt `TEXT` (default: read stdin when it is not a terminal)")
-	fs.StringVar(&f.prompt, "p", "", "-alias of --prompt")
-	f.addCommon(fs)
-	fs.StringVar(&f.cwd, "cwd", "", "the session's working `DIR` (default: the current directory)")
-	fs.Var(listFlag{&f.roots}, "root", "a workspace root `DIR` confining fs/* paths and terminal cwds;\nrepeatable (default: the --cwd)")
-	fs.BoolVar(&f.approveAll, "approve-all", false, "allow every permission request and command")
-	fs.BoolVar(&f.denyAll, "deny-all", false, "deny every permission request and command")
-	fs.Var(sizeFlag{&f.outputLimit}, "output-limit", "host ceiling on each terminal's output buffer, `SIZE` in bytes\nor with a unit: 64KiB, 16MiB (K/M/G are 1024-based, KB/MB/GB 1000-based)")
-	fs.IntVar(&f.maxTerminals, "max-terminals", f.maxTerminals, "at most `N` live terminals for the agent at once")
-	fs.DurationVar(&f.killGrace, "kill-grace", f.killGrace, "wait `DURATION` between SIGTERM and SIGKILL when a command is killed")
-	fs.DurationVar(&f.timeout, "timeout", 0, "kill any command that runs longer than this `DURATION` (default: none)")
-	fs.StringVar(&f.shell, "shell", "", "the shell `PATH` that runs commands sent as one line\n(default: $SHELL when it is a POSIX shell, else /bin/sh)")
-	fs.DurationVar(&f.initTimeout, "init-timeout", f.initTimeout, "give the agent `DURATION` to answer initialize and session/new")
-	fs.StringVar(&f.auth, "auth", "", "authenticate with the agent's auth `METHOD` (its ID) before session/new\n(default: only when the agent asks; see Authentication below)")
-	fs.StringVar(&f.mode, "mode", "", "switch the session to the agent's mode `ID` before the prompt")
-	fs.StringVar(&f.model, "model", "", "switch the session to model `ID` (the agent's config option of category model,\nor session/set_model for an agent that offers models that way)")
-	fs.Var(listFlag{&f.settings}, "set", "set the agent's session config option: `ID=VALUE`; repeatable")
-	fs.BoolVar(&f.resume, "resume", false, "continue the last session of this agent in --cwd (see acpterm sessions)")
-	fs.StringVar(&f.session, "session", "", "continue the session `ID` (see acpterm sessions)")
-	fs.DurationVar(&f.turnTimeout, "turn-timeout", 0, "cancel the turn after `DURATION`, then kill the agent (exit status 124;\ndefault: none)")
-	fs.DurationVar(&f.cancelGrace, "cancel-grace", f.cancelGrace, "give the agent `DURATION` to end a cancelled turn before killing it")
-	fs.StringVar(&f.agentStderr, "agent-stderr", "", "the agent's stderr: `show|hide|FILE` (default: on a terminal, shown dimmed at\nthe turn's end, a count when it is more than 3 lines and the turn succeeded,\nthe last 20 lines when it failed; elsewhere copied as it comes)")
-	f.sandbox.add(fs)
-	fs.Usage = usageText(fs, runUsage)
-	return f
-}
-
-// addCommon adds the output flags that run and demo share.
-func (f *runFlags) addCommon(fs *flag.FlagSet) {
-	fs.StringVar(&f.format, "format", "text", "output `FORMAT`: text (for people) or json (one event per line)")
-	fs.BoolVar(&f.noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
-}
-
-// output is how stdout is written to: the format and, for text, the TTY
-// features.
-func (f *runFlags) output(stdout io.Writer) (client.Format, client.TextOptions, error) {
-	var format client.Format
-	switch f.format {
-	case "text":
-		format = client.FormatText
-	case "json":
-		format = client.FormatJSON
-	default:
-		return 0, client.TextOptions{}, fmt.Errorf("--format must be text or json, not %q", f.format)
-	}
-	var text client.TextOptions
-	if out, ok := stdout.(*os.File); ok && format == client.FormatText && client.IsTerminal(out) {
-		text.Live = true
-		text.Size = func() (int, int) { return client.TerminalSize(out) }
-		text.Color = client.ColorEnabled(true, f.noColor, os.Getenv)
-	}
-	return format, text, nil
-}
-
+// runCmd is acpterm run: the flags checked and turned into the client's
+// config (run_cmd_flags.go), the prompt read last, then the run.
 func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	f := newRunFlags(stderr)
 	if code, ok := parseFlags(f.fs, args); !ok {
 		return code
 	}
-	f.fs.Visit(func(fl *flag.Flag) {
-		if fl.Name == "prompt" || fl.Name == "p" {
-			f.promptSet = true
-		}
-	})
+	f.promptSet = f.given("prompt", "p")
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "acpterm run: "+format+"\n(see acpterm help run)\n", a...)
 		return client.ExitUsage
 	}
-	agent := f.fs.Args()
-	if len(agent) == 0 {
+	if len(f.fs.Args()) == 0 {
 		return usage("no agent given: acpterm run [flags] NAME, or acpterm run [flags] -- AGENT [ARGS...]")
 	}
-	// Without "--", a known name (acpterm agents) starts that agent;
-	// after "--", the words are always the command itself.
-	agentName := ""
-	if at := len(args) - len(agent); at == 0 || args[at-1] != "--" {
-		resolved, err := resolveNamed(agent)
-		if err != nil {
-			return usage("%v", err)
-		}
-		if !slices.Equal(resolved, agent) {
-			agentName = agent[0]
-		}
-		agent = resolved
-	}
-	if f.resume && f.session != "" {
-		return usage("--resume and --session exclude each other")
-	}
-	if f.approveAll && f.denyAll {
-		return usage("--approve-all and --deny-all exclude each other")
-	}
-	format, text, err := f.output(stdout)
+	agent, agentName, err := agentArgs(args, f.fs.Args())
 	if err != nil {
 		return usage("%v", err)
 	}
-	if f.turnTimeout < 0 {
-		return usage("--turn-timeout must not be negative")
-	}
-	if f.cancelGrace <= 0 {
-		return usage("--cancel-grace must be positive")
-	}
-	// The library reads 0 (or less) as "the default" or "no limit": a
-	// value given on the command line means what it says, or is refused.
-	switch {
-	case f.maxTerminals < 1:
-		return usage("--max-terminals must be at least 1, not %d", f.maxTerminals)
-	case f.killGrace <= 0:
-		return usage("--kill-grace must be positive, not %v", f.killGrace)
-	case f.timeout < 0:
-		return usage("--timeout must not be negative, not %v", f.timeout)
-	case f.initTimeout <= 0:
-		return usage("--init-timeout must be positive, not %v", f.initTimeout)
-	case f.outputLimit == 0:
-		return usage("--output-limit must be positive")
-	}
-	stderrMode := client.AgentStderrAuto
-	var stderrFile *os.File
-	given := false
-	f.fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "agent-stderr" })
-	if given {
-		mode, path, err := client.ParseAgentStderr(f.agentStderr)
-		if err != nil {
-			return usage("%v", err)
-		}
-		stderrMode = mode
-		if path != "" {
-			stderrFile, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-			if err != nil {
-				return usage("--agent-stderr: %v", err)
-			}
-			defer stderrFile.Close()
-		}
-	}
-	var settings []client.SessionSetting
-	for _, s := range f.settings {
-		id, value, ok := strings.Cut(s, "=")
-		if !ok || id == "" {
-			return usage("--set %q: want ID=VALUE", s)
-		}
-		settings = append(settings, client.SessionSetting{ID: id, Value: value})
-	}
-	approval := client.ApprovalAsk
-	switch {
-	case f.approveAll:
-		approval = client.ApprovalAll
-	case f.denyAll:
-		approval = client.ApprovalNone
-	}
-	cfg := &client.Config{
-		Agent:        agent,
-		Cwd:          f.cwd,
-		Roots:        f.roots,
-		ResumeLast:   f.resume,
-		ResumeID:     f.session,
-		AgentName:    agentName,
-		Format:       format,
-		Approval:     approval,
-		Text:         text,
-		OutputLimit:  f.outputLimit,
-		MaxTerminals: f.maxTerminals,
-		KillGrace:    f.killGrace,
-		Timeout:      f.timeout,
-		Shell:        f.shell,
-		InitTimeout:  f.initTimeout,
-		Auth:         f.auth,
-		Mode:         f.mode,
-		Model:        f.model,
-		Settings:     settings,
-		TurnTimeout:  f.turnTimeout,
-		CancelGrace:  f.cancelGrace,
-		AgentStderr:  stderrMode,
-		Stdout:       stdout,
-		Stderr:       stderr,
-	}
-	if stderrFile != nil {
-		cfg.AgentStderrTo = stderrFile
-	}
-	if err := f.sandbox.apply(cfg); err != nil {
+	cfg, stderrFile, err := f.config(agent, agentName, stdout, stderr)
+	if err != nil {
 		return usage("%v", err)
 	}
-	// The prompt last: every flag is checked before stdin is read, which
-	// may wait on a pipe.
-	prompt := f.prompt
-	interactive := false
-	if !f.promptSet {
-		in, isFile := stdin.(*os.File)
-		switch {
-		case stdin == nil:
-			return usage("no prompt: pass --prompt TEXT or pipe it on stdin")
-		case isFile && client.IsTerminal(in):
-			interactive = true
-		}
+	if stderrFile != nil {
+		defer stderrFile.Close()
 	}
-	if !f.promptSet && !interactive {
-		b, err := io.ReadAll(io.LimitReader(stdin, maxPromptBytes+1))
-		if err != nil {
-			return usage("reading the prompt from stdin: %v", err)
-		}
-		if len(b) > maxPromptBytes {
-			return usage("the prompt on stdin is larger than %d MiB", maxPromptBytes>>20)
-		}
-		prompt = string(b)
+	if err := f.readPrompt(cfg, stdin); err != nil {
+		return usage("%v", err)
 	}
-	cfg.Prompt, cfg.Interactive = prompt, interactive
 	if store, err := sessionstore.Open(); err == nil {
 		cfg.Store = store
 	} else if f.resume {
@@ -363,7 +143,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	// authentication method is chosen when the agent asks for one.
 	closeTTY := askOnTTY(cfg, stdin, stderr)
 	defer closeTTY()
-	if interactive && cfg.TTYIn == nil {
+	if cfg.Interactive && cfg.TTYIn == nil {
 		return usage("no prompt, and the terminal cannot be opened for an interactive session: pass --prompt TEXT")
 	}
 	return runClient(ctx, cfg)
