@@ -15,7 +15,9 @@ import (
 // CommandOptions configure Command.
 type CommandOptions struct {
 	// Binary is the acpterm executable on the target; "" means "acpterm"
-	// (looked up in the target's PATH).
+	// (looked up in the target's PATH). Install sets it to the copy it
+	// made or found, and leaves a Binary already set alone (acpterm's
+	// --remote-binary).
 	Binary string
 	// ServerArgs are the exec-server's flags (--sandbox MODE, --network
 	// NET, ...). Command adds --cwd DIR for a target with a directory.
@@ -53,6 +55,17 @@ func Command(t Target, opts *CommandOptions) (*exec.Cmd, error) {
 		server = append(server, "--cwd", t.Dir)
 	}
 	server = append(server, opts.ServerArgs...)
+	argv, err := transportArgv(t, opts, server)
+	if err != nil {
+		return nil, err
+	}
+	return exec.Command(argv[0], argv[1:]...), nil
+}
+
+// transportArgv is the local command that runs the words of remote on
+// the target through the transport's tool, with the tool's stdin and
+// stdout connected to the remote command's.
+func transportArgv(t Target, opts *CommandOptions, remote []string) ([]string, error) {
 	var argv []string
 	switch t.Kind {
 	case SSH:
@@ -66,19 +79,19 @@ func Command(t Target, opts *CommandOptions) (*exec.Cmd, error) {
 		if t.Port != 0 {
 			argv = append(argv, "-p", strconv.Itoa(t.Port))
 		}
-		words := make([]string, len(server))
-		for i, w := range server {
+		words := make([]string, len(remote))
+		for i, w := range remote {
 			words[i] = ShellQuote(w)
 		}
-		// exec: the server replaces the login shell, so the process
-		// sshd started is the server itself.
+		// exec: the command replaces the login shell, so the process
+		// sshd started is the command itself.
 		argv = append(argv, "--", t.Host, "exec "+strings.Join(words, " "))
 	case Podman, Docker:
 		if t.Container == "" {
 			return nil, errors.New("remote: container target without a container")
 		}
 		argv = append(append([]string{string(t.Kind)}, opts.ToolArgs...), "exec", "-i", t.Container)
-		argv = append(argv, server...)
+		argv = append(argv, remote...)
 	case Kubernetes:
 		if t.Namespace == "" || t.Pod == "" {
 			return nil, errors.New("remote: k8s target without a namespace and pod")
@@ -91,15 +104,14 @@ func Command(t Target, opts *CommandOptions) (*exec.Cmd, error) {
 		if t.Container != "" {
 			argv = append(argv, "-c", t.Container)
 		}
-		argv = append(append(argv, "--"), server...)
+		argv = append(append(argv, "--"), remote...)
 	default:
 		return nil, fmt.Errorf("remote: unknown target kind %q", t.Kind)
 	}
 	if opts.Tool != "" {
 		argv[0] = opts.Tool
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	return cmd, nil
+	return argv, nil
 }
 
 // ShellQuote quotes s as one word for a POSIX shell: in single quotes,

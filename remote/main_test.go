@@ -16,6 +16,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	stopSSHD()
+	removeBuilds()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)

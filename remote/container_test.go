@@ -1,0 +1,72 @@
+package remote_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// builds are acpterm binaries built once for the package's tests, in a
+// temp dir that TestMain removes (removeBuilds).
+var builds struct {
+	mu   sync.Mutex
+	dir  string
+	bins map[string]string // by kind
+	errs map[string]error
+}
+
+// acptermBuild returns the path of acpterm built the way kind says:
+// "static" with CGO_ENABLED=0 (what travels to a target without libc),
+// "default" as a plain go build makes it here (linked against libc
+// through runtime/cgo when a C compiler is present).
+func acptermBuild(t testing.TB, kind string) string {
+	t.Helper()
+	builds.mu.Lock()
+	defer builds.mu.Unlock()
+	if p, ok := builds.bins[kind]; ok {
+		return p
+	}
+	if err, ok := builds.errs[kind]; ok {
+		t.Fatal(err)
+	}
+	if builds.dir == "" {
+		dir, err := os.MkdirTemp("", "remote-builds-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		builds.dir = dir
+		builds.bins = map[string]string{}
+		builds.errs = map[string]error{}
+	}
+	// The name sets the file apart from the running test binary's
+	// siblings, which Install would look for as acpterm-GOOS-GOARCH.
+	out := filepath.Join(builds.dir, kind, "acpterm")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/acpterm")
+	cmd.Dir = ".."
+	cmd.Env = os.Environ()
+	switch kind {
+	case "static":
+		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
+	case "default":
+	default:
+		t.Fatalf("no build kind %q", kind)
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		builds.errs[kind] = fmt.Errorf("building acpterm (%s): %v\n%s", kind, err, b)
+		t.Fatal(builds.errs[kind])
+	}
+	builds.bins[kind] = out
+	return out
+}
+
+// removeBuilds removes what acptermBuild built; TestMain calls it.
+func removeBuilds() {
+	builds.mu.Lock()
+	defer builds.mu.Unlock()
+	if builds.dir != "" {
+		_ = os.RemoveAll(builds.dir)
+	}
+}

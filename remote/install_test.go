@@ -1,0 +1,266 @@
+//go:build unix
+
+package remote_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/acpterm/acpterm/remote"
+)
+
+// fakeEngine writes a stand-in for podman that runs `podman exec -i
+// CONTAINER CMD...` here, as CMD with env set first, its stdin through
+// pipe (a shell pipeline stage such as "head -c 100", or "" for none).
+// It lets Install's scripts run against this machine's sh, uname and
+// files, with no container.
+func fakeEngine(t *testing.T, env map[string]string, pipe string) string {
+	t.Helper()
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n[ \"$1\" = exec ] && [ \"$2\" = -i ] || { echo \"fake podman: $*\" >&2; exit 125; }\nshift 3\n")
+	for k, v := range env {
+		b.WriteString("export " + k + "=" + remote.ShellQuote(v) + "\n")
+	}
+	if _, unset := env["XDG_CACHE_HOME"]; !unset {
+		b.WriteString("unset XDG_CACHE_HOME\n")
+	}
+	if pipe != "" {
+		b.WriteString(pipe + " | \"$@\"\n")
+	} else {
+		b.WriteString("exec \"$@\"\n")
+	}
+	tool := filepath.Join(dir, "podman")
+	if err := os.WriteFile(tool, []byte(b.String()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return tool
+}
+
+var fakeTarget = remote.Target{Kind: remote.Podman, Container: "fake"}
+
+// TestInstallCopiesOnceThenFinds: the first Install uploads the binary
+// into the cache dir, checked and executable; the second finds it.
+func TestInstallCopiesOnceThenFinds(t *testing.T) {
+	bin := acptermBuild(t, "static")
+	cache := t.TempDir()
+	tool := fakeEngine(t, map[string]string{"XDG_CACHE_HOME": cache}, "")
+	copts := &remote.CommandOptions{Tool: tool}
+	in, err := remote.Install(testCtx(t), fakeTarget, copts, &remote.InstallOptions{Local: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(in)
+	realCache, _ := filepath.EvalSymlinks(cache)
+	if !in.Copied || in.OS != runtime.GOOS || in.Arch != runtime.GOARCH || in.Local != bin {
+		t.Errorf("first install: %+v", in)
+	}
+	if want := filepath.Join(realCache, "acpterm", in.SHA256[:16], "acpterm"); in.Path != want {
+		t.Errorf("path %s, want %s", in.Path, want)
+	}
+	got, err := os.ReadFile(in.Path)
+	want, _ := os.ReadFile(bin)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("the copy differs from the binary (%v)", err)
+	}
+	if fi, err := os.Stat(in.Path); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("the copy's mode: %v %v", fi.Mode(), err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(in.Path), "*.tmp.*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+	again, err := remote.Install(testCtx(t), fakeTarget, copts, &remote.InstallOptions{Local: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Copied || again.Path != in.Path {
+		t.Errorf("second install: %+v, want the first copy found", again)
+	}
+	if s := again.String(); !strings.HasPrefix(s, "found "+in.Path) {
+		t.Errorf("String: %q", s)
+	}
+}
+
+// TestInstallWithoutHomeUsesOwnTempDir: a user with HOME=/ (a container's
+// root) gets ${TMPDIR}/acpterm-UID, and only when that is its own.
+func TestInstallWithoutHomeUsesOwnTempDir(t *testing.T) {
+	bin := acptermBuild(t, "static")
+	tmp := t.TempDir()
+	tool := fakeEngine(t, map[string]string{"HOME": "/", "TMPDIR": tmp}, "")
+	in, err := remote.Install(testCtx(t), fakeTarget, &remote.CommandOptions{Tool: tool}, &remote.InstallOptions{Local: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	realTmp, _ := filepath.EvalSymlinks(tmp)
+	dir := filepath.Join(realTmp, "acpterm-"+uid())
+	if !strings.HasPrefix(in.Path, dir+"/") || !in.Copied {
+		t.Errorf("install: %+v, want a copy in %s", in, dir)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("%s: %v %v, want mode 0700", dir, fi.Mode(), err)
+	}
+
+	// Someone else's directory, or a symlink, in its place is refused.
+	other := t.TempDir()
+	tool = fakeEngine(t, map[string]string{"HOME": "/", "TMPDIR": other}, "")
+	if err := os.Symlink(t.TempDir(), filepath.Join(other, "acpterm-"+uid())); err != nil {
+		t.Fatal(err)
+	}
+	_, err = remote.Install(testCtx(t), fakeTarget, &remote.CommandOptions{Tool: tool}, &remote.InstallOptions{Local: bin})
+	if err == nil || !strings.Contains(err.Error(), "is a symlink") {
+		t.Errorf("a symlinked dir: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	foreign := t.TempDir()
+	tool = fakeEngine(t, map[string]string{"HOME": "/", "TMPDIR": foreign}, "")
+	d := filepath.Join(foreign, "acpterm-"+uid())
+	if err := os.Mkdir(d, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(d, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	_, err = remote.Install(testCtx(t), fakeTarget, &remote.CommandOptions{Tool: tool}, &remote.InstallOptions{Local: bin})
+	if err == nil || !strings.Contains(err.Error(), "not a directory of this user") {
+		t.Errorf("another user's dir: %v", err)
+	}
+}
+
+func uid() string {
+	out, err := exec.Command("id", "-u").Output()
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestInstallNeverLeavesAHalfCopy: an upload cut short or changed on the
+// way fails, and leaves neither the binary nor a temporary file.
+func TestInstallNeverLeavesAHalfCopy(t *testing.T) {
+	bin := acptermBuild(t, "static")
+	for _, tc := range []struct {
+		name, pipe, want string
+	}{
+		{"cut short", "head -c 100000", "received 100000 of"},
+		{"changed", "tr A B", "sha256"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := t.TempDir()
+			tool := fakeEngine(t, map[string]string{"XDG_CACHE_HOME": cache}, tc.pipe)
+			_, err := remote.Install(testCtx(t), fakeTarget, &remote.CommandOptions{Tool: tool}, &remote.InstallOptions{Local: bin})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Install: %v, want an error saying %q", err, tc.want)
+			}
+			var files []string
+			_ = filepath.Walk(cache, func(p string, fi os.FileInfo, err error) error {
+				if err == nil && !fi.IsDir() {
+					files = append(files, p)
+				}
+				return nil
+			})
+			if len(files) > 0 {
+				t.Errorf("left on the target: %v", files)
+			}
+		})
+	}
+}
+
+// TestInstallRefusesAnotherPlatform: a target whose uname names another
+// OS or architecture gets no binary of this one, with an error that says
+// what the target is and what to do.
+func TestInstallRefusesAnotherPlatform(t *testing.T) {
+	bin := acptermBuild(t, "static")
+	other := "aarch64"
+	otherArch := "arm64"
+	if runtime.GOARCH == "arm64" {
+		other, otherArch = "x86_64", "amd64"
+	}
+	for _, tc := range []struct {
+		uname, platform string
+	}{
+		{"Linux " + other, "linux/" + otherArch},
+		{"Linux armv7l", "linux/arm"},
+		{"Darwin arm64", "darwin/arm64"},
+		{"FreeBSD amd64", "freebsd/amd64"},
+	} {
+		if tc.platform == runtime.GOOS+"/"+runtime.GOARCH {
+			continue
+		}
+		t.Run(tc.platform, func(t *testing.T) {
+			fake := t.TempDir()
+			if err := os.WriteFile(filepath.Join(fake, "uname"), []byte("#!/bin/sh\necho "+tc.uname+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tool := fakeEngine(t, map[string]string{"XDG_CACHE_HOME": t.TempDir(), "PATH": fake + ":" + os.Getenv("PATH")}, "")
+			copts := &remote.CommandOptions{Tool: tool}
+			_, err := remote.Install(testCtx(t), fakeTarget, copts, nil)
+			if !errors.Is(err, remote.ErrPlatform) || !strings.Contains(err.Error(), "the target is "+tc.platform) {
+				t.Errorf("running binary: %v", err)
+			}
+			_, err = remote.Install(testCtx(t), fakeTarget, copts, &remote.InstallOptions{Local: bin})
+			if !errors.Is(err, remote.ErrPlatform) || !strings.Contains(err.Error(), "built for "+runtime.GOOS+"/"+runtime.GOARCH) {
+				t.Errorf("named binary: %v", err)
+			}
+		})
+	}
+}
+
+// TestInstallPicksTheSibling: acpterm-GOOS-GOARCH beside the running
+// executable is the binary for that platform.
+func TestInstallPicksTheSibling(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sibling := filepath.Join(filepath.Dir(exe), "acpterm-"+runtime.GOOS+"-"+runtime.GOARCH)
+	data, err := os.ReadFile(acptermBuild(t, "static"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sibling, data, 0o755); err != nil {
+		t.Skipf("cannot write beside the test binary: %v", err)
+	}
+	t.Cleanup(func() { os.Remove(sibling) })
+	tool := fakeEngine(t, map[string]string{"XDG_CACHE_HOME": t.TempDir()}, "")
+	in, err := remote.Install(testCtx(t), fakeTarget, &remote.CommandOptions{Tool: tool}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Local != sibling || !in.Copied {
+		t.Errorf("install: %+v, want %s copied", in, sibling)
+	}
+}
+
+// TestInstallSkipsWithBinary: a binary named on the target is used as it
+// is; the transport is not even started.
+func TestInstallSkipsWithBinary(t *testing.T) {
+	copts := &remote.CommandOptions{Tool: filepath.Join(t.TempDir(), "no-such-tool"), Binary: "/opt/acpterm"}
+	in, err := remote.Install(testCtx(t), fakeTarget, copts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Path != "/opt/acpterm" || in.Copied || in.OS != "" {
+		t.Errorf("install: %+v", in)
+	}
+}
+
+// TestInstallTransportError: a transport that fails says so with its
+// own words.
+func TestInstallTransportError(t *testing.T) {
+	tool := filepath.Join(t.TempDir(), "podman")
+	if err := os.WriteFile(tool, []byte("#!/bin/sh\necho 'Error: no container with name or ID \"fake\" found' >&2\nexit 125\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := remote.Install(testCtx(t), fakeTarget, &remote.CommandOptions{Tool: tool}, nil)
+	if err == nil || !strings.Contains(err.Error(), `no container with name or ID "fake" found`) {
+		t.Errorf("Install: %v", err)
+	}
+}
