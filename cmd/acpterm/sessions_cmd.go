@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
@@ -62,6 +63,8 @@ type sessionRow struct {
 	from    string
 }
 
+// sessionsCmd is acpterm sessions: the sessions the store remembers,
+// merged with the agent's own list when an agent is given.
 func sessionsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f := newSessionsFlags(stderr)
 	if code, ok := parseFlags(f.fs, args); !ok {
@@ -71,51 +74,20 @@ func sessionsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "acpterm sessions: "+format+"\n(see acpterm help sessions)\n", a...)
 		return client.ExitUsage
 	}
-	if f.timeout <= 0 {
-		return usage("--timeout must be positive, not %v", f.timeout)
+	if err := f.check(); err != nil {
+		return usage("%v", err)
 	}
-	if f.cwd != "" {
-		abs, err := filepath.Abs(f.cwd)
-		if err != nil {
-			return usage("--cwd: %v", err)
-		}
-		f.cwd = abs
-	}
-	agent := f.fs.Args()
-	name := ""
+	agent, name := f.fs.Args(), ""
 	if len(agent) > 0 {
-		if at := len(args) - len(agent); at == 0 || args[at-1] != "--" {
-			resolved, err := resolveNamed(agent)
-			if err != nil {
-				return usage("%v", err)
-			}
-			if !slices.Equal(resolved, agent) {
-				name = agent[0]
-			}
-			agent = resolved
+		var err error
+		if agent, name, err = agentArgs(args, agent); err != nil {
+			return usage("%v", err)
 		}
 	}
-	store, err := sessionstore.Open()
-	if err != nil {
-		fmt.Fprintf(stderr, "acpterm sessions: no state directory: %v\n", err)
-		return client.ExitFailure
-	}
-	store.Warn = func(msg string) { fmt.Fprintln(stderr, "acpterm sessions: "+msg) }
-	stored, err := store.List()
+	rows, err := storedSessions(f.cwd, name, agent, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "acpterm sessions: %v\n", err)
 		return client.ExitFailure
-	}
-	var rows []sessionRow
-	for _, e := range stored {
-		if (f.cwd != "" && e.Cwd != f.cwd) || (len(agent) > 0 && !sameAgent(&e, name, agent)) {
-			continue
-		}
-		who := e.Agent
-		if who == "" {
-			who = textsafe.QuoteArgs(e.Command)
-		}
-		rows = append(rows, sessionRow{updated: e.Updated, id: e.SessionID, agent: who, cwd: e.Cwd, title: e.Title, from: "acpterm"})
 	}
 	code := client.ExitOK
 	if len(agent) > 0 && !f.noAgent {
@@ -127,36 +99,93 @@ func sessionsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintf(stderr, "acpterm sessions: asking the agent: %s\n", textsafe.Line(err.Error()))
 			code = client.ExitAgent
 		}
-		who := name
-		if who == "" {
-			who = textsafe.QuoteArgs(agent)
-		}
-		for _, s := range listed {
-			i := slices.IndexFunc(rows, func(r sessionRow) bool { return r.id == string(s.SessionID) })
-			if i >= 0 {
-				rows[i].from = "both"
-				if rows[i].title == "" && s.Title != nil {
-					rows[i].title = *s.Title
-				}
-				continue
-			}
-			r := sessionRow{id: string(s.SessionID), agent: who, cwd: s.Cwd, from: "agent"}
-			if s.Title != nil {
-				r.title = *s.Title
-			}
-			if s.UpdatedAt != nil {
-				if t, err := time.Parse(time.RFC3339, *s.UpdatedAt); err == nil {
-					r.updated = t
-				} else {
-					r.when = *s.UpdatedAt
-				}
-			}
-			rows = append(rows, r)
-		}
+		rows = mergeListed(rows, listed, agentLabel(name, agent))
 	}
 	slices.SortStableFunc(rows, func(a, b sessionRow) int { return b.updated.Compare(a.updated) })
 	writeSessions(stdout, rows)
 	return code
+}
+
+// check refuses a timeout that is not positive and makes --cwd absolute.
+func (f *sessionsFlags) check() error {
+	if f.timeout <= 0 {
+		return fmt.Errorf("--timeout must be positive, not %v", f.timeout)
+	}
+	if f.cwd != "" {
+		abs, err := filepath.Abs(f.cwd)
+		if err != nil {
+			return fmt.Errorf("--cwd: %v", err)
+		}
+		f.cwd = abs
+	}
+	return nil
+}
+
+// storedSessions are the rows of the sessions the store remembers in cwd
+// ("" for every directory) of the agent started by name or as command
+// (any agent when command is empty). The store's warnings go to stderr.
+func storedSessions(cwd, name string, command []string, stderr io.Writer) ([]sessionRow, error) {
+	store, err := sessionstore.Open()
+	if err != nil {
+		return nil, fmt.Errorf("no state directory: %v", err)
+	}
+	store.Warn = func(msg string) { fmt.Fprintln(stderr, "acpterm sessions: "+msg) }
+	stored, err := store.List()
+	if err != nil {
+		return nil, err
+	}
+	var rows []sessionRow
+	for _, e := range stored {
+		if (cwd != "" && e.Cwd != cwd) || (len(command) > 0 && !sameAgent(&e, name, command)) {
+			continue
+		}
+		rows = append(rows, sessionRow{updated: e.Updated, id: e.SessionID, agent: agentLabel(e.Agent, e.Command), cwd: e.Cwd, title: e.Title, from: "acpterm"})
+	}
+	return rows, nil
+}
+
+// agentLabel is how the AGENT column names an agent: by its name, else
+// by its command line.
+func agentLabel(name string, command []string) string {
+	if name != "" {
+		return name
+	}
+	return textsafe.QuoteArgs(command)
+}
+
+// mergeListed adds the sessions the agent listed (who names it) to rows:
+// a session already stored is marked as found in both, and gets the
+// agent's title when it has none of its own.
+func mergeListed(rows []sessionRow, listed []acp.SessionInfo, who string) []sessionRow {
+	for _, s := range listed {
+		i := slices.IndexFunc(rows, func(r sessionRow) bool { return r.id == string(s.SessionID) })
+		if i < 0 {
+			rows = append(rows, listedRow(&s, who))
+			continue
+		}
+		rows[i].from = "both"
+		if rows[i].title == "" && s.Title != nil {
+			rows[i].title = *s.Title
+		}
+	}
+	return rows
+}
+
+// listedRow is the row of a session only the agent listed. Its time is
+// kept as the agent wrote it when it is not RFC 3339.
+func listedRow(s *acp.SessionInfo, who string) sessionRow {
+	r := sessionRow{id: string(s.SessionID), agent: who, cwd: s.Cwd, from: "agent"}
+	if s.Title != nil {
+		r.title = *s.Title
+	}
+	if s.UpdatedAt != nil {
+		if t, err := time.Parse(time.RFC3339, *s.UpdatedAt); err == nil {
+			r.updated = t
+		} else {
+			r.when = *s.UpdatedAt
+		}
+	}
+	return r
 }
 
 // sameAgent reports whether a stored session is of the agent asked for:
