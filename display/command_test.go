@@ -194,30 +194,37 @@ func TestRunCommand(t *testing.T) {
 			if len(updates) != 2 {
 				t.Fatalf("got %d updates, want 2", len(updates))
 			}
-			call, ok := updates[0].(*acp.ToolCall)
-			if !ok || call.Kind != acp.ToolKindExecute || call.Status != acp.ToolCallStatusInProgress || call.Title != tc.command ||
-				len(call.Content) != 1 || call.Content[0].(*acp.Terminal).TerminalID != res.TerminalID {
-				t.Errorf("announcement = %#v", updates[0])
-			}
-			upd, ok := updates[1].(*acp.ToolCallUpdate)
-			if !ok || upd.Status == nil || *upd.Status != tc.wantStatus {
-				t.Fatalf("final update = %#v", updates[1])
-			}
-			if !jsonEqual(upd.RawOutput, []byte(tc.wantRaw)) {
-				t.Errorf("rawOutput = %s, want %s", upd.RawOutput, tc.wantRaw)
-			}
-			// The terminal first, for clients that render it; then the
-			// text, for those that do not.
-			want := []acp.ToolCallContent{acp.TerminalContent(res.TerminalID)}
-			if tc.wantText != "" {
-				want = append(want, acp.TextToolCallContent(tc.wantText))
-			}
-			gotJSON, _ := json.Marshal(upd.Content)
-			wantJSON, _ := json.Marshal(want)
-			if string(gotJSON) != string(wantJSON) {
-				t.Errorf("final content\n got %s\nwant %s", gotJSON, wantJSON)
-			}
+			checkRunCommandUpdates(t, updates, res.TerminalID, tc.command, tc.wantStatus, tc.wantRaw, tc.wantText)
 		})
+	}
+}
+
+// checkRunCommandUpdates checks the tool call TestRunCommand announced
+// and its final update.
+func checkRunCommandUpdates(t *testing.T, updates []acp.SessionUpdate, tid acp.TerminalID, command string, wantStatus acp.ToolCallStatus, wantRaw, wantText string) {
+	t.Helper()
+	call, ok := updates[0].(*acp.ToolCall)
+	if !ok || call.Kind != acp.ToolKindExecute || call.Status != acp.ToolCallStatusInProgress || call.Title != command ||
+		len(call.Content) != 1 || call.Content[0].(*acp.Terminal).TerminalID != tid {
+		t.Errorf("announcement = %#v", updates[0])
+	}
+	upd, ok := updates[1].(*acp.ToolCallUpdate)
+	if !ok || upd.Status == nil || *upd.Status != wantStatus {
+		t.Fatalf("final update = %#v", updates[1])
+	}
+	if !jsonEqual(upd.RawOutput, []byte(wantRaw)) {
+		t.Errorf("rawOutput = %s, want %s", upd.RawOutput, wantRaw)
+	}
+	// The terminal first, for clients that render it; then the text, for
+	// those that do not.
+	want := []acp.ToolCallContent{acp.TerminalContent(tid)}
+	if wantText != "" {
+		want = append(want, acp.TextToolCallContent(wantText))
+	}
+	gotJSON, _ := json.Marshal(upd.Content)
+	wantJSON, _ := json.Marshal(want)
+	if string(gotJSON) != string(wantJSON) {
+		t.Errorf("final content\n got %s\nwant %s", gotJSON, wantJSON)
 	}
 }
 

@@ -2,9 +2,6 @@ package display
 
 import (
 	"context"
-	"errors"
-	"sync"
-	"time"
 
 	"github.com/acpterm/acpterm/acp"
 )
@@ -144,197 +141,20 @@ func RunLocalCommand(ctx context.Context, a *acp.AgentConn, terms LocalTerminals
 	if opts == nil {
 		opts = &LocalCommandOptions{}
 	}
-	form := opts.Form
-	if form == FormAuto {
-		form = ClientForm(a.ClientCapabilities())
-	}
-	creq := *req
-	limit := uint64(DefaultLocalOutputLimit)
-	if req.OutputByteLimit != nil {
-		limit = *req.OutputByteLimit
-	}
-	creq.OutputByteLimit = &limit
-	created, err := terms.CreateTerminal(ctx, &creq)
+	r, creq, err := createLocal(ctx, a, terms, req, opts)
 	if err != nil {
 		return nil, err
 	}
-	tid := created.TerminalID
-	sid := req.SessionID
-	released := false
-	release := func(ctx context.Context) error {
-		released = true
-		_, err := terms.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: sid, TerminalID: tid})
-		return err
-	}
-	defer func() {
-		if !released {
-			finish, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
-			defer cancel()
-			_ = release(finish)
-		}
-	}()
-
-	res := &CommandResult{ToolCallID: opts.ToolCallID, TerminalID: tid}
-	if res.ToolCallID == "" {
-		res.ToolCallID = newToolCallID()
-	}
-	st := &displayStream{a: a, sid: sid, tid: tid, call: res.ToolCallID, form: form}
-	if err := st.announce(ctx, &creq, opts.Title); err != nil && ctx.Err() == nil {
+	defer r.close(ctx)
+	if err := r.st.announce(ctx, creq, opts.Title); err != nil && ctx.Err() == nil {
 		return nil, err
 	}
-
-	// The watcher and the waiter run beside the sender loop below, which
-	// joins both before it returns. The end of the connection ends the wait
-	// too (see gone below).
-	waitCtx, cancelWait := context.WithCancel(ctx)
-	defer cancelWait()
-	if opts.Timeout > 0 {
-		var cancelTimeout context.CancelFunc
-		waitCtx, cancelTimeout = context.WithTimeout(waitCtx, opts.Timeout)
-		defer cancelTimeout()
-	}
-	type exit struct {
-		st  *acp.WaitForTerminalExitResponse
-		err error
-	}
-	exited := make(chan exit, 1)
-	go func() {
-		r, err := terms.WaitForTerminalExit(waitCtx, &acp.WaitForTerminalExitRequest{SessionID: sid, TerminalID: tid})
-		exited <- exit{r, err}
-	}()
-	buf := newStreamBuffer(int(min(limit, 1<<62)), opts.ChunkBytes, form)
-	var stopFinish context.CancelFunc
-	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
-	var watching sync.WaitGroup
-	defer func() { stopWatch(); watching.Wait() }()
-	if form != FormText {
-		watching.Add(1)
-		go func() {
-			defer watching.Done()
-			err := terms.WatchTerminalOutput(watchCtx, sid, tid, buf.write)
-			buf.end(err)
-		}()
-	} else {
-		buf.end(nil)
-	}
-
-	// finish bounds the closing calls, from the exit on or once ctx ended;
-	// it is detached from ctx so that they happen after a cancel too.
-	var finish context.Context
-	closing := func() context.Context {
-		if finish == nil {
-			var cancel context.CancelFunc
-			finish, cancel = context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
-			stopFinish = cancel
-		}
-		return finish
-	}
-	defer func() {
-		if stopFinish != nil {
-			stopFinish()
-		}
-	}()
-	interval := time.Second / time.Duration(updatesPerSecond(opts.UpdatesPerSecond))
-	var last time.Time // of the last live update; zero sends the first at once
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	var timerC, drainC <-chan time.Time
-	// gone: the connection ended, so nobody sees the stream or the result.
-	// The command is killed as on a cancel, as RunCommand's wait for the
-	// client's command fails then, even when ctx is not the connection's.
-	connDone, gone := a.Done(), false
-	exitC := (<-chan exit)(exited)
-	var ex *exit
-	for ex == nil || !buf.ended() {
-		select {
-		case <-buf.wake:
-		case <-timerC:
-			timerC = nil
-		case <-connDone:
-			connDone, gone = nil, true
-			cancelWait()
-		case e := <-exitC:
-			exitC, ex = nil, &e
-			if e.err != nil {
-				// Timeout, cancel or the end of the connection: kill;
-				// the output then ends and the exit status follows.
-				res.Cancelled = ctx.Err() != nil
-				res.TimedOut = !res.Cancelled && errors.Is(e.err, context.DeadlineExceeded)
-				if res.Cancelled || res.TimedOut || gone {
-					if _, kerr := terms.KillTerminal(closing(), &acp.KillTerminalRequest{SessionID: sid, TerminalID: tid}); kerr != nil {
-						return res, kerr
-					}
-					r, err := terms.WaitForTerminalExit(closing(), &acp.WaitForTerminalExitRequest{SessionID: sid, TerminalID: tid})
-					ex = &exit{r, err}
-				}
-			}
-			if ex.err != nil {
-				failLocal(closing(), a, st, res, "the exit status could not be read: "+ex.err.Error())
-				return res, ex.err
-			}
-			// The output ends soon after the exit, unless descendants keep
-			// the pipe busy; the runtime bounds that, and so does this.
-			drain := time.NewTimer(finishTimeout)
-			defer drain.Stop()
-			drainC = drain.C
-		case <-drainC:
-			drainC = nil
-			stopWatch()
-		}
-		if !buf.pending() || timerC != nil {
-			continue
-		}
-		if wait := interval - time.Since(last); !last.IsZero() && wait > 0 {
-			timer.Reset(wait)
-			timerC = timer.C
-			continue
-		}
-		sendCtx := ctx
-		if ex != nil || ctx.Err() != nil {
-			sendCtx = closing()
-		}
-		if err := st.sendChunk(sendCtx, buf); err != nil && sendCtx.Err() == nil {
-			return res, err
-		}
-		last = time.Now()
-	}
-	finish = closing()
-	stopWatch()
-	watching.Wait()
-	res.ExitStatus = exitStatus(ex.st)
-
-	out, err := terms.TerminalOutput(finish, &acp.TerminalOutputRequest{SessionID: sid, TerminalID: tid})
+	// A cancel that ended the announcement may have come after it was
+	// written: go on, so that the kill and the final update happen as for
+	// any cancel.
+	exit, err := r.stream(ctx, opts)
 	if err != nil {
-		failLocal(finish, a, st, res, res.Status()+"; the output could not be read: "+err.Error())
-		return res, err
+		return r.res, err
 	}
-	res.Output, res.Truncated = out.Output, out.Truncated
-
-	if err := st.finish(finish, res, outputTextLimit(opts.OutputText)); err != nil {
-		return res, err
-	}
-	if err := release(finish); err != nil {
-		return res, err
-	}
-	if res.Cancelled {
-		return res, ctx.Err()
-	}
-	return res, nil
-}
-
-func updatesPerSecond(n int) int {
-	if n <= 0 {
-		return DefaultUpdatesPerSecond
-	}
-	return n
-}
-
-// failLocal marks the tool call failed after an error, best effort, with
-// the exit of the display terminal so that it does not look alive.
-func failLocal(ctx context.Context, a *acp.AgentConn, st *displayStream, res *CommandResult, text string) {
-	update := st.finalUpdate(res, acp.ToolCallStatusFailed)
-	update.Content = append(update.Content, acp.TextToolCallContent(text))
-	st.sendExit(ctx, res)
-	_ = a.SessionUpdate(ctx, &acp.SessionNotification{SessionID: st.sid, Update: update})
+	return r.complete(ctx, exit, opts.OutputText)
 }

@@ -87,10 +87,17 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // _meta, and gives it a terminal runtime of its own.
 func localSetup(t testing.TB, client *wireClient) (*acp.AgentConn, display.LocalTerminals, *countingWriter) {
 	t.Helper()
+	client.barrier = make(chan struct{}, 1)
+	return localSetupWith(t, client, client.meta)
+}
+
+// localSetupWith is localSetup for any client, which has the capabilities
+// _meta meta.
+func localSetupWith(t testing.TB, client acp.Client, meta acp.Meta) (*acp.AgentConn, display.LocalTerminals, *countingWriter) {
+	t.Helper()
 	toAgentR, toAgentW := io.Pipe()
 	toClientR, toClientW := io.Pipe()
 	wire := &countingWriter{w: toClientW}
-	client.barrier = make(chan struct{}, 1)
 	ac := acp.NewAgentConn(idleAgent{}, toAgentR, wire, nil)
 	cc := acp.NewClientConn(client, toClientR, toAgentW, nil)
 	m := terminal.NewManager(&terminal.Options{KillGrace: 500 * time.Millisecond})
@@ -103,7 +110,7 @@ func localSetup(t testing.TB, client *wireClient) (*acp.AgentConn, display.Local
 	})
 	if _, err := cc.Initialize(context.Background(), &acp.InitializeRequest{
 		ProtocolVersion:    acp.ProtocolVersion1,
-		ClientCapabilities: &acp.ClientCapabilities{Meta: client.meta},
+		ClientCapabilities: &acp.ClientCapabilities{Meta: meta},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -171,77 +178,113 @@ func TestRunLocalCommandShapes(t *testing.T) {
 			}
 			anchor := `[{"terminalId":"` + tid + `","type":"terminal"}]`
 			text := "```\na\nhéllo\n```\nexit 3"
-			var live strings.Builder
-			first, last := updates[0], updates[len(updates)-1]
+			var live string
+			last := updates[len(updates)-1]
 			switch tc.form {
 			case display.FormZedMeta:
-				if first["sessionUpdate"] != "tool_call" || first["kind"] != "execute" || first["status"] != "in_progress" ||
-					jsonOf(first["content"]) != anchor ||
-					jsonOf(first["_meta"]) != `{"terminal_info":{"cwd":"`+cwd+`","terminal_id":"`+tid+`"}}` {
-					t.Errorf("tool_call %s", jsonOf(first))
-				}
-				for _, u := range updates[1 : len(updates)-1] {
-					out := u["_meta"].(map[string]any)["terminal_output"].(map[string]any)
-					if u["sessionUpdate"] != "tool_call_update" || u["toolCallId"] != "call_1" || out["terminal_id"] != tid || len(u) != 3 {
-						t.Errorf("live update %s", jsonOf(u))
-					}
-					live.WriteString(out["data"].(string))
-				}
-				if jsonOf(last["_meta"]) != `{"terminal_exit":{"exit_code":3,"signal":null,"terminal_id":"`+tid+`"}}` {
-					t.Errorf("last _meta %s", jsonOf(last["_meta"]))
-				}
+				live = checkZedMetaShapes(t, updates, tid, cwd, anchor)
 			case display.FormTerminalUpdate:
-				cmd, _ := first["command"].(string)
-				delete(first, "command")
-				if !strings.HasPrefix(cmd, "sh -c ") || jsonOf(first) != `{"cwd":"`+cwd+`","sessionUpdate":"terminal_update","terminalId":"`+tid+`"}` {
-					t.Errorf("first terminal_update %s", jsonOf(first))
-				}
-				if updates[1]["sessionUpdate"] != "tool_call" || jsonOf(updates[1]["content"]) != anchor || updates[1]["_meta"] != nil {
-					t.Errorf("tool_call %s", jsonOf(updates[1]))
-				}
-				for _, u := range updates[2 : len(updates)-2] {
-					if u["sessionUpdate"] != "terminal_output_chunk" || u["terminalId"] != tid || len(u) != 3 {
-						t.Errorf("chunk %s", jsonOf(u))
-					}
-					b, err := base64.StdEncoding.DecodeString(u["data"].(string))
-					if err != nil {
-						t.Fatal(err)
-					}
-					live.Write(b)
-				}
-				if exit := updates[len(updates)-2]; jsonOf(exit) != `{"exitStatus":{"exitCode":3},"sessionUpdate":"terminal_update","terminalId":"`+tid+`"}` {
-					t.Errorf("exit terminal_update %s", jsonOf(exit))
-				}
-				// The client decodes them with the generated types.
-				client.mu.Lock()
-				decoded := client.updates
-				client.mu.Unlock()
-				if tu, err := display.TerminalUpdateOf(decoded[0]); err != nil || tu == nil || tu.TerminalID != display.TerminalID(tid) || *tu.Command != cmd || string(*tu.Cwd) != cwd {
-					t.Errorf("TerminalUpdateOf = %+v, %v", tu, err)
-				}
-				if c, err := display.TerminalOutputChunkOf(decoded[2]); err != nil || c == nil || len(c.Data) == 0 {
-					t.Errorf("TerminalOutputChunkOf = %+v, %v", c, err)
-				}
+				live = checkTerminalUpdateShapes(t, client, updates, tid, cwd, anchor)
 			case display.FormText:
-				if len(updates) != 2 || first["content"] != nil || first["_meta"] != nil {
+				if first := updates[0]; len(updates) != 2 || first["content"] != nil || first["_meta"] != nil {
 					t.Errorf("updates %s", jsonOf(updates))
 				}
 			}
-			if tc.form != display.FormText && live.String() != "a\nhéllo\n" {
-				t.Errorf("live output %q", live.String())
+			if tc.form != display.FormText && live != "a\nhéllo\n" {
+				t.Errorf("live output %q", live)
 			}
-			if last["sessionUpdate"] != "tool_call_update" || last["status"] != "failed" ||
-				jsonOf(last["rawOutput"]) != `{"exitCode":3,"signal":null,"truncated":false}` {
-				t.Errorf("last update %s", jsonOf(last))
-			}
-			wantContent := `[{"content":{"text":` + jsonOf(text) + `,"type":"text"},"type":"content"}]`
-			if tc.form != display.FormText {
-				wantContent = anchor[:len(anchor)-1] + "," + wantContent[1:]
-			}
-			if jsonOf(last["content"]) != wantContent {
-				t.Errorf("last content %s\nwant %s", jsonOf(last["content"]), wantContent)
-			}
+			checkFinalShape(t, last, tc.form, anchor, text)
 		})
+	}
+}
+
+// checkFinalShape checks the final tool_call_update of
+// TestRunLocalCommandShapes: failed, the exit in rawOutput, then the
+// terminal anchor (but in the text form) and the text.
+func checkFinalShape(t *testing.T, last map[string]any, form display.Form, anchor, text string) {
+	t.Helper()
+	if last["sessionUpdate"] != "tool_call_update" || last["status"] != "failed" ||
+		jsonOf(last["rawOutput"]) != `{"exitCode":3,"signal":null,"truncated":false}` {
+		t.Errorf("last update %s", jsonOf(last))
+	}
+	wantContent := `[{"content":{"text":` + jsonOf(text) + `,"type":"text"},"type":"content"}]`
+	if form != display.FormText {
+		wantContent = anchor[:len(anchor)-1] + "," + wantContent[1:]
+	}
+	if jsonOf(last["content"]) != wantContent {
+		t.Errorf("last content %s\nwant %s", jsonOf(last["content"]), wantContent)
+	}
+}
+
+// checkZedMetaShapes checks the updates of TestRunLocalCommandShapes in
+// Zed's _meta form and returns the live output they carried.
+func checkZedMetaShapes(t *testing.T, updates []map[string]any, tid, cwd, anchor string) string {
+	t.Helper()
+	var live strings.Builder
+	first, last := updates[0], updates[len(updates)-1]
+	if first["sessionUpdate"] != "tool_call" || first["kind"] != "execute" || first["status"] != "in_progress" ||
+		jsonOf(first["content"]) != anchor ||
+		jsonOf(first["_meta"]) != `{"terminal_info":{"cwd":"`+cwd+`","terminal_id":"`+tid+`"}}` {
+		t.Errorf("tool_call %s", jsonOf(first))
+	}
+	for _, u := range updates[1 : len(updates)-1] {
+		out := u["_meta"].(map[string]any)["terminal_output"].(map[string]any)
+		if u["sessionUpdate"] != "tool_call_update" || u["toolCallId"] != "call_1" || out["terminal_id"] != tid || len(u) != 3 {
+			t.Errorf("live update %s", jsonOf(u))
+		}
+		live.WriteString(out["data"].(string))
+	}
+	if jsonOf(last["_meta"]) != `{"terminal_exit":{"exit_code":3,"signal":null,"terminal_id":"`+tid+`"}}` {
+		t.Errorf("last _meta %s", jsonOf(last["_meta"]))
+	}
+	return live.String()
+}
+
+// checkTerminalUpdateShapes checks the updates of
+// TestRunLocalCommandShapes in the v2 draft's form, and that the client
+// decodes them (checkDecodedUpdates); it returns the live output they
+// carried.
+func checkTerminalUpdateShapes(t *testing.T, client *wireClient, updates []map[string]any, tid, cwd, anchor string) string {
+	t.Helper()
+	var live strings.Builder
+	first := updates[0]
+	cmd, _ := first["command"].(string)
+	delete(first, "command")
+	if !strings.HasPrefix(cmd, "sh -c ") || jsonOf(first) != `{"cwd":"`+cwd+`","sessionUpdate":"terminal_update","terminalId":"`+tid+`"}` {
+		t.Errorf("first terminal_update %s", jsonOf(first))
+	}
+	if updates[1]["sessionUpdate"] != "tool_call" || jsonOf(updates[1]["content"]) != anchor || updates[1]["_meta"] != nil {
+		t.Errorf("tool_call %s", jsonOf(updates[1]))
+	}
+	for _, u := range updates[2 : len(updates)-2] {
+		if u["sessionUpdate"] != "terminal_output_chunk" || u["terminalId"] != tid || len(u) != 3 {
+			t.Errorf("chunk %s", jsonOf(u))
+		}
+		b, err := base64.StdEncoding.DecodeString(u["data"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		live.Write(b)
+	}
+	if exit := updates[len(updates)-2]; jsonOf(exit) != `{"exitStatus":{"exitCode":3},"sessionUpdate":"terminal_update","terminalId":"`+tid+`"}` {
+		t.Errorf("exit terminal_update %s", jsonOf(exit))
+	}
+	checkDecodedUpdates(t, client, tid, cwd, cmd)
+	return live.String()
+}
+
+// checkDecodedUpdates checks that the client decodes the v2 updates of
+// TestRunLocalCommandShapes with the generated types.
+func checkDecodedUpdates(t *testing.T, client *wireClient, tid, cwd, cmd string) {
+	t.Helper()
+	client.mu.Lock()
+	decoded := client.updates
+	client.mu.Unlock()
+	if tu, err := display.TerminalUpdateOf(decoded[0]); err != nil || tu == nil || tu.TerminalID != display.TerminalID(tid) || *tu.Command != cmd || string(*tu.Cwd) != cwd {
+		t.Errorf("TerminalUpdateOf = %+v, %v", tu, err)
+	}
+	if c, err := display.TerminalOutputChunkOf(decoded[2]); err != nil || c == nil || len(c.Data) == 0 {
+		t.Errorf("TerminalOutputChunkOf = %+v, %v", c, err)
 	}
 }
 
