@@ -74,13 +74,14 @@ type Options struct {
 	ToWireError func(error) *Error
 	// DrainTimeout is how long the calls already read when input ends are still served:
 	// queued ones are started (within MaxConcurrentCalls), running ones keep a live ctx,
-	// their replies and notifications are written, and Done waits for the last reply, so
-	// that a peer which writes its requests and closes its end (a file of requests piped
-	// in) gets every answer. Past it, or at once when a write fails, the remaining handlers'
-	// contexts are cancelled and their replies dropped, as at Close. Zero or negative
-	// means no drain: at the end of input every handler's ctx is cancelled at once, queued
-	// calls are dropped and no reply is sent, which suits a peer whose end of output means
-	// it has gone.
+	// their replies and notifications are written, and Done waits until the last reply is
+	// written (at most StallTimeout for a peer that stops reading), so that a peer which
+	// writes its requests and closes its end (a file of requests piped in) gets every
+	// answer, even from a host that closes the connection at Done. Past it, or at once
+	// when a write fails, the remaining handlers' contexts are cancelled and their replies
+	// dropped, as at Close. Zero or negative means no drain: at the end of input every
+	// handler's ctx is cancelled at once, queued calls are dropped and no reply is sent,
+	// which suits a peer whose end of output means it has gone.
 	DrainTimeout time.Duration
 	// Logf reports problems that have no caller to return them to; nil discards them.
 	Logf func(format string, args ...any)
@@ -447,7 +448,8 @@ func (e closedError) Error() string   { return e.cause.Error() + "; connection c
 func (e closedError) Unwrap() []error { return []error{ErrClosed, e.cause} }
 
 // Done is closed when the connection has ended: the end of input (after the drain, with
-// Options.DrainTimeout), a read error, a stalled peer, or Close.
+// Options.DrainTimeout, and once the drain's replies are written), a read error, a stalled
+// peer, or Close.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Wait waits for the reader to stop and for every goroutine the Conn started to return, and

@@ -54,6 +54,13 @@ func (c *Conn) read() {
 	c.readErr = err
 	if !drained {
 		c.push(queued{eof: true})
+	} else {
+		// A call counts as answered once its reply is queued, and the replies of a drain
+		// may still wait behind one the peer is slow to read: Done means they are written
+		// (or failed, or Close dropped them), so that a host which closes the connection
+		// at Done does not drop them. The writer ends once it has written what is queued;
+		// a peer that does not read holds it for at most StallTimeout.
+		<-c.wdone
 	}
 	close(c.done)
 }

@@ -37,9 +37,10 @@
 // The end of the peer's output is not the end of the connection's work: with
 // Options.DrainTimeout, the calls read before it are still run and answered (queued ones
 // started, running ones keep their ctx), as x/tools' jsonrpc2_v2 does, so `server <
-// requests.jsonl` answers every request; Done closes after the last answer, the drain's
-// bound or a failed write. Calls of ours fail at once, as no response can arrive. Without
-// DrainTimeout the handlers' contexts are cancelled at once and nothing more is answered.
+// requests.jsonl` answers every request; Done closes once the last answer is written, or
+// at the drain's bound or a failed write. Calls of ours fail at once, as no response can
+// arrive. Without DrainTimeout the handlers' contexts are cancelled at once and nothing
+// more is answered.
 //
 // Usage:
 //

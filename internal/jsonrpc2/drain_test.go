@@ -7,7 +7,9 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -132,4 +134,70 @@ func TestDrainEndsOnWriteFailure(t *testing.T) {
 	case <-time.After(timeout):
 		t.Fatal("the drain went on after a failed write")
 	}
+}
+
+// Done closes only once the drain's replies are written, not when they are queued: a host
+// that closes the connection at Done (acp.ServeAgent does) would otherwise drop the replies
+// queued behind one the peer was slow to read, and a peer that piped in its requests would
+// get only that one answer.
+func TestDrainDoneAfterRepliesWritten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inR, inW := io.Pipe()
+		w := &heldWriter{gate: make(chan struct{})}
+		c := NewConn(inR, w, echo, &Options{Logf: t.Logf, DrainTimeout: time.Minute})
+		const calls = 3
+		for i := 1; i <= calls; i++ {
+			if _, err := fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"echo","params":%d}`+"\n", i, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		inW.Close()
+		// Every call is answered: the first reply is in a Write the peer has not finished
+		// reading, the others are queued behind it.
+		synctest.Wait()
+		// The peer reads that one; the next Write waits.
+		w.gate <- struct{}{}
+		synctest.Wait()
+		if isClosed(c.Done()) {
+			t.Error("Done closed while replies were still to be written")
+		}
+		close(w.gate)
+		<-c.Done()
+		if err := c.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		var got []string
+		for l := range strings.Lines(w.String()) {
+			got = append(got, strings.TrimSuffix(l, "\n"))
+		}
+		var want []string
+		for i := 1; i <= calls; i++ {
+			want = append(want, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":%d}`, i, i))
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("written by the time Close returned:\n got %q\nwant %q", got, want)
+		}
+	})
+}
+
+// heldWriter lets each Write through when it takes a token from gate (or gate is closed),
+// as a peer slow to read does, and keeps what was written.
+type heldWriter struct {
+	gate chan struct{}
+	mu   sync.Mutex
+	b    strings.Builder
+}
+
+func (w *heldWriter) Write(p []byte) (int, error) {
+	<-w.gate
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *heldWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
