@@ -25,7 +25,8 @@ import (
 //   - internal/, what the toolkit stands on: it imports nothing of the
 //     module outside internal/, and each of its packages has a user outside
 //     the CLI, so the CLI's own code does not hide there;
-//   - cmd/acpterm, the application, with its own cmd/acpterm/internal/.
+//   - cmd/acpterm, the application, with its own cmd/acpterm/internal/;
+//     of its packages, those in cliLeaves stand below the rest of it.
 //
 // The check parses import clauses only (no build, no network), tests
 // included, so an arrow from a test counts too.
@@ -125,8 +126,25 @@ func generated(dir string, src []byte) []string {
 	return dirs
 }
 
-func isInternal(p string) bool { return p == "internal" || strings.HasPrefix(p, "internal/") }
-func isCLI(p string) bool      { return p == "cmd" || strings.HasPrefix(p, "cmd/") }
+// cliLeaves are the CLI's packages that the rest of it is built on: each
+// (with the packages below it) imports the toolkit and internal/, and
+// nothing else of the CLI, so that the renderers, say, never reach into
+// the client that drives them.
+var cliLeaves = []string{"cmd/acpterm/internal/render"}
+
+func isInternal(p string) bool  { return p == "internal" || strings.HasPrefix(p, "internal/") }
+func isCLI(p string) bool       { return p == "cmd" || strings.HasPrefix(p, "cmd/") }
+func within(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+
+// leafOf is the entry of cliLeaves that p is within, or "".
+func leafOf(p string) string {
+	for _, l := range cliLeaves {
+		if within(p, l) {
+			return l
+		}
+	}
+	return ""
+}
 
 // layerViolations returns one line per broken rule.
 func layerViolations(pkgs map[string]*pkgInfo) []string {
@@ -142,6 +160,9 @@ func layerViolations(pkgs map[string]*pkgInfo) []string {
 			}
 			if isCLI(imp) && !isCLI(p) {
 				bad = append(bad, fmt.Sprintf("%s imports %s: only the CLI may import the CLI", p, imp))
+			}
+			if l := leafOf(p); l != "" && isCLI(imp) && !within(imp, l) {
+				bad = append(bad, fmt.Sprintf("%s imports %s: %s stands below the rest of the CLI", p, imp, l))
 			}
 		}
 		for _, g := range pkgs[p].generate {
@@ -205,12 +226,17 @@ func TestLayerRules(t *testing.T) {
 		"internal/orphan":        {},
 		"cmd/acpterm":            {imports: []string{"internal/cliness", "internal/up"}},
 		"terminal":               {imports: []string{"cmd/acpterm/internal/x"}},
-		"cmd/acpterm/internal/x": {},
+		"cmd/acpterm/internal/x": {imports: []string{"cmd/acpterm/internal/render"}},
+		// A leaf (cliLeaves) may use its own packages, not the rest of the CLI.
+		"cmd/acpterm/internal/render":       {imports: []string{"acp", "cmd/acpterm/internal/render/rtest", "cmd/acpterm/internal/x"}},
+		"cmd/acpterm/internal/render/rtest": {imports: []string{"cmd/acpterm/internal/render", "cmd/acpterm"}},
 	}
 	got := layerViolations(pkgs)
 	want := []string{
 		"internal/up imports acp: internal/ may import only internal/",
 		"terminal imports cmd/acpterm/internal/x: only the CLI may import the CLI",
+		"cmd/acpterm/internal/render imports cmd/acpterm/internal/x: cmd/acpterm/internal/render stands below the rest of the CLI",
+		"cmd/acpterm/internal/render/rtest imports cmd/acpterm: cmd/acpterm/internal/render stands below the rest of the CLI",
 		"internal/cliness has no user outside the CLI (used by cmd/acpterm): the CLI's own packages belong in cmd/acpterm/internal",
 		"internal/orphan has no user outside the CLI (used by nobody): the CLI's own packages belong in cmd/acpterm/internal",
 		"internal/up has no user outside the CLI (used by cmd/acpterm): the CLI's own packages belong in cmd/acpterm/internal",

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -92,7 +93,7 @@ func (f *runFlags) addCommon(fs *flag.FlagSet) {
 
 // output is how stdout is written to: the format and, for text, the TTY
 // features.
-func (f *runFlags) output(stdout io.Writer) (client.Format, client.TextOptions, error) {
+func (f *runFlags) output(stdout io.Writer) (client.Format, render.TextOptions, error) {
 	var format client.Format
 	switch f.format {
 	case "text":
@@ -100,13 +101,13 @@ func (f *runFlags) output(stdout io.Writer) (client.Format, client.TextOptions, 
 	case "json":
 		format = client.FormatJSON
 	default:
-		return 0, client.TextOptions{}, fmt.Errorf("--format must be text or json, not %q", f.format)
+		return 0, render.TextOptions{}, fmt.Errorf("--format must be text or json, not %q", f.format)
 	}
-	var text client.TextOptions
+	var text render.TextOptions
 	if out, ok := stdout.(*os.File); ok && format == client.FormatText && client.IsTerminal(out) {
 		text.Live = true
 		text.Size = func() (int, int) { return client.TerminalSize(out) }
-		text.Color = client.ColorEnabled(true, f.noColor, os.Getenv)
+		text.Color = render.ColorEnabled(true, f.noColor, os.Getenv)
 	}
 	return format, text, nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
@@ -233,7 +234,7 @@ func (d *driver) showConfinement() {
 	if !d.cfg.SandboxAgent && !weakened && (!ok || !IsTerminal(f)) {
 		return
 	}
-	d.writeStderr(style{on: d.stderrColor()}.dim("acpterm: " + d.confinementLine()))
+	d.writeStderr(render.Style{On: d.stderrColor()}.Dim("acpterm: " + d.confinementLine()))
 }
 
 // rootHint is what to add to a failure of the agent that is known to come

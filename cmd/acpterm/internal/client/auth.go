@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
@@ -182,7 +183,7 @@ func authErrorText(err error) string {
 		if json.Unmarshal(ae.Data, &str) == nil {
 			d = str
 		}
-		d = clipString(d, maxAuthData)
+		d = render.Clip(d, maxAuthData)
 		s += ": " + textsafe.Line(d)
 	}
 	return s

@@ -15,7 +15,7 @@
 //
 // The fs methods are served by a workspace.Workspace (the public package
 // workspace), its writes obeying the sandbox mode of the run's commands.
-// NewTextRenderer and
-// NewJSONRenderer show session updates and terminal events (from a
-// terminal.Manager subscription) for people and for programs.
+// The turn is shown by the renderers of package render (text for people,
+// JSON for programs), the agent's display terminals through
+// render.DisplayTerminals.
 package client

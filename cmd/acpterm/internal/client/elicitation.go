@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
@@ -70,7 +71,7 @@ func (e *elicitor) create(ctx context.Context, req *acp.CreateElicitationRequest
 	resume := p.suspend()
 	defer resume()
 	ed := newLineEditor(p, p.out, d.perm.done())
-	_, _ = io.WriteString(p.out, "\n"+textsafe.Text(clipString(req.Message, 2000))+"\n(the agent asks; Enter takes the default or skips an optional field, Ctrl-C cancels)\n")
+	_, _ = io.WriteString(p.out, "\n"+textsafe.Text(render.Clip(req.Message, 2000))+"\n(the agent asks; Enter takes the default or skips an optional field, Ctrl-C cancels)\n")
 	content := map[string]acp.ElicitationContentValue{}
 	for _, f := range fields {
 		v, err := f.ask(ctx, ed, p.out)
@@ -135,7 +136,7 @@ func (f *formField) ask(ctx context.Context, ed *lineEditor, out io.Writer) (acp
 	_, _ = io.WriteString(out, f.head()+"\n")
 	prompt := "  > "
 	if def != "" {
-		prompt = "  [" + textsafe.Line(clipString(def, 60)) + "] > "
+		prompt = "  [" + textsafe.Line(render.Clip(def, 60)) + "] > "
 	}
 	for {
 		if ctx.Err() != nil {
@@ -173,22 +174,22 @@ const maxShownChoices = 20
 // and the first maxShownChoices of its choices, numbered.
 func (f *formField) head() string {
 	title, desc, _ := describeField(f)
-	label := textsafe.Line(clipString(f.name, 60))
+	label := textsafe.Line(render.Clip(f.name, 60))
 	if title != "" && title != f.name {
-		label = textsafe.Line(clipString(title, 80)) + " [" + label + "]"
+		label = textsafe.Line(render.Clip(title, 80)) + " [" + label + "]"
 	}
 	var b strings.Builder
 	b.WriteString(label)
 	if desc != "" {
-		b.WriteString(": " + textsafe.Line(clipString(desc, 300)))
+		b.WriteString(": " + textsafe.Line(render.Clip(desc, 300)))
 	}
 	choices := fieldChoices(f.schema)
 	for i, c := range choices {
 		if i == maxShownChoices {
-			fmt.Fprintf(&b, "\n  … and %s more (type one's value or title)", groupDigits(uint64(len(choices)-i)))
+			fmt.Fprintf(&b, "\n  … and %s more (type one's value or title)", render.GroupDigits(uint64(len(choices)-i)))
 			break
 		}
-		fmt.Fprintf(&b, "\n  %d) %s", i+1, textsafe.Line(clipString(c.name, 80)))
+		fmt.Fprintf(&b, "\n  %d) %s", i+1, textsafe.Line(render.Clip(c.name, 80)))
 	}
 	return b.String()
 }
@@ -306,7 +307,7 @@ func parseString(s *acp.StringPropertySchema, line string) (acp.ElicitationConte
 	}
 	if s.Pattern != nil && len(*s.Pattern) <= maxPattern {
 		if re, err := regexp.Compile(*s.Pattern); err == nil && !re.MatchString(line) {
-			return nil, "the answer must match " + textsafe.Line(clipString(*s.Pattern, 100))
+			return nil, "the answer must match " + textsafe.Line(render.Clip(*s.Pattern, 100))
 		}
 	}
 	return acp.ElicitationContentString(line), ""

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
@@ -34,5 +35,5 @@ func errorDataText(data json.RawMessage) string {
 	if s = strings.TrimSpace(s); s == "" {
 		return ""
 	}
-	return "; data: " + textsafe.Line(clipString(s, maxErrorData))
+	return "; data: " + textsafe.Line(render.Clip(s, maxErrorData))
 }

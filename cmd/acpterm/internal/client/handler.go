@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/terminal"
 	"github.com/acpterm/acpterm/workspace"
 )
@@ -15,8 +16,8 @@ type handler struct {
 	*terminal.Manager
 	ws   *workspace.Workspace
 	perm *approver
-	r    Renderer
-	disp *displayTerminals // session updates go through it to r
+	r    render.Renderer
+	disp *render.DisplayTerminals // session updates go through it to r
 	// shown holds terminal/create's answer until the renderer has the
 	// terminal; nil answers at once.
 	shown *shownGate
@@ -27,7 +28,7 @@ type handler struct {
 func (h *handler) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
 	resp, err := h.Manager.CreateTerminal(ctx, req)
 	if err == nil && h.shown != nil {
-		h.shown.wait(ctx, string(req.SessionID), string(resp.TerminalID))
+		h.shown.wait(ctx, req.SessionID, resp.TerminalID)
 	}
 	return resp, err
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
@@ -36,8 +37,8 @@ func (d *driver) interact(ctx context.Context) (int, string) {
 	d.phase = phaseIdle
 	sid := d.sid
 	d.mu.Unlock()
-	d.say(d.sw.st.dim(fmt.Sprintf("session %s with %s · /help lists the commands · Ctrl-D ends the session",
-		textsafe.Line(clipString(string(sid), 80)), textsafe.Line(clipString(filepath.Base(c.Agent[0]), 60)))))
+	d.say(d.sw.st.Dim(fmt.Sprintf("session %s with %s · /help lists the commands · Ctrl-D ends the session",
+		textsafe.Line(render.Clip(string(sid), 80)), textsafe.Line(render.Clip(filepath.Base(c.Agent[0]), 60)))))
 	for {
 		line, err := ed.readLine(promptLine, nil)
 		switch {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
@@ -18,8 +19,12 @@ var builtinCommands = []struct{ name, args, help string }{
 	{"exit", "", "end the session (so do Ctrl-D, and Ctrl-C at an empty line)"},
 }
 
-// maxHelpCommands bounds the agent's commands /help lists.
-const maxHelpCommands = 100
+// Bounds of the agent's commands /help lists: how many, and how many
+// bytes of each name.
+const (
+	maxHelpCommands    = 100
+	maxHelpCommandName = 40
+)
 
 // command runs an in-session command: a line that starts with "/". It
 // reports whether the line is to be sent to the agent as a prompt instead
@@ -42,7 +47,7 @@ func (d *driver) command(ctx context.Context, line string) (prompt, end bool, co
 	if d.agentCommand(name) != nil || strings.Contains(name, "/") {
 		return true, false, ExitOK
 	}
-	d.say(fmt.Sprintf("acpterm: unknown command /%s; /help lists the commands", textsafe.Line(clipString(name, 60))))
+	d.say(fmt.Sprintf("acpterm: unknown command /%s; /help lists the commands", textsafe.Line(render.Clip(name, 60))))
 	return false, false, ExitOK
 }
 
@@ -75,11 +80,11 @@ func (d *driver) showHelp() {
 				fmt.Fprintf(&b, "  … and %d more\n", len(cmds)-i)
 				break
 			}
-			name := "/" + textsafe.Line(clipString(c.Name, maxCommandNameSize))
+			name := "/" + textsafe.Line(render.Clip(c.Name, maxHelpCommandName))
 			if in, ok := c.Input.(*acp.UnstructuredCommandInput); ok && in.Hint != "" {
-				name += " " + textsafe.Line(clipString(in.Hint, 30))
+				name += " " + textsafe.Line(render.Clip(in.Hint, 30))
 			}
-			fmt.Fprintf(&b, "  %-14s %s\n", name, textsafe.Line(clipString(c.Description, 200)))
+			fmt.Fprintf(&b, "  %-14s %s\n", name, textsafe.Line(render.Clip(c.Description, 200)))
 		}
 	}
 	d.say(strings.TrimRight(b.String(), "\n"))
@@ -130,7 +135,7 @@ func (d *driver) setCommand(ctx context.Context, what setting, want string) bool
 	case code != ExitOK:
 		// The message may quote the agent (its error for set_mode, of
 		// any length): one line, clipped.
-		d.say("acpterm: " + textsafe.Line(clipString(msg, maxCommandMessage)))
+		d.say("acpterm: " + textsafe.Line(render.Clip(msg, maxCommandMessage)))
 	default:
 		d.say(currentAndChoices(what, v.snapshot()))
 	}
@@ -160,9 +165,9 @@ func currentAndChoices(what setting, st sessionState) string {
 	if len(choices) == 0 && cur == "" {
 		return "the agent offers no " + what.String() + " choice"
 	}
-	s := what.String() + ": " + textsafe.Line(clipString(cur, 80))
+	s := what.String() + ": " + textsafe.Line(render.Clip(cur, 80))
 	if curName != "" && !strings.EqualFold(curName, cur) {
-		s += " (" + textsafe.Line(clipString(curName, 80)) + ")"
+		s += " (" + textsafe.Line(render.Clip(curName, 80)) + ")"
 	}
 	return s + "\nchoices: " + listChoices(choices)
 }

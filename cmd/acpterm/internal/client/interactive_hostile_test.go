@@ -8,11 +8,13 @@ import (
 	"testing"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render/rendertest"
 )
 
 // hostileCommandsDriver is a driver whose agent sent n slash commands.
 func hostileCommandsDriver(n int) *driver {
-	d := &driver{view: newSessionView(NewTextRenderer(io.Discard, nil))}
+	d := &driver{view: newSessionView(render.NewText(io.Discard, nil))}
 	cmds := make([]acp.AvailableCommand, n)
 	for i := range cmds {
 		cmds[i].Name = fmt.Sprintf("cmd%07d", i)
@@ -28,7 +30,7 @@ func hostileCommandsDriver(n int) *driver {
 func TestCompleteCommandManyCommands(t *testing.T) {
 	cost := func(n int) uint64 {
 		d := hostileCommandsDriver(n)
-		return allocatedBy(func() {
+		return rendertest.AllocatedBy(func() {
 			for range 10 {
 				d.completeCommand("/cmd")
 			}
@@ -59,13 +61,13 @@ func TestModeUpdatesManyModels(t *testing.T) {
 			values[i] = acp.SessionConfigSelectOption{Value: acp.SessionConfigValueID(fmt.Sprint("m", i)), Name: "M"}
 		}
 		model := acp.SessionConfigOptionCategoryModel
-		v := newSessionView(NewTextRenderer(io.Discard, nil))
+		v := newSessionView(render.NewText(io.Discard, nil))
 		v.setState(&sessionState{sid: "s",
 			modes: &acp.SessionModeState{CurrentModeID: "a", AvailableModes: []acp.SessionMode{{ID: "a"}, {ID: "b"}}},
 			options: []acp.SessionConfigOption{{ID: "model", Category: &model, Kind: &acp.SessionConfigSelect{CurrentValue: "m0",
 				Options: acp.SessionConfigSelectGroupList{{Group: "g1", Options: values[:n/2]}, {Group: "g2", Options: values[n/2:]}}}}}})
 		v.start("agent")
-		return allocatedBy(func() {
+		return rendertest.AllocatedBy(func() {
 			for i := range 20 {
 				v.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeID([]string{"a", "b"}[i%2])}}, nil)
 			}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/terminal"
 )
@@ -24,13 +25,13 @@ import (
 // output.
 type switchRenderer struct {
 	mu       sync.Mutex
-	cur      Renderer
+	cur      render.Renderer
 	finished bool // cur has shown its Finish
-	make     func() Renderer
+	make     func() render.Renderer
 	out      io.Writer
 	json     bool
 	live     bool // text with a live region: only then is there anything to suspend
-	st       style
+	st       render.Style
 
 	replaying bool
 	user      strings.Builder // a replayed user message not shown yet (text)
@@ -81,7 +82,7 @@ func (s *switchRenderer) promptAware(ed *lineEditor) {
 const maxReplayedUser = 4 << 10
 
 func newSwitchRenderer(c *Config) *switchRenderer {
-	s := &switchRenderer{out: c.Stdout, json: c.Format == FormatJSON, st: style{on: c.Text.Color}}
+	s := &switchRenderer{out: c.Stdout, json: c.Format == FormatJSON, st: render.Style{On: c.Text.Color}}
 	s.live = !s.json && c.Text.Live
 	if f, ok := c.Stdout.(*os.File); ok && c.Interactive && IsTerminal(f) {
 		s.screen = &screenWriter{w: c.Stdout}
@@ -89,17 +90,17 @@ func newSwitchRenderer(c *Config) *switchRenderer {
 	}
 	out := s.out
 	text := c.Text
-	s.make = func() Renderer {
+	s.make = func() render.Renderer {
 		if s.json {
-			return NewJSONRenderer(out, text.Now)
+			return render.NewJSON(out, text.Now)
 		}
-		return NewTextRenderer(out, &text)
+		return render.NewText(out, &text)
 	}
 	s.cur = s.make()
 	return s
 }
 
-var _ sessionRenderer = (*switchRenderer)(nil)
+var _ render.SessionRenderer = (*switchRenderer)(nil)
 
 // fresh starts a new renderer if the current one has finished: before
 // each turn.
@@ -121,7 +122,7 @@ func (s *switchRenderer) beginReplay(sid acp.SessionID) {
 	defer s.mu.Unlock()
 	s.freshLocked()
 	s.replaying = true
-	s.mark(sid, "start", "↺ the history of session "+textsafe.Line(clipString(string(sid), 80))+", replayed by the agent:")
+	s.mark(sid, "start", "↺ the history of session "+textsafe.Line(render.Clip(string(sid), 80))+", replayed by the agent:")
 }
 
 // endReplay shows the rest of the history and marks its end.
@@ -140,7 +141,7 @@ func (s *switchRenderer) endReplay(sid acp.SessionID) {
 func (s *switchRenderer) resumed(sid acp.SessionID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mark(sid, "resumed", "↺ continuing session "+textsafe.Line(clipString(string(sid), 80))+" (the agent does not replay its history)")
+	s.mark(sid, "resumed", "↺ continuing session "+textsafe.Line(render.Clip(string(sid), 80))+" (the agent does not replay its history)")
 }
 
 // mark writes a line of acpterm's own between two renderers (s.mu held):
@@ -158,7 +159,7 @@ func (s *switchRenderer) mark(sid acp.SessionID, state, text string) {
 		_, _ = s.out.Write(textsafe.JSON(buf.Bytes()))
 		return
 	}
-	_, _ = io.WriteString(s.out, s.st.dim(text)+"\n")
+	_, _ = io.WriteString(s.out, s.st.Dim(text)+"\n")
 }
 
 // showUser shows the replayed user message gathered so far (s.mu held,
@@ -175,7 +176,7 @@ func (s *switchRenderer) showUser() {
 	for i, line := range strings.Split(msg, "\n") {
 		prefix := "  "
 		if i == 0 {
-			prefix = s.st.bold("›") + " "
+			prefix = s.st.Bold("›") + " "
 		}
 		b.WriteString(prefix + textsafe.Line(line) + "\n")
 	}
@@ -188,7 +189,7 @@ func (s *switchRenderer) SessionUpdate(n *acp.SessionNotification, raw json.RawM
 	defer s.mu.Unlock()
 	if s.replaying && !s.json {
 		if u, ok := n.Update.(*acp.UserMessageChunk); ok {
-			if t := contentText(u.Content); s.user.Len()+len(t) <= maxReplayedUser {
+			if t := render.ContentText(u.Content); s.user.Len()+len(t) <= maxReplayedUser {
 				s.user.WriteString(t)
 			}
 			return
@@ -204,7 +205,7 @@ func (s *switchRenderer) TerminalEvent(ev terminal.Event) {
 	s.cur.TerminalEvent(ev)
 }
 
-func (s *switchRenderer) Permission(p PermissionEvent) {
+func (s *switchRenderer) Permission(p render.PermissionEvent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cur.Permission(p)
@@ -257,10 +258,10 @@ func (s *switchRenderer) Error(message string, exitCode int) {
 	s.cur.Error(message, exitCode)
 }
 
-func (s *switchRenderer) ShowSession(in SessionInfo) {
+func (s *switchRenderer) ShowSession(in render.SessionInfo) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sr, ok := s.cur.(sessionRenderer); ok {
+	if sr, ok := s.cur.(render.SessionRenderer); ok {
 		sr.ShowSession(in)
 	}
 }
@@ -268,7 +269,7 @@ func (s *switchRenderer) ShowSession(in SessionInfo) {
 func (s *switchRenderer) StartTurn(agent string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sr, ok := s.cur.(sessionRenderer); ok {
+	if sr, ok := s.cur.(render.SessionRenderer); ok {
 		sr.StartTurn(agent)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/internal/text/utf8cut"
 	"github.com/acpterm/acpterm/terminal"
@@ -67,7 +68,7 @@ func chooseOption(opts []acp.PermissionOption, a answer) (acp.PermissionOption, 
 type approver struct {
 	mode   Approval
 	prompt *prompter // nil: nobody to ask
-	report func(PermissionEvent)
+	report func(render.PermissionEvent)
 	warn   func(line string) // one line to stderr
 
 	mu        sync.Mutex
@@ -80,7 +81,7 @@ type approver struct {
 	granted grants
 }
 
-func newApprover(mode Approval, p *prompter, report func(PermissionEvent), warn func(string)) *approver {
+func newApprover(mode Approval, p *prompter, report func(render.PermissionEvent), warn func(string)) *approver {
 	return &approver{mode: mode, prompt: p, report: report, warn: warn, cancel: make(chan struct{})}
 }
 
@@ -177,7 +178,7 @@ func (a *approver) RequestPermission(ctx context.Context, req *acp.RequestPermis
 	if req.ToolCall.Title != nil && *req.ToolCall.Title != "" {
 		title = *req.ToolCall.Title
 	}
-	safeTitle := clipString(textsafe.Line(title), maxPromptTitle)
+	safeTitle := render.Clip(textsafe.Line(title), maxPromptTitle)
 	q := permissionQuestion(safeTitle, req)
 	g, hasGrant := grantOf(req)
 	if hasGrant {
@@ -187,7 +188,7 @@ func (a *approver) RequestPermission(ctx context.Context, req *acp.RequestPermis
 		q = q[:i] + grantQuestion(g) + q[i:]
 	}
 	ans, why := a.decide(ctx, q, fmt.Sprintf("the agent's request for permission (%s)", safeTitle))
-	ev := PermissionEvent{SessionID: req.SessionID, ToolCallID: req.ToolCall.ToolCallID, Title: title, Reason: why.String()}
+	ev := render.PermissionEvent{SessionID: req.SessionID, ToolCallID: req.ToolCall.ToolCallID, Title: title, Reason: why.String()}
 	resp := &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}
 	ev.Decision = "cancelled"
 	if ans != answerCancelled {
@@ -209,21 +210,21 @@ func (a *approver) RequestPermission(ctx context.Context, req *acp.RequestPermis
 // agent may run this command. The question shows what will run, exactly
 // (promptCommand), not the agent's description of it.
 func (a *approver) DecideTerminal(ctx context.Context, info terminal.Info) terminal.Decision {
-	cmd := commandLine(&info)
+	cmd := textsafe.CommandLine(info.Command, info.Args) // as the renderers show it
 	a.mu.Lock()
 	cancelled := a.cancelled
 	a.mu.Unlock()
 	if !cancelled {
 		if g, ok := a.granted.take(&info); ok {
-			a.report(PermissionEvent{SessionID: acp.SessionID(info.SessionID), ToolCallID: g.call, Title: cmd, TerminalCommand: cmd,
+			a.report(render.PermissionEvent{SessionID: acp.SessionID(info.SessionID), ToolCallID: g.call, Title: cmd, TerminalCommand: cmd,
 				Decision: string(acp.PermissionOptionKindAllowOnce), Reason: "allowed with the agent's question for this command"})
 			return terminal.Allow()
 		}
 	}
 	q := "acpterm: the agent wants to run: " + promptCommand(&info) +
 		"\n  allow? [y]es, [n]o, [a]lways (everything, for the rest of this run): "
-	ans, why := a.decide(ctx, q, fmt.Sprintf("the command %q", clipString(cmd, maxPromptTitle)))
-	ev := PermissionEvent{SessionID: acp.SessionID(info.SessionID), Title: cmd, TerminalCommand: cmd, Reason: why.String()}
+	ans, why := a.decide(ctx, q, fmt.Sprintf("the command %q", render.Clip(cmd, maxPromptTitle)))
+	ev := render.PermissionEvent{SessionID: acp.SessionID(info.SessionID), Title: cmd, TerminalCommand: cmd, Reason: why.String()}
 	var d terminal.Decision
 	switch ans {
 	case answerYes:
@@ -262,7 +263,7 @@ const (
 func permissionQuestion(title string, req *acp.RequestPermissionRequest) string {
 	kind := ""
 	if req.ToolCall.Kind != nil && *req.ToolCall.Kind != "" {
-		kind = " (" + clipString(textsafe.Line(string(*req.ToolCall.Kind)), maxOptionName) + ")"
+		kind = " (" + render.Clip(textsafe.Line(string(*req.ToolCall.Kind)), maxOptionName) + ")"
 	}
 	return fmt.Sprintf("acpterm: the agent asks permission for: %s%s\n%s  allow? [y]es, [n]o, [a]lways (everything, for the rest of this run): ", title, kind, optionsLine(req.Options))
 }
@@ -290,7 +291,7 @@ func optionsLine(opts []acp.PermissionOption) string {
 		if name == "" {
 			name = string(o.OptionID)
 		}
-		b.WriteString(" " + clipString(textsafe.Line(name), maxOptionName) + " (" + clipString(textsafe.Line(string(o.Kind)), maxOptionName) + ")")
+		b.WriteString(" " + render.Clip(textsafe.Line(name), maxOptionName) + " (" + render.Clip(textsafe.Line(string(o.Kind)), maxOptionName) + ")")
 	}
 	b.WriteString("\n")
 	return b.String()

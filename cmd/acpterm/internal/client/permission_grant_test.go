@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render/rendertest"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -65,8 +67,8 @@ func TestOneQuestionPerCommand(t *testing.T) {
 	keys, typed := io.Pipe()
 	tty := &questionTTY{asks: make(chan string, 8)}
 	var mu sync.Mutex
-	var events []PermissionEvent
-	a := newApprover(ApprovalAsk, newPrompter(keys, tty, nil), func(e PermissionEvent) {
+	var events []render.PermissionEvent
+	a := newApprover(ApprovalAsk, newPrompter(keys, tty, nil), func(e render.PermissionEvent) {
 		mu.Lock()
 		defer mu.Unlock()
 		events = append(events, e)
@@ -264,7 +266,7 @@ func TestOneQuestionReplay(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			sec := readWire(t, file)
+			sec := rendertest.ReadWire(t, file)
 			t.Setenv("SHELL", "")
 			for kv := range strings.Lines(sec["env"]) {
 				k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
@@ -300,7 +302,7 @@ func replayQuestions(t *testing.T, wire string) int {
 	t.Helper()
 	keys, typed := io.Pipe()
 	tty := &questionTTY{asks: make(chan string, 8)}
-	a := newApprover(ApprovalAsk, newPrompter(keys, tty, nil), func(PermissionEvent) {}, func(string) {})
+	a := newApprover(ApprovalAsk, newPrompter(keys, tty, nil), func(render.PermissionEvent) {}, func(string) {})
 	defer a.prompt.Close()
 	var lines []wireLine
 	for l := range strings.Lines(wire) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/expect"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/terminal"
@@ -61,11 +62,11 @@ func TestChooseOption(t *testing.T) {
 // recorder collects what an approver reports.
 type recorder struct {
 	mu     sync.Mutex
-	events []PermissionEvent
+	events []render.PermissionEvent
 	warns  []string
 }
 
-func (r *recorder) report(e PermissionEvent) {
+func (r *recorder) report(e render.PermissionEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, e)
@@ -428,7 +429,7 @@ func TestPermissionQuestionBounded(t *testing.T) {
 	if _, err := a.RequestPermission(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	q := permissionQuestion(clipString(textsafe.Line(title), maxPromptTitle), req)
+	q := permissionQuestion(render.Clip(textsafe.Line(title), maxPromptTitle), req)
 	if len(q) > 4<<10 {
 		t.Errorf("the question is %d bytes", len(q))
 	}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
 )
@@ -14,13 +16,13 @@ import (
 // pumpEvents feeds terminal events to the renderer until the manager is
 // closed and the last queued event is delivered. disp learns the ids of
 // the terminals, so that display messages cannot name them.
-func (d *driver) pumpEvents(sub *terminal.Subscription, disp *displayTerminals) {
+func (d *driver) pumpEvents(sub *terminal.Subscription, disp *render.DisplayTerminals) {
 	defer d.wg.Done()
 	defer sub.Close()
 	defer d.shown.stop()
 	// The commands the agent runs itself are confined as it is. It is
 	// sandboxed before it starts, so before any display message.
-	disp.setAgentSandbox(func() *sandbox.Applied {
+	disp.SetAgentSandbox(func() *sandbox.Applied {
 		if a := d.agentSandbox; a != nil && a.Confined() {
 			return a
 		}
@@ -32,14 +34,14 @@ func (d *driver) pumpEvents(sub *terminal.Subscription, disp *displayTerminals) 
 			return
 		}
 		if ev.Kind == terminal.EventCreated {
-			disp.ownTerminal(string(ev.TerminalID))
+			disp.OwnTerminal(ev.TerminalID)
 		}
 		d.r.TerminalEvent(ev)
 		switch ev.Kind {
 		case terminal.EventCreated:
-			d.shown.mark(string(ev.SessionID), string(ev.TerminalID))
+			d.shown.mark(ev.SessionID, ev.TerminalID)
 		case terminal.EventReleased:
-			d.shown.forget(string(ev.SessionID), string(ev.TerminalID))
+			d.shown.forget(ev.SessionID, ev.TerminalID)
 		}
 	}
 }
@@ -50,17 +52,23 @@ func (d *driver) pumpEvents(sub *terminal.Subscription, disp *displayTerminals) 
 // agent sent them.
 type shownGate struct {
 	mu      sync.Mutex
-	shown   map[string]chan struct{} // closed once the renderer has it
-	stopped chan struct{}            // closed when the pump ends
+	shown   map[shownKey]chan struct{} // closed once the renderer has it
+	stopped chan struct{}              // closed when the pump ends
+}
+
+// shownKey names a terminal: its ID is unique within its session.
+type shownKey struct {
+	session  acp.SessionID
+	terminal acp.TerminalID
 }
 
 func newShownGate() *shownGate {
-	return &shownGate{shown: make(map[string]chan struct{}), stopped: make(chan struct{})}
+	return &shownGate{shown: make(map[shownKey]chan struct{}), stopped: make(chan struct{})}
 }
 
 // ch is the channel of one terminal, made on first use. g.mu is held.
-func (g *shownGate) ch(sessionID, terminalID string) chan struct{} {
-	key := sessionID + "\x00" + terminalID
+func (g *shownGate) ch(sessionID acp.SessionID, terminalID acp.TerminalID) chan struct{} {
+	key := shownKey{sessionID, terminalID}
 	c, ok := g.shown[key]
 	if !ok {
 		c = make(chan struct{})
@@ -69,22 +77,22 @@ func (g *shownGate) ch(sessionID, terminalID string) chan struct{} {
 	return c
 }
 
-func (g *shownGate) mark(sessionID, terminalID string) {
+func (g *shownGate) mark(sessionID acp.SessionID, terminalID acp.TerminalID) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	close(g.ch(sessionID, terminalID)) // Created comes once per terminal
 }
 
-func (g *shownGate) forget(sessionID, terminalID string) {
+func (g *shownGate) forget(sessionID acp.SessionID, terminalID acp.TerminalID) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	delete(g.shown, sessionID+"\x00"+terminalID)
+	delete(g.shown, shownKey{sessionID, terminalID})
 }
 
 func (g *shownGate) stop() { close(g.stopped) }
 
 // wait returns once the terminal was shown, the pump ended or ctx ended.
-func (g *shownGate) wait(ctx context.Context, sessionID, terminalID string) {
+func (g *shownGate) wait(ctx context.Context, sessionID acp.SessionID, terminalID acp.TerminalID) {
 	g.mu.Lock()
 	c := g.ch(sessionID, terminalID)
 	g.mu.Unlock()

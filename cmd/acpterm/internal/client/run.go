@@ -12,6 +12,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
@@ -90,7 +91,7 @@ type Config struct {
 	TTYIn  io.Reader
 	TTYOut io.Writer
 	// Text configures FormatText (colour, live region, screen size).
-	Text TextOptions
+	Text render.TextOptions
 
 	// OutputLimit is the host's ceiling on any terminal's output buffer
 	// (0: terminal.DefaultOutputCeiling).
@@ -187,7 +188,7 @@ const (
 type driver struct {
 	cfg  Config
 	cwd  string
-	r    Renderer
+	r    render.Renderer
 	view *sessionView    // in front of r: the session's mode and model
 	sw   *switchRenderer // behind view: a fresh renderer for each turn
 	ask  *prompter       // nil when there is no terminal to ask on

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +12,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/display"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
 )
@@ -97,10 +96,10 @@ func (d *driver) start(ctx context.Context, h acp.Client) ([]acp.AuthOption, int
 		ProtocolVersion: acp.ProtocolVersion1,
 		ClientInfo:      &acp.Implementation{Name: "acpterm", Version: Version()},
 		// Agents that run commands themselves may then stream them to us
-		// for display (display.go); acp fills in the standard capabilities.
+		// for display (render.DisplayTerminals); acp fills in the standard capabilities.
 		// Terminal logins are run by acpterm login (auth.go).
 		ClientCapabilities: withAuthCapabilities(&acp.ClientCapabilities{
-			Meta:        acp.Meta{metaTerminalOutputKey: json.RawMessage("true"), metaTerminalOutputDeltaKey: json.RawMessage("true"), display.MetaTerminalUpdate: json.RawMessage("true")},
+			Meta:        render.DisplayCapabilities(),
 			Elicitation: d.elicitationCapabilities(),
 		}),
 	})
@@ -268,7 +267,7 @@ const maxWarnLine = 8 << 10
 
 // warnLine is line as warn writes it: one line, sanitized, clipped.
 func warnLine(line string) string {
-	return textsafe.Line(clipString(strings.TrimRight(line, "\n"), maxWarnLine))
+	return textsafe.Line(render.Clip(strings.TrimRight(line, "\n"), maxWarnLine))
 }
 
 // sandboxPolicy is the policy of the run's terminals (and agent): the

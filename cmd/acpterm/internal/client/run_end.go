@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -15,7 +16,7 @@ import (
 // session/prompt, so of no turn) must not follow them, in text or after
 // the final JSON event. Time and suspensions still pass.
 type endGate struct {
-	Renderer
+	render.Renderer
 	// mu is held for reading by every call passed on, and for writing by
 	// close, so that no call that passed the check is still on its way
 	// when the end is shown.
@@ -49,7 +50,7 @@ func (g *endGate) TerminalEvent(ev terminal.Event) {
 	}
 }
 
-func (g *endGate) Permission(p PermissionEvent) {
+func (g *endGate) Permission(p render.PermissionEvent) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	if !g.closed {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/terminal"
 	"github.com/acpterm/acpterm/workspace"
 )
@@ -155,9 +156,9 @@ func (d *driver) startTerminals(ws *workspace.Workspace) (*terminal.Subscription
 // startPumps starts the run's goroutines, which settle and shutdown
 // join: the pump of terminal events to the renderer, the ticker and the
 // signal watcher. It returns the display terminals the pump feeds.
-func (d *driver) startPumps(sub *terminal.Subscription) *displayTerminals {
+func (d *driver) startPumps(sub *terminal.Subscription) *render.DisplayTerminals {
 	d.shown = newShownGate()
-	disp := newDisplayTerminals(d.r)
+	disp := render.NewDisplayTerminals(d.r)
 	d.pumped = make(chan struct{})
 	d.wg.Add(3)
 	go func() {

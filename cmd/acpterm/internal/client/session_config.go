@@ -6,37 +6,14 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
-	"github.com/acpterm/acpterm/internal/text/utf8cut"
 )
 
 // SessionSetting is one --set ID=VALUE: a session config option and the
 // value to give it.
 type SessionSetting struct {
 	ID, Value string
-}
-
-// SessionInfo is the state of the session that a user cares to see: the
-// current mode and model, as IDs and, when the agent named them, names.
-// Empty fields mean the agent offers no such choice.
-type SessionInfo struct {
-	SessionID acp.SessionID
-	Mode      string
-	ModeName  string
-	Model     string
-	ModelName string
-}
-
-// sessionRenderer is implemented by renderers that show the session's
-// state and the waiting line: both built-in ones. An optional interface
-// keeps Renderer small for the renderers that do not care.
-type sessionRenderer interface {
-	// ShowSession shows the current mode and model: once before the
-	// prompt, then after each change.
-	ShowSession(info SessionInfo)
-	// StartTurn marks the moment the prompt is sent; agent names the agent
-	// for the waiting line.
-	StartTurn(agent string)
 }
 
 // sessionState is what the agent told us of its modes and config options:
@@ -50,12 +27,12 @@ type sessionState struct {
 	models  *acp.SessionModelState // the draft's models (gemini's); see acp.SessionModels
 }
 
-// info is the state in the words SessionInfo uses. A mode comes from
-// modes, else from a config option of category mode (opencode's); the
-// model from a config option of category model, else from the draft's
-// session models (gemini's).
-func (s *sessionState) info() SessionInfo {
-	in := SessionInfo{SessionID: s.sid}
+// info is the state in the words render.SessionInfo uses. A mode comes
+// from modes, else from a config option of category mode (opencode's);
+// the model from a config option of category model, else from the
+// draft's session models (gemini's).
+func (s *sessionState) info() render.SessionInfo {
+	in := render.SessionInfo{SessionID: s.sid}
 	if s.modes != nil {
 		in.Mode = string(s.modes.CurrentModeID)
 		for _, m := range s.modes.AvailableModes {
@@ -193,18 +170,9 @@ func listChoices(choices []choice) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(textsafe.Quote(clipString(c.id, 80)))
+		b.WriteString(textsafe.Quote(render.Clip(c.id, 80)))
 	}
 	return b.String()
-}
-
-// clipString cuts s to at most n bytes at a character start, marking the
-// cut with "…".
-func clipString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return utf8cut.Head(s, n) + "…"
 }
 
 func modeChoices(modes *acp.SessionModeState) []choice {

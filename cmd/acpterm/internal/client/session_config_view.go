@@ -5,22 +5,23 @@ import (
 	"sync"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 )
 
 // sessionView sits in front of the run's renderer: it follows the
 // session's mode and model through the agent's notifications and tells
-// the renderer (sessionRenderer) when they change, once the turn has been
-// announced with start. Everything else goes through untouched.
+// the renderer (render.SessionRenderer) when they change, once the turn
+// has been announced with start. Everything else goes through untouched.
 type sessionView struct {
-	Renderer
+	render.Renderer
 	mu       sync.Mutex
 	st       sessionState
 	started  bool
-	shown    SessionInfo
+	shown    render.SessionInfo
 	commands []acp.AvailableCommand // the agent's slash commands, as last sent
 }
 
-func newSessionView(r Renderer) *sessionView { return &sessionView{Renderer: r} }
+func newSessionView(r render.Renderer) *sessionView { return &sessionView{Renderer: r} }
 
 func (v *sessionView) setState(st *sessionState) {
 	v.mu.Lock()
@@ -73,7 +74,7 @@ func (v *sessionView) changed() {
 		return
 	}
 	v.shown = in
-	if sr, ok := v.Renderer.(sessionRenderer); ok {
+	if sr, ok := v.Renderer.(render.SessionRenderer); ok {
 		sr.ShowSession(in)
 	}
 }
@@ -88,7 +89,7 @@ func (v *sessionView) start(agent string) {
 	v.started = true
 	v.shown = in
 	v.mu.Unlock()
-	if sr, ok := v.Renderer.(sessionRenderer); ok {
+	if sr, ok := v.Renderer.(render.SessionRenderer); ok {
 		if show {
 			sr.ShowSession(in)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
@@ -103,7 +104,7 @@ func (d *driver) agentStderr(line []byte) {
 			_, _ = io.WriteString(w, textsafe.Log(s, false)+"\n")
 		}
 	case AgentStderrAuto:
-		d.held.add(d.styleStderr(clipString(s, maxWarnLine)))
+		d.held.add(d.styleStderr(render.Clip(s, maxWarnLine)))
 	default:
 		if d.stderrTTY() {
 			d.writeStderr(d.styleStderr(s))
@@ -126,7 +127,7 @@ func (d *driver) stderrMode() AgentStderr {
 // styleStderr is a line of the agent's stderr as shown on a terminal:
 // prefixed with the agent's name, dimmed.
 func (d *driver) styleStderr(s string) string {
-	return style{on: d.stderrColor()}.dim(d.agentLabel() + ": " + textsafe.Log(s, false))
+	return render.Style{On: d.stderrColor()}.Dim(d.agentLabel() + ": " + textsafe.Log(s, false))
 }
 
 // agentLabel names the agent in what acpterm says about its stderr: the
@@ -136,7 +137,7 @@ func (d *driver) agentLabel() string {
 	if name == "" && len(d.cfg.Agent) > 0 {
 		name = filepath.Base(d.cfg.Agent[0])
 	}
-	return textsafe.Line(clipString(name, 64))
+	return textsafe.Line(render.Clip(name, 64))
 }
 
 // flushStderr shows what AgentStderrAuto held since the last flush: the
@@ -146,16 +147,16 @@ func (d *driver) flushStderr(failed bool) {
 		return
 	}
 	n, lines := d.held.take()
-	st := style{on: d.stderrColor()}
+	st := render.Style{On: d.stderrColor()}
 	switch {
 	case n == 0:
 		return
 	case failed && n > len(lines):
-		d.writeStderr(st.dim(fmt.Sprintf("%s wrote %d lines on stderr; the last %d:", d.agentLabel(), n, len(lines))))
+		d.writeStderr(st.Dim(fmt.Sprintf("%s wrote %d lines on stderr; the last %d:", d.agentLabel(), n, len(lines))))
 	case failed:
-		d.writeStderr(st.dim(fmt.Sprintf("%s wrote on stderr:", d.agentLabel())))
+		d.writeStderr(st.Dim(fmt.Sprintf("%s wrote on stderr:", d.agentLabel())))
 	case n > quietStderrLines:
-		d.writeStderr(st.dim(fmt.Sprintf("%s wrote %d lines on stderr (not shown; --agent-stderr show shows them)", d.agentLabel(), n)))
+		d.writeStderr(st.Dim(fmt.Sprintf("%s wrote %d lines on stderr (not shown; --agent-stderr show shows them)", d.agentLabel(), n)))
 		return
 	}
 	for _, l := range lines {

@@ -1,15 +1,16 @@
-package client
+package render_test
 
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render/rendertest"
 )
 
 // A wire file (testdata/display/*.wire) holds the session/update params
@@ -17,36 +18,11 @@ import (
 // (ACP-NOTES §12), and what acpterm shows of them: sections "-- wire --",
 // "-- text --" and "-- json --", after comment lines starting with "#".
 
-// readWire splits a wire file into its sections.
-func readWire(t *testing.T, path string) map[string]string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sections := map[string]string{}
-	name := ""
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if n, ok := strings.CutPrefix(line, "-- "); ok && strings.HasSuffix(n, " --") {
-			name = strings.TrimSuffix(n, " --")
-			continue
-		}
-		if name == "" {
-			continue
-		}
-		sections[name] += line + "\n"
-	}
-	for k, v := range sections {
-		sections[k] = strings.TrimRight(v, "\n") + "\n"
-	}
-	return sections
-}
-
 // replayWire passes the wire's updates through the display adapter to r,
 // 100ms apart on clock, then ends the turn 100ms after the last.
-func replayWire(t *testing.T, wire string, r Renderer, clock *fakeClock) {
+func replayWire(t *testing.T, wire string, r render.Renderer, clock *rendertest.Clock) {
 	t.Helper()
-	d := newDisplayTerminals(r)
+	d := render.NewDisplayTerminals(r)
 	for i, line := range strings.Split(strings.TrimSpace(wire), "\n") {
 		if i > 0 {
 			clock.Advance(100 * time.Millisecond)
@@ -74,10 +50,10 @@ func TestDisplayWire(t *testing.T) {
 	}
 	for _, path := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".wire"), func(t *testing.T) {
-			w := readWire(t, path)
+			w := rendertest.ReadWire(t, path)
 			var text bytes.Buffer
-			clock := newFakeClock()
-			replayWire(t, w["wire"], NewTextRenderer(&text, &TextOptions{Now: clock.Now}), clock)
+			clock := rendertest.NewClock()
+			replayWire(t, w["wire"], render.NewText(&text, &render.TextOptions{Now: clock.Now}), clock)
 			if got := text.String(); got != w["text"] {
 				t.Errorf("text:\n%s\nwant:\n%s", got, w["text"])
 			}
@@ -85,8 +61,8 @@ func TestDisplayWire(t *testing.T) {
 				t.Errorf("text reads \"still running\":\n%s", text.String())
 			}
 			var js bytes.Buffer
-			clock = newFakeClock()
-			replayWire(t, w["wire"], NewJSONRenderer(&js, clock.Now), clock)
+			clock = rendertest.NewClock()
+			replayWire(t, w["wire"], render.NewJSON(&js, clock.Now), clock)
 			if got := js.String(); got != w["json"] {
 				t.Errorf("json:\n%s\nwant:\n%s", got, w["json"])
 			}

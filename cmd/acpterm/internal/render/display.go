@@ -1,4 +1,4 @@
-package client
+package render
 
 import (
 	"encoding/json"
@@ -42,7 +42,7 @@ import (
 //     next bytes of the output, base64.
 //
 // The ids are the agent's, not terminals of acpterm's manager. The
-// displayTerminals adapter turns these into the terminal events the
+// DisplayTerminals adapter turns these into the terminal events the
 // renderers already draw, with Info.Display set on the created event: no
 // process of acpterm's runs them (see isDisplay).
 //
@@ -73,26 +73,38 @@ const metaTerminalOutputKey = display.MetaTerminalOutput
 // as codex-acp's TypeScript adapter reads and writes them.
 const metaTerminalOutputDeltaKey = "terminal_output_delta"
 
+// DisplayCapabilities is the clientCapabilities._meta with which a client
+// that passes its session updates through DisplayTerminals asks for
+// display terminals, in each dialect the adapter reads: Zed's
+// terminal_output, JetBrains' terminal_output_delta and the v2 draft's
+// terminal_update.
+func DisplayCapabilities() acp.Meta {
+	yes := json.RawMessage("true")
+	return acp.Meta{metaTerminalOutputKey: yes, metaTerminalOutputDeltaKey: yes, display.MetaTerminalUpdate: yes}
+}
+
 // isDisplay reports whether a created event's Info is that of a
 // display-only terminal.
 func isDisplay(info *terminal.Info) bool { return info != nil && info.Display }
 
-// displayTerminals feeds a Renderer the display-only terminals of the
-// session updates passing through it.
-type displayTerminals struct {
+// DisplayTerminals feeds a Renderer the display-only terminals of the
+// session updates passing through it: a client passes each session/update
+// to its SessionUpdate instead of the renderer's, and every other call
+// straight to the renderer. Its methods are safe for concurrent use.
+type DisplayTerminals struct {
 	r Renderer
 
 	mu     sync.Mutex
-	known  map[string]*displayTerm   // display terminals created so far
-	exited int                       // how many of known have exited
-	own    map[string]bool           // ids of acpterm's own terminals (ownTerminal)
-	titles map[acp.ToolCallID]string // to name a terminal first seen on an update
+	known  map[acp.TerminalID]*displayTerm // display terminals created so far
+	exited int                             // how many of known have exited
+	own    map[acp.TerminalID]bool         // ids of acpterm's own terminals (OwnTerminal)
+	titles map[acp.ToolCallID]string       // to name a terminal first seen on an update
 	// calls are the display terminals of each running tool call, which
 	// its end ends (at most maxToolTerminals each, forgotten at its end
 	// and with titles).
-	calls map[acp.ToolCallID][]string
+	calls map[acp.ToolCallID][]acp.TerminalID
 	// agentSandbox, when set, says how the agent itself is confined: the
-	// commands it runs are, the same way (see setAgentSandbox).
+	// commands it runs are, the same way (see SetAgentSandbox).
 	agentSandbox func() *sandbox.Applied
 }
 
@@ -117,28 +129,30 @@ const (
 	fromTerminal
 )
 
-func newDisplayTerminals(r Renderer) *displayTerminals {
-	return &displayTerminals{r: r, known: map[string]*displayTerm{}, own: map[string]bool{},
-		titles: map[acp.ToolCallID]string{}, calls: map[acp.ToolCallID][]string{}}
+// NewDisplayTerminals returns the adapter in front of r.
+func NewDisplayTerminals(r Renderer) *DisplayTerminals {
+	return &DisplayTerminals{r: r, known: map[acp.TerminalID]*displayTerm{}, own: map[acp.TerminalID]bool{},
+		titles: map[acp.ToolCallID]string{}, calls: map[acp.ToolCallID][]acp.TerminalID{}}
 }
 
-// setAgentSandbox tells the adapter how to learn the agent's own sandbox,
+// SetAgentSandbox tells the adapter how to learn the agent's own sandbox,
 // which is the sandbox of every command the agent runs itself: display
 // terminals carry it in Info.Sandbox from then on.
-func (d *displayTerminals) setAgentSandbox(f func() *sandbox.Applied) {
+func (d *DisplayTerminals) SetAgentSandbox(f func() *sandbox.Applied) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.agentSandbox = f
 }
 
-// ownTerminal notes that id names one of acpterm's own terminals. The
+// OwnTerminal notes that id names one of acpterm's own terminals. The
 // renderers know a terminal by its id alone, and the agent learns the ids
 // of acpterm's terminals from terminal/create: display messages naming
 // one would add to the output of a command acpterm ran and forge its exit
-// status. They are ignored. The pump notes each id before the renderer has
-// the terminal, so before terminal/create answers (see shownGate). One id
-// is kept per command acpterm ran, as the renderers keep the terminals.
-func (d *displayTerminals) ownTerminal(id string) {
+// status. They are ignored. The caller notes each id before the renderer
+// has the terminal, so before terminal/create answers and the agent can
+// name it. One id is kept per command acpterm ran, as the renderers keep
+// the terminals.
+func (d *DisplayTerminals) OwnTerminal(id acp.TerminalID) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.own[id] = true
@@ -147,8 +161,8 @@ func (d *displayTerminals) ownTerminal(id string) {
 // SessionUpdate passes n to the renderer, preceded by the terminal events
 // its _meta describes, so that a tool call's terminal exists, and has its
 // status, by the time the renderer sees the tool call.
-func (d *displayTerminals) SessionUpdate(n *acp.SessionNotification, raw json.RawMessage) {
-	sid := string(n.SessionID)
+func (d *DisplayTerminals) SessionUpdate(n *acp.SessionNotification, raw json.RawMessage) {
+	sid := n.SessionID
 	var c callUpdate
 	switch u := n.Update.(type) {
 	case *acp.ToolCall:
@@ -176,7 +190,7 @@ func (d *displayTerminals) SessionUpdate(n *acp.SessionNotification, raw json.Ra
 			d.fallback(sid, &c)
 		}
 		if exit, ok := metaExit(c.meta); ok {
-			d.exit(sid, string(exit.TerminalID), exit.ExitCode, exit.Signal)
+			d.exit(sid, exit.TerminalID, exit.ExitCode, exit.Signal)
 		}
 		if done {
 			d.endCall(sid, c.id)
@@ -210,18 +224,18 @@ const (
 // setTitle remembers the title of tool call id, until it ends. When
 // maxDisplayTitles are remembered, the old ones are forgotten: a terminal
 // first seen on an update of a forgotten tool call only goes unnamed.
-func (d *displayTerminals) setTitle(id acp.ToolCallID, title string) {
+func (d *DisplayTerminals) setTitle(id acp.ToolCallID, title string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if _, ok := d.titles[id]; !ok && len(d.titles) >= maxDisplayTitles {
 		clear(d.titles)
 	}
-	d.titles[id] = clipString(title, maxDisplayTitle)
+	d.titles[id] = Clip(title, maxDisplayTitle)
 }
 
 // fromMeta creates the terminals a tool call's _meta names and passes on
 // their output; the exit is left to the caller, after fromCall.
-func (d *displayTerminals) fromMeta(sessionID string, c *callUpdate) {
+func (d *DisplayTerminals) fromMeta(sessionID acp.SessionID, c *callUpdate) {
 	if len(c.meta) == 0 {
 		return
 	}
@@ -233,17 +247,17 @@ func (d *displayTerminals) fromMeta(sessionID string, c *callUpdate) {
 		if info.Cwd != "" {
 			cwd = info.Cwd
 		}
-		d.create(sessionID, c.id, string(info.TerminalID), command, args, cwd)
+		d.create(sessionID, c.id, info.TerminalID, command, args, cwd)
 	}
 	for _, key := range []string{metaTerminalOutputKey, metaTerminalOutputDeltaKey} {
 		var out display.MetaTerminalOutputValue
 		if decodeMeta(c.meta, key, &out) && out.TerminalID != "" {
-			d.create(sessionID, c.id, string(out.TerminalID), command, args, cwd)
-			d.output(sessionID, string(out.TerminalID), []byte(out.Data))
+			d.create(sessionID, c.id, out.TerminalID, command, args, cwd)
+			d.output(sessionID, out.TerminalID, []byte(out.Data))
 		}
 	}
 	if exit, ok := metaExit(c.meta); ok {
-		d.create(sessionID, c.id, string(exit.TerminalID), command, args, cwd)
+		d.create(sessionID, c.id, exit.TerminalID, command, args, cwd)
 	}
 }
 
@@ -288,13 +302,13 @@ func commandOf(rawInput json.RawMessage) (command string, args []string, cwd str
 
 // fromCall notes which display terminals the tool call embeds, and
 // updates their command and cwd from its rawInput or title.
-func (d *displayTerminals) fromCall(sessionID string, c *callUpdate) {
+func (d *DisplayTerminals) fromCall(sessionID acp.SessionID, c *callUpdate) {
 	d.mu.Lock()
 	ids := d.calls[c.id]
 	for _, tc := range c.content {
 		if t, ok := tc.(*acp.Terminal); ok {
-			id := string(t.TerminalID)
-			if d.known[id] != nil && len(ids) < maxToolTerminals && !contains(ids, id) {
+			id := t.TerminalID
+			if d.known[id] != nil && len(ids) < maxToolTerminals && !slices.Contains(ids, id) {
 				if _, ok := d.calls[c.id]; !ok && len(d.calls) >= maxDisplayTitles {
 					clear(d.calls)
 				}
@@ -324,10 +338,10 @@ func (d *displayTerminals) fromCall(sessionID string, c *callUpdate) {
 // changed: a created event for a terminal the renderers have. A command
 // from src replaces one from a source as good or worse; a cwd replaces
 // none but the agent's own (fromTerminal), and fills an empty one.
-func (d *displayTerminals) update(sessionID, id, command string, args []string, cwd string, src commandSource) {
-	command = clipString(command, maxDisplayTitle)
+func (d *DisplayTerminals) update(sessionID acp.SessionID, id acp.TerminalID, command string, args []string, cwd string, src commandSource) {
+	command = Clip(command, maxDisplayTitle)
 	for i, a := range args {
-		args[i] = clipString(a, maxDisplayTitle)
+		args[i] = Clip(a, maxDisplayTitle)
 	}
 	if len(cwd) > maxDisplayTitle {
 		cwd = ""
@@ -353,12 +367,12 @@ func (d *displayTerminals) update(sessionID, id, command string, args []string, 
 	t.command, t.args, t.cwd = command, args, cwd
 	info := d.info(sessionID, id, t)
 	d.mu.Unlock()
-	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: acp.SessionID(sessionID), TerminalID: acp.TerminalID(id), Info: info})
+	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: sessionID, TerminalID: id, Info: info})
 }
 
 // info is the Info of a display terminal (d.mu held).
-func (d *displayTerminals) info(sessionID, id string, t *displayTerm) *terminal.Info {
-	info := &terminal.Info{SessionID: acp.SessionID(sessionID), TerminalID: acp.TerminalID(id), Command: t.command, Args: t.args, Cwd: t.cwd, Started: time.Now(), Display: true}
+func (d *DisplayTerminals) info(sessionID acp.SessionID, id acp.TerminalID, t *displayTerm) *terminal.Info {
+	info := &terminal.Info{SessionID: sessionID, TerminalID: id, Command: t.command, Args: t.args, Cwd: t.cwd, Started: time.Now(), Display: true}
 	if d.agentSandbox != nil {
 		info.Sandbox = d.agentSandbox()
 	}
@@ -409,9 +423,9 @@ func fallbackOutput(rawOutput json.RawMessage, content []acp.ToolCallContent) st
 
 // fallback gives each display terminal of an ended tool call that got no
 // output the tool call's own (fallbackOutput).
-func (d *displayTerminals) fallback(sessionID string, c *callUpdate) {
+func (d *DisplayTerminals) fallback(sessionID acp.SessionID, c *callUpdate) {
 	d.mu.Lock()
-	var silent []string
+	var silent []acp.TerminalID
 	for _, id := range d.calls[c.id] {
 		if t := d.known[id]; t != nil && !t.exited && t.shown == 0 {
 			silent = append(silent, id)
@@ -436,7 +450,7 @@ func (d *displayTerminals) fallback(sessionID string, c *callUpdate) {
 // endCall ends the display terminals of a tool call that ended: those that
 // have not exited exit with no exit status, which the renderers show as
 // the tool call's status.
-func (d *displayTerminals) endCall(sessionID string, call acp.ToolCallID) {
+func (d *DisplayTerminals) endCall(sessionID acp.SessionID, call acp.ToolCallID) {
 	d.mu.Lock()
 	ids := d.calls[call]
 	delete(d.calls, call)
@@ -448,17 +462,20 @@ func (d *displayTerminals) endCall(sessionID string, call acp.ToolCallID) {
 
 // fromV2 handles the v2 terminal session updates; other unknown updates
 // are left to the renderer. Malformed ones are ignored: display only.
-func (d *displayTerminals) fromV2(sessionID string, u acp.SessionUpdate) {
+func (d *DisplayTerminals) fromV2(sessionID acp.SessionID, u acp.SessionUpdate) {
+	// The draft's terminal IDs name the same display terminals as Zed's
+	// _meta ones: one namespace, acp.TerminalID.
 	if c, err := display.TerminalOutputChunkOf(u); c != nil && err == nil && c.TerminalID != "" {
-		d.create(sessionID, "", string(c.TerminalID), "", nil, "")
-		d.output(sessionID, string(c.TerminalID), c.Data)
+		id := acp.TerminalID(c.TerminalID)
+		d.create(sessionID, "", id, "", nil, "")
+		d.output(sessionID, id, c.Data)
 		return
 	}
 	tu, err := display.TerminalUpdateOf(u)
 	if tu == nil || err != nil || tu.TerminalID == "" {
 		return
 	}
-	id := string(tu.TerminalID)
+	id := acp.TerminalID(tu.TerminalID)
 	var cmd, cwd string
 	if tu.Command != nil {
 		cmd = *tu.Command
@@ -502,7 +519,7 @@ const maxDisplayTerminals = 1024
 
 // create announces terminal id once, named by its command or else by the
 // title of the tool call it came with.
-func (d *displayTerminals) create(sessionID string, call acp.ToolCallID, id, command string, args []string, cwd string) {
+func (d *DisplayTerminals) create(sessionID acp.SessionID, call acp.ToolCallID, id acp.TerminalID, command string, args []string, cwd string) {
 	d.mu.Lock()
 	if d.known[id] != nil || d.own[id] || len(id) > maxDisplayTitle {
 		d.mu.Unlock()
@@ -530,9 +547,9 @@ func (d *displayTerminals) create(sessionID string, call acp.ToolCallID, id, com
 	if len(cwd) > maxDisplayTitle {
 		cwd = ""
 	}
-	t := &displayTerm{command: clipString(command, maxDisplayTitle), cwd: cwd, src: src}
+	t := &displayTerm{command: Clip(command, maxDisplayTitle), cwd: cwd, src: src}
 	for _, a := range args {
-		t.args = append(t.args, clipString(a, maxDisplayTitle))
+		t.args = append(t.args, Clip(a, maxDisplayTitle))
 	}
 	d.known[id] = t
 	if call != "" && len(d.calls[call]) < maxToolTerminals {
@@ -543,11 +560,11 @@ func (d *displayTerminals) create(sessionID string, call acp.ToolCallID, id, com
 	}
 	info := d.info(sessionID, id, t)
 	d.mu.Unlock()
-	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: acp.SessionID(sessionID), TerminalID: acp.TerminalID(id), Info: info})
+	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: sessionID, TerminalID: id, Info: info})
 }
 
 // output passes data on, unless the terminal has exited.
-func (d *displayTerminals) output(sessionID, id string, data []byte) {
+func (d *DisplayTerminals) output(sessionID acp.SessionID, id acp.TerminalID, data []byte) {
 	d.mu.Lock()
 	t := d.known[id]
 	ok := t != nil && !t.exited && len(data) > 0
@@ -556,12 +573,12 @@ func (d *displayTerminals) output(sessionID, id string, data []byte) {
 	}
 	d.mu.Unlock()
 	if ok {
-		d.r.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, SessionID: acp.SessionID(sessionID), TerminalID: acp.TerminalID(id), Data: data})
+		d.r.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, SessionID: sessionID, TerminalID: id, Data: data})
 	}
 }
 
 // exit passes the exit status on, once.
-func (d *displayTerminals) exit(sessionID, id string, code *int64, signal *string) {
+func (d *DisplayTerminals) exit(sessionID acp.SessionID, id acp.TerminalID, code *int64, signal *string) {
 	d.mu.Lock()
 	t := d.known[id]
 	first := t != nil && !t.exited
@@ -576,13 +593,13 @@ func (d *displayTerminals) exit(sessionID, id string, code *int64, signal *strin
 	st := &terminal.ExitStatus{}
 	switch {
 	case signal != nil && *signal != "":
-		sig := clipString(*signal, maxDisplayTitle)
+		sig := Clip(*signal, maxDisplayTitle)
 		st.Signal = &sig
 	case code != nil:
 		c := uint32(*code) // as a shell shows it: -1 is 4294967295
 		st.ExitCode = &c
 	}
-	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, SessionID: acp.SessionID(sessionID), TerminalID: acp.TerminalID(id), Status: st})
+	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, SessionID: sessionID, TerminalID: id, Status: st})
 }
 
 // decodeMeta decodes meta[key] into v, reporting whether it was there and

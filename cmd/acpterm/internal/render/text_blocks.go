@@ -1,4 +1,4 @@
-package client
+package render
 
 import (
 	"fmt"
@@ -20,20 +20,20 @@ func (r *textRenderer) toolBlock(tv *toolView, now time.Time) string {
 	var mark string
 	switch {
 	case tv.status == acp.ToolCallStatusCompleted:
-		mark = r.st.green("✓")
+		mark = r.st.Green("✓")
 	case tv.status == acp.ToolCallStatusFailed:
-		mark = r.st.red("✗")
+		mark = r.st.Red("✗")
 	case tv.cancelled:
-		mark = r.st.yellow("⊘")
+		mark = r.st.Yellow("⊘")
 	default:
-		mark = r.st.yellow("…")
+		mark = r.st.Yellow("…")
 	}
-	b.WriteString(mark + " " + r.st.bold(tv.title) + r.st.dim(kindSuffix(tv.kind)))
+	b.WriteString(mark + " " + r.st.Bold(tv.title) + r.st.Dim(kindSuffix(tv.kind)))
 	if !toolDone(tv.status) {
 		if tv.cancelled {
-			b.WriteString(r.st.dim(" (cancelled)"))
+			b.WriteString(r.st.Dim(" (cancelled)"))
 		} else {
-			b.WriteString(r.st.dim(" (unfinished)"))
+			b.WriteString(r.st.Dim(" (unfinished)"))
 		}
 	}
 	b.WriteString("\n")
@@ -50,13 +50,13 @@ func (r *textRenderer) toolBlock(tv *toolView, now time.Time) string {
 		}
 	}
 	for _, l := range texts {
-		b.WriteString(r.st.dim("  │ ") + clipColumns(l, r.lineWidth(4)) + "\n")
+		b.WriteString(r.st.Dim("  │ ") + clipColumns(l, r.lineWidth(4)) + "\n")
 	}
 	if more > 0 {
-		b.WriteString(r.st.dim(fmt.Sprintf("  │ … %d more lines", more)) + "\n")
+		b.WriteString(r.st.Dim(fmt.Sprintf("  │ … %d more lines", more)) + "\n")
 	}
 	for _, p := range tv.diffs {
-		b.WriteString(r.st.dim("  │ edit ") + p + "\n")
+		b.WriteString(r.st.Dim("  │ edit ") + p + "\n")
 	}
 	for _, id := range tv.terminals {
 		if term := r.terms[id]; term != nil {
@@ -69,7 +69,7 @@ func (r *textRenderer) toolBlock(tv *toolView, now time.Time) string {
 // termBlock is a terminal no tool call embedded.
 func (r *textRenderer) termBlock(tv *termView, now time.Time) string {
 	var b strings.Builder
-	b.WriteString(r.st.bold("$ "+tv.command) + "\n")
+	b.WriteString(r.st.Bold("$ "+tv.command) + "\n")
 	r.writeTerminal(&b, tv, now)
 	return b.String()
 }
@@ -77,12 +77,12 @@ func (r *textRenderer) termBlock(tv *termView, now time.Time) string {
 func (r *textRenderer) writeTerminal(b *strings.Builder, tv *termView, now time.Time) {
 	lines, above := tv.tail.Tail(r.o.TailLines)
 	if tv.tail.forgotten {
-		fmt.Fprintf(b, "%s\n", r.st.dim(fmt.Sprintf("  │ … %d lines, not kept: more than %d terminals this turn", above, maxKeptTails)))
+		fmt.Fprintf(b, "%s\n", r.st.Dim(fmt.Sprintf("  │ … %d lines, not kept: more than %d terminals this turn", above, maxKeptTails)))
 	} else if above > 0 {
-		fmt.Fprintf(b, "%s\n", r.st.dim(fmt.Sprintf("  │ … %d lines above", above)))
+		fmt.Fprintf(b, "%s\n", r.st.Dim(fmt.Sprintf("  │ … %d lines above", above)))
 	}
 	for _, l := range lines {
-		b.WriteString(r.st.dim("  │ ") + clipColumns(l, r.lineWidth(4)) + "\n")
+		b.WriteString(r.st.Dim("  │ ") + clipColumns(l, r.lineWidth(4)) + "\n")
 	}
 	end := tv.ended
 	if tv.status == nil {
@@ -94,14 +94,14 @@ func (r *textRenderer) writeTerminal(b *strings.Builder, tv *termView, now time.
 		// No exit status came: how its tool call ended says it.
 		status = textsafe.Line(tv.endedAs)
 		if tv.endedAs == string(acp.ToolCallStatusCompleted) {
-			status = r.st.green(status)
+			status = r.st.Green(status)
 		} else {
-			status = r.st.red(status)
+			status = r.st.Red(status)
 		}
 	case statusFailed(tv.status, tv.timedOut):
-		status = r.st.red(status)
+		status = r.st.Red(status)
 	case tv.status != nil:
-		status = r.st.green(status)
+		status = r.st.Green(status)
 	}
 	notes := " · " + formatDuration(end.Sub(tv.started))
 	if !tv.display && tv.tail.bytes > tv.limit {
@@ -118,7 +118,7 @@ func (r *textRenderer) writeTerminal(b *strings.Builder, tv *termView, now time.
 	case tv.sandbox != "":
 		notes += " · " + tv.sandbox
 	}
-	b.WriteString(r.st.dim("  └ ") + status + r.st.dim(notes) + "\n")
+	b.WriteString(r.st.Dim("  └ ") + status + r.st.Dim(notes) + "\n")
 }
 
 // sandboxNote says in a few words how a command was confined

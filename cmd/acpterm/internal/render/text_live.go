@@ -1,4 +1,4 @@
-package client
+package render
 
 import (
 	"fmt"
@@ -119,7 +119,7 @@ func (r *textRenderer) liveText(now time.Time) string {
 		elapsed := formatElapsed(el)
 		// One column spare: writing the last one makes some terminals wrap.
 		room := cols - 1 - len(" ") - len(" ") - 1 - len(elapsed)
-		return r.st.yellow(frame) + " " + clipColumns(title, max(room, 1)) + " " + r.st.dim(elapsed)
+		return r.st.Yellow(frame) + " " + clipColumns(title, max(room, 1)) + " " + r.st.Dim(elapsed)
 	}
 	body := func(tv *termView) {
 		if tv == nil {
@@ -127,7 +127,7 @@ func (r *textRenderer) liveText(now time.Time) string {
 		}
 		tail, _ := tv.tail.Tail(r.o.LiveLines)
 		for _, l := range tail {
-			lines = append(lines, r.st.dim("  │ ")+clipColumns(l, cols-5))
+			lines = append(lines, r.st.Dim("  │ ")+clipColumns(l, cols-5))
 		}
 	}
 	for tv := r.active.head; tv != nil && len(lines) < room; tv = tv.next {

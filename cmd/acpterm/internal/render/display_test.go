@@ -1,13 +1,18 @@
-package client
+package render_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render/rendertest"
+	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -30,7 +35,7 @@ func (r *callLog) SessionUpdate(n *acp.SessionNotification, _ json.RawMessage) {
 func (r *callLog) TerminalEvent(ev terminal.Event) {
 	switch ev.Kind {
 	case terminal.EventCreated:
-		r.add(fmt.Sprintf("created %s %q cwd=%q display=%v", ev.TerminalID, ev.Info.Command, ev.Info.Cwd, isDisplay(ev.Info)))
+		r.add(fmt.Sprintf("created %s %q cwd=%q display=%v", ev.TerminalID, ev.Info.Command, ev.Info.Cwd, ev.Info.Display))
 	case terminal.EventOutput:
 		r.add(fmt.Sprintf("output %s %q", ev.TerminalID, ev.Data))
 	case terminal.EventExited:
@@ -38,15 +43,15 @@ func (r *callLog) TerminalEvent(ev terminal.Event) {
 	}
 }
 
-func (r *callLog) Permission(PermissionEvent) {}
-func (r *callLog) Tick()                      {}
-func (r *callLog) Suspend() func()            { return func() {} }
-func (r *callLog) Finish(acp.StopReason)      {}
-func (r *callLog) Error(string, int)          {}
+func (r *callLog) Permission(render.PermissionEvent) {}
+func (r *callLog) Tick()                             {}
+func (r *callLog) Suspend() func()                   { return func() {} }
+func (r *callLog) Finish(acp.StopReason)             {}
+func (r *callLog) Error(string, int)                 {}
 
 func TestDisplayTerminals(t *testing.T) {
 	log := &callLog{}
-	d := newDisplayTerminals(log)
+	d := render.NewDisplayTerminals(log)
 	send := func(u acp.SessionUpdate) {
 		d.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: u}, nil)
 	}
@@ -105,7 +110,7 @@ func v2Update(t testing.TB, raw string) acp.SessionUpdate {
 
 func TestDisplayTerminalsV2(t *testing.T) {
 	log := &callLog{}
-	d := newDisplayTerminals(log)
+	d := render.NewDisplayTerminals(log)
 	send := func(raw string) {
 		d.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: v2Update(t, raw)}, nil)
 	}
@@ -161,23 +166,23 @@ func TestDisplayTerminalsV2(t *testing.T) {
 type countingRenderer struct {
 	callLog
 	t       *testing.T
-	created map[string]bool
-	exited  map[string]bool
+	created map[acp.TerminalID]bool
+	exited  map[acp.TerminalID]bool
 }
 
 func (r *countingRenderer) TerminalEvent(ev terminal.Event) {
 	switch ev.Kind {
 	case terminal.EventCreated:
-		if r.created[string(ev.TerminalID)] || !isDisplay(ev.Info) {
+		if r.created[ev.TerminalID] || !ev.Info.Display {
 			r.t.Fatalf("terminal %q created twice or not as a display", ev.TerminalID)
 		}
-		r.created[string(ev.TerminalID)] = true
+		r.created[ev.TerminalID] = true
 	default:
-		if !r.created[string(ev.TerminalID)] || r.exited[string(ev.TerminalID)] {
+		if !r.created[ev.TerminalID] || r.exited[ev.TerminalID] {
 			r.t.Fatalf("%v event of terminal %q before its creation or after its exit", ev.Kind, ev.TerminalID)
 		}
 		if ev.Kind == terminal.EventExited {
-			r.exited[string(ev.TerminalID)] = true
+			r.exited[ev.TerminalID] = true
 		}
 	}
 }
@@ -198,8 +203,8 @@ func FuzzDisplayTerminals(f *testing.F) {
 		if json.Unmarshal([]byte(`{"sessionId":"s","update":`+raw+`}`), &n) != nil {
 			return
 		}
-		r := &countingRenderer{t: t, created: map[string]bool{}, exited: map[string]bool{}}
-		d := newDisplayTerminals(r)
+		r := &countingRenderer{t: t, created: map[acp.TerminalID]bool{}, exited: map[acp.TerminalID]bool{}}
+		d := render.NewDisplayTerminals(r)
 		for range 2 {
 			d.SessionUpdate(&n, nil)
 		}
@@ -208,3 +213,63 @@ func FuzzDisplayTerminals(f *testing.F) {
 
 func exitCode(c uint32) string     { return terminal.ExitStatus{ExitCode: &c}.String() }
 func exitSignal(sig string) string { return terminal.ExitStatus{Signal: &sig}.String() }
+
+// TestDisplayAgentSandbox: a command the agent ran itself is shown as run
+// by the agent, with the agent's sandbox when it is confined, in text and
+// JSON; acpterm's own commands are not.
+func TestDisplayAgentSandbox(t *testing.T) {
+	wire := `{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c","title":"ls","kind":"execute","status":"in_progress","content":[{"type":"terminal","terminalId":"t"}],"_meta":{"terminal_info":{"terminal_id":"t"}}}}
+{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c","status":"completed","_meta":{"terminal_exit":{"terminal_id":"t","exit_code":0}}}}`
+	applied := &sandbox.Applied{Mode: sandbox.WorkspaceWrite, Network: sandbox.DenyNetwork, LandlockABI: 7}
+	for _, tc := range []struct {
+		name       string
+		sb         *sandbox.Applied
+		text, json string
+	}{
+		{"unconfined", nil, "└ exit 0 · 100ms · run by the agent\n", `"display":true}`},
+		{"confined", applied, "└ exit 0 · 100ms · run by the agent, sandbox: workspace-write, network denied\n",
+			`"display":true,"sandbox":{"mode":"workspace-write","network":"deny"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, format := range []string{"text", "json"} {
+				var out bytes.Buffer
+				clock := rendertest.NewClock()
+				var r render.Renderer = render.NewText(&out, &render.TextOptions{Now: clock.Now})
+				want := tc.text
+				if format == "json" {
+					r, want = render.NewJSON(&out, clock.Now), tc.json
+				}
+				d := render.NewDisplayTerminals(r)
+				d.SetAgentSandbox(func() *sandbox.Applied { return tc.sb })
+				for i, line := range strings.Split(wire, "\n") {
+					if i > 0 {
+						clock.Advance(100 * time.Millisecond)
+					}
+					var n acp.SessionNotification
+					if err := json.Unmarshal([]byte(line), &n); err != nil {
+						t.Fatal(err)
+					}
+					d.SessionUpdate(&n, json.RawMessage(line))
+				}
+				r.Finish(acp.StopReasonEndTurn)
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("%s:\n%s\nwant it to hold %q", format, out.String(), want)
+				}
+			}
+		})
+	}
+}
+
+// TestDisplayCapabilities: DisplayCapabilities asks for the three
+// dialects the adapter reads (Zed's, JetBrains', the v2 draft's).
+func TestDisplayCapabilities(t *testing.T) {
+	got := render.DisplayCapabilities()
+	for _, key := range []string{"terminal_output", "terminal_output_delta", "terminal_update"} {
+		if v := string(got[key]); v != "true" {
+			t.Errorf("_meta.%s = %q, want true", key, v)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("%d keys: %v", len(got), got)
+	}
+}

@@ -1,138 +1,23 @@
-package client
+package render_test
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/utf8cut"
-	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
 )
 
 // The tests here hold --format json to what the README ("JSON events")
 // promises the programs that parse it.
-
-// readmeJSONEvents is the README's table of JSON events: for each event
-// name, every name its row puts in backquotes (fields and values).
-func readmeJSONEvents(t *testing.T) map[string]map[string]bool {
-	t.Helper()
-	b, err := os.ReadFile("../../../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, table, ok := strings.Cut(string(b), "With `--format json`, stdout carries one JSON object per line")
-	if !ok {
-		t.Fatal("no JSON events section in the README")
-	}
-	code := regexp.MustCompile("`([^`]*)`")
-	events := map[string]map[string]bool{}
-	inTable := false
-	for _, line := range strings.Split(table, "\n") {
-		if !strings.HasPrefix(line, "|") {
-			if inTable {
-				break
-			}
-			continue
-		}
-		inTable = true
-		cells := strings.Split(line, "|")
-		if len(cells) < 4 || !strings.Contains(cells[1], "`") || strings.Contains(cells[1], "`event`") {
-			continue
-		}
-		names := map[string]bool{}
-		for _, m := range code.FindAllStringSubmatch(cells[2], -1) {
-			names[m[1]] = true
-		}
-		for _, m := range code.FindAllStringSubmatch(cells[1], -1) {
-			events[m[1]] = names
-		}
-	}
-	if len(events) == 0 {
-		t.Fatal("no events in the README's table")
-	}
-	return events
-}
-
-// allJSONEvents is the output of a run that makes every event acpterm
-// writes, with every optional field set.
-func allJSONEvents(t *testing.T) string {
-	var out bytes.Buffer
-	s := newSwitchRenderer(&Config{Stdout: &out, Format: FormatJSON})
-	s.beginReplay("sess_1")
-	s.endReplay("sess_1")
-	s.resumed("sess_1")
-	s.fresh()
-	r := s.cur.(*jsonRenderer)
-	r.ShowSession(SessionInfo{SessionID: "sess_1", Mode: "code", Model: "m1"})
-	r.Permission(PermissionEvent{SessionID: "sess_1", ToolCallID: "call_1", Title: "edit", Decision: "allow_once", OptionID: "yes"})
-	r.Permission(PermissionEvent{SessionID: "sess_1", Title: "ls", TerminalCommand: "ls", Decision: "allow_once", Reason: "--approve-all"})
-	r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: "sess_1", TerminalID: "term_1",
-		Info: &terminal.Info{Command: "ls", Args: []string{"-l"}, Cwd: "/w", PID: 7, OutputByteLimit: 10,
-			Sandbox: &sandbox.Applied{Mode: sandbox.WorkspaceWrite, Network: sandbox.DenyNetwork, Missing: []string{"network"}}}})
-	r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: "sess_1", TerminalID: "shown_1",
-		Info: &terminal.Info{Command: "make", Cwd: "/w", Display: true}})
-	r.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, TerminalID: "term_1", Data: []byte("x"), Dropped: 3})
-	r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, TerminalID: "term_1", Status: &terminal.ExitStatus{Signal: acp.Ptr("SIGKILL")}, TimedOut: true})
-	raw := json.RawMessage(`{"sessionId":"sess_1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}`)
-	var n acp.SessionNotification
-	if err := json.Unmarshal(raw, &n); err != nil {
-		t.Fatal(err)
-	}
-	r.SessionUpdate(&n, raw)
-	r.Finish(acp.StopReasonEndTurn)
-	r.Error("failed", 3)
-	return out.String()
-}
-
-// TestJSONEventsDocumented: every event acpterm writes, every field of it
-// (and of its sandbox object), and every state of a replay event, is named
-// in the README's row for that event.
-func TestJSONEventsDocumented(t *testing.T) {
-	doc := readmeJSONEvents(t)
-	for _, line := range strings.Split(strings.TrimSuffix(allJSONEvents(t), "\n"), "\n") {
-		var ev map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatalf("line %q: %v", line, err)
-		}
-		var name string
-		_ = json.Unmarshal(ev["event"], &name)
-		names, ok := doc[name]
-		if !ok {
-			t.Errorf("event %q is not in the README's table (%s)", name, line)
-			continue
-		}
-		for k := range ev {
-			if k != "event" && !names[k] {
-				t.Errorf("field %q of %q is not in the README (%s)", k, name, line)
-			}
-		}
-		if sb, ok := ev["sandbox"]; ok {
-			var m map[string]json.RawMessage
-			_ = json.Unmarshal(sb, &m)
-			for k := range m {
-				if !names[k] {
-					t.Errorf("field sandbox.%s of %q is not in the README", k, name)
-				}
-			}
-		}
-		if st, ok := ev["state"]; ok {
-			var v string
-			_ = json.Unmarshal(st, &v)
-			if !names[v] {
-				t.Errorf("state %q of %q is not in the README", v, name)
-			}
-		}
-	}
-}
 
 // checkJSONLines fails unless out is lines each of which is one JSON
 // object with an "event", valid UTF-8 with no raw control character.
@@ -206,7 +91,7 @@ func TestJSONOutputChunking(t *testing.T) {
 		cuts = append(cuts, every)
 		for _, cut := range cuts {
 			var out bytes.Buffer
-			r := NewJSONRenderer(&out, nil)
+			r := render.NewJSON(&out, nil)
 			r.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: "s", TerminalID: "t", Info: &terminal.Info{}})
 			prev := 0
 			for _, c := range append(cut, len(s)) {
@@ -234,7 +119,7 @@ func TestJSONSessionUpdateExactMember(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		NewJSONRenderer(&out, nil).SessionUpdate(&n, json.RawMessage(raw))
+		render.NewJSON(&out, nil).SessionUpdate(&n, json.RawMessage(raw))
 		evs := checkJSONLines(t, out.Bytes())
 		if len(evs) != 1 {
 			t.Fatalf("%d events: %s", len(evs), out.Bytes())
@@ -260,7 +145,7 @@ func TestJSONLinesHostileAgent(t *testing.T) {
 		`{"sessionUpdate":"x_unknown","n":12345678901234567890123,"f":1e400,"d":1,"d":2,"deep":` + deep + `,"s":"` + huge + `"}`,
 	}
 	var out bytes.Buffer
-	r := NewJSONRenderer(&out, nil)
+	r := render.NewJSON(&out, nil)
 	var texts []string // as acpterm decoded them
 	for _, u := range updates {
 		raw := `{"sessionId":` + jsonString("s"+hostile) + `,"update":` + u + `}`
@@ -278,7 +163,7 @@ func TestJSONLinesHostileAgent(t *testing.T) {
 		Info: &terminal.Info{Command: hostile, Args: []string{hostile}, Cwd: hostile}})
 	r.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, TerminalID: acp.TerminalID(id), Data: []byte(hostile)})
 	r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, TerminalID: acp.TerminalID(id), Status: &terminal.ExitStatus{Signal: &hostile}})
-	r.Permission(PermissionEvent{SessionID: acp.SessionID(hostile), Title: hostile, Decision: "allow_once", TerminalCommand: hostile, Reason: hostile})
+	r.Permission(render.PermissionEvent{SessionID: acp.SessionID(hostile), Title: hostile, Decision: "allow_once", TerminalCommand: hostile, Reason: hostile})
 	r.Finish(acp.StopReason(hostile))
 	r.Error(hostile, 1)
 	evs := checkJSONLines(t, out.Bytes())
@@ -320,7 +205,7 @@ func jsonString(s string) string {
 func TestJSONTerminalsConcurrent(t *testing.T) {
 	const terms, chunks = 32, 50
 	var out bytes.Buffer
-	r := NewJSONRenderer(&out, nil)
+	r := render.NewJSON(&out, nil)
 	var wg sync.WaitGroup
 	for i := range terms {
 		wg.Add(1)

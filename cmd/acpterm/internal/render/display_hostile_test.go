@@ -1,4 +1,4 @@
-package client
+package render_test
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render/rendertest"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -27,8 +29,8 @@ func heapInUse() uint64 {
 // length. A terminal is still shown after thousands of others ended.
 func TestDisplayTerminalsBounded(t *testing.T) {
 	t.Run("count", func(t *testing.T) {
-		r := &countingRenderer{t: t, created: map[string]bool{}, exited: map[string]bool{}}
-		d := newDisplayTerminals(r)
+		r := &countingRenderer{t: t, created: map[acp.TerminalID]bool{}, exited: map[acp.TerminalID]bool{}}
+		d := render.NewDisplayTerminals(r)
 		send := func(raw string) {
 			d.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: v2Update(t, raw)}, nil)
 		}
@@ -40,16 +42,10 @@ func TestDisplayTerminalsBounded(t *testing.T) {
 		if !r.created["done_2999"] || !r.exited["done_2999"] {
 			t.Fatal("a terminal announced after thousands of ended ones is not shown")
 		}
-		// Thousands never ended.
-		for i := range 3000 {
-			send(fmt.Sprintf(`{"sessionUpdate":"terminal_output_chunk","terminalId":"run_%d","data":"YQ=="}`, i))
-		}
-		if len(d.known) > maxDisplayTerminals {
-			t.Fatalf("%d display terminals remembered", len(d.known))
-		}
+		// (Thousands never ended: TestDisplayTerminalsKnownBounded.)
 	})
 	t.Run("sizes", func(t *testing.T) {
-		d := newDisplayTerminals(NewTextRenderer(io.Discard, &TextOptions{Now: newFakeClock().Now}))
+		d := render.NewDisplayTerminals(render.NewText(io.Discard, &render.TextOptions{Now: rendertest.NewClock().Now}))
 		long := strings.Repeat("x", 32<<10)
 		before := heapInUse()
 		for i := range 50 {
@@ -72,13 +68,13 @@ func TestDisplayTerminalsBounded(t *testing.T) {
 // to the output of the command acpterm ran nor forge its exit status.
 func TestDisplayTerminalsOwnID(t *testing.T) {
 	var out bytes.Buffer
-	r := NewTextRenderer(&out, &TextOptions{Now: newFakeClock().Now})
-	d := newDisplayTerminals(r)
+	r := render.NewText(&out, &render.TextOptions{Now: rendertest.NewClock().Now})
+	d := render.NewDisplayTerminals(r)
 	send := func(u acp.SessionUpdate) { d.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: u}, nil) }
 	// As the pump does for a terminal of the manager's.
 	created := terminal.Event{Kind: terminal.EventCreated, SessionID: "s", TerminalID: "term_1",
 		Info: &terminal.Info{SessionID: "s", TerminalID: "term_1", Command: "make", OutputByteLimit: 1 << 20}}
-	d.ownTerminal(string(created.TerminalID))
+	d.OwnTerminal(created.TerminalID)
 	r.TerminalEvent(created)
 	send(&acp.ToolCall{ToolCallID: "c", Title: "run", Status: acp.ToolCallStatusInProgress,
 		Content: []acp.ToolCallContent{acp.TerminalContent("term_1")}})
@@ -89,7 +85,7 @@ func TestDisplayTerminalsOwnID(t *testing.T) {
 	code := uint32(3)
 	r.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, SessionID: "s", TerminalID: "term_1", Data: []byte("real\n")})
 	r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, SessionID: "s", TerminalID: "term_1", Status: &terminal.ExitStatus{ExitCode: &code}})
-	send(&acp.ToolCallUpdate{ToolCallID: "c", Status: ptr(acp.ToolCallStatusCompleted)})
+	send(&acp.ToolCallUpdate{ToolCallID: "c", Status: acp.Ptr(acp.ToolCallStatusCompleted)})
 	r.Finish(acp.StopReasonEndTurn)
 	if got := out.String(); strings.Contains(got, "FORGED") || !strings.Contains(got, "│ real") || !strings.Contains(got, exitCode(3)) {
 		t.Fatalf("the agent's display messages reached acpterm's terminal:\n%s", got)

@@ -1,10 +1,15 @@
-package client
+package render
 
 import (
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
+
+// Internal tests of the line tail, the bounded screenful the text
+// renderer keeps of each terminal: its ring, its cut of a long line and
+// its counts are what bound the renderer's memory, and the output shows
+// them only through the last lines it prints.
 
 func TestDisplayLine(t *testing.T) {
 	tests := []struct{ in, want string }{

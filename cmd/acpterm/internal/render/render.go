@@ -1,12 +1,14 @@
-package client
+package render
 
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
+	"github.com/acpterm/acpterm/internal/text/utf8cut"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -54,8 +56,49 @@ type PermissionEvent struct {
 	Reason string
 }
 
+// SessionInfo is the state of the session that a user cares to see: the
+// current mode and model, as IDs and, when the agent named them, names.
+// Empty fields mean the agent offers no such choice.
+type SessionInfo struct {
+	SessionID acp.SessionID
+	Mode      string
+	ModeName  string
+	Model     string
+	ModelName string
+}
+
+// SessionRenderer is implemented by renderers that show the session's
+// state and the waiting line: both of this package. An optional interface
+// keeps Renderer small for the renderers that do not care.
+type SessionRenderer interface {
+	// ShowSession shows the current mode and model: once before the
+	// prompt, then after each change.
+	ShowSession(info SessionInfo)
+	// StartTurn marks the moment the prompt is sent; agent names the agent
+	// for the waiting line.
+	StartTurn(agent string)
+}
+
 // Clock is where renderers take the time; tests pass a fake one.
 type Clock func() time.Time
+
+// Clip cuts s to at most n bytes at a character start, marking the cut
+// with "…".
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return utf8cut.Head(s, n) + "…"
+}
+
+// GroupDigits writes n with thousands separators: 200,000.
+func GroupDigits(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
 
 // formatDuration is a short, human duration: 12ms, 3.4s, 2m05s.
 func formatDuration(d time.Duration) string {

@@ -1,180 +1,32 @@
-package client
+package render
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render/rendertest"
 	"github.com/acpterm/acpterm/terminal"
 )
 
-// modeRefuser is an in-process agent that answers session/set_mode with an
-// error whose message is hostile.
-type modeRefuser struct{}
-
-func (modeRefuser) Initialize(context.Context, *acp.InitializeRequest) (*acp.InitializeResponse, error) {
-	return &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}, nil
-}
-
-func (modeRefuser) NewSession(context.Context, *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
-	return &acp.NewSessionResponse{SessionID: "s"}, nil
-}
-
-func (modeRefuser) Prompt(context.Context, *acp.PromptRequest) (*acp.PromptResponse, error) {
-	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
-}
-
-func (modeRefuser) Cancel(context.Context, *acp.CancelNotification) error { return nil }
-
-func (modeRefuser) SetSessionMode(context.Context, *acp.SetSessionModeRequest) (*acp.SetSessionModeResponse, error) {
-	return nil, &acp.Error{Code: acp.CodeInternalError, Message: "no" + evil}
-}
-
-// TestSetCommandAgentErrorHostile: /mode with an agent that refuses it
-// with a hostile error message shows the message on the session's
-// terminal with its escapes visible.
-func TestSetCommandAgentErrorHostile(t *testing.T) {
-	got := refusedModeOutput(t, modeRefuser{})
-	if off := screenOffence(got); off != "" {
-		t.Fatalf("%s reached the terminal:\n%q", off, got)
-	}
-	if !strings.Contains(got, `no<\x1b]52;c;aGk=`) {
-		t.Fatalf("the agent's message is not shown: %q", got)
-	}
-}
-
-// refusedModeOutput runs /mode b against agent, which refuses it, and
-// returns what the session's terminal got.
-func refusedModeOutput(t *testing.T, agent acp.Agent) string {
-	t.Helper()
-	agentIn, clientOut := io.Pipe()
-	clientIn, agentOut := io.Pipe()
-	ac := acp.NewAgentConn(agent, agentIn, agentOut, nil)
-	conn := acp.NewClientConn(listingClient{}, clientIn, clientOut, nil)
-	defer func() {
-		conn.Close()
-		ac.Close()
-		for _, c := range []io.Closer{agentIn, clientOut, clientIn, agentOut} {
-			c.Close()
-		}
-	}()
-	var tty bytes.Buffer
-	d := &driver{cfg: Config{TTYOut: &tty, Stderr: io.Discard, InitTimeout: 10 * time.Second},
-		conn: conn, quit: make(chan struct{}), r: NewTextRenderer(io.Discard, nil)}
-	d.view = newSessionView(d.r)
-	d.view.setState(&sessionState{sid: "s", modes: &acp.SessionModeState{CurrentModeID: "a",
-		AvailableModes: []acp.SessionMode{{ID: "a", Name: "A"}, {ID: "b", Name: "B"}}}})
-	if end := d.setCommand(context.Background(), settingMode, "b"); end {
-		t.Fatal("the session ended")
-	}
-	return tty.String()
-}
-
-// TestJSONSessionUpdateInvalidUTF8: the verbatim path of --format json
-// writes the agent's bytes as they came; invalid UTF-8 in them (a lone
-// 0x9b is an 8-bit CSI to a terminal that is not in UTF-8) becomes U+FFFD,
-// as encoding/json decodes it, so the output is valid UTF-8 and decodes
-// to the same strings.
-func TestJSONSessionUpdateInvalidUTF8(t *testing.T) {
-	raw := json.RawMessage("{\"sessionId\":\"s\",\"update\":{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"a\x9b2Jb\xff\xfe\"}}}")
-	var n acp.SessionNotification
-	if err := json.Unmarshal(raw, &n); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	r := NewJSONRenderer(&out, nil)
-	r.SessionUpdate(&n, raw)
-	got := out.String()
-	if off := screenOffence(got); off != "" {
-		t.Fatalf("%s in the JSON output: %q", off, got)
-	}
-	var ev struct {
-		Update struct {
-			Content struct{ Text string }
-		}
-	}
-	if err := json.Unmarshal(out.Bytes(), &ev); err != nil {
-		t.Fatal(err)
-	}
-	if want := n.Update.(*acp.AgentMessageChunk).Content.(*acp.TextContent).Text; ev.Update.Content.Text != want {
-		t.Fatalf("decodes to %q, want %q", ev.Update.Content.Text, want)
-	}
-}
-
-// runningTools makes a text renderer with n tool calls running.
-func runningTools(o TextOptions, n int) (*textRenderer, *fakeClock) {
-	clock := newFakeClock()
-	o.Now = clock.Now
-	r := NewTextRenderer(io.Discard, &o).(*textRenderer)
-	for i := range n {
-		r.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: &acp.ToolCall{ToolCallID: acp.ToolCallID(fmt.Sprint("call_", i)),
-			Title: "t", Status: acp.ToolCallStatusInProgress}}, nil)
-	}
-	return r, clock
-}
-
-// allocatedBy is the number of bytes f allocates.
-func allocatedBy(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
-// TestTextRendererManyRunningTools: what a redraw or the end of a tool
-// call costs does not grow with the number of tool calls running: an agent
-// that starts thousands and never ends them must not make each later
-// update cost thousands of steps. (Measured in allocations, which a
-// loaded machine does not change.)
-func TestTextRendererManyRunningTools(t *testing.T) {
-	const many, few = 20000, 20
-	t.Run("live region", func(t *testing.T) {
-		cost := func(n int) uint64 {
-			r, clock := runningTools(TextOptions{Live: true, Size: func() (int, int) { return 100, 30 }}, n)
-			defer r.Finish(acp.StopReasonEndTurn)
-			return allocatedBy(func() {
-				for range 20 {
-					clock.Advance(100 * time.Millisecond)
-					r.Tick()
-				}
-			})
-		}
-		small, large := cost(100), cost(2000)
-		if large > 2*small {
-			t.Fatalf("20 redraws allocated %d bytes with 2000 tool calls running, %d with 100", large, small)
-		}
-	})
-	t.Run("ending them", func(t *testing.T) {
-		r, _ := runningTools(TextOptions{}, many)
-		defer r.Finish(acp.StopReasonEndTurn)
-		done := acp.ToolCallStatusCompleted
-		n := allocatedBy(func() {
-			for i := range many {
-				r.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(fmt.Sprint("call_", i)), Status: &done}}, nil)
-			}
-		})
-		if n > many*4<<10 {
-			t.Fatalf("ending %d tool calls allocated %d MiB", many, n>>20)
-		}
-	})
-}
+// Internal tests: what the renderers and the display adapter keep in
+// memory for as long as a turn or a session lasts is bounded, whatever the
+// agent sends. What is kept does not show in the output, which is why
+// these tests look at the renderers' state; what the output shows of the
+// same inputs is checked from outside (package render_test).
 
 // TestToolTextBounded: of a tool call's text content the renderer keeps
 // what it shows (TailLines lines, each cut to what a line can show), not
 // the whole text, which stays in memory until the turn ends.
 func TestToolTextBounded(t *testing.T) {
-	clock := newFakeClock()
+	clock := rendertest.NewClock()
 	var out bytes.Buffer
-	r := NewTextRenderer(&out, &TextOptions{Now: clock.Now}).(*textRenderer)
+	r := NewText(&out, &TextOptions{Now: clock.Now}).(*textRenderer)
 	text := strings.Repeat("line\n", 100000) + strings.Repeat("y", 1<<20)
 	r.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: &acp.ToolCall{ToolCallID: "c", Title: "read", Status: acp.ToolCallStatusInProgress,
 		Content: []acp.ToolCallContent{acp.TextToolCallContent(strings.Repeat("z", 1<<20)), acp.TextToolCallContent(text)}}}, nil)
@@ -200,7 +52,7 @@ func TestToolTextBounded(t *testing.T) {
 // terminals, for as long as the session lasts, are bounded in number and
 // size, and those of ended tool calls are not kept.
 func TestDisplayTitlesBounded(t *testing.T) {
-	d := newDisplayTerminals(&countingRenderer{t: t, created: map[string]bool{}, exited: map[string]bool{}})
+	d := NewDisplayTerminals(NewText(io.Discard, nil))
 	title := strings.Repeat("t", 64<<10)
 	done := acp.ToolCallStatusCompleted
 	for i := range 3000 {
@@ -228,7 +80,7 @@ func TestDisplayTitlesBounded(t *testing.T) {
 // counts, and every command line is cut.
 func TestTextRendererTerminalsBounded(t *testing.T) {
 	var out bytes.Buffer
-	r := NewTextRenderer(&out, &TextOptions{Now: newFakeClock().Now}).(*textRenderer)
+	r := NewText(&out, &TextOptions{Now: rendertest.NewClock().Now}).(*textRenderer)
 	zero := uint32(0)
 	event := func(kind terminal.EventKind, id string, data string) {
 		ev := terminal.Event{Kind: kind, SessionID: "s", TerminalID: acp.TerminalID(id), Data: []byte(data)}
@@ -284,7 +136,7 @@ func TestTextRendererTerminalsBounded(t *testing.T) {
 // not shown.
 func TestTextRendererToolsBounded(t *testing.T) {
 	var out bytes.Buffer
-	r := NewTextRenderer(&out, &TextOptions{Now: newFakeClock().Now}).(*textRenderer)
+	r := NewText(&out, &TextOptions{Now: rendertest.NewClock().Now}).(*textRenderer)
 	update := func(u acp.SessionUpdate) {
 		r.SessionUpdate(&acp.SessionNotification{SessionID: "s", Update: u}, nil)
 	}
@@ -326,7 +178,7 @@ func TestTextRendererToolsBounded(t *testing.T) {
 // past them it is counted, not kept, and said when the question ends.
 func TestTextRendererSuspendedBounded(t *testing.T) {
 	var out bytes.Buffer
-	r := NewTextRenderer(&out, &TextOptions{Live: true, Size: func() (int, int) { return 100, 30 }, Now: newFakeClock().Now}).(*textRenderer)
+	r := NewText(&out, &TextOptions{Live: true, Size: func() (int, int) { return 100, 30 }, Now: rendertest.NewClock().Now}).(*textRenderer)
 	resume := r.Suspend()
 	line := strings.Repeat("m", 1000) + "\n"
 	for range 20000 { // 20 MB of message
@@ -345,5 +197,23 @@ func TestTextRendererSuspendedBounded(t *testing.T) {
 	r.Finish(acp.StopReasonEndTurn)
 	if !strings.Contains(out.String(), "while a question was open, the agent sent more than acpterm keeps") {
 		t.Fatalf("no note of what was not kept:\n%.300s", out.String()[max(0, out.Len()-300):])
+	}
+}
+
+// TestDisplayTerminalsKnownBounded: the display terminals remembered are
+// bounded, however many the agent announces and never ends (what is
+// shown of them: TestDisplayTerminalsBounded).
+func TestDisplayTerminalsKnownBounded(t *testing.T) {
+	d := NewDisplayTerminals(NewText(io.Discard, nil))
+	for i := range 3000 {
+		var n acp.SessionNotification
+		raw := fmt.Sprintf(`{"sessionId":"s","update":{"sessionUpdate":"terminal_output_chunk","terminalId":"run_%d","data":"YQ=="}}`, i)
+		if err := json.Unmarshal([]byte(raw), &n); err != nil {
+			t.Fatal(err)
+		}
+		d.SessionUpdate(&n, nil)
+	}
+	if len(d.known) > maxDisplayTerminals {
+		t.Fatalf("%d display terminals remembered", len(d.known))
 	}
 }

@@ -1,6 +1,7 @@
-package client
+package render
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ type toolView struct {
 	title     string
 	kind      acp.ToolKind
 	status    acp.ToolCallStatus
-	terminals []string
+	terminals []acp.TerminalID
 	// texts is the first lines of the text content, as many as a block
 	// shows (TailLines), each cut to maxPartialLine bytes; moreTexts
 	// counts the other lines. An agent's megabytes of text are not kept
@@ -67,7 +68,7 @@ func (l *toolList) remove(tv *toolView) {
 
 // termView is what the renderer knows of a terminal.
 type termView struct {
-	id      string
+	id      acp.TerminalID
 	command string
 	tail    *lineTail
 	limit   uint64
@@ -137,35 +138,26 @@ func (r *textRenderer) setContent(tv *toolView, content []acp.ToolCallContent) {
 			// every one by the time the agent can name it: terminal/create
 			// answers once it does, and display terminals come first.
 			// Unknown names are not kept, nor more than maxToolTerminals.
-			id := string(c.TerminalID)
-			if r.terms[id] == nil || len(tv.terminals) >= maxToolTerminals || contains(tv.terminals, id) {
+			id := c.TerminalID
+			if r.terms[id] == nil || len(tv.terminals) >= maxToolTerminals || slices.Contains(tv.terminals, id) {
 				continue
 			}
 			r.embedded[id] = true
 			tv.terminals = append(tv.terminals, id)
 		case *acp.Content:
-			if s := textsafe.Text(contentText(c.Content)); s != "" {
+			if s := textsafe.Text(ContentText(c.Content)); s != "" {
 				for l := range strings.SplitSeq(strings.TrimRight(s, "\n"), "\n") {
 					if len(tv.texts) == r.o.TailLines {
 						tv.moreTexts++
 						continue
 					}
-					tv.texts = append(tv.texts, clipString(l, maxPartialLine))
+					tv.texts = append(tv.texts, Clip(l, maxPartialLine))
 				}
 			}
 		case *acp.Diff:
 			tv.diffs = append(tv.diffs, textsafe.Line(c.Path))
 		}
 	}
-}
-
-func contains(s []string, x string) bool {
-	for _, y := range s {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // hasExit reports whether st says how a command ended: an exit code or a
@@ -215,7 +207,7 @@ func (r *textRenderer) announce(now time.Time) {
 	}
 	for tv := r.unannounced; tv != nil && now.Sub(tv.started) >= r.o.AnnounceAfter; tv = tv.next {
 		r.unannounced = tv.next
-		r.push(itemNote, r.st.dim("▸ "+tv.title+kindSuffix(tv.kind)+" (running)")+"\n")
+		r.push(itemNote, r.st.Dim("▸ "+tv.title+kindSuffix(tv.kind)+" (running)")+"\n")
 	}
 }
 
@@ -242,9 +234,10 @@ func kindSuffix(k acp.ToolKind) string {
 	return " [" + textsafe.Line(string(k)) + "]"
 }
 
-// contentText is the text of a content block; other kinds get a short
-// placeholder.
-func contentText(c acp.ContentBlock) string {
+// ContentText is the text of a content block; other kinds get a short
+// placeholder. It is the agent's text as it came: textsafe it before it
+// is shown.
+func ContentText(c acp.ContentBlock) string {
 	switch c := c.(type) {
 	case *acp.TextContent:
 		return c.Text

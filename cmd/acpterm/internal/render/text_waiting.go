@@ -1,4 +1,4 @@
-package client
+package render
 
 import (
 	"fmt"
@@ -29,5 +29,5 @@ func (r *textRenderer) waitingLine(now time.Time, cols int) string {
 		elapsed = fmt.Sprintf("%ds", int(silent/time.Second))
 	}
 	room := cols - 1 - len(" waiting for ") - len(" · ") - 1 - len(elapsed)
-	return r.st.yellow(frame) + " waiting for " + clipColumns(r.sess.agent, max(room, 1)) + r.st.dim(" · "+elapsed)
+	return r.st.Yellow(frame) + " waiting for " + clipColumns(r.sess.agent, max(room, 1)) + r.st.Dim(" · "+elapsed)
 }

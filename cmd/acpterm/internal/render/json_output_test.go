@@ -1,4 +1,4 @@
-package client
+package render
 
 import (
 	"bytes"
@@ -6,11 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
+// An internal test: the hand-written encoder of terminal_output lines
+// (appendTerminalOutput) is held byte for byte to encoding/json on any
+// input, fuzzed. Through the renderer, the incomplete character it
+// carries from one chunk to the next would hide how any input ends.
+
 // referenceOutput is a terminal_output line as emit writes it.
-func referenceOutput(t testing.TB, id string, p []byte, dropped uint64) string {
+func referenceOutput(t testing.TB, id acp.TerminalID, p []byte, dropped uint64) string {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -21,7 +27,7 @@ func referenceOutput(t testing.TB, id string, p []byte, dropped uint64) string {
 	return string(textsafe.JSON(buf.Bytes()))
 }
 
-func checkOutputLine(t *testing.T, id string, p []byte, dropped uint64) {
+func checkOutputLine(t *testing.T, id acp.TerminalID, p []byte, dropped uint64) {
 	t.Helper()
 	line, _ := appendTerminalOutput(nil, outputPrefix(id), p, dropped, false)
 	got := string(line)
@@ -60,6 +66,6 @@ func TestAppendJSONOutputWords(t *testing.T) {
 func FuzzAppendJSONOutput(f *testing.F) {
 	f.Add([]byte("a\xe2\x82\xacb\xff\u202e\x7f\x00"), "term_1", uint64(0))
 	f.Fuzz(func(t *testing.T, p []byte, id string, dropped uint64) {
-		checkOutputLine(t, id, p, dropped)
+		checkOutputLine(t, acp.TerminalID(id), p, dropped)
 	})
 }

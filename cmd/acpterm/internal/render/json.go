@@ -1,4 +1,4 @@
-package client
+package render
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ type jsonRenderer struct {
 	mu    sync.Mutex
 	w     io.Writer
 	now   Clock
-	terms map[string]*jsonTerm
+	terms map[acp.TerminalID]*jsonTerm
 	err   error  // first write error; later writes are skipped
 	line  []byte // a terminal_output line being made, reused
 	join  []byte // a carried sequence and the chunk it continues, reused
@@ -42,13 +42,13 @@ type jsonTerm struct {
 	prefix  string // a terminal_output line up to its data (outputPrefix)
 }
 
-// NewJSONRenderer returns the renderer of --format json, writing to w.
+// NewJSON returns the renderer of --format json, writing to w.
 // A nil clock means time.Now.
-func NewJSONRenderer(w io.Writer, now Clock) Renderer {
+func NewJSON(w io.Writer, now Clock) Renderer {
 	if now == nil {
 		now = time.Now
 	}
-	return &jsonRenderer{w: w, now: now, terms: map[string]*jsonTerm{}}
+	return &jsonRenderer{w: w, now: now, terms: map[acp.TerminalID]*jsonTerm{}}
 }
 
 type jsonSessionUpdate struct {
@@ -58,13 +58,13 @@ type jsonSessionUpdate struct {
 }
 
 type jsonTerminalCreated struct {
-	Event      string   `json:"event"`
-	SessionID  string   `json:"sessionId"`
-	TerminalID string   `json:"terminalId"`
-	Command    string   `json:"command"`
-	Args       []string `json:"args"`
-	Cwd        string   `json:"cwd"`
-	PID        int      `json:"pid,omitempty"`
+	Event      string         `json:"event"`
+	SessionID  acp.SessionID  `json:"sessionId"`
+	TerminalID acp.TerminalID `json:"terminalId"`
+	Command    string         `json:"command"`
+	Args       []string       `json:"args"`
+	Cwd        string         `json:"cwd"`
+	PID        int            `json:"pid,omitempty"`
 	// OutputByteLimit is the effective limit (the request's, clamped);
 	// absent for a display terminal.
 	OutputByteLimit *uint64 `json:"outputByteLimit,omitempty"`
@@ -89,19 +89,19 @@ type jsonSandbox struct {
 }
 
 type jsonTerminalOutput struct {
-	Event      string `json:"event"`
-	TerminalID string `json:"terminalId"`
-	Data       string `json:"data"`
-	Dropped    uint64 `json:"dropped,omitempty"`
+	Event      string         `json:"event"`
+	TerminalID acp.TerminalID `json:"terminalId"`
+	Data       string         `json:"data"`
+	Dropped    uint64         `json:"dropped,omitempty"`
 }
 
 type jsonTerminalExit struct {
-	Event      string  `json:"event"`
-	TerminalID string  `json:"terminalId"`
-	ExitCode   *uint32 `json:"exitCode"`
-	Signal     *string `json:"signal"`
-	TimedOut   bool    `json:"timedOut"`
-	DurationMs int64   `json:"durationMs"`
+	Event      string         `json:"event"`
+	TerminalID acp.TerminalID `json:"terminalId"`
+	ExitCode   *uint32        `json:"exitCode"`
+	Signal     *string        `json:"signal"`
+	TimedOut   bool           `json:"timedOut"`
+	DurationMs int64          `json:"durationMs"`
 }
 
 type jsonPermission struct {
@@ -225,16 +225,16 @@ func replaceInvalidUTF8(b []byte) []byte {
 func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	t := r.terms[string(ev.TerminalID)]
+	t := r.terms[ev.TerminalID]
 	switch ev.Kind {
 	case terminal.EventCreated:
 		// A second one, for a display terminal, brings its command or cwd
 		// (display.go): written again, as the upsert it is.
 		if t == nil {
 			t = &jsonTerm{started: r.now()}
-			r.terms[string(ev.TerminalID)] = t
+			r.terms[ev.TerminalID] = t
 		}
-		e := jsonTerminalCreated{Event: "terminal_created", SessionID: string(ev.SessionID), TerminalID: string(ev.TerminalID), Args: []string{}}
+		e := jsonTerminalCreated{Event: "terminal_created", SessionID: ev.SessionID, TerminalID: ev.TerminalID, Args: []string{}}
 		if ev.Info != nil {
 			e.Command, e.Cwd, e.PID = ev.Info.Command, ev.Info.Cwd, ev.Info.PID
 			if len(ev.Info.Args) > 0 {
@@ -252,7 +252,7 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 	case terminal.EventOutput:
 		if t == nil {
 			t = &jsonTerm{started: r.now()}
-			r.terms[string(ev.TerminalID)] = t
+			r.terms[ev.TerminalID] = t
 		}
 		r.output(t, ev)
 	case terminal.EventExited:
@@ -262,19 +262,19 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 				// The cut sequence is invalid after all: one U+FFFD, unless it
 				// goes on a run that already has its own.
 				if !t.invalid {
-					r.emit(jsonTerminalOutput{Event: "terminal_output", TerminalID: string(ev.TerminalID), Data: "\uFFFD"})
+					r.emit(jsonTerminalOutput{Event: "terminal_output", TerminalID: ev.TerminalID, Data: "\uFFFD"})
 				}
 				t.carry = nil
 			}
 			d = r.now().Sub(t.started)
 		}
-		e := jsonTerminalExit{Event: "terminal_exit", TerminalID: string(ev.TerminalID), DurationMs: d.Milliseconds()}
+		e := jsonTerminalExit{Event: "terminal_exit", TerminalID: ev.TerminalID, DurationMs: d.Milliseconds()}
 		if st := ev.Status; st != nil {
 			e.ExitCode, e.Signal, e.TimedOut = st.ExitCode, st.Signal, ev.TimedOut
 		}
 		r.emit(e)
 	case terminal.EventReleased:
-		delete(r.terms, string(ev.TerminalID))
+		delete(r.terms, ev.TerminalID)
 	}
 }
 
@@ -302,7 +302,7 @@ func (r *jsonRenderer) output(t *jsonTerm, ev terminal.Event) {
 		return
 	}
 	if t.prefix == "" {
-		t.prefix = outputPrefix(string(ev.TerminalID))
+		t.prefix = outputPrefix(ev.TerminalID)
 	}
 	r.line, t.invalid = appendTerminalOutput(r.line[:0], t.prefix, whole, ev.Dropped, t.invalid)
 	_, r.err = r.w.Write(r.line)
@@ -316,7 +316,7 @@ func (r *jsonRenderer) output(t *jsonTerm, ev terminal.Event) {
 
 // outputPrefix is the start of a terminal's terminal_output lines, up to
 // the opening quote of their data, encoded as emit encodes it.
-func outputPrefix(terminalID string) string {
+func outputPrefix(terminalID acp.TerminalID) string {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -1,4 +1,4 @@
-package client
+package render
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 
 // textSession is what the text renderer keeps of the session beside the
 // turn itself: the slash commands (shown once), the latest usage (shown at
-// the end) and the waiting line's clock (waiting.go).
+// the end) and the waiting line's clock (text_waiting.go).
 type textSession struct {
 	agent         string    // for the waiting line; "" before StartTurn
 	heard         time.Time // the last sign of the agent
@@ -21,8 +21,8 @@ type textSession struct {
 }
 
 var (
-	_ sessionRenderer = (*textRenderer)(nil)
-	_ sessionRenderer = (*jsonRenderer)(nil)
+	_ SessionRenderer = (*textRenderer)(nil)
+	_ SessionRenderer = (*jsonRenderer)(nil)
 )
 
 // sessionLine is the one line that shows the mode and model ("" when the
@@ -33,9 +33,9 @@ func sessionLine(in SessionInfo) string {
 		if id == "" {
 			return
 		}
-		s := what + " " + textsafe.Line(clipString(id, 80))
+		s := what + " " + textsafe.Line(Clip(id, 80))
 		if name != "" && !strings.EqualFold(name, id) {
-			s += " (" + textsafe.Line(clipString(name, 80)) + ")"
+			s += " (" + textsafe.Line(Clip(name, 80)) + ")"
 		}
 		parts = append(parts, s)
 	}
@@ -75,14 +75,14 @@ func (r *textRenderer) ShowSession(in SessionInfo) {
 		return
 	}
 	r.endText()
-	r.push(itemNote, r.st.dim(line)+"\n")
+	r.push(itemNote, r.st.Dim(line)+"\n")
 	r.flush(false)
 }
 
 func (r *textRenderer) StartTurn(agent string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.sess.agent = textsafe.Line(clipString(agent, 60))
+	r.sess.agent = textsafe.Line(Clip(agent, 60))
 	r.sess.heard = r.o.Now()
 }
 
@@ -107,10 +107,10 @@ func (r *textRenderer) showCommands(cmds []acp.AvailableCommand) {
 			fmt.Fprintf(&b, " … +%d more", len(cmds)-i)
 			break
 		}
-		b.WriteString(" /" + textsafe.Line(clipString(c.Name, maxCommandNameSize)))
+		b.WriteString(" /" + textsafe.Line(Clip(c.Name, maxCommandNameSize)))
 	}
 	r.endText()
-	r.push(itemNote, r.st.dim(b.String())+"\n")
+	r.push(itemNote, r.st.Dim(b.String())+"\n")
 }
 
 // usageLine is the last usage_update as one line ("" when none came).
@@ -119,20 +119,11 @@ func (r *textRenderer) usageLine() string {
 	if u == nil {
 		return ""
 	}
-	s := fmt.Sprintf("context: %s / %s tokens", groupDigits(u.Used), groupDigits(u.Size))
+	s := fmt.Sprintf("context: %s / %s tokens", GroupDigits(u.Used), GroupDigits(u.Size))
 	if u.Cost != nil {
-		s += " · cost " + strconv.FormatFloat(u.Cost.Amount, 'f', -1, 64) + " " + textsafe.Line(clipString(u.Cost.Currency, 16))
+		s += " · cost " + strconv.FormatFloat(u.Cost.Amount, 'f', -1, 64) + " " + textsafe.Line(Clip(u.Cost.Currency, 16))
 	}
-	return r.st.dim(s) + "\n"
-}
-
-// groupDigits writes n with thousands separators: 200,000.
-func groupDigits(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	return r.st.Dim(s) + "\n"
 }
 
 // jsonSession is the "session" event: the mode and model the turn starts

@@ -1,4 +1,4 @@
-package client
+package render
 
 import (
 	"encoding/json"
@@ -49,23 +49,23 @@ type TextOptions struct {
 // Every string the agent controls goes through textsafe as it is taken in
 // (titles, texts, paths, commands, plan entries) or as it is written
 // (permission events, stop reasons, kinds), so that the only escape
-// sequences written are the renderer's own: style's SGR and the live
+// sequences written are the renderer's own: Style's SGR and the live
 // region's cursor-up and erase.
 type textRenderer struct {
 	mu sync.Mutex
 	w  io.Writer
 	o  TextOptions
-	st style
+	st Style
 
 	stream    streamKind // what the partial line belongs to
 	partial   []byte
 	tools     map[acp.ToolCallID]*toolView
 	active    toolList // not yet queued, in arrival order
-	terms     map[string]*termView
+	terms     map[acp.TerminalID]*termView
 	termOrder []*termView
-	forgotten int             // termOrder[:forgotten] have forgotten their lines (keepTails)
-	keptTails int             // terminals of termOrder that keep their lines
-	embedded  map[string]bool // terminal IDs referenced by a tool call
+	forgotten int                     // termOrder[:forgotten] have forgotten their lines (keepTails)
+	keptTails int                     // terminals of termOrder that keep their lines
+	embedded  map[acp.TerminalID]bool // terminal IDs referenced by a tool call
 	// printedTools are the IDs of the tool calls printed, oldest first:
 	// their views are remembered (emptied) so that a late update does not
 	// print them again, up to maxPrintedTools of them.
@@ -85,7 +85,7 @@ type textRenderer struct {
 	dropped   droppedWhileAsking // while suspended, past the queue's bounds
 	finished  bool
 
-	sess textSession // session state, usage, the waiting line (session_config_render.go)
+	sess textSession // session state, usage, the waiting line (session.go)
 }
 
 type streamKind int
@@ -116,9 +116,9 @@ const (
 	itemBlock                 // a tool call, terminal or plan
 )
 
-// NewTextRenderer returns the renderer of --format text, writing to w.
-func NewTextRenderer(w io.Writer, o *TextOptions) Renderer {
-	r := &textRenderer{w: w, tools: map[acp.ToolCallID]*toolView{}, terms: map[string]*termView{}, embedded: map[string]bool{}}
+// NewText returns the renderer of --format text, writing to w.
+func NewText(w io.Writer, o *TextOptions) Renderer {
+	r := &textRenderer{w: w, tools: map[acp.ToolCallID]*toolView{}, terms: map[acp.TerminalID]*termView{}, embedded: map[acp.TerminalID]bool{}}
 	if o != nil {
 		r.o = *o
 	}
@@ -137,7 +137,7 @@ func NewTextRenderer(w io.Writer, o *TextOptions) Renderer {
 	if r.o.Now == nil {
 		r.o.Now = time.Now
 	}
-	r.st = style{on: r.o.Color}
+	r.st = Style{On: r.o.Color}
 	return r
 }
 
@@ -172,9 +172,9 @@ func (r *textRenderer) SessionUpdate(n *acp.SessionNotification, _ json.RawMessa
 	r.sess.heard = r.o.Now()
 	switch u := n.Update.(type) {
 	case *acp.AgentMessageChunk:
-		r.addText(streamMessage, contentText(u.Content))
+		r.addText(streamMessage, ContentText(u.Content))
 	case *acp.AgentThoughtChunk:
-		r.addText(streamThought, contentText(u.Content))
+		r.addText(streamThought, ContentText(u.Content))
 	case *acp.ToolCall:
 		r.endText()
 		tv, isNew := r.tool(u.ToolCallID)
@@ -182,7 +182,7 @@ func (r *textRenderer) SessionUpdate(n *acp.SessionNotification, _ json.RawMessa
 			break
 		}
 		if u.Title != "" { // else the ID stays the title
-			tv.title = clipString(textsafe.Line(u.Title), maxShownCommand)
+			tv.title = Clip(textsafe.Line(u.Title), maxShownCommand)
 		}
 		tv.kind, tv.status = u.Kind, u.Status
 		if tv.status == "" {
@@ -197,7 +197,7 @@ func (r *textRenderer) SessionUpdate(n *acp.SessionNotification, _ json.RawMessa
 			break
 		}
 		if u.Title != nil {
-			tv.title = clipString(textsafe.Line(*u.Title), maxShownCommand)
+			tv.title = Clip(textsafe.Line(*u.Title), maxShownCommand)
 		}
 		if u.Kind != nil {
 			tv.kind = *u.Kind
@@ -261,24 +261,24 @@ func (r *textRenderer) TerminalEvent(ev terminal.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sess.heard = r.o.Now()
-	tv := r.terms[string(ev.TerminalID)]
+	tv := r.terms[ev.TerminalID]
 	if tv == nil {
 		if ev.Kind != terminal.EventCreated {
 			return // created before we subscribed; nothing to attach it to
 		}
-		tv = &termView{id: string(ev.TerminalID), tail: newLineTail(max(r.o.LiveLines, r.o.TailLines)), started: r.o.Now()}
+		tv = &termView{id: ev.TerminalID, tail: newLineTail(max(r.o.LiveLines, r.o.TailLines)), started: r.o.Now()}
 		if ev.Info != nil {
-			tv.command = clipString(textsafe.Line(commandLine(ev.Info)), maxShownCommand)
+			tv.command = Clip(textsafe.Line(commandLine(ev.Info)), maxShownCommand)
 			tv.limit, tv.display = ev.Info.OutputByteLimit, isDisplay(ev.Info)
 			tv.sandbox = sandboxNote(ev.Info.Sandbox)
 		}
-		r.terms[string(ev.TerminalID)] = tv
+		r.terms[ev.TerminalID] = tv
 		r.termOrder = append(r.termOrder, tv)
 		r.keptTails++
 		r.keepTails()
 	} else if ev.Kind == terminal.EventCreated && tv.display && ev.Info != nil {
 		// A display terminal's command, known at last (displayUpdated).
-		tv.command = clipString(textsafe.Line(commandLine(ev.Info)), maxShownCommand)
+		tv.command = Clip(textsafe.Line(commandLine(ev.Info)), maxShownCommand)
 		tv.sandbox = sandboxNote(ev.Info.Sandbox)
 	}
 	switch ev.Kind {
@@ -314,15 +314,15 @@ func (r *textRenderer) Permission(p PermissionEvent) {
 	}
 	reason := ""
 	if p.Reason != "" {
-		reason = r.st.dim(" (" + textsafe.Line(p.Reason) + ")")
+		reason = r.st.Dim(" (" + textsafe.Line(p.Reason) + ")")
 	}
 	switch {
 	case p.Decision == "cancelled":
 		r.endText()
-		r.push(itemNote, r.st.yellow("⊘ permission cancelled: ")+what+reason+"\n")
+		r.push(itemNote, r.st.Yellow("⊘ permission cancelled: ")+what+reason+"\n")
 	case strings.HasPrefix(p.Decision, "reject"):
 		r.endText()
-		r.push(itemNote, r.st.red("✗ permission denied: ")+what+reason+"\n")
+		r.push(itemNote, r.st.Red("✗ permission denied: ")+what+reason+"\n")
 	default:
 		return // allowing is what the user expects; the tool call shows it
 	}
@@ -339,7 +339,9 @@ func (r *textRenderer) Tick() {
 
 func (r *textRenderer) Suspend() func() {
 	if !r.o.Live {
-		return func() {} // no live region, and no lock to wait for (see switchRenderer.Suspend)
+		// No live region, and no lock to wait for: a write to a stdout
+		// nobody reads holds it, and a warning on stderr must not wait.
+		return func() {}
 	}
 	r.mu.Lock()
 	r.suspended++
@@ -397,15 +399,15 @@ func (r *textRenderer) Finish(reason acp.StopReason) {
 	switch reason {
 	case "", acp.StopReasonEndTurn:
 	case acp.StopReasonCancelled:
-		r.push(itemBlock, r.st.yellow("⊘ turn cancelled")+"\n")
+		r.push(itemBlock, r.st.Yellow("⊘ turn cancelled")+"\n")
 	case acp.StopReasonRefusal:
-		r.push(itemBlock, r.st.red("✗ the agent refused to continue (stop reason: refusal)")+"\n")
+		r.push(itemBlock, r.st.Red("✗ the agent refused to continue (stop reason: refusal)")+"\n")
 	case acp.StopReasonMaxTokens:
-		r.push(itemBlock, r.st.red("✗ the agent ran out of tokens (stop reason: max_tokens)")+"\n")
+		r.push(itemBlock, r.st.Red("✗ the agent ran out of tokens (stop reason: max_tokens)")+"\n")
 	case acp.StopReasonMaxTurnRequests:
-		r.push(itemBlock, r.st.red("✗ the agent reached its request limit for a turn (stop reason: max_turn_requests)")+"\n")
+		r.push(itemBlock, r.st.Red("✗ the agent reached its request limit for a turn (stop reason: max_turn_requests)")+"\n")
 	default:
-		r.push(itemBlock, r.st.red("✗ turn ended: "+textsafe.Line(string(reason)))+"\n")
+		r.push(itemBlock, r.st.Red("✗ turn ended: "+textsafe.Line(string(reason)))+"\n")
 	}
 	r.noteDropped()
 	r.finished = true // no live region from now on

@@ -1,4 +1,4 @@
-package client
+package render
 
 import (
 	"fmt"
@@ -67,7 +67,7 @@ func (r *textRenderer) pushLine() {
 	if r.stream == streamThought {
 		line := textsafe.Text(strings.TrimSuffix(string(r.partial), "\r"))
 		r.partial = r.partial[:0]
-		r.push(itemProse, r.st.dim("· "+line)+"\n")
+		r.push(itemProse, r.st.Dim("· "+line)+"\n")
 		return
 	}
 	// Text drops the CR of a CRLF; with the newline added first, the
@@ -119,23 +119,23 @@ func (r *textRenderer) noteDropped() {
 		return
 	}
 	r.dropped = droppedWhileAsking{}
-	text := r.st.yellow(fmt.Sprintf("… while a question was open, the agent sent more than acpterm keeps: %s of messages and %d tool calls not shown", formatBytes(uint64(d.bytes)), d.tools)) + "\n"
+	text := r.st.Yellow(fmt.Sprintf("… while a question was open, the agent sent more than acpterm keeps: %s of messages and %d tool calls not shown", formatBytes(uint64(d.bytes)), d.tools)) + "\n"
 	r.queue = append(r.queue, &item{kind: itemNote, text: text}) // past the bounds: it is one line
 	r.queuedProse += len(text)
 }
 
 func (r *textRenderer) planText(entries []acp.PlanEntry) string {
 	var b strings.Builder
-	b.WriteString(r.st.bold("Plan") + "\n")
+	b.WriteString(r.st.Bold("Plan") + "\n")
 	for _, e := range entries {
 		content := textsafe.Line(e.Content)
 		switch e.Status {
 		case acp.PlanEntryStatusCompleted:
-			b.WriteString("  " + r.st.green("✓") + " " + content + r.st.dim(" (completed)") + "\n")
+			b.WriteString("  " + r.st.Green("✓") + " " + content + r.st.Dim(" (completed)") + "\n")
 		case acp.PlanEntryStatusInProgress:
-			b.WriteString("  " + r.st.yellow("▸") + " " + content + r.st.dim(" (in progress)") + "\n")
+			b.WriteString("  " + r.st.Yellow("▸") + " " + content + r.st.Dim(" (in progress)") + "\n")
 		default:
-			b.WriteString("  ○ " + content + r.st.dim(" (pending)") + "\n")
+			b.WriteString("  ○ " + content + r.st.Dim(" (pending)") + "\n")
 		}
 	}
 	return b.String()

@@ -1,4 +1,4 @@
-package client
+package render_test
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render/rendertest"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -16,12 +18,12 @@ import (
 type step struct {
 	update  acp.SessionUpdate
 	term    *terminal.Event
-	perm    *PermissionEvent
+	perm    *render.PermissionEvent
 	advance time.Duration
 	tick    bool
 }
 
-func play(r Renderer, clock *fakeClock, steps []step) {
+func play(r render.Renderer, clock *rendertest.Clock, steps []step) {
 	for _, s := range steps {
 		switch {
 		case s.update != nil:
@@ -145,9 +147,9 @@ var turnScript = []step{
 }
 
 func TestTextRendererTurn(t *testing.T) {
-	clock := newFakeClock()
+	clock := rendertest.NewClock()
 	var out bytes.Buffer
-	r := NewTextRenderer(&out, &TextOptions{Now: clock.Now})
+	r := render.NewText(&out, &render.TextOptions{Now: clock.Now})
 	play(r, clock, turnScript)
 	r.Finish(acp.StopReasonEndTurn)
 	diffLines(t, out.String(), `Let me run the tests.
@@ -170,9 +172,9 @@ The tests fail.
 }
 
 func TestTextRendererLive(t *testing.T) {
-	clock := newFakeClock()
+	clock := rendertest.NewClock()
 	var out bytes.Buffer
-	r := NewTextRenderer(&out, &TextOptions{Now: clock.Now, Live: true, Size: func() (int, int) { return 60, 20 }})
+	r := render.NewText(&out, &render.TextOptions{Now: clock.Now, Live: true, Size: func() (int, int) { return 60, 20 }})
 	var frames []string
 	mark := func() {
 		frames = append(frames, out.String())
@@ -212,9 +214,9 @@ func TestTextRendererLive(t *testing.T) {
 }
 
 func TestTextRendererLiveLimits(t *testing.T) {
-	clock := newFakeClock()
+	clock := rendertest.NewClock()
 	var out bytes.Buffer
-	r := NewTextRenderer(&out, &TextOptions{Now: clock.Now, Live: true, LiveLines: 3, Size: func() (int, int) { return 20, 5 }})
+	r := render.NewText(&out, &render.TextOptions{Now: clock.Now, Live: true, LiveLines: 3, Size: func() (int, int) { return 20, 5 }})
 	play(r, clock, []step{
 		created("term_1", "yes", nil, 1<<20),
 		toolCall("call_1", "a very long title that does not fit", acp.ToolCallStatusInProgress, "term_1"),
@@ -231,9 +233,9 @@ func TestTextRendererLiveLimits(t *testing.T) {
 }
 
 func TestTextRendererColor(t *testing.T) {
-	clock := newFakeClock()
+	clock := rendertest.NewClock()
 	var out bytes.Buffer
-	r := NewTextRenderer(&out, &TextOptions{Now: clock.Now, Color: true})
+	r := render.NewText(&out, &render.TextOptions{Now: clock.Now, Color: true})
 	play(r, clock, turnScript)
 	r.Finish(acp.StopReasonEndTurn)
 	for _, want := range []string{"\x1b[2m· they failed\x1b[0m", "\x1b[31m✗\x1b[0m \x1b[1mgo test ./...\x1b[0m", "\x1b[31mexit 1\x1b[0m"} {
@@ -244,7 +246,7 @@ func TestTextRendererColor(t *testing.T) {
 	// Without colour, no escape sequence at all, even from the command's
 	// own coloured output.
 	out.Reset()
-	r = NewTextRenderer(&out, &TextOptions{Now: clock.Now})
+	r = render.NewText(&out, &render.TextOptions{Now: clock.Now})
 	play(r, clock, turnScript)
 	r.Finish(acp.StopReasonEndTurn)
 	if strings.Contains(out.String(), "\x1b") {
@@ -339,9 +341,9 @@ func TestTextRendererEdges(t *testing.T) {
 		{
 			name: "permissions",
 			steps: []step{
-				{perm: &PermissionEvent{Title: "edit", Decision: "allow_once"}},
-				{perm: &PermissionEvent{Title: "rm", TerminalCommand: "rm -rf /", Decision: "reject_once", Reason: "no TTY to ask on"}},
-				{perm: &PermissionEvent{Title: "push", Decision: "cancelled"}},
+				{perm: &render.PermissionEvent{Title: "edit", Decision: "allow_once"}},
+				{perm: &render.PermissionEvent{Title: "rm", TerminalCommand: "rm -rf /", Decision: "reject_once", Reason: "no TTY to ask on"}},
+				{perm: &render.PermissionEvent{Title: "push", Decision: "cancelled"}},
 			},
 			want:    []string{"✗ permission denied: run rm -rf / (no TTY to ask on)\n⊘ permission cancelled: push\n"},
 			notWant: []string{"edit"},
@@ -356,9 +358,9 @@ func TestTextRendererEdges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := newFakeClock()
+			clock := rendertest.NewClock()
 			var out bytes.Buffer
-			r := NewTextRenderer(&out, &TextOptions{Now: clock.Now})
+			r := render.NewText(&out, &render.TextOptions{Now: clock.Now})
 			play(r, clock, tt.steps)
 			reason := tt.reason
 			if reason == "" {
@@ -385,9 +387,9 @@ func TestTextRendererEdges(t *testing.T) {
 // TestTextRendererSuspend: nothing is drawn while suspended, and the live
 // region is cleared first.
 func TestTextRendererSuspend(t *testing.T) {
-	clock := newFakeClock()
+	clock := rendertest.NewClock()
 	var out bytes.Buffer
-	r := NewTextRenderer(&out, &TextOptions{Now: clock.Now, Live: true})
+	r := render.NewText(&out, &render.TextOptions{Now: clock.Now, Live: true})
 	play(r, clock, []step{created("t", "x", nil, 1<<20), toolCall("c", "x", acp.ToolCallStatusInProgress, "t")})
 	out.Reset()
 	resume := r.Suspend()
@@ -408,11 +410,11 @@ func TestTextRendererSuspend(t *testing.T) {
 }
 
 func TestJSONRenderer(t *testing.T) {
-	clock := newFakeClock()
+	clock := rendertest.NewClock()
 	var out bytes.Buffer
-	r := NewJSONRenderer(&out, clock.Now)
+	r := render.NewJSON(&out, clock.Now)
 	play(r, clock, []step{
-		{perm: &PermissionEvent{SessionID: "sess_1", Title: "sh -c 'echo hi'", TerminalCommand: "sh -c 'echo hi'", Decision: "allow_once", Reason: "--approve-all"}},
+		{perm: &render.PermissionEvent{SessionID: "sess_1", Title: "sh -c 'echo hi'", TerminalCommand: "sh -c 'echo hi'", Decision: "allow_once", Reason: "--approve-all"}},
 		created("term_1", "sh", []string{"-c", "echo hi"}, 4096),
 		toolCall("call_1", "echo hi", acp.ToolCallStatusInProgress, "term_1"),
 		output("term_1", "hi\n\xe2\x82"), // the euro sign, cut in two
@@ -421,7 +423,7 @@ func TestJSONRenderer(t *testing.T) {
 		advance(1234 * time.Millisecond),
 		exited("term_1", code(0)),
 		released("term_1", code(0)),
-		{perm: &PermissionEvent{SessionID: "sess_1", ToolCallID: "call_2", Title: "edit", Decision: "reject_once", OptionID: "no"}},
+		{perm: &render.PermissionEvent{SessionID: "sess_1", ToolCallID: "call_2", Title: "edit", Decision: "reject_once", OptionID: "no"}},
 		msg("done"),
 	})
 	r.Finish(acp.StopReasonEndTurn)
@@ -449,9 +451,9 @@ func TestJSONRenderer(t *testing.T) {
 }
 
 func TestJSONRendererSignal(t *testing.T) {
-	clock := newFakeClock()
+	clock := rendertest.NewClock()
 	var out bytes.Buffer
-	r := NewJSONRenderer(&out, clock.Now)
+	r := render.NewJSON(&out, clock.Now)
 	play(r, clock, []step{created("t", "sleep", []string{"30"}, 1), timedOut("t", terminal.ExitStatus{Signal: acp.Ptr("SIGKILL")})})
 	if !strings.Contains(out.String(), `{"event":"terminal_exit","terminalId":"t","exitCode":null,"signal":"SIGKILL","timedOut":true,"durationMs":0}`) {
 		t.Fatalf("got %s", out.String())
@@ -478,7 +480,7 @@ func TestJSONSessionUpdateVerbatim(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			r := NewJSONRenderer(&out, nil)
+			r := render.NewJSON(&out, nil)
 			var raw json.RawMessage
 			if tt.raw != "" {
 				raw = json.RawMessage(tt.raw)
