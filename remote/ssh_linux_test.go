@@ -1,33 +1,30 @@
 package remote_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/sshtest"
 	"github.com/acpterm/acpterm/remote"
 )
 
-// sshEnv is a real OpenSSH sshd on 127.0.0.1, started once for the
-// package, and the acpterm binary it runs as the exec server.
+// sshEnv is a real OpenSSH sshd on 127.0.0.1 (sshtest), started once for
+// the package, and the acpterm binary it runs as the exec server.
 type sshEnv struct {
 	dir    string // temp dir with keys, configs, the binary
 	config string // ssh client config: Host "target"
 	bin    string
-	sshd   *exec.Cmd
+	sshd   *sshtest.Server
 	err    error
 }
 
@@ -36,8 +33,6 @@ var (
 	sshEnvP *sshEnv
 )
 
-const sshdPath = "/usr/sbin/sshd"
-
 // needSSH returns the package's sshd, starting it (and building
 // acpterm) the first time; it skips the test when sshd is missing.
 func needSSH(t testing.TB) *sshEnv {
@@ -45,8 +40,8 @@ func needSSH(t testing.TB) *sshEnv {
 	if testing.Short() {
 		t.Skip("-short: no sshd")
 	}
-	if _, err := os.Stat(sshdPath); err != nil {
-		t.Skipf("%s is missing: apt-get install -y openssh-server (.ci/run does)", sshdPath)
+	if why := sshtest.Missing(); why != "" {
+		t.Skip(why)
 	}
 	sshOnce.Do(func() { sshEnvP = startSSHD() })
 	if sshEnvP.err != nil {
@@ -60,9 +55,8 @@ func stopSSHD() {
 	if e == nil {
 		return
 	}
-	if e.sshd != nil && e.sshd.Process != nil {
-		_ = e.sshd.Process.Kill()
-		_ = e.sshd.Wait()
+	if e.sshd != nil {
+		e.sshd.Close()
 	}
 	_ = os.RemoveAll(e.dir)
 }
@@ -84,105 +78,10 @@ func startSSHD() *sshEnv {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fail("building acpterm: %v\n%s", err, out)
 	}
-	for _, k := range []string{"host", "client"} {
-		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, k)).CombinedOutput(); err != nil {
-			return fail("ssh-keygen: %v\n%s", err, out)
-		}
-	}
-	pub, err := os.ReadFile(filepath.Join(dir, "client.pub"))
-	if err != nil {
+	if e.sshd, err = sshtest.Start(dir); err != nil {
 		return fail("%v", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600); err != nil {
-		return fail("%v", err)
-	}
-	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
-		return fail("%v", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fail("%v", err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	sshdConfig := filepath.Join(dir, "sshd_config")
-	conf := fmt.Sprintf(`Port %d
-ListenAddress 127.0.0.1
-HostKey %s
-AuthorizedKeysFile %s
-UsePAM no
-StrictModes no
-PidFile none
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-LogLevel INFO
-`, port, filepath.Join(dir, "host"), filepath.Join(dir, "authorized_keys"))
-	if err := os.WriteFile(sshdConfig, []byte(conf), 0o600); err != nil {
-		return fail("%v", err)
-	}
-	hostPub, err := os.ReadFile(filepath.Join(dir, "host.pub"))
-	if err != nil {
-		return fail("%v", err)
-	}
-	known := fmt.Sprintf("[127.0.0.1]:%d %s", port, hostPub)
-	if err := os.WriteFile(filepath.Join(dir, "known_hosts"), []byte(known), 0o600); err != nil {
-		return fail("%v", err)
-	}
-	user := "root"
-	if u := os.Getenv("USER"); u != "" {
-		user = u
-	}
-	e.config = filepath.Join(dir, "ssh_config")
-	client := fmt.Sprintf(`Host target
-  HostName 127.0.0.1
-  Port %d
-  User %s
-  IdentityFile %s
-  IdentitiesOnly yes
-  UserKnownHostsFile %s
-  StrictHostKeyChecking yes
-  BatchMode yes
-  LogLevel ERROR
-`, port, user, filepath.Join(dir, "client"), filepath.Join(dir, "known_hosts"))
-	if err := os.WriteFile(e.config, []byte(client), 0o600); err != nil {
-		return fail("%v", err)
-	}
-	e.sshd = exec.Command(sshdPath, "-D", "-e", "-f", sshdConfig)
-	stderr, err := e.sshd.StderrPipe()
-	if err != nil {
-		return fail("%v", err)
-	}
-	if err := e.sshd.Start(); err != nil {
-		return fail("starting sshd: %v", err)
-	}
-	// sshd says when it listens; its log goes on to be drained.
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		var log []string
-		signalled := false
-		for sc.Scan() {
-			if !signalled {
-				log = append(log, sc.Text())
-				if strings.Contains(sc.Text(), "Server listening on") {
-					ready <- nil
-					signalled = true
-				}
-			}
-		}
-		if !signalled {
-			ready <- fmt.Errorf("sshd exited: %s", strings.Join(log, "\n"))
-		}
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			return fail("%v", err)
-		}
-	case <-time.After(10 * time.Second):
-		return fail("sshd did not listen within 10 s")
-	}
+	e.config = e.sshd.Config
 	return e
 }
 
@@ -221,37 +120,11 @@ func newMarker(t testing.TB) string {
 const markerVar = "REMOTE_TEST_MARKER"
 
 // marked lists the live processes whose environment holds the marker.
-func marked(marker string) []int {
-	want := []byte(markerVar + "=" + marker + "\x00")
-	ents, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !bytes.Contains(append(env, 0), want) {
-			continue
-		}
-		if processAlive(pid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
+func marked(marker string) []int { return sshtest.Running(markerVar, marker) }
 
-// waitNoneMarked polls /proc (no notification exists for another
-// process tree's end) until no process holds the marker or within ends.
+// waitNoneMarked waits until no process holds the marker or within ends.
 func waitNoneMarked(marker string, within time.Duration) []int {
-	deadline := time.Now().Add(within)
-	for {
-		pids := marked(marker)
-		if len(pids) == 0 || time.Now().After(deadline) {
-			return pids
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	return sshtest.WaitNoneRunning(markerVar, marker, within)
 }
 
 // waitMarked polls /proc until n processes hold the marker.
