@@ -33,13 +33,14 @@ const (
 	containerLife = 15 * time.Minute
 )
 
-// needPodman skips the test without podman, runc or busybox-static.
+// needPodman skips the test without podman, runc, catatonit (--init) or
+// busybox-static.
 func needPodman(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: no containers")
 	}
-	for _, p := range []string{"podman", "runc"} {
+	for _, p := range []string{"podman", "runc", "catatonit"} {
 		if _, err := exec.LookPath(p); err != nil {
 			t.Skipf("%s is missing: apt-get install -y podman runc busybox-static catatonit (.ci/run does)", p)
 		}
