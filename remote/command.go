@@ -15,9 +15,9 @@ import (
 // CommandOptions configure Command.
 type CommandOptions struct {
 	// Binary is the acpterm executable on the target; "" means "acpterm"
-	// (looked up in the target's PATH). Install sets it to the copy it
-	// made or found, and leaves a Binary already set alone (acpterm's
-	// --remote-binary).
+	// (looked up in the target's PATH). Set it to Installed.Path after
+	// Install, or to one already on the target (acpterm's
+	// --remote-binary), which makes Install copy nothing.
 	Binary string
 	// ServerArgs are the exec-server's flags (--sandbox MODE, --network
 	// NET, ...). Command adds --cwd DIR for a target with a directory.
