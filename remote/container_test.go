@@ -5,6 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -33,7 +36,8 @@ func acptermBuild(t testing.TB, kind string) string {
 		t.Fatal(err)
 	}
 	if builds.dir == "" {
-		dir, err := os.MkdirTemp("", "remote-builds-")
+		sweepBuilds()
+		dir, err := os.MkdirTemp("", "remote-builds-"+strconv.Itoa(os.Getpid())+"-")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,6 +64,26 @@ func acptermBuild(t testing.TB, kind string) string {
 	}
 	builds.bins[kind] = out
 	return out
+}
+
+// sweepBuilds removes the builds of test processes that are gone: a
+// timed-out test binary panics past TestMain's cleanup.
+func sweepBuilds() {
+	if runtime.GOOS != "linux" {
+		return // pidExists reads /proc
+	}
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "remote-builds-*-*"))
+	for _, d := range dirs {
+		pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), "remote-builds-"), "-")
+		if n, err := strconv.Atoi(pid); err == nil && n != os.Getpid() && !pidExists(n) {
+			_ = os.RemoveAll(d)
+		}
+	}
+}
+
+func pidExists(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	return err == nil
 }
 
 // removeBuilds removes what acptermBuild built; TestMain calls it.
