@@ -103,6 +103,33 @@ through npx starts in acpterm's state directory, not the workspace, so
 that npx never runs a package planted in the workspace's node_modules.
 "acpterm sandbox" shows what this machine enforces; the sandbox needs
 Linux (elsewhere use --sandbox off).
+
+Remote terminals: --remote TARGET runs the agent's commands on another
+machine, a container or a pod, while the agent runs here. (fs/* is not served there yet.)
+acpterm starts "acpterm exec-server" there through the target's own tool,
+so your ssh config, keys and agent, the container engine's connection or
+your kubeconfig apply, and copies itself there first when the target has
+no acpterm of this build (into ~/.cache/acpterm, --remote-install-dir, or
+name one with --remote-binary). TARGET is one of
+  ssh://[USER@]HOST[:PORT][/DIR]     ssh -T; HOST may be a Host of ~/.ssh/config
+  podman://CONTAINER[/DIR]            podman exec -i
+  docker://CONTAINER[/DIR]            docker exec -i
+  k8s://[CONTEXT/]NAMESPACE/POD[/CONTAINER][:DIR]   kubectl exec -i
+DIR is absolute or starts with ~ (the target user's home): it is the
+session's cwd sent to the agent, and the commands may not leave it;
+without one, the target user's home over ssh, the container's working
+directory otherwise. --sandbox, --network, --writable (paths on the
+target), --writable-git and --pass-env are enforced there: a target whose
+kernel cannot give what they ask fails the run before the agent starts, in
+the exec server's words, and what it does without is named on the first
+line of stderr, as here. --cwd, --root, --shell, --timeout,
+--output-limit, --max-terminals and --kill-grace are refused with --remote.
+Permissions are asked here, about the command and directory as the target
+will run them. A target that cannot be reached fails the run before the
+agent starts, with the tool's own message; when the connection drops
+mid-run, the target kills every command it ran and the agent's calls fail.
+--remote-tool and --remote-tool-arg name the tool and give it options
+(ssh -F FILE, -o NAME=VALUE).
 `, client.ExitSummary())
 
 // runCmd is acpterm run: the flags checked and turned into the client's

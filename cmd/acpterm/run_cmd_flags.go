@@ -44,6 +44,7 @@ type runFlags struct {
 	session      string
 	sandbox      sandboxFlags
 	agentStderr  string
+	remote       remoteFlags
 }
 
 func newRunFlags(out io.Writer) *runFlags {
@@ -81,6 +82,7 @@ func newRunFlags(out io.Writer) *runFlags {
 	fs.DurationVar(&f.cancelGrace, "cancel-grace", f.cancelGrace, "give the agent `DURATION` to end a cancelled turn before killing it")
 	fs.StringVar(&f.agentStderr, "agent-stderr", "", "the agent's stderr: `show|hide|FILE` (default: on a terminal, shown dimmed at\nthe turn's end, a count when it is more than 3 lines and the turn succeeded,\nthe last 20 lines when it failed; elsewhere copied as it comes)")
 	f.sandbox.add(fs)
+	f.remote.add(fs)
 	fs.Usage = usageText(fs, runUsage)
 	return f
 }
@@ -168,6 +170,9 @@ func (f *runFlags) config(agent []string, agentName string, stdout, stderr io.Wr
 		cfg.AgentStderrTo = stderrFile
 	}
 	if cfg.Settings, err = f.sessionSettings(); err == nil {
+		err = f.applyRemote(cfg)
+	}
+	if err == nil {
 		err = f.sandbox.apply(cfg)
 	}
 	if err != nil {

@@ -130,6 +130,10 @@ func (f *sandboxFlags) applyAgent(cfg *client.Config) error {
 	}
 	cfg.AgentProfile = prof
 	switch {
+	case cfg.Remote != nil:
+		// The agent runs here, its commands on the target (applyRemote
+		// refused --sandbox-agent).
+		cfg.SandboxAgent = false
 	case f.agent.set:
 		cfg.SandboxAgent = f.agent.value
 	default:

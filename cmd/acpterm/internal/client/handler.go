@@ -5,16 +5,17 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
-	"github.com/acpterm/acpterm/terminal"
 	"github.com/acpterm/acpterm/workspace"
 )
 
 // handler is the acp.Client acpterm serves the agent with. The embedded
-// terminal.Manager serves terminal/* (and so advertises the terminal
-// capability); ReadTextFile and WriteTextFile advertise fs.
+// terminals (a terminal.Manager here, the exec server with --remote) serve
+// terminal/* (and so advertise the terminal capability); ReadTextFile and
+// WriteTextFile advertise fs and go to files, the workspace here or on the
+// target.
 type handler struct {
-	*terminal.Manager
-	ws   *workspace.Workspace
+	terminals
+	fs   files
 	perm *approver
 	r    render.Renderer
 	disp *render.DisplayTerminals // session updates go through it to r
@@ -26,12 +27,20 @@ type handler struct {
 // CreateTerminal serves terminal/create, answering once the renderer has
 // shown the terminal (see shownGate).
 func (h *handler) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
-	resp, err := h.Manager.CreateTerminal(ctx, req)
+	resp, err := h.terminals.CreateTerminal(ctx, req)
 	if err == nil && h.shown != nil {
 		h.shown.wait(ctx, req.SessionID, resp.TerminalID)
 	}
 	return resp, err
 }
+
+// files serves fs/*: a workspace.Workspace, or the target's.
+type files interface {
+	acp.FileReader
+	acp.FileWriter
+}
+
+var _ files = (*workspace.Workspace)(nil)
 
 var (
 	_ acp.Client          = (*handler)(nil)
@@ -50,9 +59,9 @@ func (h *handler) RequestPermission(ctx context.Context, req *acp.RequestPermiss
 }
 
 func (h *handler) ReadTextFile(ctx context.Context, req *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
-	return h.ws.ReadTextFile(ctx, req)
+	return h.fs.ReadTextFile(ctx, req)
 }
 
 func (h *handler) WriteTextFile(ctx context.Context, req *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
-	return h.ws.WriteTextFile(ctx, req)
+	return h.fs.WriteTextFile(ctx, req)
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
-	"github.com/acpterm/acpterm/terminal"
 )
 
 // Format is how a run is written to stdout.
@@ -113,6 +112,12 @@ type Config struct {
 	// before it is killed.
 	CancelGrace time.Duration
 
+	// Remote, when set, runs the terminal commands and serves fs/* on
+	// another machine (remote.go): Cwd and Roots must then be empty (the
+	// target names its directory), and SandboxAgent false. The sandbox
+	// fields below are enforced there.
+	Remote *Remote
+
 	// Sandbox confines the terminal commands (see package sandbox); the
 	// zero value, sandbox.Off, does not. The host's main must call
 	// sandbox.Init for any other mode, or for DenyNetwork.
@@ -194,7 +199,7 @@ type driver struct {
 	ask  *prompter       // nil when there is no terminal to ask on
 	caps acp.AgentCapabilities
 	perm *approver
-	mgr  *terminal.Manager
+	mgr  terminals // the agent's terminals: here, or on the --remote target
 	// end is r's last layer: closed once the run's end is shown, it drops
 	// what the agent sends after that (see endGate).
 	end *endGate
@@ -208,7 +213,8 @@ type driver struct {
 
 	sandbox      *sandbox.Policy  // of the terminals, and of the agent with SandboxAgent
 	agentSandbox *sandbox.Applied // the agent's, with SandboxAgent
-	cmdSandbox   *sandbox.Applied // what the commands' policy gets here (sandboxPolicy)
+	cmdSandbox   *sandbox.Applied // what the commands' policy gets here (sandboxPolicy), or on the target
+	remote       *remoteRun       // the connection to the target, with Config.Remote
 	withheld     []string         // variables withheld from the commands (commandEnv)
 
 	stop chan struct{} // closed at shutdown: ends the ticker and signal watcher
@@ -265,7 +271,7 @@ func (d *driver) run(ctx context.Context) int {
 		return d.usage("%v", err)
 	}
 	defer ws.Close()
-	sp, code := d.sandboxPolicy(ws.Roots())
+	sp, code := d.commandSandbox(ctx, ws.Roots())
 	if sp == nil {
 		return code
 	}
@@ -282,7 +288,7 @@ func (d *driver) run(ctx context.Context) int {
 	}
 	disp := d.startPumps(sub)
 
-	h := &handler{Manager: d.mgr, ws: ws, perm: d.perm, r: d.r, disp: disp, shown: d.shown}
+	h := &handler{terminals: d.mgr, fs: d.files(ws), perm: d.perm, r: d.r, disp: disp, shown: d.shown}
 	reason, code, msg := d.session(ctx, d.client(h))
 	return d.finish(reason, code, msg)
 }

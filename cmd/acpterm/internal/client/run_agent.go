@@ -40,7 +40,7 @@ func (d *driver) start(ctx context.Context, h acp.Client) ([]acp.AuthOption, int
 		args = append(slices.Clone(args), c.AgentProfile.ConfinedArgs...)
 	}
 	cmd := exec.Command(c.Agent[0], args...)
-	cmd.Dir = d.cwd
+	cmd.Dir = d.agentDir()
 	if isNpx(c.Agent) {
 		// npx prefers a package of the project around its working
 		// directory: started in the workspace, it would run what a

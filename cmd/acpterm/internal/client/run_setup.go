@@ -50,6 +50,8 @@ func (d *driver) checkConfig() error {
 		return errors.New("the prompt is empty")
 	case c.ResumeLast && c.ResumeID != "":
 		return errors.New("--resume and --session exclude each other")
+	case c.Remote != nil && (c.Cwd != "" || len(c.Roots) > 0 || c.SandboxAgent):
+		return errors.New("with --remote the target names the directory, and the agent is not sandboxed here")
 	}
 	return nil
 }
@@ -124,9 +126,14 @@ func (d *driver) startRendering() {
 	d.perm = newApprover(c.Approval, p, d.r.Permission, d.warn)
 }
 
-// startTerminals makes the terminal manager for the agent's terminals and
-// subscribes to its events. On failure the caller closes the manager.
-func (d *driver) startTerminals(ws *workspace.Workspace) (*terminal.Subscription, error) {
+// startTerminals makes what runs the agent's terminals (d.mgr): a
+// terminal manager here, or with --remote the exec server on the target,
+// and subscribes to their events. On failure the caller closes d.mgr.
+func (d *driver) startTerminals(ws *workspace.Workspace) (eventStream, error) {
+	if d.remote != nil {
+		d.mgr = newRemoteTerminals(d.remote, d.perm.DecideTerminal, d.cmdSandbox, d.warn)
+		return d.mgr.events()
+	}
 	c := &d.cfg
 	// The bound is the agent's, not only its session's: the session ID of
 	// a terminal/create is the agent's to write.
@@ -134,7 +141,7 @@ func (d *driver) startTerminals(ws *workspace.Workspace) (*terminal.Subscription
 	if maxTerms == 0 {
 		maxTerms = terminal.DefaultMaxTerminalsPerSession
 	}
-	d.mgr = terminal.NewManager(&terminal.Options{
+	d.mgr = localTerminals{terminal.NewManager(&terminal.Options{
 		Policy: &terminal.Policy{
 			Decide:                 d.perm.DecideTerminal,
 			MaxTerminalsPerSession: maxTerms,
@@ -149,14 +156,14 @@ func (d *driver) startTerminals(ws *workspace.Workspace) (*terminal.Subscription
 		KillGrace:  c.KillGrace,
 		DefaultCwd: d.cwd,
 		Logf:       func(format string, args ...any) { d.warn("acpterm: terminal: " + fmt.Sprintf(format, args...)) },
-	})
-	return d.mgr.Subscribe("", "")
+	})}
+	return d.mgr.events()
 }
 
 // startPumps starts the run's goroutines, which settle and shutdown
 // join: the pump of terminal events to the renderer, the ticker and the
 // signal watcher. It returns the display terminals the pump feeds.
-func (d *driver) startPumps(sub *terminal.Subscription) *render.DisplayTerminals {
+func (d *driver) startPumps(sub eventStream) *render.DisplayTerminals {
 	d.shown = newShownGate()
 	disp := render.NewDisplayTerminals(d.r)
 	d.pumped = make(chan struct{})

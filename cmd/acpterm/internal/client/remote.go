@@ -1,0 +1,182 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
+	"github.com/acpterm/acpterm/remote"
+	"github.com/acpterm/acpterm/sandbox"
+	"github.com/acpterm/acpterm/workspace"
+)
+
+// Remote puts a run's terminals and fs/* on another machine, a container
+// or a pod (acpterm run --remote TARGET): acpterm exec-server serves them
+// there, started through the target's own tool (ssh, podman, docker,
+// kubectl) on its stdin and stdout. The agent runs here; the session's cwd
+// it is given is the target's directory.
+type Remote struct {
+	Target remote.Target
+	// Binary is acpterm on the target (--remote-binary); "" means this
+	// acpterm, copied there first when the target has no copy of it
+	// (remote.Install).
+	Binary string
+	// InstallDir is where the copies are kept on the target; "" means
+	// remote.Install's default (the user's cache directory).
+	InstallDir string
+	// Tool is the transport's program ("": ssh, podman, docker or kubectl)
+	// and ToolArgs its options, put before the target (ssh's -F FILE, -o
+	// NAME=VALUE; kubectl's --kubeconfig FILE).
+	Tool     string
+	ToolArgs []string
+}
+
+// remoteRun is the connection of a --remote run.
+type remoteRun struct {
+	cfg    *Remote
+	where  string // the target, for the user
+	conn   *remote.Conn
+	client *remote.Client
+	// localDir is where the agent starts, here: the working directory.
+	localDir string
+}
+
+// serverArgs are the exec server's flags for the run's sandbox: the
+// target enforces them, or refuses to run anything.
+func (d *driver) serverArgs() []string {
+	c := &d.cfg
+	args := []string{"--sandbox", c.Sandbox.String(), "--network", c.Network.String()}
+	for _, w := range c.Writable {
+		args = append(args, "--writable", w)
+	}
+	if c.WritableGit {
+		args = append(args, "--writable-git")
+	}
+	for _, n := range c.PassEnv {
+		args = append(args, "--pass-env", n)
+	}
+	return args
+}
+
+// commandSandbox is the step of driver.run that readies what the agent's
+// commands run in: the sandbox here (sandboxPolicy), or, with --remote,
+// the connection to the target and the sandbox it reports. It returns the
+// policy, or nil and the exit status.
+func (d *driver) commandSandbox(ctx context.Context, roots []string) (*sandbox.Policy, int) {
+	if d.cfg.Remote == nil {
+		return d.sandboxPolicy(roots)
+	}
+	if code := d.connectRemote(ctx); code != ExitOK {
+		return nil, code
+	}
+	// A description of the target's sandbox: the commands do not run
+	// here, and the agent does not run in it (--sandbox-agent is refused
+	// with --remote).
+	return &sandbox.Policy{Mode: d.cfg.Sandbox, Network: d.cfg.Network, WritableGit: d.cfg.WritableGit}, ExitOK
+}
+
+// connectRemote copies acpterm to the target when needed, starts the exec
+// server there and checks what it says of itself. Every failure comes
+// before the agent starts, in the transport's own words.
+func (d *driver) connectRemote(ctx context.Context) int {
+	c := &d.cfg
+	rc := c.Remote
+	where := rc.Target.String()
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(c.Stderr, "acpterm: --remote %s: %s\n", textsafe.Line(where), textsafe.Line(fmt.Sprintf(format, args...)))
+		return ExitFailure
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.InitTimeout)
+	defer cancel()
+	copts := &remote.CommandOptions{Binary: rc.Binary, Tool: rc.Tool, ToolArgs: rc.ToolArgs, ServerArgs: d.serverArgs()}
+	if copts.Binary == "" {
+		in, err := remote.Install(ctx, rc.Target, copts, &remote.InstallOptions{Dir: rc.InstallDir})
+		if err != nil {
+			return fail("%v", err)
+		}
+		if in.Copied {
+			fmt.Fprintf(c.Stderr, "acpterm: %s\n", textsafe.Line(in.String()))
+		}
+		copts.Binary = in.Path
+	}
+	cmd, err := remote.Command(rc.Target, copts)
+	if err != nil {
+		return fail("%v", err)
+	}
+	ownProcessGroup(cmd)
+	conn, err := remote.Dial(cmd)
+	if err != nil {
+		return fail("%v", err)
+	}
+	cl, err := remote.NewClient(ctx, conn, &remote.ClientOptions{Name: "acpterm " + Version(),
+		Logf: func(format string, args ...any) { d.warn("acpterm: remote: " + fmt.Sprintf(format, args...)) }})
+	if err != nil {
+		// NewClient closed conn: its stderr is complete.
+		if msg := strings.TrimSpace(conn.Stderr()); msg != "" {
+			return fail("%s", msg)
+		}
+		return fail("%v", err)
+	}
+	r := &remoteRun{cfg: rc, where: where, conn: conn, client: cl, localDir: d.cwd}
+	if code := d.checkHello(r, fail); code != ExitOK {
+		_ = cl.Close()
+		return code
+	}
+	d.remote = r
+	d.cwd = cl.Hello().DefaultCwd
+	return ExitOK
+}
+
+// checkHello refuses a target whose sandbox is not the one asked for, in
+// the server's words, and notes what it has to do without.
+func (d *driver) checkHello(r *remoteRun, fail func(string, ...any) int) int {
+	c := &d.cfg
+	h := r.client.Hello()
+	sb := h.Sandbox
+	switch {
+	case sb.Error != "":
+		return fail("the sandbox cannot be set up there: %s\n(see acpterm sandbox --remote %s; --sandbox off runs commands unconfined)", sb.Error, r.where)
+	case sb.Mode != c.Sandbox.String() || sb.Network != c.Network.String():
+		return fail("the exec server there confines commands with --sandbox %s --network %s, not the %s and %s asked for",
+			sb.Mode, sb.Network, c.Sandbox, c.Network)
+	case h.DefaultCwd == "" || !strings.HasPrefix(h.DefaultCwd, "/"):
+		return fail("the exec server there has no absolute working directory (%q)", h.DefaultCwd)
+	}
+	if c.Sandbox != sandbox.Off || c.Network != sandbox.AllowNetwork {
+		// What the target's kernel cannot give is named on the run's
+		// first line, as it is for a sandbox here (confinementLine).
+		d.cmdSandbox = &sandbox.Applied{Mode: c.Sandbox, Network: c.Network, LandlockABI: sb.LandlockABI, Missing: sb.Missing}
+	}
+	return ExitOK
+}
+
+// agentDir is where the agent process starts: the session's cwd, or with
+// --remote, where that is on the target, the local working directory.
+func (d *driver) agentDir() string {
+	if d.remote != nil {
+		return d.remote.localDir
+	}
+	return d.cwd
+}
+
+// files is what serves fs/*: the workspace here, or with --remote the
+// target's.
+func (d *driver) files(ws *workspace.Workspace) files {
+	if d.remote != nil {
+		return remoteFiles{}
+	}
+	return ws
+}
+
+// remoteFiles refuses fs/* on the target until the exec server serves it.
+type remoteFiles struct{}
+
+func (remoteFiles) ReadTextFile(context.Context, *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
+	return nil, fmt.Errorf("%w: fs/read_text_file is not served with --remote", acp.ErrMethodNotFound)
+}
+
+func (remoteFiles) WriteTextFile(context.Context, *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
+	return nil, fmt.Errorf("%w: fs/write_text_file is not served with --remote", acp.ErrMethodNotFound)
+}

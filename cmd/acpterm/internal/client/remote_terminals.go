@@ -1,0 +1,315 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/remote"
+	"github.com/acpterm/acpterm/sandbox"
+	"github.com/acpterm/acpterm/terminal"
+)
+
+// terminals is what runs the agent's commands: it serves terminal/* and
+// gives the events the display shows. A terminal.Manager does it here
+// (localTerminals), an exec server on the target with --remote
+// (remoteTerminals).
+type terminals interface {
+	acp.TerminalHandler
+	// SetSessionCwd is the directory of a session's terminals when a
+	// create names none.
+	SetSessionCwd(sessionID acp.SessionID, dir string) error
+	// ReleaseSession releases every terminal of a session.
+	ReleaseSession(sessionID acp.SessionID)
+	// Terminals lists a session's live terminals. Their PIDs are of this
+	// machine (0 for a terminal elsewhere), for a kill at once.
+	Terminals(sessionID acp.SessionID) []terminal.Info
+	// events subscribes to the events of every terminal, from now on.
+	events() (eventStream, error)
+	// Close releases every terminal left and ends the runtime; once it
+	// returns, the events end after those already queued.
+	Close() error
+}
+
+// eventStream is a subscription to terminal events: a
+// *terminal.Subscription, or the target's.
+type eventStream interface {
+	Next(ctx context.Context) (terminal.Event, error)
+	Close()
+}
+
+// localTerminals are the terminals of this machine.
+type localTerminals struct{ *terminal.Manager }
+
+func (l localTerminals) events() (eventStream, error) {
+	s, err := l.Subscribe("", "")
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// remoteCallBound bounds the calls to the exec server that no request of
+// the agent bounds: a session's cwd, the releases at the end. A release
+// waits for the kill grace on the target.
+const remoteCallBound = 15 * time.Second
+
+// releasedWait is how long Close waits for the display to have the end
+// of the terminals it released, before it ends the connection.
+const releasedWait = 2 * time.Second
+
+// remoteTerminals runs the agent's terminals on the target through its
+// exec server. The user's approval (decide) is asked here, before the
+// create is sent, about the command as the target will run it: its cwd is
+// filled in first, so what is approved is what runs.
+type remoteTerminals struct {
+	r      *remoteRun
+	c      *remote.Client
+	decide func(context.Context, terminal.Info) terminal.Decision
+	// confined is what the target confines the commands with, for their
+	// display; nil when they are not.
+	confined   *sandbox.Applied
+	defaultCwd string
+	warn       func(string)
+
+	mu       sync.Mutex
+	cwds     map[acp.SessionID]string
+	sessions map[acp.SessionID]bool   // the sessions that made terminals
+	live     map[string]terminal.Info // shown and not yet released, by session and terminal
+	changed  chan struct{}            // signalled when live shrinks
+	closing  bool                     // Close has begun: the end of the connection is no news
+	stopLost chan struct{}            // ends watchLost
+	lostDone chan struct{}            // closed when watchLost has returned
+}
+
+var _ terminals = (*remoteTerminals)(nil)
+
+func newRemoteTerminals(r *remoteRun, decide func(context.Context, terminal.Info) terminal.Decision, confined *sandbox.Applied, warn func(string)) *remoteTerminals {
+	t := &remoteTerminals{r: r, c: r.client, decide: decide, confined: confined, warn: warn,
+		defaultCwd: r.client.Hello().DefaultCwd,
+		cwds:       map[acp.SessionID]string{}, sessions: map[acp.SessionID]bool{}, live: map[string]terminal.Info{},
+		changed: make(chan struct{}, 1), stopLost: make(chan struct{}), lostDone: make(chan struct{})}
+	go t.watchLost()
+	return t
+}
+
+// watchLost tells the user once when the connection drops mid-run: every
+// terminal call of the agent fails from then on, and the target has
+// killed what ran there.
+func (t *remoteTerminals) watchLost() {
+	defer close(t.lostDone)
+	select {
+	case <-t.stopLost:
+		return
+	case <-t.c.Done():
+	}
+	t.mu.Lock()
+	closing := t.closing
+	t.mu.Unlock()
+	if !closing {
+		t.warn(fmt.Sprintf("acpterm: %s: %v; the commands there were killed", t.r.where, t.c.Err()))
+	}
+}
+
+func termKey(sid acp.SessionID, tid acp.TerminalID) string { return string(sid) + "\x00" + string(tid) }
+
+// CreateTerminal asks the user (decide), then runs the command on the
+// target.
+func (t *remoteTerminals) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
+	if req.SessionID == "" || req.Command == "" {
+		return nil, fmt.Errorf("%w: sessionId and command must not be empty", acp.ErrInvalidParams)
+	}
+	t.mu.Lock()
+	cwd := t.cwds[req.SessionID]
+	t.mu.Unlock()
+	if cwd == "" {
+		cwd = t.defaultCwd
+	}
+	if req.Cwd != nil && *req.Cwd != "" {
+		cwd = *req.Cwd
+	}
+	info := terminal.Info{SessionID: req.SessionID, Command: req.Command, Args: slices.Clone(req.Args),
+		Cwd: cwd, Shell: len(req.Args) == 0}
+	if !info.Shell {
+		info.Argv = append([]string{req.Command}, req.Args...)
+	}
+	for _, v := range req.Env {
+		info.Env = append(info.Env, terminal.EnvVar{Name: v.Name, Value: v.Value})
+	}
+	if t.decide != nil {
+		d := t.decide(ctx, info)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !d.Allow {
+			reason := d.Reason
+			if reason == "" {
+				reason = "denied by policy"
+			}
+			return nil, &acp.Error{Code: acp.CodePermissionDenied, Message: "permission denied: " + reason}
+		}
+	}
+	sent := *req
+	sent.Cwd = &cwd
+	resp, err := t.c.CreateTerminal(ctx, &sent)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	t.sessions[req.SessionID] = true
+	t.mu.Unlock()
+	return resp, nil
+}
+
+func (t *remoteTerminals) TerminalOutput(ctx context.Context, req *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error) {
+	return t.c.TerminalOutput(ctx, req)
+}
+
+func (t *remoteTerminals) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
+	return t.c.WaitForTerminalExit(ctx, req)
+}
+
+func (t *remoteTerminals) KillTerminal(ctx context.Context, req *acp.KillTerminalRequest) (*acp.KillTerminalResponse, error) {
+	return t.c.KillTerminal(ctx, req)
+}
+
+func (t *remoteTerminals) ReleaseTerminal(ctx context.Context, req *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
+	return t.c.ReleaseTerminal(ctx, req)
+}
+
+// SetSessionCwd sets the session's cwd here, for the approval, and on the
+// target.
+func (t *remoteTerminals) SetSessionCwd(sessionID acp.SessionID, dir string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), remoteCallBound)
+	defer cancel()
+	if err := t.c.SetSessionCwd(ctx, sessionID, dir); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	t.cwds[sessionID] = dir
+	t.mu.Unlock()
+	return nil
+}
+
+func (t *remoteTerminals) ReleaseSession(sessionID acp.SessionID) {
+	ctx, cancel := context.WithTimeout(context.Background(), remoteCallBound)
+	defer cancel()
+	if err := t.c.ReleaseSession(ctx, sessionID); err != nil && !errors.Is(err, remote.ErrDisconnected) {
+		t.warn(fmt.Sprintf("acpterm: %s: releasing the session's terminals: %v", t.r.where, err))
+	}
+	t.mu.Lock()
+	delete(t.sessions, sessionID)
+	t.mu.Unlock()
+}
+
+// Terminals lists the session's terminals that the display was told of
+// and not yet of their release. The PIDs are the target's, so they are
+// left out: nothing here may be killed by them.
+func (t *remoteTerminals) Terminals(sessionID acp.SessionID) []terminal.Info {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []terminal.Info
+	for _, info := range t.live {
+		if info.SessionID == sessionID {
+			info.PID = 0
+			out = append(out, info)
+		}
+	}
+	return out
+}
+
+func (t *remoteTerminals) events() (eventStream, error) {
+	s, err := t.c.Subscribe("")
+	if err != nil {
+		return nil, err
+	}
+	return &remoteEvents{t: t, sub: s}, nil
+}
+
+// Close releases the sessions that made terminals, waits a little for the
+// display to have their ends, and ends the connection: the exec server
+// then kills whatever is left and exits.
+func (t *remoteTerminals) Close() error {
+	t.mu.Lock()
+	t.closing = true
+	var sids []acp.SessionID
+	for sid := range t.sessions {
+		sids = append(sids, sid)
+	}
+	t.mu.Unlock()
+	for _, sid := range sids {
+		t.ReleaseSession(sid)
+	}
+	t.waitReleased(releasedWait)
+	err := t.c.Close()
+	close(t.stopLost)
+	<-t.lostDone
+	if errors.Is(err, remote.ErrDisconnected) {
+		err = nil
+	}
+	return err
+}
+
+// waitReleased waits until the display has seen every terminal released,
+// the connection ended, or within passed.
+func (t *remoteTerminals) waitReleased(within time.Duration) {
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	for {
+		t.mu.Lock()
+		n := len(t.live)
+		t.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-t.changed:
+		case <-t.c.Done():
+			return
+		case <-timer.C:
+			return
+		}
+	}
+}
+
+// remoteEvents are the target's terminal events as the display takes
+// them: the terminal's Info carries the target's sandbox, and the
+// terminals shown are tracked until released (Terminals, Close).
+type remoteEvents struct {
+	t   *remoteTerminals
+	sub *remote.Subscription
+}
+
+func (e *remoteEvents) Next(ctx context.Context) (terminal.Event, error) {
+	ev, err := e.sub.Next(ctx)
+	if err != nil {
+		return ev, err
+	}
+	t := e.t
+	switch ev.Kind {
+	case terminal.EventCreated:
+		if ev.Info != nil {
+			info := *ev.Info
+			info.Sandbox = t.confined
+			ev.Info = &info
+			t.mu.Lock()
+			t.live[termKey(ev.SessionID, ev.TerminalID)] = info
+			t.mu.Unlock()
+		}
+	case terminal.EventReleased:
+		t.mu.Lock()
+		delete(t.live, termKey(ev.SessionID, ev.TerminalID))
+		t.mu.Unlock()
+		select {
+		case t.changed <- struct{}{}:
+		default:
+		}
+	}
+	return ev, nil
+}
+
+func (e *remoteEvents) Close() { e.sub.Close() }

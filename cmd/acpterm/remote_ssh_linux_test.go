@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/sshtest"
+)
+
+// The tests of acpterm run --remote through a real OpenSSH sshd on
+// 127.0.0.1 (internal/sshtest), the target being this machine: what
+// proves that a command ran there is its directory (a marker file only
+// in the target's DIR) and ssh's own variables.
+
+// needSSHD starts a sshd for the test, or skips it when there is none.
+func needSSHD(t *testing.T) *sshtest.Server {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no sshd")
+	}
+	if why := sshtest.Missing(); why != "" {
+		t.Skip(why)
+	}
+	s, err := sshtest.Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// remoteArgs are the flags that reach the test's target through s, with
+// acpterm there already (the copy has its own test).
+func remoteArgs(t *testing.T, s *sshtest.Server, dir string) []string {
+	return []string{"--remote", "ssh://" + sshtest.Host + dir, "--remote-tool-arg=-F" + s.Config,
+		"--remote-binary", plainAcpterm(t)}
+}
+
+// targetDir is a directory of the target holding marker.txt, which the
+// directory acpterm runs in does not have.
+func targetDir(t *testing.T) string {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "marker.txt"), []byte("only on the target\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func newMark(t *testing.T) string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// remoteMarkVar marks the commands a test runs on the target, so that
+// what is left of them can be found there.
+const remoteMarkVar = "ACPTERM_REMOTE_MARK"
+
+// TestRemoteSSHRun: the built-in agent's commands run in the target's
+// directory, through ssh, and the session's cwd the agent is given is
+// that directory.
+func TestRemoteSSHRun(t *testing.T) {
+	t.Parallel()
+	s := needSSHD(t)
+	dir := targetDir(t)
+	args := append([]string{"run", "--approve-all", "--format", "json"}, remoteArgs(t, s, dir)...)
+	args = append(args, "-p", "cat marker.txt\necho via ${SSH_CONNECTION%% *}", "--", acptermBin, "agent")
+	r := acpterm(t, opts{}, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	evs := parseEvents(t, r.stdout)
+	created := ofKind(evs, "terminal_created")
+	if len(created) != 2 {
+		t.Fatalf("%d terminals created, want 2:\n%s", len(created), r.stdout)
+	}
+	for _, c := range created {
+		if c.str("cwd") != dir {
+			t.Errorf("terminal_created cwd %q, want the target's %q", c.str("cwd"), dir)
+		}
+	}
+	var out strings.Builder
+	for _, o := range ofKind(evs, "terminal_output") {
+		out.WriteString(o.str("data"))
+	}
+	mustContain(t, "the terminals' output", out.String(), "only on the target\n", "via 127.0.0.1\n")
+}
+
+// TestRemoteSSHUnreachable: a target that does not answer fails the run
+// before the agent starts, with ssh's own words.
+func TestRemoteSSHUnreachable(t *testing.T) {
+	t.Parallel()
+	started := filepath.Join(t.TempDir(), "started")
+	for _, copyFirst := range []bool{false, true} {
+		args := []string{"run", "--approve-all", "--remote", "ssh://127.0.0.1:1/tmp", "--remote-tool-arg=-oBatchMode=yes"}
+		if !copyFirst {
+			args = append(args, "--remote-binary", "/usr/bin/acpterm")
+		}
+		args = append(args, "-p", "true", "--", "/bin/sh", "-c", "touch "+started)
+		r := acpterm(t, opts{plain: true}, args...)
+		if r.code != 1 {
+			t.Errorf("copy %v: exit %d, want 1\nstderr:\n%s", copyFirst, r.code, r.stderr)
+		}
+		mustContain(t, "stderr", r.stderr, "acpterm: --remote ssh://127.0.0.1:1/tmp: ", "Connection refused")
+		if r.stdout != "" {
+			t.Errorf("copy %v: stdout %q", copyFirst, r.stdout)
+		}
+	}
+	if _, err := os.Stat(started); err == nil {
+		t.Error("the agent was started for an unreachable target")
+	}
+}
+
+// TestRemoteSSHKilled: kill -9 of acpterm, and two Ctrl-Cs, in the middle
+// of a command on the target leave nothing of it running there within 2 s.
+func TestRemoteSSHKilled(t *testing.T) {
+	t.Parallel()
+	s := needSSHD(t)
+	for _, how := range []string{"SIGKILL", "2×SIGINT"} {
+		t.Run(how, func(t *testing.T) {
+			mark := newMark(t)
+			// A command that ignores SIGTERM, with a setsid descendant.
+			line := remoteMarkVar + "=" + mark + " sh -c 'trap \"\" TERM; setsid sleep 101 & sleep 102; wait'"
+			args := append([]string{"run", "--approve-all", "--sandbox", "off"}, remoteArgs(t, s, targetDir(t))...)
+			args = append(args, "-p", line, "--", acptermBin, "agent")
+			cmd := exec.Command(acptermBin, args...)
+			cmd.Dir = t.TempDir()
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			deadline := time.Now().Add(30 * time.Second)
+			for len(sshtest.Running(remoteMarkVar, mark)) < 3 {
+				if time.Now().After(deadline) {
+					_ = cmd.Process.Kill()
+					<-done
+					t.Fatalf("the command did not start on the target within 30 s\nstderr:\n%s", &stderr)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if how == "SIGKILL" {
+				_ = cmd.Process.Kill()
+			} else {
+				// The second interrupt kills the agent and its commands;
+				// the first cancels the turn, which the built-in agent
+				// answers by killing its terminal, and that the command
+				// ignores.
+				_ = cmd.Process.Signal(syscall.SIGINT)
+				_ = cmd.Process.Signal(syscall.SIGINT)
+			}
+			start := time.Now()
+			if left := sshtest.WaitNoneRunning(remoteMarkVar, mark, 2*time.Second); len(left) > 0 {
+				t.Errorf("2 s after %s of acpterm, still running on the target: %v", how, left)
+			} else {
+				t.Logf("nothing left on the target %v after %s", time.Since(start).Round(time.Millisecond), how)
+			}
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+				t.Errorf("acpterm still running 20 s after %s", how)
+			}
+			checkNoRace(t, stderr.String())
+		})
+	}
+}
+
+// TestRemoteSSHSandboxRefused: a target whose kernel cannot deny the
+// network (no user namespaces there) refuses --network deny, in the exec
+// server's words, before the agent starts; with the network allowed the
+// same target runs the commands, and names what it does without.
+func TestRemoteSSHSandboxRefused(t *testing.T) {
+	t.Parallel()
+	s := needSSHD(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the limited target is made as root")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("needs unshare (util-linux)")
+	}
+	// acpterm on the target, started in a user namespace of its own in
+	// which no further one can be made (as on stock Ubuntu 24.04).
+	limited := filepath.Join(t.TempDir(), "acpterm-limited")
+	script := "#!/bin/sh\nexec unshare --user --map-root-user /bin/sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" \"$@\"' " +
+		plainAcpterm(t) + " \"$@\"\n"
+	if err := os.WriteFile(limited, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := targetDir(t)
+	started := filepath.Join(t.TempDir(), "started")
+	base := []string{"run", "--approve-all", "--remote", "ssh://" + sshtest.Host + dir, "--remote-tool-arg=-F" + s.Config, "--remote-binary", limited}
+
+	r := acpterm(t, opts{plain: true}, append(base, "--network", "deny", "-p", "true", "--", "/bin/sh", "-c", "touch "+started)...)
+	if r.code != 1 {
+		t.Errorf("--network deny: exit %d, want 1\nstderr:\n%s", r.code, r.stderr)
+	}
+	mustContain(t, "stderr", r.stderr, "the sandbox cannot be set up there: ", "network")
+	if _, err := os.Stat(started); err == nil {
+		t.Error("the agent was started though the target refused the sandbox")
+	}
+
+	r = acpterm(t, opts{plain: true}, append(base, "-p", "cat marker.txt", "--", acptermBin, "agent")...)
+	if r.code != 0 {
+		t.Fatalf("--network allow: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "stdout", r.stdout, "only on the target")
+	mustContain(t, "stderr", r.stderr, "acpterm: sandbox: ", "missing: no mount namespace")
+}
+
+func init() {
+	registerHostile("remote-session", func() int { return serveAgent(&remoteSessionAgent{}) })
+}
+
+// remoteSessionAgent says the session's cwd it was given, and with a prompt
+// holding "fs" writes from-agent.txt there and reads marker.txt back
+// through fs/*.
+type remoteSessionAgent struct {
+	baseAgent
+	cwd string
+}
+
+func (a *remoteSessionAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	a.cwd = req.Cwd
+	return &acp.NewSessionResponse{SessionID: "sess_remote"}, nil
+}
+
+func (a *remoteSessionAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	conn := a.conn.Load()
+	say := func(text string) error {
+		return conn.SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID,
+			Update: &acp.AgentMessageChunk{Content: &acp.TextContent{Text: text}}})
+	}
+	if err := say("cwd=" + a.cwd + "\n"); err != nil {
+		return nil, err
+	}
+	if strings.Contains(promptText(req), "fs") {
+		_, err := conn.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: req.SessionID, Path: filepath.Join(a.cwd, "from-agent.txt"), Content: "written through fs\n"})
+		if err != nil {
+			return nil, err
+		}
+		got, err := conn.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: req.SessionID, Path: filepath.Join(a.cwd, "marker.txt")})
+		if err != nil {
+			return nil, err
+		}
+		if err := say("read=" + got.Content); err != nil {
+			return nil, err
+		}
+	}
+	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+}
+
+// TestRemoteSSHSessionCwd: the agent is given the target's directory as
+// the session's cwd, while it runs here, in the directory acpterm runs in.
+func TestRemoteSSHSessionCwd(t *testing.T) {
+	t.Parallel()
+	s := needSSHD(t)
+	dir := targetDir(t)
+	args := append([]string{"run", "--approve-all"}, remoteArgs(t, s, dir)...)
+	args = append(args, "-p", "where", "--", testExe(t))
+	r := acpterm(t, opts{env: []string{fakeAgentEnv + "=remote-session"}}, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "stdout", r.stdout, "cwd="+dir+"\n")
+}

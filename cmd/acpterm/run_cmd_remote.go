@@ -1,0 +1,69 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
+	"github.com/acpterm/acpterm/remote"
+)
+
+// remoteFlags are run's flags for a target (--remote).
+type remoteFlags struct {
+	target     string
+	binary     string
+	installDir string
+	tool       string
+	toolArgs   []string
+}
+
+func (f *remoteFlags) add(fs *flag.FlagSet) {
+	fs.StringVar(&f.target, "remote", "", "run the agent's commands on `TARGET`: ssh://[USER@]HOST[:PORT][/DIR],\npodman://CONTAINER[/DIR], docker://CONTAINER[/DIR] or\nk8s://[CONTEXT/]NAMESPACE/POD[/CONTAINER][:DIR] (see Remote terminals above)")
+	fs.StringVar(&f.binary, "remote-binary", "", "acpterm's `PATH` on the --remote target (default: copy this acpterm there\nwhen the target has no copy of it)")
+	fs.StringVar(&f.installDir, "remote-install-dir", "", "keep the copies of acpterm in `DIR` on the target (default: the target\nuser's ~/.cache/acpterm, else a directory of the user's own in /tmp)")
+	fs.StringVar(&f.tool, "remote-tool", "", "the transport's `PROGRAM` (default: ssh, podman, docker or kubectl by the\ntarget's scheme)")
+	fs.Var(listFlag{&f.toolArgs}, "remote-tool-arg", "an option `ARG` for the transport's program, put before the target\n(ssh -F FILE, -o NAME=VALUE; kubectl --kubeconfig FILE); repeatable")
+}
+
+// localOnly are the flags of what runs here that the exec server on a
+// target does not take: given with --remote they would be ignored there,
+// so they are refused.
+var localOnly = []string{"cwd", "root", "shell", "timeout", "output-limit", "max-terminals", "kill-grace"}
+
+// applyRemote checks the --remote flags and sets cfg.Remote; with a
+// target, the flags that only mean something here are refused.
+func (f *runFlags) applyRemote(cfg *client.Config) error {
+	r := &f.remote
+	if r.target == "" {
+		if f.given("remote-binary", "remote-install-dir", "remote-tool", "remote-tool-arg") {
+			return errors.New("--remote-binary, --remote-install-dir, --remote-tool and --remote-tool-arg need --remote TARGET")
+		}
+		return nil
+	}
+	t, err := remote.ParseTarget(r.target)
+	if err != nil {
+		return fmt.Errorf("--remote: %s", strings.TrimPrefix(err.Error(), "remote: "))
+	}
+	for _, name := range localOnly {
+		if f.given(name) {
+			return fmt.Errorf("--%s is not carried to a --remote target (the session's directory is the target's: %s)", name, t)
+		}
+	}
+	if f.sandbox.agent.set && f.sandbox.agent.value {
+		return errors.New("--sandbox-agent with --remote: the agent runs here and its commands on the target, which confines them")
+	}
+	for _, w := range f.sandbox.writable {
+		// A path on the target: nothing here can make it absolute.
+		if !filepath.IsAbs(w) {
+			return fmt.Errorf("--writable %s: with --remote, a path on the target must be absolute", w)
+		}
+	}
+	if r.binary != "" && r.installDir != "" {
+		return errors.New("--remote-binary and --remote-install-dir exclude each other: the binary named is not copied")
+	}
+	cfg.Remote = &client.Remote{Target: t, Binary: r.binary, InstallDir: r.installDir, Tool: r.tool, ToolArgs: r.toolArgs}
+	return nil
+}
