@@ -360,8 +360,9 @@ func execWaitBackground(b *testing.B) time.Duration {
 // to the last wait's ("first-create-to-last-exit-ms"). Each iteration also
 // starts the same concurrentN commands at once with os/exec, from the
 // first start to the last exit ("exec-ms"). It reports medians, and that
-// of the difference per iteration ("extra-over-exec-ms"); the commands
-// themselves take 200 ms.
+// of the difference per iteration ("extra-over-exec-ms") and of the
+// quotient ("ratio": acpterm's time over os/exec's, 1.0 at best); the
+// commands themselves take 200 ms.
 //
 //	go test ./cmd/acpterm -run '^$' -bench RunConcurrent50 -benchtime 5x
 func BenchmarkRunConcurrent50(b *testing.B) {
@@ -375,7 +376,7 @@ func BenchmarkRunConcurrent50(b *testing.B) {
 			if terminal.DefaultMaxTerminalsPerSession < concurrentN {
 				flags = append([]string{"--max-terminals", strconv.Itoa(concurrentN)}, flags...)
 			}
-			var creates, exits, execs, extra []float64
+			var creates, exits, execs, extra, ratios []float64
 			for b.Loop() {
 				e := ms(execConcurrent(b, concurrentN))
 				got := runBenchAgent(b, bin, "bench-concurrent", dir, nil, flags)
@@ -384,11 +385,13 @@ func BenchmarkRunConcurrent50(b *testing.B) {
 				}
 				creates, exits, execs = append(creates, got[0]), append(exits, got[1]), append(execs, e)
 				extra = append(extra, got[1]-e)
+				ratios = append(ratios, got[1]/e)
 			}
 			b.ReportMetric(median(creates), "create-ms")
 			b.ReportMetric(median(exits), "first-create-to-last-exit-ms")
 			b.ReportMetric(median(execs), "exec-ms")
 			b.ReportMetric(median(extra), "extra-over-exec-ms")
+			b.ReportMetric(median(ratios), "ratio")
 		})
 	}
 }
