@@ -209,8 +209,7 @@ func (s *server) logf(format string, args ...any) {
 type method func(s *server, ctx context.Context, params json.RawMessage) (any, error)
 
 // methods is the server's method table. A method is one line: its name
-// and a function of its param type (the fs methods join here once the
-// workspace package serves them).
+// and a function of its param type (the fs methods' are in fs.go).
 var methods = map[string]method{
 	MethodHello:          call((*server).helloCall),
 	MethodPing:           call(func(*server, context.Context, *struct{}) (any, error) { return struct{}{}, nil }),
@@ -230,6 +229,8 @@ var methods = map[string]method{
 	methodRelease: call(func(s *server, ctx context.Context, r *acp.ReleaseTerminalRequest) (any, error) {
 		return s.mgr.ReleaseTerminal(ctx, r)
 	}),
+	methodReadTextFile:  call((*server).readTextFile),
+	methodWriteTextFile: call((*server).writeTextFile),
 }
 
 // call adapts a typed method to the table: it decodes the params (absent

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,7 +228,7 @@ func init() {
 
 // remoteSessionAgent says the session's cwd it was given, and with a prompt
 // holding "fs" writes from-agent.txt there and reads marker.txt back
-// through fs/*.
+// through fs/*, then tries .git/config.
 type remoteSessionAgent struct {
 	baseAgent
 	cwd string
@@ -259,6 +260,10 @@ func (a *remoteSessionAgent) Prompt(ctx context.Context, req *acp.PromptRequest)
 		if err := say("read=" + got.Content); err != nil {
 			return nil, err
 		}
+		_, err = conn.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: req.SessionID, Path: filepath.Join(a.cwd, ".git", "config"), Content: "[core]\n\tfsmonitor = evil\n"})
+		if err := say(fmt.Sprintf("git=%v\n", err)); err != nil {
+			return nil, err
+		}
 	}
 	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 }
@@ -276,4 +281,32 @@ func TestRemoteSSHSessionCwd(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	mustContain(t, "stdout", r.stdout, "cwd="+dir+"\n")
+}
+
+// TestRemoteSSHFS: the agent's fs/* land on the target, in its
+// directory, with the sandbox's .git rule enforced there.
+func TestRemoteSSHFS(t *testing.T) {
+	t.Parallel()
+	s := needSSHD(t)
+	dir := targetDir(t)
+	gitConfig := filepath.Join(dir, ".git", "config")
+	if err := os.MkdirAll(filepath.Dir(gitConfig), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gitConfig, []byte("[core]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"run", "--approve-all"}, remoteArgs(t, s, dir)...)
+	args = append(args, "-p", "fs", "--", testExe(t))
+	r := acpterm(t, opts{env: []string{fakeAgentEnv + "=remote-session"}}, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "stdout", r.stdout, "read=only on the target\n", "git=permission denied: ", "not written")
+	if b, err := os.ReadFile(filepath.Join(dir, "from-agent.txt")); err != nil || string(b) != "written through fs\n" {
+		t.Errorf("from-agent.txt on the target: %q, %v", b, err)
+	}
+	if b, _ := os.ReadFile(gitConfig); string(b) != "[core]\n" {
+		t.Errorf(".git/config is %q: the write was let through", b)
+	}
 }

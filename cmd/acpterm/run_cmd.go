@@ -104,21 +104,24 @@ that npx never runs a package planted in the workspace's node_modules.
 "acpterm sandbox" shows what this machine enforces; the sandbox needs
 Linux (elsewhere use --sandbox off).
 
-Remote terminals: --remote TARGET runs the agent's commands on another
-machine, a container or a pod, while the agent runs here. (fs/* is not served there yet.)
+Remote terminals: --remote TARGET runs the agent's commands, and serves its
+fs/*, on another machine, a container or a pod, while the agent runs here.
 acpterm starts "acpterm exec-server" there through the target's own tool,
 so your ssh config, keys and agent, the container engine's connection or
 your kubeconfig apply, and copies itself there first when the target has
 no acpterm of this build (into ~/.cache/acpterm, --remote-install-dir, or
 name one with --remote-binary). TARGET is one of
-  ssh://[USER@]HOST[:PORT][/DIR]     ssh -T; HOST may be a Host of ~/.ssh/config
-  podman://CONTAINER[/DIR]            podman exec -i
-  docker://CONTAINER[/DIR]            docker exec -i
-  k8s://[CONTEXT/]NAMESPACE/POD[/CONTAINER][:DIR]   kubectl exec -i
+  ssh://[USER@]HOST[:PORT][/DIR]    through ssh -T (HOST may be a Host of
+                                    your ssh config)
+  podman://CONTAINER[/DIR]          through podman exec -i
+  docker://CONTAINER[/DIR]          through docker exec -i
+  k8s://[CONTEXT/]NAMESPACE/POD[/CONTAINER][:DIR]
+                                    through kubectl exec -i
 DIR is absolute or starts with ~ (the target user's home): it is the
 session's cwd sent to the agent, and the commands may not leave it;
 without one, the target user's home over ssh, the container's working
-directory otherwise. --sandbox, --network, --writable (paths on the
+directory otherwise; fs/* paths must lie in it, and writes obey the sandbox
+there as they do here. --sandbox, --network, --writable (paths on the
 target), --writable-git and --pass-env are enforced there: a target whose
 kernel cannot give what they ask fails the run before the agent starts, in
 the exec server's words, and what it does without is named on the first

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/remote"
 	"github.com/acpterm/acpterm/sandbox"
@@ -162,21 +161,11 @@ func (d *driver) agentDir() string {
 }
 
 // files is what serves fs/*: the workspace here, or with --remote the
-// target's.
+// exec server's, over the target's directory with the write policy of the
+// sandbox there.
 func (d *driver) files(ws *workspace.Workspace) files {
 	if d.remote != nil {
-		return remoteFiles{}
+		return d.remote.client
 	}
 	return ws
-}
-
-// remoteFiles refuses fs/* on the target until the exec server serves it.
-type remoteFiles struct{}
-
-func (remoteFiles) ReadTextFile(context.Context, *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
-	return nil, fmt.Errorf("%w: fs/read_text_file is not served with --remote", acp.ErrMethodNotFound)
-}
-
-func (remoteFiles) WriteTextFile(context.Context, *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
-	return nil, fmt.Errorf("%w: fs/write_text_file is not served with --remote", acp.ErrMethodNotFound)
 }
