@@ -40,6 +40,10 @@ type Info struct {
 	// itself and streams to the client for display only. A host that
 	// renders such terminals beside its own sets it; a Manager never does.
 	Display bool
+	// Where names the machine, container or pod the command runs on, for
+	// a terminal that a host runs elsewhere (an exec server's, e.g.
+	// "ssh://devbox"); "" for this machine. A Manager never sets it.
+	Where string
 	// Sandbox is what confines the command, as sandbox.Policy.Wrap
 	// arranged it (with BestEffort, Missing names what the kernel could
 	// not give); nil when Policy.Sandbox is nil, and in Policy.Decide.

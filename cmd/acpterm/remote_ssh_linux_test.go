@@ -86,8 +86,9 @@ func TestRemoteSSHRun(t *testing.T) {
 		t.Fatalf("%d terminals created, want 2:\n%s", len(created), r.stdout)
 	}
 	for _, c := range created {
-		if c.str("cwd") != dir {
-			t.Errorf("terminal_created cwd %q, want the target's %q", c.str("cwd"), dir)
+		if c.str("cwd") != dir || c.str("where") != "ssh://"+sshtest.Host || c.str("command") != "sh" {
+			t.Errorf("terminal_created cwd %q where %q command %q, want the target's %q, %q and sh",
+				c.str("cwd"), c.str("where"), c.str("command"), dir, "ssh://"+sshtest.Host)
 		}
 	}
 	var out strings.Builder
@@ -95,6 +96,19 @@ func TestRemoteSSHRun(t *testing.T) {
 		out.WriteString(o.str("data"))
 	}
 	mustContain(t, "the terminals' output", out.String(), "only on the target\n", "via 127.0.0.1\n")
+}
+
+// TestRemoteSSHText: the text output says where each command ran.
+func TestRemoteSSHText(t *testing.T) {
+	t.Parallel()
+	s := needSSHD(t)
+	args := append([]string{"run", "--approve-all"}, remoteArgs(t, s, targetDir(t))...)
+	args = append(args, "-p", "cat marker.txt", "--", acptermBin, "agent")
+	r := acpterm(t, opts{}, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "stdout", r.stdout, "✓ cat marker.txt [execute]\n  │ only on the target\n  └ exit 0 · ", " · on ssh://target · sandbox: workspace-write\n")
 }
 
 // TestRemoteSSHUnreachable: a target that does not answer fails the run

@@ -344,6 +344,9 @@ func fullCommand(info *terminal.Info) string {
 	}
 	if info.Cwd != "" {
 		b.WriteString("\n  in " + textsafe.Quote(info.Cwd))
+		if info.Where != "" {
+			b.WriteString(" on " + textsafe.Line(info.Where))
+		}
 	}
 	if len(info.Env) > 0 {
 		b.WriteString("\n  env:")

@@ -34,8 +34,11 @@ type Remote struct {
 
 // remoteRun is the connection of a --remote run.
 type remoteRun struct {
-	cfg    *Remote
-	where  string // the target, for the user
+	cfg   *Remote
+	where string // the target, for the user
+	// host is the target without its directory: where a command ran, for
+	// its display (terminal.Info.Where) and its approval.
+	host   string
 	conn   *remote.Conn
 	client *remote.Client
 	// localDir is where the agent starts, here: the working directory.
@@ -118,7 +121,9 @@ func (d *driver) connectRemote(ctx context.Context) int {
 		}
 		return fail("%v", err)
 	}
-	r := &remoteRun{cfg: rc, where: where, conn: conn, client: cl, localDir: d.cwd}
+	host := rc.Target
+	host.Dir = ""
+	r := &remoteRun{cfg: rc, where: where, host: host.String(), conn: conn, client: cl, localDir: d.cwd}
 	if code := d.checkHello(r, fail); code != ExitOK {
 		_ = cl.Close()
 		return code

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"sync"
 	"time"
@@ -80,10 +81,14 @@ type remoteTerminals struct {
 	cwds     map[acp.SessionID]string
 	sessions map[acp.SessionID]bool   // the sessions that made terminals
 	live     map[string]terminal.Info // shown and not yet released, by session and terminal
-	changed  chan struct{}            // signalled when live shrinks
-	closing  bool                     // Close has begun: the end of the connection is no news
-	stopLost chan struct{}            // ends watchLost
-	lostDone chan struct{}            // closed when watchLost has returned
+	// pending are the requests of creates sent whose terminal the display
+	// has not been told of yet: the target's events name what runs
+	// (Argv), not what was asked (Command, Args), which the display shows.
+	pending  []pendingCreate
+	changed  chan struct{} // signalled when live shrinks
+	closing  bool          // Close has begun: the end of the connection is no news
+	stopLost chan struct{} // ends watchLost
+	lostDone chan struct{} // closed when watchLost has returned
 }
 
 var _ terminals = (*remoteTerminals)(nil)
@@ -133,7 +138,7 @@ func (t *remoteTerminals) CreateTerminal(ctx context.Context, req *acp.CreateTer
 		cwd = *req.Cwd
 	}
 	info := terminal.Info{SessionID: req.SessionID, Command: req.Command, Args: slices.Clone(req.Args),
-		Cwd: cwd, Shell: len(req.Args) == 0}
+		Cwd: cwd, Shell: len(req.Args) == 0, Where: t.r.host}
 	if !info.Shell {
 		info.Argv = append([]string{req.Command}, req.Args...)
 	}
@@ -155,8 +160,15 @@ func (t *remoteTerminals) CreateTerminal(ctx context.Context, req *acp.CreateTer
 	}
 	sent := *req
 	sent.Cwd = &cwd
+	p := pendingCreate{sid: req.SessionID, command: req.Command, args: info.Args}
+	t.mu.Lock()
+	t.pending = append(t.pending, p)
+	t.mu.Unlock()
 	resp, err := t.c.CreateTerminal(ctx, &sent)
 	if err != nil {
+		t.mu.Lock()
+		t.takePending(req.SessionID, func(c *pendingCreate) bool { return c.command == p.command && slices.Equal(c.args, p.args) })
+		t.mu.Unlock()
 		return nil, err
 	}
 	t.mu.Lock()
@@ -294,11 +306,16 @@ func (e *remoteEvents) Next(ctx context.Context) (terminal.Event, error) {
 	case terminal.EventCreated:
 		if ev.Info != nil {
 			info := *ev.Info
-			info.Sandbox = t.confined
-			ev.Info = &info
+			info.Sandbox, info.Where = t.confined, t.r.host
 			t.mu.Lock()
+			if c, ok := t.takePending(info.SessionID, func(c *pendingCreate) bool { return c.runs(info.Argv) }); ok {
+				info.Command, info.Args, info.Shell = c.command, c.args, len(c.args) == 0
+			} else if len(info.Argv) > 0 {
+				info.Command, info.Args = info.Argv[0], info.Argv[1:]
+			}
 			t.live[termKey(ev.SessionID, ev.TerminalID)] = info
 			t.mu.Unlock()
+			ev.Info = &info
 		}
 	case terminal.EventReleased:
 		t.mu.Lock()
@@ -313,3 +330,34 @@ func (e *remoteEvents) Next(ctx context.Context) (terminal.Event, error) {
 }
 
 func (e *remoteEvents) Close() { e.sub.Close() }
+
+// pendingCreate is a create's request, until its terminal is shown.
+type pendingCreate struct {
+	sid     acp.SessionID
+	command string
+	args    []string
+}
+
+// runs reports whether argv is what the target runs for the request: the
+// shell with the line last, or the command (its path resolved there) with
+// the args.
+func (c *pendingCreate) runs(argv []string) bool {
+	if len(c.args) == 0 {
+		return len(argv) > 1 && argv[len(argv)-1] == c.command
+	}
+	return len(argv) == len(c.args)+1 && slices.Equal(argv[1:], c.args) &&
+		(argv[0] == c.command || path.Base(argv[0]) == path.Base(c.command))
+}
+
+// takePending removes and returns the oldest pending create of the
+// session that match accepts. t.mu is held.
+func (t *remoteTerminals) takePending(sid acp.SessionID, match func(*pendingCreate) bool) (pendingCreate, bool) {
+	for i := range t.pending {
+		if c := &t.pending[i]; c.sid == sid && match(c) {
+			found := *c
+			t.pending = slices.Delete(t.pending, i, i+1)
+			return found, true
+		}
+	}
+	return pendingCreate{}, false
+}

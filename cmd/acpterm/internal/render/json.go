@@ -65,6 +65,9 @@ type jsonTerminalCreated struct {
 	Args       []string       `json:"args"`
 	Cwd        string         `json:"cwd"`
 	PID        int            `json:"pid,omitempty"`
+	// Where is the target the command runs on (terminal.Info.Where);
+	// absent for this machine.
+	Where string `json:"where,omitempty"`
 	// OutputByteLimit is the effective limit (the request's, clamped);
 	// absent for a display terminal.
 	OutputByteLimit *uint64 `json:"outputByteLimit,omitempty"`
@@ -236,7 +239,7 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 		}
 		e := jsonTerminalCreated{Event: "terminal_created", SessionID: ev.SessionID, TerminalID: ev.TerminalID, Args: []string{}}
 		if ev.Info != nil {
-			e.Command, e.Cwd, e.PID = ev.Info.Command, ev.Info.Cwd, ev.Info.PID
+			e.Command, e.Cwd, e.PID, e.Where = ev.Info.Command, ev.Info.Cwd, ev.Info.PID, ev.Info.Where
 			if len(ev.Info.Args) > 0 {
 				e.Args = ev.Info.Args
 			}

@@ -271,6 +271,7 @@ func (r *textRenderer) TerminalEvent(ev terminal.Event) {
 			tv.command = Clip(textsafe.Line(commandLine(ev.Info)), maxShownCommand)
 			tv.limit, tv.display = ev.Info.OutputByteLimit, isDisplay(ev.Info)
 			tv.sandbox = sandboxNote(ev.Info.Sandbox)
+			tv.where = textsafe.Line(ev.Info.Where)
 		}
 		r.terms[ev.TerminalID] = tv
 		r.termOrder = append(r.termOrder, tv)

@@ -110,6 +110,9 @@ func (r *textRenderer) writeTerminal(b *strings.Builder, tv *termView, now time.
 	if tv.tail.skipped > 0 {
 		notes += fmt.Sprintf(" · %s not shown here (display fell behind)", formatBytes(tv.tail.skipped))
 	}
+	if tv.where != "" {
+		notes += " · on " + tv.where
+	}
 	switch {
 	case tv.display && tv.sandbox != "":
 		notes += " · run by the agent, " + tv.sandbox

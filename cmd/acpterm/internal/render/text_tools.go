@@ -74,6 +74,7 @@ type termView struct {
 	limit   uint64
 	display bool   // run by the agent, shown through _meta (display.go)
 	sandbox string // how the command was confined, "" when it was not
+	where   string // the target it ran on (terminal.Info.Where), "" for here
 	// endedAs is how a display terminal with no exit status ended: the
 	// status of the tool call that ended it ("completed", "failed"), or
 	// "unfinished" (or "cancelled") at the end of the turn.
