@@ -234,6 +234,15 @@ func TestRemoteSSHSandboxRefused(t *testing.T) {
 	}
 	mustContain(t, "stdout", r.stdout, "only on the target")
 	mustContain(t, "stderr", r.stderr, "acpterm: sandbox: ", "missing: no mount namespace")
+
+	// acpterm sandbox --remote says as much of the same target.
+	r = acpterm(t, opts{plain: true}, "sandbox", "--remote", "ssh://"+sshtest.Host+dir, "--remote-tool-arg=-F"+s.Config, "--remote-binary", limited)
+	if r.code != 0 {
+		t.Fatalf("sandbox --remote: exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	mustContain(t, "acpterm sandbox --remote", r.stdout, "\nnamespaces: not available: ",
+		"\nread-only, network allow: enforced there, landlock abi ", "\nread-only, network deny: refused there: ",
+		"\nworkspace-write, network deny: refused there: ")
 }
 
 func init() {
@@ -322,5 +331,43 @@ func TestRemoteSSHFS(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(gitConfig); string(b) != "[core]\n" {
 		t.Errorf(".git/config is %q: the write was let through", b)
+	}
+}
+
+// TestRemoteSSHSandboxReport: acpterm sandbox --remote says what the
+// target's kernel and user can enforce in the words of the local report,
+// which for this target, this machine, it must match line for line; and
+// for each setting whether the target enforces it, as the local report
+// does for here.
+func TestRemoteSSHSandboxReport(t *testing.T) {
+	t.Parallel()
+	s := needSSHD(t)
+	dir := targetDir(t)
+	local := acpterm(t, opts{plain: true, dir: dir}, "sandbox")
+	args := append([]string{"sandbox"}, remoteArgs(t, s, dir)...)
+	r := acpterm(t, opts{plain: true}, args...)
+	if local.code != 0 || r.code != 0 {
+		t.Fatalf("exit %d here, %d there\nstderr:\n%s%s", local.code, r.code, local.stderr, r.stderr)
+	}
+	here := strings.Split(strings.TrimSuffix(local.stdout, "\n"), "\n")
+	there := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(there) != len(here)+1 || !strings.HasPrefix(there[0], "target: ssh://"+sshtest.Host+dir+" (linux/") {
+		t.Fatalf("the report there:\n%s\nhere:\n%s", r.stdout, local.stdout)
+	}
+	for i, h := range here {
+		got := there[i+1]
+		if i < 3 {
+			if got != h {
+				t.Errorf("line %d: there %q, here %q", i+2, got, h)
+			}
+			continue
+		}
+		setting, rest, _ := strings.Cut(h, ": ")
+		gotSetting, gotRest, _ := strings.Cut(got, ": ")
+		enforced := !strings.Contains(rest, "not supported")
+		if gotSetting != setting || enforced != strings.HasPrefix(gotRest, "enforced there") ||
+			strings.Contains(rest, "missing:") != strings.Contains(gotRest, "missing:") {
+			t.Errorf("there %q, here %q", got, h)
+		}
 	}
 }

@@ -28,6 +28,35 @@ func (f *remoteFlags) add(fs *flag.FlagSet) {
 	fs.Var(listFlag{&f.toolArgs}, "remote-tool-arg", "an option `ARG` for the transport's program, put before the target\n(ssh -F FILE, -o NAME=VALUE; kubectl --kubeconfig FILE); repeatable")
 }
 
+// addAsk adds the flags for acpterm sandbox --remote, which asks the
+// target what it can enforce.
+func (f *remoteFlags) addAsk(fs *flag.FlagSet) {
+	fs.StringVar(&f.target, "remote", "", "ask `TARGET` what it can enforce instead of this machine: a target of\nacpterm run --remote")
+	fs.StringVar(&f.binary, "remote-binary", "", "acpterm's `PATH` on the target (default: copy this acpterm there)")
+	fs.StringVar(&f.installDir, "remote-install-dir", "", "keep the copies of acpterm in `DIR` on the target")
+	fs.StringVar(&f.tool, "remote-tool", "", "the transport's `PROGRAM` (default: by the target's scheme)")
+	fs.Var(listFlag{&f.toolArgs}, "remote-tool-arg", "an option `ARG` for the transport's program; repeatable")
+}
+
+// given reports whether a --remote-* flag other than --remote was set.
+func (f *remoteFlags) given(fs *flag.FlagSet) bool {
+	set := false
+	fs.Visit(func(fl *flag.Flag) { set = set || strings.HasPrefix(fl.Name, "remote-") })
+	return set
+}
+
+// config is the client's Remote for the flags; the target is set.
+func (f *remoteFlags) config() (*client.Remote, error) {
+	t, err := remote.ParseTarget(f.target)
+	if err != nil {
+		return nil, fmt.Errorf("--remote: %s", strings.TrimPrefix(err.Error(), "remote: "))
+	}
+	if f.binary != "" && f.installDir != "" {
+		return nil, errors.New("--remote-binary and --remote-install-dir exclude each other: the binary named is not copied")
+	}
+	return &client.Remote{Target: t, Binary: f.binary, InstallDir: f.installDir, Tool: f.tool, ToolArgs: f.toolArgs}, nil
+}
+
 // localOnly are the flags of what runs here that the exec server on a
 // target does not take: given with --remote they would be ignored there,
 // so they are refused.
@@ -38,15 +67,16 @@ var localOnly = []string{"cwd", "root", "shell", "timeout", "output-limit", "max
 func (f *runFlags) applyRemote(cfg *client.Config) error {
 	r := &f.remote
 	if r.target == "" {
-		if f.given("remote-binary", "remote-install-dir", "remote-tool", "remote-tool-arg") {
+		if r.given(f.fs) {
 			return errors.New("--remote-binary, --remote-install-dir, --remote-tool and --remote-tool-arg need --remote TARGET")
 		}
 		return nil
 	}
-	t, err := remote.ParseTarget(r.target)
+	rc, err := r.config()
 	if err != nil {
-		return fmt.Errorf("--remote: %s", strings.TrimPrefix(err.Error(), "remote: "))
+		return err
 	}
+	t := rc.Target
 	for _, name := range localOnly {
 		if f.given(name) {
 			return fmt.Errorf("--%s is not carried to a --remote target (the session's directory is the target's: %s)", name, t)
@@ -61,9 +91,6 @@ func (f *runFlags) applyRemote(cfg *client.Config) error {
 			return fmt.Errorf("--writable %s: with --remote, a path on the target must be absolute", w)
 		}
 	}
-	if r.binary != "" && r.installDir != "" {
-		return errors.New("--remote-binary and --remote-install-dir exclude each other: the binary named is not copied")
-	}
-	cfg.Remote = &client.Remote{Target: t, Binary: r.binary, InstallDir: r.installDir, Tool: r.tool, ToolArgs: r.toolArgs}
+	cfg.Remote = rc
 	return nil
 }

@@ -165,11 +165,18 @@ func agentProfile(name string, command []string) (*agents.Resolved, error) {
 	return r, nil
 }
 
-const sandboxUsage = `usage: acpterm sandbox
+const sandboxUsage = `usage: acpterm sandbox [--remote TARGET]
 
 Prints what this machine can enforce (Landlock ABI, namespaces) and, for
 each mode and network setting, what acpterm run --sandbox MODE --network
 NET would enforce here, with the current directory as the workspace.
+
+With --remote TARGET (see acpterm help run) it asks the target instead:
+what its kernel and user can enforce, as its exec server reports it, and
+for each mode and network setting whether acpterm run --remote TARGET
+would enforce it there, in its directory, and what it would do without.
+It starts the exec server there once per setting (acpterm is copied there
+first when the target has none of this build).
 
 The modes (run and demo use workspace-write unless told otherwise):
   off              commands run with your rights
@@ -185,22 +192,41 @@ The sandbox is implemented on Linux only; elsewhere every mode but off
 is refused. See the README's "Sandbox" section for what it does not stop.
 `
 
-func newSandboxFlags(out io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("acpterm sandbox", flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), sandboxUsage) }
-	return fs
+// sandboxCmdFlags are acpterm sandbox's flags.
+type sandboxCmdFlags struct {
+	*flag.FlagSet
+	remote remoteFlags
+}
+
+func newSandboxFlags(out io.Writer) *sandboxCmdFlags {
+	f := &sandboxCmdFlags{FlagSet: flag.NewFlagSet("acpterm sandbox", flag.ContinueOnError)}
+	f.SetOutput(out)
+	f.remote.addAsk(f.FlagSet)
+	f.Usage = usageText(f.FlagSet, sandboxUsage)
+	return f
 }
 
 func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newSandboxFlags(stderr)
-	if code, ok := parseFlags(fs, args); !ok {
+	f := newSandboxFlags(stderr)
+	if code, ok := parseFlags(f.FlagSet, args); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "acpterm sandbox: unexpected arguments %q\n(see acpterm help sandbox)\n", fs.Args())
+	if f.NArg() > 0 {
+		fmt.Fprintf(stderr, "acpterm sandbox: unexpected arguments %q\n(see acpterm help sandbox)\n", f.Args())
 		return client.ExitUsage
 	}
-	fmt.Fprint(stdout, sandbox.Support().String())
-	return client.ExitOK
+	if f.remote.target == "" {
+		if f.remote.given(f.FlagSet) {
+			fmt.Fprintf(stderr, "acpterm sandbox: --remote-binary, --remote-install-dir, --remote-tool and --remote-tool-arg need --remote TARGET\n")
+			return client.ExitUsage
+		}
+		fmt.Fprint(stdout, sandbox.Support().String())
+		return client.ExitOK
+	}
+	rc, err := f.remote.config()
+	if err != nil {
+		fmt.Fprintf(stderr, "acpterm sandbox: %v\n(see acpterm help sandbox)\n", err)
+		return client.ExitUsage
+	}
+	return remoteSandbox(ctx, rc, stdout, stderr)
 }

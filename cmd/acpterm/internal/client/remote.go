@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -39,7 +40,6 @@ type remoteRun struct {
 	// host is the target without its directory: where a command ran, for
 	// its display (terminal.Info.Where) and its approval.
 	host   string
-	conn   *remote.Conn
 	client *remote.Client
 	// localDir is where the agent starts, here: the working directory.
 	localDir string
@@ -92,38 +92,21 @@ func (d *driver) connectRemote(ctx context.Context) int {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.InitTimeout)
 	defer cancel()
-	copts := &remote.CommandOptions{Binary: rc.Binary, Tool: rc.Tool, ToolArgs: rc.ToolArgs, ServerArgs: d.serverArgs()}
-	if copts.Binary == "" {
-		in, err := remote.Install(ctx, rc.Target, copts, &remote.InstallOptions{Dir: rc.InstallDir})
-		if err != nil {
-			return fail("%v", err)
-		}
-		if in.Copied {
-			fmt.Fprintf(c.Stderr, "acpterm: %s\n", textsafe.Line(in.String()))
-		}
-		copts.Binary = in.Path
-	}
-	cmd, err := remote.Command(rc.Target, copts)
+	bin, in, err := InstallRemote(ctx, rc)
 	if err != nil {
 		return fail("%v", err)
 	}
-	ownProcessGroup(cmd)
-	conn, err := remote.Dial(cmd)
-	if err != nil {
-		return fail("%v", err)
+	if in != nil && in.Copied {
+		fmt.Fprintf(c.Stderr, "acpterm: %s\n", textsafe.Line(in.String()))
 	}
-	cl, err := remote.NewClient(ctx, conn, &remote.ClientOptions{Name: "acpterm " + Version(),
-		Logf: func(format string, args ...any) { d.warn("acpterm: remote: " + fmt.Sprintf(format, args...)) }})
+	cl, err := DialRemote(ctx, rc, bin, d.serverArgs(),
+		func(format string, args ...any) { d.warn("acpterm: remote: " + fmt.Sprintf(format, args...)) })
 	if err != nil {
-		// NewClient closed conn: its stderr is complete.
-		if msg := strings.TrimSpace(conn.Stderr()); msg != "" {
-			return fail("%s", msg)
-		}
 		return fail("%v", err)
 	}
 	host := rc.Target
 	host.Dir = ""
-	r := &remoteRun{cfg: rc, where: where, host: host.String(), conn: conn, client: cl, localDir: d.cwd}
+	r := &remoteRun{cfg: rc, where: where, host: host.String(), client: cl, localDir: d.cwd}
 	if code := d.checkHello(r, fail); code != ExitOK {
 		_ = cl.Close()
 		return code
@@ -131,6 +114,50 @@ func (d *driver) connectRemote(ctx context.Context) int {
 	d.remote = r
 	d.cwd = cl.Hello().DefaultCwd
 	return ExitOK
+}
+
+// InstallRemote makes sure the target has this acpterm, copying it there
+// when it has none of this build (remote.Install), and returns its path
+// there and what Install did; with rc.Binary set it asks and copies
+// nothing.
+func InstallRemote(ctx context.Context, rc *Remote) (string, *remote.Installed, error) {
+	if rc.Binary != "" {
+		return rc.Binary, nil, nil
+	}
+	copts := &remote.CommandOptions{Tool: rc.Tool, ToolArgs: rc.ToolArgs}
+	in, err := remote.Install(ctx, rc.Target, copts, &remote.InstallOptions{Dir: rc.InstallDir})
+	if err != nil {
+		return "", nil, err
+	}
+	return in.Path, in, nil
+}
+
+// DialRemote starts acpterm exec-server with serverArgs on the target,
+// through its tool in a process group of its own, from the acpterm at bin
+// there, and makes the hello exchange, bounded by ctx. A failure is told
+// in the transport's words when it wrote any (ssh's "Connection
+// refused"). Closing the client ends the exec server and everything it
+// ran.
+func DialRemote(ctx context.Context, rc *Remote, bin string, serverArgs []string, logf func(format string, args ...any)) (*remote.Client, error) {
+	copts := &remote.CommandOptions{Binary: bin, Tool: rc.Tool, ToolArgs: rc.ToolArgs, ServerArgs: serverArgs}
+	cmd, err := remote.Command(rc.Target, copts)
+	if err != nil {
+		return nil, err
+	}
+	ownProcessGroup(cmd)
+	conn, err := remote.Dial(cmd)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := remote.NewClient(ctx, conn, &remote.ClientOptions{Name: "acpterm " + Version(), Logf: logf})
+	if err != nil {
+		// NewClient closed conn: its stderr is complete.
+		if msg := strings.TrimSpace(conn.Stderr()); msg != "" {
+			return nil, errors.New(msg)
+		}
+		return nil, err
+	}
+	return cl, nil
 }
 
 // checkHello refuses a target whose sandbox is not the one asked for, in
@@ -141,7 +168,9 @@ func (d *driver) checkHello(r *remoteRun, fail func(string, ...any) int) int {
 	sb := h.Sandbox
 	switch {
 	case sb.Error != "":
-		return fail("the sandbox cannot be set up there: %s\n(see acpterm sandbox --remote %s; --sandbox off runs commands unconfined)", sb.Error, r.where)
+		code := fail("the sandbox cannot be set up there: %s", sb.Error)
+		fmt.Fprintf(c.Stderr, "(see acpterm sandbox --remote %s; --sandbox off runs commands unconfined)\n", textsafe.Line(r.where))
+		return code
 	case sb.Mode != c.Sandbox.String() || sb.Network != c.Network.String():
 		return fail("the exec server there confines commands with --sandbox %s --network %s, not the %s and %s asked for",
 			sb.Mode, sb.Network, c.Sandbox, c.Network)
