@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/probe"
 	"github.com/acpterm/acpterm/internal/sshtest"
 )
 
@@ -369,5 +371,66 @@ func TestRemoteSSHSandboxReport(t *testing.T) {
 			strings.Contains(rest, "missing:") != strings.Contains(gotRest, "missing:") {
 			t.Errorf("there %q, here %q", got, h)
 		}
+	}
+}
+
+// TestRemoteSSHProbe: the conformance probe, run under acpterm run
+// --remote, finds every normative case passing on the target, and its
+// commands ran in the target's directory.
+func TestRemoteSSHProbe(t *testing.T) {
+	t.Parallel()
+	s := needSSHD(t)
+	dir := targetDir(t)
+	report := filepath.Join(t.TempDir(), "probe.json")
+	args := append([]string{"run", "--approve-all"}, remoteArgs(t, s, dir)...)
+	args = append(args, "-p", "go", "--", plainAcpterm(t), "probe", "--json", report)
+	r := acpterm(t, opts{plain: true}, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	mustContain(t, "stdout", r.stdout, "passes every normative case")
+	data, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep probe.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Cases) != len(probe.Cases()) || rep.Summary.Fail != 0 || rep.Summary.Skip != 0 {
+		t.Errorf("%d cases of %d, summary %+v", len(rep.Cases), len(probe.Cases()), rep.Summary)
+	}
+	for _, c := range rep.Cases {
+		if c.Normative && c.Result != probe.ResultPass {
+			t.Errorf("normative case %s: %s: %s", c.ID, c.Result, c.Observed)
+		}
+		if c.ID == "cwd-default" && !strings.Contains(c.Observed, `"`+dir+`"`) {
+			t.Errorf("cwd-default: %s; want the target's %s", c.Observed, dir)
+		}
+	}
+}
+
+// TestRemoteSSHCopies: without --remote-binary, acpterm copies itself to
+// the target once, says so, and finds the copy the next time.
+func TestRemoteSSHCopies(t *testing.T) {
+	t.Parallel()
+	s := needSSHD(t)
+	dir := targetDir(t)
+	keep := filepath.Join(t.TempDir(), "copies")
+	args := []string{"run", "--approve-all", "--remote", "ssh://" + sshtest.Host + dir, "--remote-tool-arg=-F" + s.Config,
+		"--remote-install-dir", keep, "-p", "cat marker.txt", "--", acptermBin, "agent"}
+	for i, wantCopy := range []bool{true, false} {
+		r := acpterm(t, opts{}, args...)
+		if r.code != 0 {
+			t.Fatalf("run %d: exit %d\nstdout:\n%s\nstderr:\n%s", i+1, r.code, r.stdout, r.stderr)
+		}
+		mustContain(t, "stdout", r.stdout, "only on the target")
+		if copied := strings.Contains(r.stderr, "acpterm: copied "+acptermBin+" "); copied != wantCopy {
+			t.Errorf("run %d: copied %v, want %v\nstderr:\n%s", i+1, copied, wantCopy, r.stderr)
+		}
+	}
+	copies, _ := filepath.Glob(filepath.Join(keep, "*", "acpterm"))
+	if len(copies) != 1 {
+		t.Errorf("copies on the target: %v, want one", copies)
 	}
 }
