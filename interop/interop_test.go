@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 	"go.uber.org/goleak"
 )
 
@@ -35,8 +36,10 @@ var (
 	nodeBin  string
 	npmErr   error // npm ci failed
 
-	acptermBin string
-	acptermErr error // the build failed
+	tmpDir     string // removed when the tests end
+	acptermBin string // built by the first test that needs it (requireAcpterm)
+	acptermErr error  // the build failed
+	buildOnce  sync.Once
 )
 
 func TestMain(m *testing.M) {
@@ -74,6 +77,7 @@ func setUpAndRun(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
+	tmpDir = tmp
 
 	if nodeBin, err = exec.LookPath("node"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -83,8 +87,6 @@ func setUpAndRun(m *testing.M) int {
 		nodeSkip = "node is not on PATH: skipping the TypeScript SDK interop tests (install Node.js >= 20 to run them)"
 	} else {
 		npmErr = ensureNodeModules()
-		acptermBin = filepath.Join(tmp, "acpterm")
-		acptermErr = buildAcpterm(acptermBin)
 	}
 
 	code := m.Run()
@@ -122,17 +124,6 @@ func ensureNodeModules() error {
 	return nil
 }
 
-func buildAcpterm(out string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "github.com/acpterm/acpterm/cmd/acpterm")
-	cmd.Dir = interopDir
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/acpterm: %v\n%s", err, b)
-	}
-	return nil
-}
-
 // requireNode skips without node and fails when the SDK could not be
 // installed.
 func requireNode(t *testing.T) {
@@ -145,10 +136,16 @@ func requireNode(t *testing.T) {
 	}
 }
 
-// requireAcpterm returns the acpterm binary that TestMain built.
+// requireAcpterm returns the acpterm binary, built the first time it is
+// asked for: the -short run has no test that needs it. The build is
+// shared with cmd/acpterm's tests (proctest.GoBuild), so an unchanged
+// acpterm is not linked again.
 func requireAcpterm(t *testing.T) string {
 	t.Helper()
 	requireNode(t)
+	buildOnce.Do(func() {
+		acptermBin, acptermErr = proctest.GoBuild(tmpDir, "acpterm", "build", "github.com/acpterm/acpterm/cmd/acpterm")
+	})
 	if acptermErr != nil {
 		t.Fatal(acptermErr)
 	}

@@ -28,6 +28,9 @@ var raceEnabled bool
 // race detector when the tests have it.
 var acptermBin string
 
+// acptermPkg is the import path of the command under test.
+const acptermPkg = "github.com/acpterm/acpterm/cmd/acpterm"
+
 // agentExe, when set, is this package's test binary built without the race
 // detector, which the tests run as their fake agents (see testExe).
 var agentExe string
@@ -43,17 +46,16 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	acptermBin = filepath.Join(dir, "acpterm")
 	// acpterm keeps its session store in the user's state directory: the
 	// runs under test keep theirs in the test's directory.
 	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
-	args := []string{"build", "-o", acptermBin}
+	// Shared builds (proctest.GoBuild): an unchanged acpterm is not linked
+	// again, by this package's next run or by interop's.
+	args := []string{"build", acptermPkg}
 	if raceEnabled {
-		args = append(args, "-race")
+		args = []string{"build", "-race", acptermPkg}
 	}
-	build := exec.Command("go", append(args, ".")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if acptermBin, err = proctest.GoBuild(dir, "acpterm", args...); err != nil {
 		fmt.Fprintf(os.Stderr, "building acpterm: %v\n", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
@@ -62,10 +64,7 @@ func TestMain(m *testing.M) {
 		// The fake agents are test code, and every run starts one: built
 		// with the race detector, each costs 50 ms more CPU to start,
 		// and much more to move data.
-		agentExe = filepath.Join(dir, "agent.test")
-		build := exec.Command("go", "test", "-c", "-o", agentExe, ".")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
+		if agentExe, err = proctest.GoBuild(dir, "agent.test", "test", "-c", acptermPkg); err != nil {
 			fmt.Fprintf(os.Stderr, "building the fake agents: %v\n", err)
 			os.RemoveAll(dir)
 			os.Exit(1)

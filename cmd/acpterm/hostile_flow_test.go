@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 )
 
 // The flow-control cases of the hostile suite: an agent that makes acpterm
@@ -329,10 +330,10 @@ func plainAcpterm(t testing.TB) string {
 		return acptermBin
 	}
 	plainOnce.Do(func() {
-		bin := filepath.Join(filepath.Dir(acptermBin), "acpterm-plain")
-		build := exec.Command("go", "build", "-o", bin, ".")
-		if out, err := build.CombinedOutput(); err != nil {
-			plainErr = fmt.Errorf("building acpterm without -race: %v\n%s", err, out)
+		// The same build as interop's (proctest.GoBuild).
+		bin, err := proctest.GoBuild(filepath.Dir(acptermBin), "acpterm-plain", "build", acptermPkg)
+		if err != nil {
+			plainErr = fmt.Errorf("building acpterm without -race: %v", err)
 			return
 		}
 		plainBin = bin
