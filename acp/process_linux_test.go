@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,10 +59,25 @@ func TestStartAgentExitWithChildHoldingStdout(t *testing.T) {
 		t.Run(fmt.Sprintf("contain=%v", contain), func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
 			cmd.Env = append(os.Environ(), testAgentEnv+"=orphan", "GORACE=atexit_sleep_ms=0")
-			stderr := expect.NewBuffer()
-			cmd.Stderr = stderr
-			cc, err := StartAgent(cmd, minimalClient{}, shortShutdown(&ConnOptions{Contain: contain}))
+			// Stderr is a pipe of the test's own, read here: the child
+			// holds it open too, and Wait would otherwise wait for its
+			// copy until cmd.WaitDelay, 2 s of nothing.
+			pr, pw, err := os.Pipe()
 			if err != nil {
+				t.Fatal(err)
+			}
+			stderr := expect.NewBuffer()
+			copied := make(chan struct{})
+			go func() {
+				defer close(copied)
+				_, _ = io.Copy(stderr, pr)
+				pr.Close()
+			}()
+			cmd.Stderr = pw
+			cc, err := StartAgent(cmd, minimalClient{}, shortShutdown(&ConnOptions{Contain: contain}))
+			pw.Close()
+			if err != nil {
+				<-copied
 				t.Fatal(err)
 			}
 			defer cc.Close()
@@ -81,6 +97,7 @@ func TestStartAgentExitWithChildHoldingStdout(t *testing.T) {
 			defer func() {
 				_ = syscall.Kill(child, syscall.SIGKILL)
 				_ = proctest.WaitExit([]int{child}, 5*time.Second)
+				<-copied // the child's end of stderr is closed now
 			}()
 			if !errors.Is(err, ErrConnClosed) {
 				t.Fatalf("NewSession to an agent that exited: %v after %v, want ErrConnClosed", err, took)
