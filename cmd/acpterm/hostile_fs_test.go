@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,9 +27,12 @@ import (
 
 const (
 	fsRaceCalls      = 1000 // reads, and as many writes (the replaced code let a few percent through)
+	fsRaceShortCalls = 200  // under -short: see TestHostileFSSymlinkRace
 	fsRaceInFlight   = 16
 	fsOutsideContent = "OUTSIDE\n"
 	fsReportPrefix   = "fs-report "
+	// fsRaceCallsEnv tells the fs-race agent how many calls to make.
+	fsRaceCallsEnv = "ACPTERM_E2E_FS_RACE_CALLS"
 	// fsNamesEnv lists the special files the fs-special agent tries.
 	fsNamesEnv = "ACPTERM_E2E_FS_NAMES"
 )
@@ -80,6 +84,10 @@ func (a *fsRaceAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.
 	race, alt := filepath.Join(ws, "race"), filepath.Join(ws, "race.alt")
 	path := filepath.Join(race, "file")
 
+	n, err := strconv.Atoi(os.Getenv(fsRaceCallsEnv))
+	if err != nil || n <= 0 {
+		n = fsRaceCalls
+	}
 	var rep fsRaceReport
 	var mu sync.Mutex // guards rep.Unexpected, rep.SwapError
 	var readsServed, writesServed, refused, leaked, swaps atomic.Int64
@@ -139,7 +147,7 @@ func (a *fsRaceAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.
 			}
 		})
 	}
-	for i := range 2 * fsRaceCalls {
+	for i := range 2 * n {
 		calls <- i
 	}
 	close(calls)
@@ -147,7 +155,7 @@ func (a *fsRaceAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.
 	close(stop)
 	swapper.Wait()
 
-	rep.Reads, rep.Writes = fsRaceCalls, fsRaceCalls
+	rep.Reads, rep.Writes = int64(n), int64(n)
 	rep.ReadsServed, rep.WritesServed, rep.Refused = readsServed.Load(), writesServed.Load(), refused.Load()
 	rep.Leaked, rep.Swaps = leaked.Load(), swaps.Load()
 	return a.report(ctx, req.SessionID, &rep)
@@ -244,7 +252,14 @@ func TestHostileFSSymlinkRace(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(ws, "race.alt")); err != nil {
 		t.Fatal(err)
 	}
-	r := acpterm(t, opts{env: []string{fakeAgentEnv + "=fs-race"}, dir: ws},
+	calls := fsRaceCalls
+	if testing.Short() {
+		// A few percent of 200 is still several leaks for code that lets
+		// them through, at a fifth of the cost (the full count takes 1.6 s
+		// of CPU).
+		calls = fsRaceShortCalls
+	}
+	r := acpterm(t, opts{env: []string{fakeAgentEnv + "=fs-race", fsRaceCallsEnv + "=" + strconv.Itoa(calls)}, dir: ws},
 		"run", "--format", "json", "--approve-all", "-p", "go", "--", testExe(t))
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
@@ -258,8 +273,8 @@ func TestHostileFSSymlinkRace(t *testing.T) {
 	if rep.Leaked != 0 || len(rep.Unexpected) != 0 {
 		t.Errorf("%d reads returned the outside file (want 0); unexpected errors: %q", rep.Leaked, rep.Unexpected)
 	}
-	if served := rep.ReadsServed + rep.WritesServed; served+rep.Refused+rep.Leaked != 2*fsRaceCalls {
-		t.Errorf("%d served + %d refused + %d leaked, want %d calls", served, rep.Refused, rep.Leaked, 2*fsRaceCalls)
+	if served := rep.ReadsServed + rep.WritesServed; served+rep.Refused+rep.Leaked != 2*int64(calls) {
+		t.Errorf("%d served + %d refused + %d leaked, want %d calls", served, rep.Refused, rep.Leaked, 2*calls)
 	}
 	// Both outcomes must occur, or the race was not exercised.
 	if rep.ReadsServed+rep.WritesServed == 0 || rep.Refused == 0 || rep.Swaps == 0 {
