@@ -19,6 +19,7 @@ func TestRemoteFlags(t *testing.T) {
 		{[]string{"--remote", "ssh://-oProxyCommand=x"}, "--remote: "},
 		{[]string{"--remote-binary", "/x"}, "need --remote TARGET"},
 		{[]string{"--remote-tool-arg=-v"}, "need --remote TARGET"},
+		{[]string{"--remote-agent"}, "need --remote TARGET"},
 		{[]string{"--remote", "ssh://h/srv", "--cwd", "/tmp"}, "--cwd is not carried to a --remote target (the session's directory is the target's: ssh://h/srv)"},
 		{[]string{"--remote", "ssh://h", "--root", "/tmp"}, "--root is not carried"},
 		{[]string{"--remote", "ssh://h", "--timeout", "1s"}, "--timeout is not carried"},

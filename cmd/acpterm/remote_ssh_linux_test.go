@@ -249,6 +249,7 @@ func TestRemoteSSHSandboxRefused(t *testing.T) {
 
 func init() {
 	registerHostile("remote-session", func() int { return serveAgent(&remoteSessionAgent{}) })
+	registerHostile("remote-where", func() int { return serveAgent(&remoteSessionAgent{where: true}) })
 }
 
 // remoteSessionAgent says the session's cwd it was given, and with a prompt
@@ -257,6 +258,9 @@ func init() {
 type remoteSessionAgent struct {
 	baseAgent
 	cwd string
+	// where: say where the agent itself runs (its ssh connection) and
+	// what a command it runs itself in the session's cwd reads there.
+	where bool
 }
 
 func (a *remoteSessionAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
@@ -272,6 +276,21 @@ func (a *remoteSessionAgent) Prompt(ctx context.Context, req *acp.PromptRequest)
 	}
 	if err := say("cwd=" + a.cwd + "\n"); err != nil {
 		return nil, err
+	}
+	if a.where {
+		cmd := exec.CommandContext(ctx, "cat", "marker.txt")
+		cmd.Dir = a.cwd
+		out, err := cmd.CombinedOutput()
+		// The server's port: an ssh session the tests themselves run
+		// in has another.
+		conn := strings.Fields(os.Getenv("SSH_CONNECTION"))
+		port := ""
+		if len(conn) == 4 {
+			port = conn[3]
+		}
+		if err := say(fmt.Sprintf("agent via port %q read %q (%v)\n", port, out, err)); err != nil {
+			return nil, err
+		}
 	}
 	if strings.Contains(promptText(req), "fs") {
 		_, err := conn.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: req.SessionID, Path: filepath.Join(a.cwd, "from-agent.txt"), Content: "written through fs\n"})
@@ -432,5 +451,26 @@ func TestRemoteSSHCopies(t *testing.T) {
 	copies, _ := filepath.Glob(filepath.Join(keep, "*", "acpterm"))
 	if len(copies) != 1 {
 		t.Errorf("copies on the target: %v, want one", copies)
+	}
+}
+
+// TestRemoteSSHAgent: with --remote-agent the agent itself runs on the
+// target, through ssh, and what it runs itself runs there; it is gone
+// from the target once acpterm has ended.
+func TestRemoteSSHAgent(t *testing.T) {
+	t.Parallel()
+	s := needSSHD(t)
+	dir := targetDir(t)
+	mark := newMark(t)
+	args := append([]string{"run", "--approve-all", "--remote-agent"}, remoteArgs(t, s, dir)...)
+	// ssh passes no environment: the agent's is set on its command line.
+	args = append(args, "-p", "where", "--", "env", fakeAgentEnv+"=remote-where", remoteMarkVar+"="+mark, testExe(t))
+	r := acpterm(t, opts{}, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "stdout", r.stdout, "cwd="+dir+"\n", fmt.Sprintf(`agent via port "%d" read "only on the target\n" (<nil>)`, s.Port))
+	if left := sshtest.WaitNoneRunning(remoteMarkVar, mark, 2*time.Second); len(left) > 0 {
+		t.Errorf("2 s after acpterm ended, the agent still runs on the target: %v", left)
 	}
 }

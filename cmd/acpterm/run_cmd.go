@@ -132,7 +132,12 @@ will run them. A target that cannot be reached fails the run before the
 agent starts, with the tool's own message; when the connection drops
 mid-run, the target kills every command it ran and the agent's calls fail.
 --remote-tool and --remote-tool-arg name the tool and give it options
-(ssh -F FILE, -o NAME=VALUE).
+(ssh -F FILE, -o NAME=VALUE). Only what the agent asks acpterm to run goes
+there: an agent that runs commands itself runs them here, unless
+--remote-agent starts the agent on the target too, through the same tool
+(AGENT is then its command line there, started in the target user's home
+or the container's directory; the tool passes none of your environment,
+so its credentials must be there; it is not sandboxed).
 `, client.ExitSummary())
 
 // runCmd is acpterm run: the flags checked and turned into the client's

@@ -18,6 +18,7 @@ type remoteFlags struct {
 	installDir string
 	tool       string
 	toolArgs   []string
+	agent      bool
 }
 
 func (f *remoteFlags) add(fs *flag.FlagSet) {
@@ -26,6 +27,7 @@ func (f *remoteFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.installDir, "remote-install-dir", "", "keep the copies of acpterm in `DIR` on the target (default: the target\nuser's ~/.cache/acpterm, else a directory of the user's own in /tmp)")
 	fs.StringVar(&f.tool, "remote-tool", "", "the transport's `PROGRAM` (default: ssh, podman, docker or kubectl by the\ntarget's scheme)")
 	fs.Var(listFlag{&f.toolArgs}, "remote-tool-arg", "an option `ARG` for the transport's program, put before the target\n(ssh -F FILE, -o NAME=VALUE; kubectl --kubeconfig FILE); repeatable")
+	fs.BoolVar(&f.agent, "remote-agent", false, "start the agent on the --remote target too, through the same tool, so that\nthe commands it runs itself run there (AGENT is its command line there)")
 }
 
 // addAsk adds the flags for acpterm sandbox --remote, which asks the
@@ -68,7 +70,7 @@ func (f *runFlags) applyRemote(cfg *client.Config) error {
 	r := &f.remote
 	if r.target == "" {
 		if r.given(f.fs) {
-			return errors.New("--remote-binary, --remote-install-dir, --remote-tool and --remote-tool-arg need --remote TARGET")
+			return errors.New("--remote-binary, --remote-install-dir, --remote-tool, --remote-tool-arg and --remote-agent need --remote TARGET")
 		}
 		return nil
 	}
@@ -91,6 +93,7 @@ func (f *runFlags) applyRemote(cfg *client.Config) error {
 			return fmt.Errorf("--writable %s: with --remote, a path on the target must be absolute", w)
 		}
 	}
+	rc.Agent = r.agent
 	cfg.Remote = rc
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 
 	"github.com/acpterm/acpterm/internal/text/textsafe"
@@ -31,6 +32,10 @@ type Remote struct {
 	// NAME=VALUE; kubectl's --kubeconfig FILE).
 	Tool     string
 	ToolArgs []string
+	// Agent starts the agent on the target too, through the same tool
+	// (remote.AgentCommand), so that the commands it runs itself run
+	// there; Config.Agent is then its command line there.
+	Agent bool
 }
 
 // remoteRun is the connection of a --remote run.
@@ -183,6 +188,17 @@ func (d *driver) checkHello(r *remoteRun, fail func(string, ...any) int) int {
 		d.cmdSandbox = &sandbox.Applied{Mode: c.Sandbox, Network: c.Network, LandlockABI: sb.LandlockABI, Missing: sb.Missing}
 	}
 	return ExitOK
+}
+
+// agentProcess is the agent's process: Config.Agent with args, here, or
+// with Remote.Agent the transport that runs it on the target.
+func (d *driver) agentProcess(args []string) (*exec.Cmd, error) {
+	c := &d.cfg
+	if c.Remote == nil || !c.Remote.Agent {
+		return exec.Command(c.Agent[0], args...), nil
+	}
+	rc := c.Remote
+	return remote.AgentCommand(rc.Target, &remote.CommandOptions{Tool: rc.Tool, ToolArgs: rc.ToolArgs}, append([]string{c.Agent[0]}, args...))
 }
 
 // agentDir is where the agent process starts: the session's cwd, or with

@@ -39,7 +39,10 @@ func (d *driver) start(ctx context.Context, h acp.Client) ([]acp.AuthOption, int
 	if c.SandboxAgent && c.AgentProfile != nil && d.sandbox.Mode != sandbox.Off {
 		args = append(slices.Clone(args), c.AgentProfile.ConfinedArgs...)
 	}
-	cmd := exec.Command(c.Agent[0], args...)
+	cmd, err := d.agentProcess(args)
+	if err != nil {
+		return nil, ExitFailure, err.Error()
+	}
 	cmd.Dir = d.agentDir()
 	if isNpx(c.Agent) {
 		// npx prefers a package of the project around its working
