@@ -137,6 +137,10 @@ func (t *remoteTerminals) CreateTerminal(ctx context.Context, req *acp.CreateTer
 	if req.Cwd != nil && *req.Cwd != "" {
 		cwd = *req.Cwd
 	}
+	if !path.IsAbs(cwd) {
+		// Refused there too: refused before the user is asked.
+		return nil, fmt.Errorf("%w: cwd %q is not an absolute path", acp.ErrInvalidParams, cwd)
+	}
 	info := terminal.Info{SessionID: req.SessionID, Command: req.Command, Args: slices.Clone(req.Args),
 		Cwd: cwd, Shell: len(req.Args) == 0, Where: t.r.host}
 	if !info.Shell {
@@ -329,7 +333,19 @@ func (e *remoteEvents) Next(ctx context.Context) (terminal.Event, error) {
 	return ev, nil
 }
 
-func (e *remoteEvents) Close() { e.sub.Close() }
+// Close ends the subscription; nobody is then left to see releases, for
+// which Close of the terminals need not wait.
+func (e *remoteEvents) Close() {
+	e.sub.Close()
+	t := e.t
+	t.mu.Lock()
+	t.live = map[string]terminal.Info{}
+	t.mu.Unlock()
+	select {
+	case t.changed <- struct{}{}:
+	default:
+	}
+}
 
 // pendingCreate is a create's request, until its terminal is shown.
 type pendingCreate struct {
