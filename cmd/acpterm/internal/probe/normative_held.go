@@ -244,9 +244,11 @@ func stuckAccount(ctx context.Context, t *tester, id, opener acp.TerminalID) str
 // that a reader of $2 sees end of file once this shell has ended, however
 // it ended. Then it says "ready" and waits until something opens $1 for
 // writing, which only the case's cleanup does. Nothing it starts after
-// opening $2 (it starts nothing) could keep $2 open.
+// opening $2 (it starts nothing) could keep $2 open. It waits for its
+// helper first: busybox sh does not restart an open that the helper's
+// SIGCHLD interrupts, and would fail the open of $1 with EINTR.
 const heldAlive = `mkfifo "$1" "$2" || { rm -f "$1" "$2"; exit 99; }
-: < "$2" & exec 3> "$2"
+: < "$2" & exec 3> "$2"; wait $!
 echo ready
 read x < "$1"
 exec 3>&-
