@@ -1,37 +1,14 @@
 package remote_test
 
 import (
-	"archive/tar"
-	"bufio"
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-	"os"
-	"os/exec"
-	"path"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/acpterm/acpterm/internal/podmantest"
 )
 
 // The container tests run a real podman container from an image made
-// here: a rootfs of busybox-static and its applet links, imported with
-// `podman import`, no registry. What this machine needs (see .ci/run):
-// runc (crun refuses hybrid cgroups), ulimits within root's own (it lacks
-// CAP_SYS_RESOURCE), --init (nothing else reaps orphans in a container).
-
-const (
-	busyboxPath = "/bin/busybox"
-	// testLabel marks the containers of these tests; its value is the
-	// PID of the test process that made one, so that a later run removes
-	// what a killed run left.
-	testLabel = "io.acpterm.test.pid"
-	// containerLife bounds a container that no cleanup removed.
-	containerLife = 15 * time.Minute
-)
+// here (internal/podmantest): a rootfs of busybox-static and its applet
+// links, imported with `podman import`, no registry.
 
 // needPodman skips the test without podman, runc, catatonit (--init) or
 // busybox-static.
@@ -40,103 +17,9 @@ func needPodman(t testing.TB) {
 	if testing.Short() {
 		t.Skip("-short: no containers")
 	}
-	for _, p := range []string{"podman", "runc", "catatonit"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s is missing: apt-get install -y podman runc busybox-static catatonit (.ci/run does)", p)
-		}
+	if why := podmantest.Missing(); why != "" {
+		t.Skip(why)
 	}
-	if _, err := os.Stat(busyboxPath); err != nil {
-		t.Skipf("%s is missing: apt-get install -y busybox-static (.ci/run does)", busyboxPath)
-	}
-}
-
-var image struct {
-	once sync.Once
-	name string
-	err  error
-	took time.Duration
-}
-
-// busyboxImage returns the test image, importing it the first time. It
-// is tagged with a hash of its rootfs, so later runs find it in podman's
-// store and skip the import.
-func busyboxImage(t testing.TB) string {
-	t.Helper()
-	image.once.Do(func() {
-		sweepContainers()
-		start := time.Now()
-		rootfs, err := busyboxRootfs()
-		if err != nil {
-			image.err = err
-			return
-		}
-		sum := sha256.Sum256(rootfs)
-		image.name = "localhost/acpterm-test-busybox:" + hex.EncodeToString(sum[:6])
-		if exec.Command("podman", "image", "exists", image.name).Run() == nil {
-			image.took = time.Since(start)
-			return
-		}
-		imp := exec.Command("podman", "import", "-", image.name)
-		imp.Stdin = bytes.NewReader(rootfs)
-		if out, err := imp.CombinedOutput(); err != nil {
-			image.err = fmt.Errorf("podman import: %v\n%s", err, out)
-			return
-		}
-		image.took = time.Since(start)
-	})
-	if image.err != nil {
-		t.Fatal(image.err)
-	}
-	return image.name
-}
-
-// busyboxRootfs is a tarball of a root file system: busybox, a link for
-// each of its applets, the directories a container needs, and /ws, a
-// workspace for the tests. Fixed times and owners keep its hash stable.
-func busyboxRootfs() ([]byte, error) {
-	bb, err := os.ReadFile(busyboxPath)
-	if err != nil {
-		return nil, err
-	}
-	list, err := exec.Command(busyboxPath, "--list-full").Output()
-	if err != nil {
-		return nil, fmt.Errorf("busybox --list-full: %v", err)
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	mtime := time.Unix(0, 0)
-	dirs := map[string]bool{}
-	dir := func(name string, mode int64) {
-		if !dirs[name] {
-			dirs[name] = true
-			_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: mode, ModTime: mtime})
-		}
-	}
-	for _, d := range []string{"bin", "sbin", "usr", "usr/bin", "usr/sbin", "etc", "proc", "sys", "dev", "root", "ws"} {
-		dir(d, 0o755)
-	}
-	dir("tmp", 0o1777)
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "bin/busybox", Mode: 0o755, Size: int64(len(bb)), ModTime: mtime}); err != nil {
-		return nil, err
-	}
-	if _, err := tw.Write(bb); err != nil {
-		return nil, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(list))
-	for sc.Scan() {
-		name := strings.TrimPrefix(strings.TrimSpace(sc.Text()), "/")
-		if name == "" || name == "bin/busybox" {
-			continue
-		}
-		dir(path.Dir(name), 0o755)
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: "/bin/busybox", ModTime: mtime}); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // containerOptions shape a test container.
@@ -148,99 +31,23 @@ type containerOptions struct {
 	cgroup bool
 }
 
-// cgroup2Mount is where the host has its cgroup2 hierarchy ("" for none).
-func cgroup2Mount() string {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		_, post, ok := strings.Cut(line, " - ")
-		f := strings.Fields(line)
-		if ok && strings.HasPrefix(post, "cgroup2 ") && len(f) > 4 {
-			return f[4]
-		}
-	}
-	return ""
-}
-
 // startContainer runs a container from the test image until the test
 // ends; its cleanup removes it, on failure too, and checks that podman
 // has no trace of it. It returns the container's name.
 func startContainer(t testing.TB, opts containerOptions) string {
 	t.Helper()
-	img := busyboxImage(t)
-	name := "acpterm-test-" + newMarker(t)
-	args := []string{"run", "-d", "--rm", "--name", name,
-		"--runtime", "runc",
-		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096",
-		"--init", "--network", "none",
-		"--label", testLabel + "=" + strconv.Itoa(os.Getpid()),
-		"--timeout", strconv.Itoa(int(containerLife.Seconds())),
-	}
-	if opts.cgroup {
-		mnt := cgroup2Mount()
-		if mnt == "" {
-			t.Skip("no cgroup2 hierarchy on this host")
-		}
-		args = append(args, "--cgroupns", "host", "-v", mnt+":"+mnt+":rw")
-	}
-	args = append(args, img, "sleep", strconv.Itoa(int(containerLife.Seconds())))
-	start := time.Now()
-	if out, err := exec.Command("podman", args...).CombinedOutput(); err != nil {
-		t.Fatalf("podman run: %v\n%s", err, out)
-	}
-	t.Logf("container %s started in %v (image ready in %v)", name, time.Since(start).Round(time.Millisecond), image.took.Round(time.Millisecond))
-	t.Cleanup(func() {
-		if out, err := exec.Command("podman", "rm", "-f", "-i", "-t", "0", name).CombinedOutput(); err != nil {
-			t.Errorf("podman rm: %v\n%s", err, out)
-		}
-		out, err := exec.Command("podman", "ps", "-a", "-q", "--filter", "name=^"+name+"$").Output()
-		if err != nil || len(bytes.TrimSpace(out)) > 0 {
-			t.Errorf("container %s is still there (%v): %s", name, err, out)
-		}
-	})
-	return name
-}
-
-// sweepContainers removes the test containers of test processes that
-// are gone (killed before their cleanup ran).
-func sweepContainers() {
-	out, err := exec.Command("podman", "ps", "-a", "--filter", "label="+testLabel,
-		"--format", `{{.ID}} {{index .Labels "`+testLabel+`"}}`).Output()
-	if err != nil {
-		return
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		id, pid, ok := strings.Cut(line, " ")
-		if n, err := strconv.Atoi(pid); ok && err == nil && !processAlive(n) {
-			_ = exec.Command("podman", "rm", "-f", "-i", "-t", "0", id).Run()
-		}
-	}
+	return podmantest.Start(t, podmantest.Options{Cgroup: opts.cgroup})
 }
 
 // containerExec runs a command in the container and returns its output.
 func containerExec(t testing.TB, name string, argv ...string) string {
 	t.Helper()
-	out, err := exec.Command("podman", append([]string{"exec", name}, argv...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("podman exec %s %q: %v\n%s", name, argv, err, out)
-	}
-	return string(out)
+	return podmantest.Exec(t, name, argv...)
 }
 
 // containerPS lists the container's processes whose command line holds
 // one of words, as busybox ps shows them inside.
 func containerPS(t testing.TB, name string, words ...string) []string {
 	t.Helper()
-	var hits []string
-	for _, line := range strings.Split(containerExec(t, name, "ps", "-o", "pid,args"), "\n") {
-		for _, w := range words {
-			if strings.Contains(line, w) {
-				hits = append(hits, strings.TrimSpace(line))
-				break
-			}
-		}
-	}
-	return hits
+	return podmantest.PS(t, name, words...)
 }
