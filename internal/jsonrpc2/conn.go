@@ -25,6 +25,9 @@ type Request struct {
 	// sent after a call whose handler has not yet got as far as it (ACP's session/cancel
 	// racing the session/prompt it cancels).
 	Seq uint64
+	// Attachment is the raw bytes the peer sent with the message (see Options.Attachments),
+	// nil for none. It is the handler's to keep.
+	Attachment []byte
 }
 
 // IsCall reports whether the request expects a response.
@@ -89,6 +92,16 @@ type Options struct {
 	// message (unparsable, invalid, over MaxMessageSize, or ignored), with the reason, so a
 	// host can count them (a peer writing garbage) without parsing log text.
 	OnBadMessage func(reason string)
+	// Attachments lets the peer send raw bytes with a message (see NotifyAppend): bulk data
+	// that JSON would have to escape or encode, and scan, on both sides. Off, the frame that
+	// carries them is an unparsable line, as to any JSON-RPC peer. Each attachment counts
+	// against MaxMessageSize and, queued, against MaxQueuedBytes.
+	Attachments bool
+	// NewAttachment, if set, returns the buffer an attachment of size bytes is read into
+	// (len(buf) == size), so that a handler can recycle buffers it is done with; nil means
+	// make. What is read into it goes to the handler, as Request.Attachment, or, when the
+	// message that follows cannot be handled, nowhere.
+	NewAttachment func(size int) []byte
 }
 
 // Defaults of Options.
@@ -134,6 +147,8 @@ type Conn struct {
 	toWire    func(error) *Error
 	logfFunc  func(format string, args ...any)
 	onBad     func(reason string)
+	attach    bool
+	newAttach func(int) []byte
 
 	ctx       context.Context // parent of every handler ctx; cancelled at end of input or Close
 	cancel    context.CancelFunc
@@ -244,6 +259,8 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		toWire:     opts.ToWireError,
 		logfFunc:   opts.Logf,
 		onBad:      opts.OnBadMessage,
+		attach:     opts.Attachments,
+		newAttach:  opts.NewAttachment,
 		pending:    make(map[int64]*pendingCall),
 		inflight:   make(map[string]*inflightCall),
 		kick:       make(chan struct{}, 1),
@@ -372,6 +389,47 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 		if err != nil {
 			return nil, fmt.Errorf("jsonrpc2: encoding %s params: %w", method, err)
 		}
+		return buf, nil
+	})
+	return err
+}
+
+// NotifyAppend is Notify for params that the caller encodes itself: appendParams appends them,
+// one JSON value, to the message being built, which is sent as it is. Notify's params go
+// through encoding/json, which scans a Marshaler's output again to check and compact it; a
+// caller that sends many large notifications of one shape (a stream of output) saves that
+// scan and a copy. It is the caller's to append valid JSON with no newline in it.
+//
+// attachment, when not nil, is sent with the message as raw bytes (Options.Attachments): as a
+// line of "\x01" and the attachment's size in decimal, the attachment, then the message's
+// line. Send one only to a peer that takes them: to any other, the size line is a malformed
+// line and the attachment's bytes are lines like any other.
+func (c *Conn) NotifyAppend(ctx context.Context, method string, appendParams func([]byte) []byte, attachment []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if c.isStopped() {
+		return c.closedErr()
+	}
+	if s := c.slotOf(ctx); s != nil {
+		c.suspend(s)
+		defer c.resume(s)
+	}
+	_, err := c.send(ctx, func() (*bytes.Buffer, error) {
+		name, err := json.Marshal(method)
+		if err != nil {
+			return nil, fmt.Errorf("jsonrpc2: encoding method %q: %w", method, err)
+		}
+		buf := bufPool.Get().(*bytes.Buffer)
+		buf.Reset()
+		if attachment != nil {
+			writeAttachment(buf, attachment)
+		}
+		buf.WriteString(`{"jsonrpc":"2.0","method":`)
+		buf.Write(name)
+		buf.WriteString(`,"params":`)
+		buf.Write(appendParams(buf.AvailableBuffer()))
+		buf.WriteString("}\n")
 		return buf, nil
 	})
 	return err

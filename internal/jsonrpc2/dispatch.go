@@ -20,6 +20,7 @@ func (c *Conn) read() {
 	defer c.wg.Done()
 	lr := newLineReader(c.r, c.maxSize)
 	var err error
+	var att []byte // the attachment of the next message
 	for !c.closing.Load() && c.waitToRead() {
 		line, owned, tooLong, rerr := lr.next()
 		if rerr != nil {
@@ -28,12 +29,20 @@ func (c *Conn) read() {
 		}
 		if tooLong {
 			c.tooLong(line)
+			att = nil
+			continue
+		}
+		if c.attach && isAttachment(line) {
+			if att, err = c.readAttachment(lr, line); err != nil {
+				break
+			}
 			continue
 		}
 		if len(bytes.TrimLeft(line, " \t\r\n")) == 0 {
 			continue
 		}
-		c.dispatch(line, owned)
+		c.dispatch(line, owned, att)
+		att = nil
 	}
 
 	drained := c.drainCalls()
@@ -169,10 +178,11 @@ func queuedCost(line []byte) int64 { return int64(len(line)) + queuedOverhead }
 // messages is bounded too.
 const queuedOverhead = 128
 
-// dispatch routes one line. owned: the line is the caller's to keep, so what is decoded may
-// point into it; otherwise it is copied out, the line's buffer being reused.
-func (c *Conn) dispatch(line []byte, owned bool) {
-	cost := queuedCost(line)
+// dispatch routes one line, and the attachment that came with it, if any. owned: the line is
+// the caller's to keep, so what is decoded may point into it; otherwise it is copied out, the
+// line's buffer being reused.
+func (c *Conn) dispatch(line []byte, owned bool, att []byte) {
+	cost := queuedCost(line) + int64(len(att))
 	d := decodeMessage(line)
 	if !owned {
 		d.own()
@@ -197,10 +207,10 @@ func (c *Conn) dispatch(line []byte, owned bool) {
 			return
 		}
 		c.seq++
-		c.push(queued{note: &Request{Method: d.method, Params: d.params, Seq: c.seq}, size: cost})
+		c.push(queued{note: &Request{Method: d.method, Params: d.params, Seq: c.seq, Attachment: att}, size: cost})
 	case kindCall:
 		c.seq++
-		c.startCall(&Request{ID: d.id, Method: d.method, Params: d.params, Seq: c.seq}, cost)
+		c.startCall(&Request{ID: d.id, Method: d.method, Params: d.params, Seq: c.seq, Attachment: att}, cost)
 	case kindResponse:
 		c.route(d, cost)
 	}
