@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/probe"
+	"github.com/acpterm/acpterm/internal/podmantest"
+	"github.com/acpterm/acpterm/internal/sshtest"
+)
+
+// The tests of acpterm run --remote podman://CONTAINER against a real
+// podman container of busybox-static (internal/podmantest): no libc
+// there, so the acpterm under test is a static build, which copies itself
+// in (remote.Install) as a user's would.
+
+// needContainer starts a container for the test, or skips it when this
+// machine cannot run one.
+func needContainer(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no containers")
+	}
+	if why := podmantest.Missing(); why != "" {
+		t.Skip(why)
+	}
+	return podmantest.Start(t, podmantest.Options{})
+}
+
+var static struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// staticAcpterm is acpterm built with CGO_ENABLED=0, next to the
+// package's other builds: what runs in a container without libc.
+func staticAcpterm(t *testing.T) string {
+	t.Helper()
+	static.once.Do(func() {
+		out := filepath.Join(filepath.Dir(acptermBin), "static", "acpterm")
+		cmd := exec.Command("go", "build", "-o", out, acptermPkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			static.err = err
+			t.Logf("%s", b)
+			return
+		}
+		static.bin = out
+	})
+	if static.err != nil {
+		t.Fatalf("building a static acpterm: %v", static.err)
+	}
+	return static.bin
+}
+
+// TestRemotePodman: acpterm run --remote podman://CONTAINER/ws runs the
+// agent's commands in the container, says so, passes the probe there, and
+// a kill -9 of acpterm leaves nothing of a command running in it within
+// 2 s.
+func TestRemotePodman(t *testing.T) {
+	t.Parallel()
+	name := needContainer(t)
+	bin := staticAcpterm(t)
+	podmantest.Exec(t, name, "sh", "-c", "echo only in the container > "+podmantest.WS+"/marker.txt")
+	target := "podman://" + name + podmantest.WS
+
+	t.Run("run", func(t *testing.T) {
+		r := runBinary(t, bin, opts{}, "run", "--approve-all", "--remote", target, "-p", "cat marker.txt\npwd", "--", acptermBin, "agent")
+		if r.code != 0 {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		mustContain(t, "stdout", r.stdout,
+			"✓ cat marker.txt [execute]\n  │ only in the container\n  └ exit 0 · ",
+			"✓ pwd [execute]\n  │ "+podmantest.WS+"\n  └ exit 0 · ",
+			" · on podman://"+name+" · sandbox: workspace-write\n")
+		mustContain(t, "stderr", r.stderr, "acpterm: copied "+bin+" ")
+	})
+
+	t.Run("probe", func(t *testing.T) {
+		report := filepath.Join(t.TempDir(), "probe.json")
+		r := runBinary(t, bin, opts{}, "run", "--approve-all", "--remote", target, "-p", "go", "--", plainAcpterm(t), "probe", "--json", report)
+		if r.code != 0 {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		mustContain(t, "stdout", r.stdout, "passes every normative case")
+		data, err := os.ReadFile(report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep probe.Report
+		if err := json.Unmarshal(data, &rep); err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Cases) != len(probe.Cases()) || rep.Summary.Fail != 0 {
+			t.Errorf("%d cases of %d, summary %+v", len(rep.Cases), len(probe.Cases()), rep.Summary)
+		}
+		for _, c := range rep.Cases {
+			if c.Normative && c.Result != probe.ResultPass {
+				t.Errorf("normative case %s: %s: %s", c.ID, c.Result, c.Observed)
+			}
+			if c.ID == "cwd-default" && !strings.Contains(c.Observed, `"`+podmantest.WS+`"`) {
+				t.Errorf("cwd-default: %s; want the container's %s", c.Observed, podmantest.WS)
+			}
+		}
+	})
+
+	t.Run("killed", func(t *testing.T) {
+		mark := newMark(t)
+		// A command that ignores SIGTERM, with a setsid descendant.
+		line := remoteMarkVar + "=" + mark + " sh -c 'trap \"\" TERM; setsid sleep 1051 & sleep 1052; wait'"
+		cmd := exec.Command(bin, "run", "--approve-all", "--sandbox", "off", "--remote", target, "-p", line, "--", acptermBin, "agent")
+		cmd.Dir = t.TempDir()
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		// The container's processes are this machine's too: /proc shows
+		// them, with their environment.
+		deadline := time.Now().Add(30 * time.Second)
+		for len(sshtest.Running(remoteMarkVar, mark)) < 3 {
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				<-done
+				t.Fatalf("the command did not start in the container within 30 s\nstderr:\n%s", &stderr)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		_ = cmd.Process.Kill()
+		start := time.Now()
+		if left := sshtest.WaitNoneRunning(remoteMarkVar, mark, 2*time.Second); len(left) > 0 {
+			t.Errorf("2 s after kill -9 of acpterm, still running in the container: %v", left)
+		} else {
+			t.Logf("nothing left in the container %v after kill -9 of acpterm", time.Since(start).Round(time.Millisecond))
+		}
+		if left := podmantest.WaitPSGone(t, name, 2*time.Second, "sleep 1051", "sleep 1052", "exec-server"); len(left) > 0 {
+			t.Errorf("ps in the container shows %q", left)
+		}
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Error("acpterm still running 20 s after kill -9")
+		}
+	})
+}
