@@ -20,23 +20,29 @@ import (
 // has started. ctx bounds the request (including Policy.Decide), not the
 // command, which runs until it exits or is killed or released.
 func (m *Manager) Create(ctx context.Context, req Request) (Info, error) {
+	info, _, err := m.createHeld(ctx, req, false)
+	return info, err
+}
+
+// createHeld is Create and, with held, CreateHeld.
+func (m *Manager) createHeld(ctx context.Context, req Request, held bool) (Info, *Subscription, error) {
 	pl, err := m.resolve(req)
 	if err != nil {
-		return Info{}, err
+		return Info{}, nil, err
 	}
 	epoch, err := m.reserve(req.SessionID)
 	if err != nil {
-		return Info{}, err
+		return Info{}, nil, err
 	}
-	t, err := m.create(ctx, pl, epoch)
-	m.unreserve(req.SessionID, err != nil)
+	t, sub, err := m.create(ctx, pl, epoch, held)
+	m.unreserve(req.SessionID, err != nil && t == nil)
 	if errors.Is(err, errSessionReleased) {
 		m.releasedMeanwhile(req.SessionID)
 	}
 	if err != nil {
-		return Info{}, err
+		return Info{}, nil, err
 	}
-	return t.info, nil
+	return t.info, sub, nil
 }
 
 // releasedMeanwhile stops the sandbox helpers that a create started for
@@ -276,25 +282,39 @@ func (m *Manager) unreserve(sessionID acp.SessionID, failed bool) {
 // A session released while the create waited (in Policy.Decide, most
 // likely) gets no terminal: its command would outlive the session, kept
 // only by the manager's Close.
-func (m *Manager) create(ctx context.Context, pl plan, epoch uint64) (*term, error) {
+//
+// With held, the terminal comes with a held subscription to it, made
+// before its output is first read; a terminal released in between is
+// returned with the error, being counted out by its release.
+func (m *Manager) create(ctx context.Context, pl plan, epoch uint64, held bool) (*term, *Subscription, error) {
 	if err := m.decide(ctx, pl.info); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if m.releasedSince(pl.info.SessionID, epoch) {
-		return nil, sessionReleased(pl.info.SessionID)
+		return nil, nil, sessionReleased(pl.info.SessionID)
 	}
 	pl.info.TerminalID = m.freshID(pl.info.SessionID)
 	t, err := m.start(pl)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	err = m.register(t, epoch)
+	var sub *Subscription
+	var subErr error
+	if err == nil && held {
+		sub, subErr = m.subscribeTo(t, true)
+	}
 	t.run()
 	if err != nil {
 		m.teardown([]*term{t}, false)
-		return nil, err
+		return nil, nil, err
 	}
-	return t, nil
+	if subErr != nil {
+		// Released as soon as registered (ReleaseSession): the release
+		// tears it down, and counts it out (t is returned for that).
+		return t, nil, sessionReleased(pl.info.SessionID)
+	}
+	return t, sub, nil
 }
 
 // decide asks Policy.Decide, if set, whether the command may run. Decide

@@ -85,6 +85,8 @@ const maxQueuedControl = 1 << 16
 // terminals: events queue per subscriber, output up to
 // Options.SubscriberBuffer bytes, and output that does not fit is dropped
 // and counted in the next event of the same terminal (Event.Dropped).
+// A held subscription (SubscribeHeld, CreateHeld) is the exception: it
+// drops nothing and holds the command back instead.
 //
 // Output is copied into buffers of the subscription's own, which it
 // reuses once the subscriber is done with them (the next call to Next),
@@ -123,9 +125,11 @@ type Subscription struct {
 	closed   bool
 	err      error
 	wake     chan struct{}
-	waiting  bool        // Next waits for an event
-	timer    *time.Timer // wakes a waiting Next for output
-	armed    bool        // timer runs or fired and was not received yet
+	waiting  bool          // Next waits for an event
+	timer    *time.Timer   // wakes a waiting Next for output
+	armed    bool          // timer runs or fired and was not received yet
+	held     bool          // full, it holds the terminal's reader (hold.go)
+	room     chan struct{} // wakes a reader held by this subscription
 }
 
 const (
@@ -153,6 +157,7 @@ func newSubscription(m *Manager, sessionID acp.SessionID, terminalID acp.Termina
 		wake:       make(chan struct{}, 1),
 		err:        ErrSubscriptionClosed,
 		timer:      timer,
+		room:       make(chan struct{}, 1),
 	}
 }
 
@@ -164,7 +169,7 @@ func (s *Subscription) deliver(ev Event, key string) {
 		return
 	}
 	if ev.Kind == EventOutput {
-		if s.qBytes+len(ev.Data) > s.limit {
+		if s.qBytes+len(ev.Data) > s.limit && !s.waitRoom(len(ev.Data)) {
 			s.gaps[key] += uint64(len(ev.Data))
 			return
 		}
@@ -299,6 +304,9 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 			if ev.Kind == EventOutput {
 				s.qBytes -= len(ev.Data)
 				s.lent = ev.Data
+				if s.held {
+					kick(s.room)
+				}
 			} else {
 				s.nControl--
 			}
@@ -335,6 +343,7 @@ func (s *Subscription) Close() {
 	s.timer.Stop()
 	s.mu.Unlock()
 	s.signal()
+	kick(s.room)
 }
 
 // end closes the subscription after its queued events (manager Close).
@@ -343,6 +352,7 @@ func (s *Subscription) end() {
 	s.closed = true
 	s.mu.Unlock()
 	s.signal()
+	kick(s.room)
 }
 
 // Subscribe returns a subscription to terminal events:
@@ -363,8 +373,15 @@ func (m *Manager) Subscribe(sessionID acp.SessionID, terminalID acp.TerminalID) 
 	if err != nil {
 		return nil, err
 	}
+	return m.subscribeTo(t, false)
+}
+
+// subscribeTo subscribes to one terminal, with a replay of what happened
+// so far; held makes it a held subscription.
+func (m *Manager) subscribeTo(t *term, held bool) (*Subscription, error) {
+	sessionID, terminalID := t.info.SessionID, t.info.TerminalID
 	s := newSubscription(m, sessionID, terminalID)
-	s.t = t
+	s.t, s.held = t, held
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.released {
@@ -374,7 +391,7 @@ func (m *Manager) Subscribe(sessionID acp.SessionID, terminalID acp.TerminalID) 
 	s.deliver(Event{Kind: EventCreated, SessionID: sessionID, TerminalID: terminalID, Info: &ci}, t.key)
 	if n := t.out.Len(); n > 0 || t.out.Truncated() {
 		data := t.out.Bytes()
-		if len(data) > s.limit {
+		if len(data) > s.limit && !held { // a held one takes all there is
 			data = data[len(data)-s.limit:]
 		}
 		s.deliver(Event{Kind: EventOutput, SessionID: sessionID, TerminalID: terminalID,

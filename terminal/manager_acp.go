@@ -21,6 +21,15 @@ var _ acp.TerminalHandler = (*Manager)(nil)
 // CreateTerminal serves terminal/create. An empty cwd string is treated
 // like an absent one.
 func (m *Manager) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
+	info, err := m.Create(ctx, requestOf(req))
+	if err != nil {
+		return nil, wireErr(err)
+	}
+	return &acp.CreateTerminalResponse{TerminalID: info.TerminalID}, nil
+}
+
+// requestOf is a terminal/create request in Go terms.
+func requestOf(req *acp.CreateTerminalRequest) Request {
 	r := Request{
 		SessionID:       req.SessionID,
 		Command:         req.Command,
@@ -36,11 +45,7 @@ func (m *Manager) CreateTerminal(ctx context.Context, req *acp.CreateTerminalReq
 			r.Env[i] = EnvVar{Name: v.Name, Value: v.Value}
 		}
 	}
-	info, err := m.Create(ctx, r)
-	if err != nil {
-		return nil, wireErr(err)
-	}
-	return &acp.CreateTerminalResponse{TerminalID: info.TerminalID}, nil
+	return r
 }
 
 // TerminalOutput serves terminal/output.
