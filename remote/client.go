@@ -43,6 +43,14 @@ type ClientOptions struct {
 	// SubscriberBuffer bounds the output bytes queued for one Subscription;
 	// 0 means terminal.DefaultSubscriberBuffer.
 	SubscriberBuffer int
+	// JSONOutput asks the server for output in JSON members (text or
+	// base64) instead of raw attachments: slower, but then every line on
+	// the wire is JSON, for a transcript or a proxy that reads it.
+	JSONOutput bool
+	// Window is how far a lossless stream (SubscribeLossless) may run
+	// ahead of its slowest lossless subscriber: the most output bytes of
+	// one terminal that each holds. 0 means DefaultWindow.
+	Window int
 	// Logf reports problems that have no caller; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -51,6 +59,7 @@ type ClientOptions struct {
 const (
 	DefaultKeepAlive        = 15 * time.Second
 	DefaultKeepAliveTimeout = 30 * time.Second
+	DefaultWindow           = 4 << 20
 	defaultClientMaxMessage = 64 << 20
 )
 
@@ -60,17 +69,23 @@ const (
 // and Subscribe gives the live output like Manager.Subscribe. Its methods
 // are safe for concurrent use.
 type Client struct {
-	conn  *jsonrpc2.Conn
-	rw    io.ReadWriteCloser
-	hello HelloResponse
-	limit int
+	conn   *jsonrpc2.Conn
+	rw     io.ReadWriteCloser
+	hello  HelloResponse
+	limit  int
+	window uint64
 
 	lastSeen atomic.Int64 // unix nanos of the last message from the server
 
 	mu     sync.Mutex
 	subs   []*Subscription
-	failed error // why the connection was given up, from our side
+	flows  map[string]*flow // the lossless streams, by terminal key
+	grants map[string]*flow // the flows whose taken is to be sent
+	failed error            // why the connection was given up, from our side
 
+	grantKick chan struct{}
+	grantCtx  context.Context // of the grants' sends: ends with the connection or at Close
+	endGrants context.CancelFunc
 	stopKeep  chan struct{}
 	done      chan struct{} // closed once the connection has ended and subscribers are told
 	wg        sync.WaitGroup
@@ -91,10 +106,16 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, opts *ClientOptions) 
 	if maxMsg <= 0 {
 		maxMsg = defaultClientMaxMessage
 	}
-	c := &Client{rw: rw, limit: opts.SubscriberBuffer, stopKeep: make(chan struct{}), done: make(chan struct{})}
+	c := &Client{rw: rw, limit: opts.SubscriberBuffer, window: uint64(opts.Window),
+		flows: map[string]*flow{}, grants: map[string]*flow{}, grantKick: make(chan struct{}, 1),
+		stopKeep: make(chan struct{}), done: make(chan struct{})}
 	if c.limit <= 0 {
 		c.limit = terminal.DefaultSubscriberBuffer
 	}
+	if opts.Window <= 0 {
+		c.window = DefaultWindow
+	}
+	c.grantCtx, c.endGrants = context.WithCancel(context.Background())
 	c.seen()
 	c.conn = jsonrpc2.NewConn(rw, rw, jsonrpc2.HandlerFunc(c.handle), &jsonrpc2.Options{
 		MaxMessageSize: maxMsg,
@@ -102,15 +123,22 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, opts *ClientOptions) 
 		Logf:           opts.Logf,
 		// The server calls nothing; a call from it is refused.
 		MaxConcurrentCalls: 4,
+		Attachments:        !opts.JSONOutput,
+		NewAttachment:      newAttachment,
 	})
-	c.wg.Add(1)
+	c.wg.Add(2)
 	go func() {
 		defer c.wg.Done()
 		<-c.conn.Done()
+		c.endGrants()
 		c.endSubscriptions()
 		close(c.done)
 	}()
-	err := c.conn.Call(ctx, MethodHello, &HelloRequest{ProtocolVersion: ProtocolVersion, Client: opts.Name}, &c.hello)
+	go func() {
+		defer c.wg.Done()
+		c.sendGrants()
+	}()
+	err := c.conn.Call(ctx, MethodHello, &HelloRequest{ProtocolVersion: ProtocolVersion, Client: opts.Name, Attachments: !opts.JSONOutput}, &c.hello)
 	if err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("remote: hello: %w", c.callErr(err))
@@ -158,6 +186,7 @@ func (c *Client) Err() error {
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.stopKeep)
+		c.endGrants()
 		c.closeErr = c.conn.Close()
 		c.wg.Wait()
 	})
@@ -259,10 +288,18 @@ func (c *Client) call(ctx context.Context, method string, params, result any) er
 	return nil
 }
 
-// CreateTerminal runs a command on the target (terminal/create).
+// CreateTerminal runs a command on the target (terminal/create). While
+// a lossless subscription covers the session, the terminal's stream is
+// lossless (remote/create).
 func (c *Client) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
 	var resp acp.CreateTerminalResponse
-	if err := c.call(ctx, methodCreate, req, &resp); err != nil {
+	var err error
+	if c.holds(req.SessionID) {
+		err = c.call(ctx, MethodCreate, &CreateRequest{Terminal: *req, Window: c.window}, &resp)
+	} else {
+		err = c.call(ctx, methodCreate, req, &resp)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &resp, nil
@@ -323,8 +360,17 @@ func (c *Client) ReleaseSession(ctx context.Context, sessionID acp.SessionID) er
 // after, as far as it still retains it, and to stream on from there
 // (remote/subscribe). Subscriptions see the replayed bytes that they had
 // not received (by offset), counted in Event.Dropped no more.
+//
+// While a lossless subscription covers the session, the restarted stream
+// is lossless.
 func (c *Client) Resume(ctx context.Context, sessionID acp.SessionID, terminalID acp.TerminalID, after uint64) error {
-	return c.call(ctx, MethodSubscribe, &SubscribeRequest{SessionID: sessionID, TerminalID: terminalID, After: after}, nil)
+	req := &SubscribeRequest{SessionID: sessionID, TerminalID: terminalID, After: after}
+	if c.holds(sessionID) {
+		// Known before the call: the stream's output may come first.
+		c.track(sessionID, terminalID, c.window, after)
+		req.Window = c.window
+	}
+	return c.call(ctx, MethodSubscribe, req, nil)
 }
 
 // handle receives the server's notifications, in order, and hands them
@@ -334,15 +380,142 @@ func (c *Client) handle(_ context.Context, req *jsonrpc2.Request) (any, error) {
 	if req.IsCall() {
 		return nil, fmt.Errorf("%w: %s", acp.ErrMethodNotFound, req.Method)
 	}
-	ev, ok := decodeEvent(req.Method, req.Params)
+	ev, ok := decodeEvent(req.Method, req.Params, req.Attachment)
+	if att := req.Attachment; att != nil {
+		if ok && ev.ev.Kind == terminal.EventOutput && len(ev.ev.Data) > 0 && &ev.ev.Data[0] == &att[0] {
+			ev.chunk = &chunk{data: att}
+			ev.chunk.refs.Store(1)
+			defer ev.chunk.release() // after the deliveries, each of which holds it
+		} else {
+			recycle(att)
+		}
+	}
 	if !ok {
 		return nil, nil
 	}
+	if ev.ev.Kind == terminal.EventCreated && ev.window > 0 {
+		c.track(ev.ev.SessionID, ev.ev.TerminalID, ev.window, 0)
+	}
 	c.mu.Lock()
-	subs := c.subs
-	c.mu.Unlock()
-	for _, s := range subs {
-		s.deliver(ev)
+	defer c.mu.Unlock()
+	f := c.flows[ev.key]
+	if ev.ev.Kind == terminal.EventOutput && f != nil {
+		ev.flow = f
+		f.recv = max(f.recv, ev.offset+uint64(len(ev.ev.Data)))
+	}
+	overflowed := false
+	for _, s := range c.subs {
+		if s.deliver(ev) {
+			overflowed = true
+		}
+	}
+	switch {
+	case overflowed:
+		for _, f := range c.flows {
+			c.checkFlowLocked(f)
+		}
+	case ev.ev.Kind == terminal.EventReleased:
+		delete(c.flows, ev.key)
+		delete(c.grants, ev.key)
+	case ev.flow != nil:
+		c.checkFlowLocked(f)
 	}
 	return nil, nil
+}
+
+// flow is the client's side of a lossless stream: what it received and
+// what it told the server its subscribers have taken.
+type flow struct {
+	sid    acp.SessionID
+	tid    acp.TerminalID
+	key    string
+	window uint64
+	recv   uint64 // the end of the output received
+	taken  uint64 // the last grant, sent or to be sent
+}
+
+// holds reports whether a lossless subscription covers the session.
+func (c *Client) holds(sessionID acp.SessionID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.subs {
+		if s.lossless && s.covers(sessionID) {
+			return true
+		}
+	}
+	return false
+}
+
+// track starts the accounting of a lossless stream whose output starts
+// at offset from (a restart keeps what it had).
+func (c *Client) track(sessionID acp.SessionID, terminalID acp.TerminalID, window, from uint64) {
+	key := string(sessionID) + "\x00" + string(terminalID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f := c.flows[key]; f != nil {
+		f.window = window
+		return
+	}
+	if len(c.flows) >= maxTracked {
+		return // a server making up terminals: they stream as lossy ones
+	}
+	c.flows[key] = &flow{sid: sessionID, tid: terminalID, key: key, window: window, recv: from, taken: from}
+}
+
+// taken re-examines a lossless stream after a subscriber took some of
+// its output or went away.
+func (c *Client) taken(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f := c.flows[key]; f != nil {
+		c.checkFlowLocked(f)
+	}
+}
+
+// checkFlowLocked grants the server room once the slowest lossless
+// subscriber has taken a quarter of the window since the last grant:
+// fewer, larger grants, and never a stall (a stream waiting for room has
+// sent a whole window, which, once taken, is more than a quarter).
+func (c *Client) checkFlowLocked(f *flow) {
+	var backlog uint64
+	for _, s := range c.subs {
+		if s.lossless && s.covers(f.sid) {
+			backlog = max(backlog, uint64(s.pending(f.key)))
+		}
+	}
+	taken := f.recv - min(backlog, f.recv)
+	if taken > f.taken && taken-f.taken >= max(f.window/4, 1) {
+		f.taken = taken
+		c.grants[f.key] = f
+		select {
+		case c.grantKick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// sendGrants sends the grants, one notification per stream for all the
+// takes since the last, until the connection ends.
+func (c *Client) sendGrants() {
+	ctx := c.grantCtx
+	var gs []GrantNotification
+	for {
+		select {
+		case <-c.grantKick:
+		case <-ctx.Done():
+			return
+		}
+		c.mu.Lock()
+		gs = gs[:0]
+		for key, f := range c.grants {
+			gs = append(gs, GrantNotification{SessionID: f.sid, TerminalID: f.tid, Taken: f.taken})
+			delete(c.grants, key)
+		}
+		c.mu.Unlock()
+		for i := range gs {
+			if c.conn.Notify(ctx, NotifyGrant, &gs[i]) != nil {
+				return
+			}
+		}
+	}
 }

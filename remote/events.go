@@ -3,23 +3,70 @@ package remote
 import (
 	"context"
 	"encoding/json"
-	"github.com/acpterm/acpterm/acp"
 	"sync"
+	"sync/atomic"
 
+	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/terminal"
 )
 
 // wireEvent is a notification decoded: the event and, for output, the
-// offset of its first byte (for an exit, the total).
+// offset of its first byte (for an exit, the total); for a start, the
+// stream's window.
 type wireEvent struct {
 	ev     terminal.Event
 	offset uint64
+	window uint64
+	key    string // the terminal's
+	flow   *flow  // the terminal's lossless stream, for its output
+	chunk  *chunk // the recycled buffer Data is in, if any
 }
 
-// decodeEvent decodes one of the stream notifications; ok is false for
-// anything else or anything malformed (ignored: the server is trusted to
-// speak the protocol, not to be unable to hurt us).
-func decodeEvent(method string, params json.RawMessage) (w wireEvent, ok bool) {
+// Attached output is read into buffers of maxChunk bytes that come back
+// once every subscription that queued a chunk has moved past it: a
+// client taking hundreds of MiB a second would otherwise allocate as
+// much, and spend more on the collector than on the bytes.
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, maxChunk); return &b }}
+
+// newAttachment is the connection's buffer for an attachment of n bytes.
+func newAttachment(n int) []byte {
+	if n > maxChunk {
+		return make([]byte, n)
+	}
+	return (*chunkPool.Get().(*[]byte))[:n]
+}
+
+func recycle(b []byte) {
+	if cap(b) == maxChunk {
+		b = b[:maxChunk]
+		chunkPool.Put(&b)
+	}
+}
+
+// chunk is one attachment and the references to it: the delivery's own,
+// and one per subscription that queued it or lent it out last.
+type chunk struct {
+	data []byte
+	refs atomic.Int32
+}
+
+func (ch *chunk) hold() {
+	if ch != nil {
+		ch.refs.Add(1)
+	}
+}
+
+func (ch *chunk) release() {
+	if ch != nil && ch.refs.Add(-1) == 0 {
+		recycle(ch.data)
+	}
+}
+
+// decodeEvent decodes one of the stream notifications, and the output
+// attached to one; ok is false for anything else or anything malformed
+// (ignored: the server is trusted to speak the protocol, not to be
+// unable to hurt us).
+func decodeEvent(method string, params json.RawMessage, attachment []byte) (w wireEvent, ok bool) {
 	switch method {
 	case NotifyStarted:
 		var n StartedNotification
@@ -29,10 +76,16 @@ func decodeEvent(method string, params json.RawMessage) (w wireEvent, ok bool) {
 		w.ev = terminal.Event{Kind: terminal.EventCreated, SessionID: n.SessionID, TerminalID: n.TerminalID,
 			Info: &terminal.Info{SessionID: n.SessionID, TerminalID: n.TerminalID, Argv: n.Argv, Cwd: n.Cwd,
 				PID: n.PID, OutputByteLimit: n.OutputByteLimit}}
+		w.window = n.Window
 	case NotifyOutput:
+		// params is valid JSON (the connection checked the line): no
+		// json.Unmarshal, which would check it again first.
 		var n OutputNotification
-		if json.Unmarshal(params, &n) != nil {
+		if n.UnmarshalJSON(params) != nil {
 			return w, false
+		}
+		if n.Data == nil {
+			n.Data = attachment
 		}
 		w.ev = terminal.Event{Kind: terminal.EventOutput, SessionID: n.SessionID, TerminalID: n.TerminalID, Data: n.Data}
 		w.offset = n.Offset
@@ -53,32 +106,48 @@ func decodeEvent(method string, params json.RawMessage) (w wireEvent, ok bool) {
 	default:
 		return w, false
 	}
+	w.key = string(w.ev.SessionID) + "\x00" + string(w.ev.TerminalID)
 	return w, true
 }
 
 // maxTracked bounds the terminals one subscription keeps a cursor for,
-// and the non-output events it queues.
+// the non-output events it queues, and the lossless streams of a client.
 const maxTracked = 1 << 16
 
 // Subscription receives the events of the target's terminals, as
 // terminal.Subscription does locally: Created, Output…, Exited, Released
-// per terminal. Delivery never blocks the connection: output beyond the
-// buffer (ClientOptions.SubscriberBuffer) is dropped and counted in the
-// Dropped of that terminal's next event, which also counts what the
-// server's stream dropped. Event.Data stays valid (it is not reused).
+// per terminal. Event.Data is valid until the next call to Next or
+// Close (the subscription reuses the buffers output arrives in): copy
+// what must be kept longer. Delivery never blocks the connection. An ordinary
+// subscription drops output beyond its buffer (ClientOptions.SubscriberBuffer)
+// and counts it in the Dropped of that terminal's next event, which also
+// counts what the server's stream dropped. A lossless one
+// (SubscribeLossless) drops nothing of a lossless stream: the server
+// sends no more than ClientOptions.Window bytes of a terminal ahead of
+// what the subscription has taken, and holds the command meanwhile.
 type Subscription struct {
 	c         *Client
 	sessionID acp.SessionID
 	limit     int
+	lossless  bool
 
 	mu       sync.Mutex
-	q        []terminal.Event
-	qBytes   int
+	q        []queuedEvent
+	qBytes   int // output queued, of lossy streams
 	nControl int
 	next     map[string]uint64 // terminal key -> offset of the next byte not yet queued
+	pend     map[string]int    // terminal key -> output of its lossless stream queued
+	lent     *chunk            // the buffer of the event Next returned last
 	closed   bool
 	err      error
 	wake     chan struct{}
+}
+
+type queuedEvent struct {
+	ev    terminal.Event
+	key   string
+	held  bool // output of a lossless stream, counted in pend
+	chunk *chunk
 }
 
 // Subscribe returns a subscription to the events of one session's
@@ -86,8 +155,24 @@ type Subscription struct {
 // subscribes: subscribe before creating terminals to see them from their
 // start (or Resume a terminal to have its retained output again).
 func (c *Client) Subscribe(sessionID acp.SessionID) (*Subscription, error) {
-	s := &Subscription{c: c, sessionID: sessionID, limit: c.limit, next: map[string]uint64{},
-		wake: make(chan struct{}, 1), err: terminal.ErrSubscriptionClosed}
+	return c.subscribe(sessionID, false)
+}
+
+// SubscribeLossless is Subscribe for a subscriber that must see every
+// byte: the terminals created while it is open, in the sessions it
+// covers, stream losslessly (remote/create), and so do the ones it has
+// Resumed. Their commands then wait for the slowest lossless subscriber
+// (as for a pipe to a slow reader: each subscriber holds at most
+// ClientOptions.Window bytes of a terminal), so a subscriber that stops
+// calling Next stops them; Close it to let them run on. Other terminals,
+// the connection and every call go on meanwhile.
+func (c *Client) SubscribeLossless(sessionID acp.SessionID) (*Subscription, error) {
+	return c.subscribe(sessionID, true)
+}
+
+func (c *Client) subscribe(sessionID acp.SessionID, lossless bool) (*Subscription, error) {
+	s := &Subscription{c: c, sessionID: sessionID, limit: c.limit, lossless: lossless, next: map[string]uint64{},
+		pend: map[string]int{}, wake: make(chan struct{}, 1), err: terminal.ErrSubscriptionClosed}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	select {
@@ -98,6 +183,11 @@ func (c *Client) Subscribe(sessionID acp.SessionID) (*Subscription, error) {
 	subs := make([]*Subscription, 0, len(c.subs)+1)
 	c.subs = append(append(subs, c.subs...), s)
 	return s, nil
+}
+
+// covers reports whether the subscription receives the session's events.
+func (s *Subscription) covers(sessionID acp.SessionID) bool {
+	return s.sessionID == "" || s.sessionID == sessionID
 }
 
 // endErrLocked is endErr for a caller holding c.mu.
@@ -120,42 +210,53 @@ func (c *Client) endSubscriptions() {
 	}
 }
 
-func (s *Subscription) deliver(w wireEvent) {
-	ev := w.ev
-	if s.sessionID != "" && ev.SessionID != s.sessionID {
-		return
+// deliver queues an event; the client holds c.mu, so that a lossless
+// stream's accounting (flow) sees deliveries and takes in order. It
+// reports whether the subscription overflowed: the lossless streams it
+// held are then free.
+func (s *Subscription) deliver(w wireEvent) (overflowed bool) {
+	ev, key := w.ev, w.key
+	if !s.covers(ev.SessionID) {
+		return false
 	}
-	key := string(ev.SessionID) + "\x00" + string(ev.TerminalID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return
+		return false
 	}
 	next, known := s.next[key]
 	if !known && len(s.next) >= maxTracked {
 		s.overflow()
-		return
+		return true
 	}
+	held := false
 	switch ev.Kind {
 	case terminal.EventOutput:
 		end := w.offset + uint64(len(ev.Data))
 		if end <= next {
-			return // replayed bytes this subscription already has
+			return false // replayed bytes this subscription already has
 		}
 		if w.offset < next {
 			ev.Data = ev.Data[next-w.offset:]
 		} else {
 			ev.Dropped = w.offset - next
 		}
-		if s.qBytes+len(ev.Data) > s.limit {
+		held = s.lossless && w.flow != nil
+		// A lossless stream is bounded by its window, a server that
+		// sends beyond it (twice, for slack) as any stream.
+		if held && uint64(s.pend[key]+len(ev.Data)) > 2*w.flow.window || !held && s.qBytes+len(ev.Data) > s.limit {
 			// Not queued: the cursor stays, and the gap is counted in
 			// the next event that is.
 			s.next[key] = next
 			s.wakeUp()
-			return
+			return false
 		}
 		s.next[key] = end
-		s.qBytes += len(ev.Data)
+		if held {
+			s.pend[key] += len(ev.Data)
+		} else {
+			s.qBytes += len(ev.Data)
+		}
 	case terminal.EventExited:
 		if w.offset > next {
 			ev.Dropped = w.offset - next
@@ -172,18 +273,38 @@ func (s *Subscription) deliver(w wireEvent) {
 	}
 	if s.nControl > maxTracked {
 		s.overflow()
-		return
+		return true
 	}
-	s.q = append(s.q, ev)
+	w.chunk.hold()
+	s.q = append(s.q, queuedEvent{ev: ev, key: key, held: held, chunk: w.chunk})
 	s.wakeUp()
+	return false
+}
+
+// pending is how much of a terminal's lossless stream the subscription
+// holds; 0 for an ordinary subscription.
+func (s *Subscription) pending(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pend[key]
 }
 
 // overflow closes a subscription that fell so far behind that even
 // non-output events could not be kept.
 func (s *Subscription) overflow() {
 	s.closed, s.err = true, terminal.ErrSubscriberOverflow
-	s.q, s.qBytes, s.nControl, s.next = nil, 0, 0, nil
+	s.dropQueueLocked()
+	s.next, s.pend = nil, nil
 	s.wakeUp()
+}
+
+// dropQueueLocked empties the queue and gives back the buffers it held.
+func (s *Subscription) dropQueueLocked() {
+	for _, qe := range s.q {
+		qe.chunk.release()
+	}
+	s.lent.release()
+	s.q, s.lent, s.qBytes, s.nControl = nil, nil, 0, 0
 }
 
 func (s *Subscription) wakeUp() {
@@ -200,17 +321,28 @@ func (s *Subscription) wakeUp() {
 func (s *Subscription) Next(ctx context.Context) (terminal.Event, error) {
 	for {
 		s.mu.Lock()
+		s.lent.release()
+		s.lent = nil
 		if len(s.q) > 0 {
-			ev := s.q[0]
-			s.q[0] = terminal.Event{}
+			qe := s.q[0]
+			s.q[0] = queuedEvent{}
 			s.q = s.q[1:]
-			if ev.Kind == terminal.EventOutput {
-				s.qBytes -= len(ev.Data)
-			} else {
+			s.lent = qe.chunk
+			switch {
+			case qe.held:
+				if s.pend[qe.key] -= len(qe.ev.Data); s.pend[qe.key] <= 0 {
+					delete(s.pend, qe.key)
+				}
+			case qe.ev.Kind == terminal.EventOutput:
+				s.qBytes -= len(qe.ev.Data)
+			default:
 				s.nControl--
 			}
 			s.mu.Unlock()
-			return ev, nil
+			if qe.held {
+				s.c.taken(qe.key)
+			}
+			return qe.ev, nil
 		}
 		if s.closed {
 			err := s.err
@@ -226,7 +358,8 @@ func (s *Subscription) Next(ctx context.Context) (terminal.Event, error) {
 	}
 }
 
-// Close ends the subscription; queued events are discarded. Idempotent.
+// Close ends the subscription; queued events are discarded, and the
+// lossless streams it held go on without it. Idempotent.
 func (s *Subscription) Close() {
 	c := s.c
 	c.mu.Lock()
@@ -242,9 +375,14 @@ func (s *Subscription) Close() {
 	if !s.closed {
 		s.closed, s.err = true, terminal.ErrSubscriptionClosed
 	}
-	s.q, s.qBytes, s.nControl = nil, 0, 0
+	s.dropQueueLocked()
+	keys := s.pend
+	s.pend = nil
 	s.mu.Unlock()
 	s.wakeUp()
+	for key := range keys {
+		c.taken(key)
+	}
 }
 
 // end closes the subscription after its queued events.

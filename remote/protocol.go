@@ -8,7 +8,7 @@ import (
 // package speaks. A server answers a hello of another version with an
 // error, so that a client and a server of different releases fail at
 // once instead of mid-session.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // The methods of the protocol. ACP's own terminal methods keep their names
 // and their param and result types; the others are the exec server's.
@@ -27,6 +27,9 @@ const (
 	MethodSubscribe = "remote/subscribe"
 	// MethodPing: struct{} → struct{}; the client's keep-alive.
 	MethodPing = "remote/ping"
+	// MethodCreate: CreateRequest → acp.CreateTerminalResponse;
+	// terminal/create with a lossless output stream.
+	MethodCreate = "remote/create"
 
 	methodCreate  = "terminal/create"
 	methodOutput  = "terminal/output"
@@ -48,11 +51,18 @@ const (
 	NotifyReleased = "remote/released"
 )
 
+// NotifyGrant is the one notification the client sends: a
+// GrantNotification, which lets a lossless stream go on.
+const NotifyGrant = "remote/grant"
+
 // HelloRequest opens the exchange.
 type HelloRequest struct {
 	ProtocolVersion int `json:"protocolVersion"`
 	// Client names the client for the server's logs, e.g. "acpterm 0.4".
 	Client string `json:"client,omitempty"`
+	// Attachments: the client takes output as raw bytes attached to
+	// its notification (see OutputNotification) rather than in JSON.
+	Attachments bool `json:"attachments,omitempty"`
 }
 
 // HelloResponse says what the server is and what it can enforce.
@@ -79,6 +89,9 @@ type HelloResponse struct {
 	MaxTerminals int `json:"maxTerminals"`
 	// Sandbox is what the server confines its commands with.
 	Sandbox SandboxInfo `json:"sandbox"`
+	// Attachments: the server sends output attached, as the client
+	// asked.
+	Attachments bool `json:"attachments,omitempty"`
 }
 
 // SandboxInfo is the server's sandbox and what the target's kernel makes
@@ -125,6 +138,35 @@ type SubscribeRequest struct {
 	SessionID  acp.SessionID  `json:"sessionId"`
 	TerminalID acp.TerminalID `json:"terminalId"`
 	After      uint64         `json:"after"`
+	// Window, when positive, makes the restarted stream lossless, as
+	// CreateRequest.Window does, from the replay on.
+	Window uint64 `json:"window,omitempty"`
+}
+
+// CreateRequest is terminal/create with a lossless stream: the server
+// never drops the terminal's output but holds the command instead, as a
+// pipe to a slow reader would, and sends output only as far as the
+// client has room for. The client may be sent the bytes up to offset
+// taken+Window, where taken is the offset up to which its subscribers
+// have taken the output (GrantNotification; the stream's first offset
+// until the first grant). The server holds at most its subscriber
+// buffer and the chunk being sent (and, once the command has exited,
+// what its pipe still held, see terminal.SubscribeHeld); the client at
+// most Window bytes per lossless subscriber.
+type CreateRequest struct {
+	Terminal acp.CreateTerminalRequest `json:"terminal"`
+	// Window is in bytes; 0 means a stream like terminal/create's.
+	Window uint64 `json:"window"`
+}
+
+// GrantNotification tells the server how far the client's subscribers
+// have taken a lossless stream: every byte before offset Taken. Grants
+// only ever move forward; a smaller Taken than one sent before is
+// ignored, as is a grant for a stream that is not lossless.
+type GrantNotification struct {
+	SessionID  acp.SessionID  `json:"sessionId"`
+	TerminalID acp.TerminalID `json:"terminalId"`
+	Taken      uint64         `json:"taken"`
 }
 
 // StartedNotification is the first message of a terminal's stream.
@@ -139,10 +181,21 @@ type StartedNotification struct {
 	PID int `json:"pid"`
 	// OutputByteLimit is the limit in force (the request's, clamped).
 	OutputByteLimit uint64 `json:"outputByteLimit"`
+	// Window is the stream's window when it is lossless (CreateRequest),
+	// else 0.
+	Window uint64 `json:"window,omitempty"`
 }
 
 // OutputNotification is a chunk of a terminal's output: stdout and stderr
-// merged, raw bytes (base64 on the wire, since output need not be UTF-8).
+// merged, raw bytes. On the wire Data is one of three things. For a
+// client that asked for attachments (HelloRequest), the raw bytes
+// attached to the message, which then has neither member below: no
+// encoding, no escaping, nothing for either side to scan (the framing is
+// internal/jsonrpc2's: a line "\x01" and the size, the bytes, the
+// message's line). Otherwise one of two members: "text", a JSON string,
+// for bytes that are valid UTF-8 and that escaping does not make longer
+// than base64 would (most terminal output), else "data", base64 (binary
+// output, invalid UTF-8, text full of control bytes).
 type OutputNotification struct {
 	SessionID  acp.SessionID  `json:"sessionId"`
 	TerminalID acp.TerminalID `json:"terminalId"`

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
@@ -106,6 +107,8 @@ type server struct {
 
 	ctx    context.Context // of the streams; cancelled at shutdown
 	cancel context.CancelFunc
+
+	attach atomic.Bool // the client takes output as attachments (its hello)
 
 	mu      sync.Mutex
 	streams map[string]*stream // by terminal key
@@ -216,6 +219,7 @@ var methods = map[string]method{
 	MethodSetSessionCwd:  call((*server).setSessionCwd),
 	MethodReleaseSession: call((*server).releaseSession),
 	MethodSubscribe:      call((*server).subscribe),
+	MethodCreate:         call((*server).createLossless),
 	methodCreate:         call((*server).create),
 	methodOutput: call(func(s *server, ctx context.Context, r *acp.TerminalOutputRequest) (any, error) {
 		return s.mgr.TerminalOutput(ctx, r)
@@ -226,9 +230,7 @@ var methods = map[string]method{
 	methodKill: call(func(s *server, ctx context.Context, r *acp.KillTerminalRequest) (any, error) {
 		return s.mgr.KillTerminal(ctx, r)
 	}),
-	methodRelease: call(func(s *server, ctx context.Context, r *acp.ReleaseTerminalRequest) (any, error) {
-		return s.mgr.ReleaseTerminal(ctx, r)
-	}),
+	methodRelease:       call((*server).release),
 	methodReadTextFile:  call((*server).readTextFile),
 	methodWriteTextFile: call((*server).writeTextFile),
 }
@@ -248,10 +250,13 @@ func call[Req any](fn func(*server, context.Context, *Req) (any, error)) method 
 	}
 }
 
-// Handle serves the client's calls; notifications from the client have
-// no meaning here and are ignored.
+// Handle serves the client's calls and its grants; other notifications
+// have no meaning here and are ignored.
 func (s *server) Handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	if !req.IsCall() {
+		if req.Method == NotifyGrant {
+			s.grant(req.Params)
+		}
 		return nil, nil
 	}
 	m := methods[req.Method]
@@ -266,7 +271,10 @@ func (s *server) helloCall(_ context.Context, req *HelloRequest) (any, error) {
 		return nil, fmt.Errorf("%w: protocol version %d is not this server's (%d): the acpterm on the target is of another release",
 			acp.ErrInvalidParams, req.ProtocolVersion, ProtocolVersion)
 	}
-	return &s.hello, nil
+	s.attach.Store(req.Attachments)
+	hello := s.hello
+	hello.Attachments = req.Attachments
+	return &hello, nil
 }
 
 func (s *server) setSessionCwd(_ context.Context, req *SetSessionCwdRequest) (any, error) {
@@ -278,7 +286,46 @@ func (s *server) setSessionCwd(_ context.Context, req *SetSessionCwdRequest) (an
 
 func (s *server) releaseSession(_ context.Context, req *ReleaseSessionRequest) (any, error) {
 	s.mgr.ReleaseSession(req.SessionID)
+	s.mu.Lock()
+	for _, st := range s.streams {
+		if st.sid == req.SessionID {
+			st.markReleased()
+		}
+	}
+	s.mu.Unlock()
 	return struct{}{}, nil
+}
+
+// release releases a terminal; its stream then waits for the client no
+// more (a lossless one skips what the client has no room for).
+func (s *server) release(ctx context.Context, req *acp.ReleaseTerminalRequest) (any, error) {
+	resp, err := s.mgr.ReleaseTerminal(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if st := s.stream(req.SessionID, req.TerminalID); st != nil {
+		st.markReleased()
+	}
+	return resp, nil
+}
+
+func (s *server) stream(sid acp.SessionID, tid acp.TerminalID) *stream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streams[string(sid)+"\x00"+string(tid)]
+}
+
+// grant is a client's grant for a lossless stream. A malformed one, or
+// one for a stream that is gone, is ignored: the client only holds up
+// its own terminals by getting it wrong.
+func (s *server) grant(params json.RawMessage) {
+	var g GrantNotification
+	if json.Unmarshal(params, &g) != nil {
+		return
+	}
+	if st := s.stream(g.SessionID, g.TerminalID); st != nil {
+		st.grantTo(g.Taken)
+	}
 }
 
 func (s *server) create(ctx context.Context, req *acp.CreateTerminalRequest) (any, error) {
@@ -286,16 +333,34 @@ func (s *server) create(ctx context.Context, req *acp.CreateTerminalRequest) (an
 	if err != nil {
 		return nil, err
 	}
-	// Subscribing right after the create replays from the start, so the
-	// stream misses nothing the command wrote in between.
-	if err := s.startStream(req.SessionID, resp.TerminalID, 0); err != nil && !errors.Is(err, terminal.ErrNotFound) {
+	// Subscribing right after the create replays the retained output, so
+	// the stream misses nothing the command wrote in between unless that
+	// was more than its outputByteLimit (then the first chunk's Offset
+	// says so).
+	if err := s.startStream(req.SessionID, resp.TerminalID, 0, 0, nil); err != nil && !errors.Is(err, terminal.ErrNotFound) {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// createLossless is create with a lossless stream, whose held
+// subscription is made before the command's output is first read.
+func (s *server) createLossless(ctx context.Context, req *CreateRequest) (any, error) {
+	if req.Window == 0 {
+		return s.create(ctx, &req.Terminal)
+	}
+	resp, sub, err := s.mgr.CreateTerminalHeld(ctx, &req.Terminal)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.startStream(req.Terminal.SessionID, resp.TerminalID, 0, req.Window, sub); err != nil {
 		return nil, err
 	}
 	return resp, nil
 }
 
 func (s *server) subscribe(_ context.Context, req *SubscribeRequest) (any, error) {
-	if err := s.startStream(req.SessionID, req.TerminalID, req.After); err != nil {
+	if err := s.startStream(req.SessionID, req.TerminalID, req.After, req.Window, nil); err != nil {
 		return nil, err
 	}
 	return struct{}{}, nil

@@ -1,0 +1,79 @@
+//go:build linux
+
+package remote_test
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/terminal"
+)
+
+// benchCommands are the outputs the stream benchmarks capture: text, as
+// most terminal output is (sent as JSON strings), and zero bytes (sent as
+// base64).
+var benchCommands = []struct {
+	name string
+	sh   string
+}{
+	{"text", "yes 'ok  github.com/acpterm/acpterm/remote  0.042s  coverage: 81.3%% of statements' | head -c %d"},
+	{"binary", "head -c %d /dev/zero"},
+}
+
+// BenchmarkStream captures a command's output through an exec server in
+// this process, over a pipe: the cost of the stream itself, no transport.
+//
+// go test ./remote -run XXX -bench Stream -benchtime 5x -cpuprofile cpu.out
+func BenchmarkStream(b *testing.B) {
+	const size = 200 << 20
+	for _, bc := range benchCommands {
+		b.Run(bc.name, func(b *testing.B) {
+			s := serve(b, nil, nil)
+			sub, err := s.c.SubscribeLossless("")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer sub.Close()
+			ctx := testCtx(b)
+			b.SetBytes(size)
+			cpu0 := processCPU()
+			for b.Loop() {
+				id := create(b, s.c, &acp.CreateTerminalRequest{Command: fmt.Sprintf(bc.sh, size)})
+				var got uint64
+				for {
+					ev, err := sub.Next(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					got += uint64(len(ev.Data))
+					if ev.Dropped != 0 {
+						b.Fatalf("%d bytes dropped", ev.Dropped)
+					}
+					if ev.Kind == terminal.EventExited {
+						break
+					}
+				}
+				if got != size {
+					b.Fatalf("%d bytes, want %d", got, size)
+				}
+				if _, err := s.c.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
+					b.Fatal(err)
+				}
+				drain(b, sub, id)
+			}
+			// The server's and the client's work together, the command's
+			// aside: steadier than MB/s on a loaded machine.
+			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/size/float64(b.N), "ns/B-cpu")
+		})
+	}
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
