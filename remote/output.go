@@ -20,8 +20,9 @@ import (
 // FuzzOutputNotification).
 
 // maxChunk is the most output one notification carries: large enough
-// that a message's fixed costs vanish beside its bytes, small enough
-// that the client's reader joins a line in one reused buffer.
+// that a message's fixed costs vanish beside its bytes, and just under
+// the 256 KiB that the connection's writer hands to one Write, so that an
+// attached chunk and its header go out in one write.
 const maxChunk = 255 << 10
 
 // MarshalJSON encodes n as "text" when its bytes are valid UTF-8 whose
