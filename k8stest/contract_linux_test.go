@@ -104,7 +104,7 @@ func transportAlone(t *testing.T, c *cluster) {
 	// Seen from inside the pod too, as a real cluster's pod would show it.
 	var left []string
 	if err := poll(nil, 5*time.Second, func() error {
-		if left = c.inPod(p).marked(t, marker); len(left) != 1 || !strings.HasSuffix(left[0], " sleep 1051 ") {
+		if left = c.inPod(p).marked(t, marker); len(left) != 1 || !strings.HasSuffix(left[0], " sleep 1051") {
 			return errLeft
 		}
 		return nil

@@ -84,11 +84,14 @@ type inPod struct {
 }
 
 func (p inPod) marked(t testing.TB, marker string) []string {
-	return p.list(t, `tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qx `+remote.ShellQuote(markerVar+"="+marker))
+	return p.list(t, `tr '\0' '\n' < "$d/environ" | grep -qx `+remote.ShellQuote(markerVar+"="+marker))
 }
 
 func (p inPod) servers(t testing.TB) []string {
-	return p.list(t, `tr '\0' ' ' < "$d/cmdline" 2>/dev/null | grep -q 'acpterm exec-serve[r]'`)
+	// An acpterm whose first argument is exec-server (not, say, the
+	// kubectl that started it, where the pod's processes are this
+	// machine's).
+	return p.list(t, `tr '\0' ' ' < "$d/cmdline" | grep -q '^[^ ]*acpterm exec-serve[r] '`)
 }
 
 // list runs test for each process directory $d of the pod's /proc (the
@@ -99,18 +102,24 @@ func (p inPod) servers(t testing.TB) []string {
 func (p inPod) list(t testing.TB, test string) []string {
 	t.Helper()
 	script := `for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = $$ ] && continue; ` +
-		`if ` + test + `; then s=$(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -c1); ` +
-		`[ -n "$s" ] && [ "$s" != Z ] && echo "$p $(tr '\0' ' ' < "$d/cmdline")"; fi; done; true`
+		`if { ` + test + `; } 2>/dev/null; then s=$(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -c1); ` +
+		`[ -n "$s" ] && [ "$s" != Z ] && echo "$p $(tr '\0' ' ' < "$d/cmdline")"; fi; done 2>/dev/null; true`
 	args := append(append([]string{}, p.kubectl[1:]...), p.execArgs()...)
 	args = append(args, "sh", "-c", script)
-	out, err := exec.Command(p.kubectl[0], args...).CombinedOutput()
+	cmd := exec.Command(p.kubectl[0], args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("listing the pod's processes: %v\n%s", err, out)
+		t.Fatalf("listing the pod's processes: %v\n%s", err, stderr.String())
 	}
-	if s := strings.TrimSpace(string(out)); s != "" {
-		return strings.Split(s, "\n")
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
 	}
-	return nil
+	return lines
 }
 
 func (p inPod) execArgs() []string {
