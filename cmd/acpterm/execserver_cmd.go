@@ -28,6 +28,8 @@ Commands run in --cwd (default: the directory it was started in, the
 user's home over ssh) unless the client names another inside it.
 Variables whose names mark them as credentials (*KEY*, *SECRET*, *TOKEN*,
 *PASSWORD*, *PASSWD*) are withheld from the commands unless --pass-env.
+--output-limit, --max-terminals, --kill-grace, --timeout and --shell mean
+what they mean to acpterm run, which passes its own on.
 `
 
 // execServerFlags are exec-server's flags.
@@ -39,6 +41,7 @@ type execServerFlags struct {
 	writable []string
 	gitRW    bool
 	passEnv  []string
+	terminalFlags
 }
 
 func newExecServerFlags(out io.Writer) *execServerFlags {
@@ -50,12 +53,16 @@ func newExecServerFlags(out io.Writer) *execServerFlags {
 	f.fs.Var(listFlag{&f.writable}, "writable", "also let the commands write `PATH`; repeatable; workspace-write only")
 	f.fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable")
 	f.fs.Var(listFlag{&f.passEnv}, "pass-env", "let the credential variable `NAME` reach the commands; repeatable")
+	f.terminalFlags.add(f.fs)
 	f.fs.Usage = usageText(f.fs, execServerUsage)
 	return f
 }
 
 // options turns the flags into the server's options.
 func (f *execServerFlags) options() (*remote.ServerOptions, error) {
+	if err := f.terminalFlags.check(); err != nil {
+		return nil, err
+	}
 	cwd, err := serverCwd(f.cwd)
 	if err != nil {
 		return nil, err
@@ -85,10 +92,9 @@ func (f *execServerFlags) options() (*remote.ServerOptions, error) {
 		policy.Sandbox = sp
 	}
 	env, _ := terminal.WithoutSecrets(os.Environ(), f.passEnv...)
-	return &remote.ServerOptions{
-		Version:  client.Version(),
-		Terminal: &terminal.Options{Policy: policy, Env: env, DefaultCwd: cwd},
-	}, nil
+	topts := &terminal.Options{Policy: policy, Env: env, DefaultCwd: cwd}
+	f.terminalFlags.options(topts)
+	return &remote.ServerOptions{Version: client.Version(), Terminal: topts}, nil
 }
 
 // serverCwd resolves --cwd: ~ against the home, and symlinks, since the

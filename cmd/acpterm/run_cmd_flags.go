@@ -12,50 +12,42 @@ import (
 
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
-	"github.com/acpterm/acpterm/terminal"
 )
 
 // The flags of acpterm run, and how they become the client's config: each
 // step checks what it reads, in the order the usage errors come.
 
 type runFlags struct {
-	fs           *flag.FlagSet
-	prompt       string
-	promptSet    bool
-	cwd          string
-	roots        []string
-	format       string
-	noColor      bool
-	approveAll   bool
-	denyAll      bool
-	outputLimit  uint64
-	maxTerminals int
-	killGrace    time.Duration
-	timeout      time.Duration
-	shell        string
-	initTimeout  time.Duration
-	auth         string
-	mode         string
-	model        string
-	settings     []string
-	turnTimeout  time.Duration
-	cancelGrace  time.Duration
-	resume       bool
-	session      string
-	sandbox      sandboxFlags
-	agentStderr  string
-	remote       remoteFlags
+	fs         *flag.FlagSet
+	prompt     string
+	promptSet  bool
+	cwd        string
+	roots      []string
+	format     string
+	noColor    bool
+	approveAll bool
+	denyAll    bool
+	terminalFlags
+	initTimeout time.Duration
+	auth        string
+	mode        string
+	model       string
+	settings    []string
+	turnTimeout time.Duration
+	cancelGrace time.Duration
+	resume      bool
+	session     string
+	sandbox     sandboxFlags
+	agentStderr string
+	remote      remoteFlags
 }
 
 func newRunFlags(out io.Writer) *runFlags {
 	f := &runFlags{
-		fs:           flag.NewFlagSet("acpterm run", flag.ContinueOnError),
-		format:       "text",
-		outputLimit:  terminal.DefaultOutputCeiling,
-		maxTerminals: terminal.DefaultMaxTerminalsPerSession,
-		cancelGrace:  client.DefaultCancelGrace,
-		killGrace:    terminal.DefaultKillGrace,
-		initTimeout:  client.DefaultInitTimeout,
+		fs:          flag.NewFlagSet("acpterm run", flag.ContinueOnError),
+		format:      "text",
+		cancelGrace: client.DefaultCancelGrace,
+		initTimeout: client.DefaultInitTimeout,
 	}
 	fs := f.fs
 	fs.SetOutput(out)
@@ -66,11 +58,7 @@ func newRunFlags(out io.Writer) *runFlags {
 	fs.Var(listFlag{&f.roots}, "root", "a workspace root `DIR` confining fs/* paths and terminal cwds;\nrepeatable (default: the --cwd)")
 	fs.BoolVar(&f.approveAll, "approve-all", false, "allow every permission request and command")
 	fs.BoolVar(&f.denyAll, "deny-all", false, "deny every permission request and command")
-	fs.Var(sizeFlag{&f.outputLimit}, "output-limit", "host ceiling on each terminal's output buffer, `SIZE` in bytes\nor with a unit: 64KiB, 16MiB (K/M/G are 1024-based, KB/MB/GB 1000-based)")
-	fs.IntVar(&f.maxTerminals, "max-terminals", f.maxTerminals, "at most `N` live terminals for the agent at once")
-	fs.DurationVar(&f.killGrace, "kill-grace", f.killGrace, "wait `DURATION` between SIGTERM and SIGKILL when a command is killed")
-	fs.DurationVar(&f.timeout, "timeout", 0, "kill any command that runs longer than this `DURATION` (default: none)")
-	fs.StringVar(&f.shell, "shell", "", "the shell `PATH` that runs commands sent as one line\n(default: $SHELL when it is a POSIX shell, else /bin/sh)")
+	f.terminalFlags.add(fs)
 	fs.DurationVar(&f.initTimeout, "init-timeout", f.initTimeout, "give the agent `DURATION` to answer initialize and session/new")
 	fs.StringVar(&f.auth, "auth", "", "authenticate with the agent's auth `METHOD` (its ID) before session/new\n(default: only when the agent asks; see Authentication below)")
 	fs.StringVar(&f.mode, "mode", "", "switch the session to the agent's mode `ID` before the prompt")
@@ -203,21 +191,10 @@ func (f *runFlags) checkLimits() error {
 	if f.cancelGrace <= 0 {
 		return errors.New("--cancel-grace must be positive")
 	}
-	// The library reads 0 (or less) as "the default" or "no limit": a
-	// value given on the command line means what it says, or is refused.
-	switch {
-	case f.maxTerminals < 1:
-		return fmt.Errorf("--max-terminals must be at least 1, not %d", f.maxTerminals)
-	case f.killGrace <= 0:
-		return fmt.Errorf("--kill-grace must be positive, not %v", f.killGrace)
-	case f.timeout < 0:
-		return fmt.Errorf("--timeout must not be negative, not %v", f.timeout)
-	case f.initTimeout <= 0:
+	if f.initTimeout <= 0 {
 		return fmt.Errorf("--init-timeout must be positive, not %v", f.initTimeout)
-	case f.outputLimit == 0:
-		return errors.New("--output-limit must be positive")
 	}
-	return nil
+	return f.terminalFlags.check()
 }
 
 // agentStderrTo is what --agent-stderr asks for, and the file it names,

@@ -59,10 +59,11 @@ func (f *remoteFlags) config() (*client.Remote, error) {
 	return &client.Remote{Target: t, Binary: f.binary, InstallDir: f.installDir, Tool: f.tool, ToolArgs: f.toolArgs}, nil
 }
 
-// localOnly are the flags of what runs here that the exec server on a
-// target does not take: given with --remote they would be ignored there,
-// so they are refused.
-var localOnly = []string{"cwd", "root", "shell", "timeout", "output-limit", "max-terminals", "kill-grace"}
+// localOnly are the flags of a directory here: with --remote the
+// session's directory, and the one that confines the commands and fs/*,
+// is the target's DIR, so they are refused with a pointer to it. The
+// limits and the shell (terminalFlags) go on to the exec server.
+var localOnly = []string{"cwd", "root"}
 
 // applyRemote checks the --remote flags and sets cfg.Remote; with a
 // target, the flags that only mean something here are refused.
@@ -81,7 +82,9 @@ func (f *runFlags) applyRemote(cfg *client.Config) error {
 	t := rc.Target
 	for _, name := range localOnly {
 		if f.given(name) {
-			return fmt.Errorf("--%s is not carried to a --remote target (the session's directory is the target's: %s)", name, t)
+			example := t
+			example.Dir = "/DIR"
+			return fmt.Errorf("--%s with --remote: put the directory in the target instead, %s (the session's directory, and the one the commands and fs/* are confined to, is the target's: %s)", name, example, t)
 		}
 	}
 	if f.sandbox.agent.set && f.sandbox.agent.value {

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/remote"
 	"github.com/acpterm/acpterm/sandbox"
+	"github.com/acpterm/acpterm/terminal"
 	"github.com/acpterm/acpterm/workspace"
 )
 
@@ -63,6 +65,30 @@ func (d *driver) serverArgs() []string {
 	}
 	for _, n := range c.PassEnv {
 		args = append(args, "--pass-env", n)
+	}
+	return append(args, terminalArgs(c)...)
+}
+
+// terminalArgs are the exec server's flags for the run's limits and
+// shell, which the target's runtime then applies as this one would: those
+// that differ from the defaults, so that an acpterm there of an earlier
+// release is asked for nothing it lacks when nothing is asked.
+func terminalArgs(c *Config) []string {
+	var args []string
+	if c.OutputLimit != 0 && c.OutputLimit != terminal.DefaultOutputCeiling {
+		args = append(args, "--output-limit", strconv.FormatUint(c.OutputLimit, 10))
+	}
+	if c.MaxTerminals != 0 && c.MaxTerminals != terminal.DefaultMaxTerminalsPerSession {
+		args = append(args, "--max-terminals", strconv.Itoa(c.MaxTerminals))
+	}
+	if c.KillGrace != 0 && c.KillGrace != terminal.DefaultKillGrace {
+		args = append(args, "--kill-grace", c.KillGrace.String())
+	}
+	if c.Timeout > 0 {
+		args = append(args, "--timeout", c.Timeout.String())
+	}
+	if c.Shell != "" {
+		args = append(args, "--shell", c.Shell)
 	}
 	return args
 }
