@@ -52,6 +52,10 @@ func TestKubernetes(t *testing.T) {
 		}
 		contract(t, cl, ws, sameMachine{p.ctr})
 	})
+	t.Run("seen from inside the pod", func(t *testing.T) {
+		p := c.newPod(t, "inside")
+		seenFromInside(t, p.target(c, p.workspace(t)), c.commandOptions, c.inPod(p), local)
+	})
 	t.Run("disconnect", func(t *testing.T) {
 		p := c.newPod(t, "disconnect")
 		cl, conn, _ := dialPod(t, c, p, p.workspace(t), local)
@@ -206,18 +210,27 @@ func TestKubernetesTarget(t *testing.T) {
 		t.Fatalf("%s=%q: want k8s://[CONTEXT/]NAMESPACE/POD[/CONTAINER]:DIR (%v)", targetVar, s, err)
 	}
 	local := acptermBinary(t, t.TempDir())
-	pl := inPod{target: tg, kubectl: []string{"kubectl"}}
+	seenFromInside(t, tg, func() *remote.CommandOptions { return &remote.CommandOptions{} }, inPod{target: tg, kubectl: []string{"kubectl"}}, local)
+}
+
+// seenFromInside is the contract and the disconnect as TestKubernetesTarget
+// runs them: through kubectl with copts, what runs in the pod seen only
+// from inside it (pl).
+func seenFromInside(t *testing.T, tg remote.Target, copts func() *remote.CommandOptions, pl inPod, local string) {
 	t.Run("contract", func(t *testing.T) {
-		cl, _, _ := dial(t, tg, &remote.CommandOptions{}, local)
+		cl, _, _ := dial(t, tg, copts(), local)
 		h := cl.Hello()
 		t.Logf("exec server in %s: %s/%s, cwd %s, isolation %s, sandbox %s", tg, h.OS, h.Arch, h.DefaultCwd, h.Isolation, h.Sandbox.Mode)
+		if got := pl.servers(t); len(got) != 1 {
+			t.Errorf("exec servers in the pod: %q, want one", got)
+		}
 		contract(t, cl, h.DefaultCwd, pl)
 		if err := cl.Close(); err != nil {
 			t.Logf("closing the exec server's connection: %v", err)
 		}
 	})
 	t.Run("disconnect", func(t *testing.T) {
-		cl, conn, _ := dial(t, tg, &remote.CommandOptions{}, local)
+		cl, conn, _ := dial(t, tg, copts(), local)
 		disconnect(t, cl, conn, pl)
 	})
 }
