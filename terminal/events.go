@@ -65,6 +65,11 @@ type Event struct {
 	// TimedOut, with Status, reports that Policy.Timeout expired and the
 	// manager killed the command (see Output.TimedOut).
 	TimedOut bool
+	// Lost, set on EventExited and EventReleased by a host that lost touch
+	// with where the command ran (the connection to an exec server ended
+	// before its exit was heard), says so and what became of the command;
+	// Status is then nil. A Manager never sets it.
+	Lost string
 }
 
 // ErrSubscriptionClosed is returned by Subscription.Next once the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +32,10 @@ type terminals interface {
 	Terminals(sessionID acp.SessionID) []terminal.Info
 	// events subscribes to the events of every terminal, from now on.
 	events() (eventStream, error)
+	// killNow SIGKILLs the process groups of the session's terminals at
+	// once, with no kill grace: the second interrupt. Their release
+	// follows.
+	killNow(sessionID acp.SessionID)
 	// Close releases every terminal left and ends the runtime; once it
 	// returns, the events end after those already queued.
 	Close() error
@@ -52,6 +57,14 @@ func (l localTerminals) events() (eventStream, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+func (l localTerminals) killNow(sessionID acp.SessionID) {
+	// A listed terminal is not released yet, so its leader is not reaped
+	// and its PID still names its group.
+	for _, t := range l.Terminals(sessionID) {
+		killProcessGroup(t.PID)
+	}
 }
 
 // remoteCallBound bounds the calls to the exec server that no request of
@@ -84,11 +97,17 @@ type remoteTerminals struct {
 	// pending are the requests of creates sent whose terminal the display
 	// has not been told of yet: the target's events name what runs
 	// (Argv), not what was asked (Command, Args), which the display shows.
-	pending  []pendingCreate
+	pending []pendingCreate
+	// order is the keys of live in the order shown; exited those whose
+	// exit the display was told of.
+	order    []string
+	exited   map[string]bool
 	changed  chan struct{} // signalled when live shrinks
 	closing  bool          // Close has begun: the end of the connection is no news
+	killed   bool          // killNow ended the connection
 	stopLost chan struct{} // ends watchLost
 	lostDone chan struct{} // closed when watchLost has returned
+	closer   sync.WaitGroup
 }
 
 var _ terminals = (*remoteTerminals)(nil)
@@ -97,6 +116,7 @@ func newRemoteTerminals(r *remoteRun, decide func(context.Context, terminal.Info
 	t := &remoteTerminals{r: r, c: r.client, decide: decide, confined: confined, warn: warn,
 		defaultCwd: r.client.Hello().DefaultCwd,
 		cwds:       map[acp.SessionID]string{}, sessions: map[acp.SessionID]bool{}, live: map[string]terminal.Info{},
+		exited:  map[string]bool{},
 		changed: make(chan struct{}, 1), stopLost: make(chan struct{}), lostDone: make(chan struct{})}
 	go t.watchLost()
 	return t
@@ -186,7 +206,48 @@ func (t *remoteTerminals) TerminalOutput(ctx context.Context, req *acp.TerminalO
 }
 
 func (t *remoteTerminals) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
-	return t.c.WaitForTerminalExit(ctx, req)
+	resp, err := t.c.WaitForTerminalExit(ctx, req)
+	return resp, t.lostErr(err)
+}
+
+// lostErr says, of a call that failed because the connection ended, what
+// that means for the agent's command: it was killed there, and its exit
+// status will never be known.
+func (t *remoteTerminals) lostErr(err error) error {
+	if err == nil || !errors.Is(err, remote.ErrDisconnected) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", t.lostReason(), err)
+}
+
+// lostReason is why the display will never hear of the end of a terminal
+// that still ran when the connection ended.
+func (t *remoteTerminals) lostReason() string {
+	t.mu.Lock()
+	killed, closing := t.killed, t.closing
+	t.mu.Unlock()
+	switch {
+	case killed:
+		return fmt.Sprintf("killed: acpterm ended the connection to %s, and the target killed the command at once", t.r.host)
+	case closing:
+		return fmt.Sprintf("acpterm ended the connection to %s before the command's end was heard, and the target killed it", t.r.host)
+	}
+	return fmt.Sprintf("the connection to %s was lost and the target killed the command", t.r.host)
+}
+
+// killNow ends the connection: the exec server's dead-man rule SIGKILLs
+// the process group of every command it runs at once, with no kill grace
+// (the protocol has no signal verb, and terminal/kill waits out the grace
+// on the target). The terminals still running then end on the display as
+// killed. Close joins the closing.
+func (t *remoteTerminals) killNow(acp.SessionID) {
+	t.mu.Lock()
+	first := !t.killed
+	t.killed, t.closing = true, true
+	t.mu.Unlock()
+	if first {
+		t.closer.Go(func() { _ = t.c.Close() })
+	}
 }
 
 func (t *remoteTerminals) KillTerminal(ctx context.Context, req *acp.KillTerminalRequest) (*acp.KillTerminalResponse, error) {
@@ -262,6 +323,7 @@ func (t *remoteTerminals) Close() error {
 	}
 	t.waitReleased(releasedWait)
 	err := t.c.Close()
+	t.closer.Wait()
 	close(t.stopLost)
 	<-t.lostDone
 	if errors.Is(err, remote.ErrDisconnected) {
@@ -298,12 +360,23 @@ func (t *remoteTerminals) waitReleased(within time.Duration) {
 type remoteEvents struct {
 	t   *remoteTerminals
 	sub *remote.Subscription
+	// ends are the events that end the terminals the connection cut off,
+	// given before err, the subscription's end.
+	ends []terminal.Event
+	err  error
 }
 
 func (e *remoteEvents) Next(ctx context.Context) (terminal.Event, error) {
+	if e.err != nil {
+		return e.nextEnd()
+	}
 	ev, err := e.sub.Next(ctx)
 	if err != nil {
-		return ev, err
+		if errors.Is(err, remote.ErrDisconnected) {
+			e.ends = e.t.cutOff()
+		}
+		e.err = err
+		return e.nextEnd()
 	}
 	t := e.t
 	switch ev.Kind {
@@ -317,13 +390,22 @@ func (e *remoteEvents) Next(ctx context.Context) (terminal.Event, error) {
 			} else if len(info.Argv) > 0 {
 				info.Command, info.Args = info.Argv[0], info.Argv[1:]
 			}
-			t.live[termKey(ev.SessionID, ev.TerminalID)] = info
+			key := termKey(ev.SessionID, ev.TerminalID)
+			t.live[key] = info
+			t.order = append(t.order, key)
 			t.mu.Unlock()
 			ev.Info = &info
 		}
-	case terminal.EventReleased:
+	case terminal.EventExited:
 		t.mu.Lock()
-		delete(t.live, termKey(ev.SessionID, ev.TerminalID))
+		t.exited[termKey(ev.SessionID, ev.TerminalID)] = true
+		t.mu.Unlock()
+	case terminal.EventReleased:
+		key := termKey(ev.SessionID, ev.TerminalID)
+		t.mu.Lock()
+		delete(t.live, key)
+		delete(t.exited, key)
+		t.order = slices.DeleteFunc(t.order, func(k string) bool { return k == key })
 		t.mu.Unlock()
 		select {
 		case t.changed <- struct{}{}:
@@ -333,13 +415,53 @@ func (e *remoteEvents) Next(ctx context.Context) (terminal.Event, error) {
 	return ev, nil
 }
 
+// nextEnd gives the next of the ends, then the subscription's error.
+func (e *remoteEvents) nextEnd() (terminal.Event, error) {
+	if len(e.ends) == 0 {
+		return terminal.Event{}, e.err
+	}
+	ev := e.ends[0]
+	e.ends = e.ends[1:]
+	return ev, nil
+}
+
+// cutOff is what ends, on the display, the terminals shown and not
+// released when the connection ended: an exit for those whose exit was
+// not heard, with the reason in place of a status, and a release for
+// each. They are forgotten, as released.
+func (t *remoteTerminals) cutOff() []terminal.Event {
+	why := t.lostReason()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var evs []terminal.Event
+	for _, key := range t.order {
+		if _, ok := t.live[key]; !ok {
+			continue
+		}
+		sid, tid, _ := strings.Cut(key, "\x00")
+		ev := terminal.Event{SessionID: acp.SessionID(sid), TerminalID: acp.TerminalID(tid), Lost: why}
+		if !t.exited[key] {
+			ev.Kind = terminal.EventExited
+			evs = append(evs, ev)
+		}
+		ev.Kind = terminal.EventReleased
+		evs = append(evs, ev)
+	}
+	t.live, t.exited, t.order = map[string]terminal.Info{}, map[string]bool{}, nil
+	select {
+	case t.changed <- struct{}{}:
+	default:
+	}
+	return evs
+}
+
 // Close ends the subscription; nobody is then left to see releases, for
 // which Close of the terminals need not wait.
 func (e *remoteEvents) Close() {
 	e.sub.Close()
 	t := e.t
 	t.mu.Lock()
-	t.live = map[string]terminal.Info{}
+	t.live, t.exited, t.order = map[string]terminal.Info{}, map[string]bool{}, nil
 	t.mu.Unlock()
 	select {
 	case t.changed <- struct{}{}:

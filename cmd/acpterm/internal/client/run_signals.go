@@ -120,11 +120,7 @@ func (d *driver) kill() {
 	d.mu.Unlock()
 	d.killAgent()
 	if sid != "" {
-		// A listed terminal is not released yet, so its leader is not
-		// reaped and its PID still names its group.
-		for _, t := range d.mgr.Terminals(sid) {
-			killProcessGroup(t.PID)
-		}
+		d.mgr.killNow(sid)
 	}
 	d.perm.CancelAll()
 }

@@ -104,7 +104,10 @@ type jsonTerminalExit struct {
 	ExitCode   *uint32        `json:"exitCode"`
 	Signal     *string        `json:"signal"`
 	TimedOut   bool           `json:"timedOut"`
-	DurationMs int64          `json:"durationMs"`
+	// Lost says why the exit was never heard (terminal.Event.Lost); the
+	// exit code and signal are then null.
+	Lost       string `json:"lost,omitempty"`
+	DurationMs int64  `json:"durationMs"`
 }
 
 type jsonPermission struct {
@@ -275,6 +278,7 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 		if st := ev.Status; st != nil {
 			e.ExitCode, e.Signal, e.TimedOut = st.ExitCode, st.Signal, ev.TimedOut
 		}
+		e.Lost = ev.Lost
 		r.emit(e)
 	case terminal.EventReleased:
 		delete(r.terms, ev.TerminalID)

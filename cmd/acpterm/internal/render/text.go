@@ -288,13 +288,13 @@ func (r *textRenderer) TerminalEvent(ev terminal.Event) {
 		tv.tail.Write(ev.Data)
 		return // the live region catches up on the next tick
 	case terminal.EventExited:
-		if tv.status == nil {
-			tv.status, tv.timedOut, tv.ended = ev.Status, ev.TimedOut, r.o.Now()
+		if tv.status == nil && tv.lost == "" {
+			tv.status, tv.timedOut, tv.lost, tv.ended = ev.Status, ev.TimedOut, ev.Lost, r.o.Now()
 		}
 	case terminal.EventReleased:
 		tv.released = true
-		if tv.status == nil && ev.Status != nil {
-			tv.status, tv.timedOut, tv.ended = ev.Status, ev.TimedOut, r.o.Now()
+		if tv.status == nil && tv.lost == "" && (ev.Status != nil || ev.Lost != "") {
+			tv.status, tv.timedOut, tv.lost, tv.ended = ev.Status, ev.TimedOut, ev.Lost, r.o.Now()
 		}
 	}
 	if !r.finished {

@@ -85,11 +85,14 @@ func (r *textRenderer) writeTerminal(b *strings.Builder, tv *termView, now time.
 		b.WriteString(r.st.Dim("  │ ") + clipColumns(l, r.lineWidth(4)) + "\n")
 	}
 	end := tv.ended
-	if tv.status == nil {
+	if tv.status == nil && tv.lost == "" {
 		end = now
 	}
 	status := statusText(tv.status, tv.timedOut)
 	switch {
+	case tv.lost != "":
+		// Its end was not heard: why, in place of an exit status.
+		status = r.st.Red(textsafe.Line(tv.lost))
 	case tv.display && !hasExit(tv.status) && tv.endedAs != "":
 		// No exit status came: how its tool call ended says it.
 		status = textsafe.Line(tv.endedAs)

@@ -82,7 +82,8 @@ type termView struct {
 	started  time.Time
 	ended    time.Time
 	status   *terminal.ExitStatus
-	timedOut bool // with status: the manager's timeout killed it
+	timedOut bool   // with status: the manager's timeout killed it
+	lost     string // why the host lost touch with it (terminal.Event.Lost)
 	released bool
 }
 
