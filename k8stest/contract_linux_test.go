@@ -24,7 +24,7 @@ import (
 // there, reached with a k8s://CONTEXT/NAMESPACE/POD/CONTAINER:DIR target
 // and the cluster's kubeconfig in ToolArgs.
 //
-// ACPTERM_K8S=1 go test -timeout 30m -run Kubernetes -v . (in k8stest/)
+// ACPTERM_K8S=1 go test -timeout 60m -run Kubernetes -v . (in k8stest/)
 func TestKubernetes(t *testing.T) {
 	optIn(t)
 	c := startCluster(t)

@@ -8,7 +8,7 @@
 // etcd from the module proxy (minutes; the binaries are kept in the user's
 // cache directory, under acpterm-k8stest):
 //
-//	cd k8stest && ACPTERM_K8S=1 go test -timeout 30m -v .
+//	cd k8stest && ACPTERM_K8S=1 go test -timeout 60m -v .
 //	ACPTERM_K8S=1 go test -run XXX -bench . -benchtime 5x .
 //
 // The package has no API; it is its tests.
