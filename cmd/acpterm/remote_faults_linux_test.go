@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -48,13 +50,14 @@ func childOf(t *testing.T, pid int, comm string) int {
 // startRemote starts acpterm run with args, its stdout and stderr kept,
 // and waits until want processes marked with mark run on the target. The
 // returned channel has its Wait's result.
-func startRemote(t *testing.T, mark string, want int, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer, chan error) {
+func startRemote(t *testing.T, mark string, want int, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, *watched, chan error) {
 	t.Helper()
 	cmd := exec.Command(acptermBin, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stdout bytes.Buffer
+	stderr := &watched{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -65,16 +68,66 @@ func startRemote(t *testing.T, mark string, want int, env []string, args ...stri
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
 			<-done
-			t.Fatalf("the command did not start on the target within 30 s\nstderr:\n%s", &stderr)
+			t.Fatalf("the command did not start on the target within 30 s\nstderr:\n%s", stderr)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return cmd, &stdout, &stderr, done
+	return cmd, &stdout, stderr, done
+}
+
+// watched is a process's output, kept, that tells when a text shows in
+// it (saw).
+type watched struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	waits []watch
+}
+
+type watch struct {
+	text string
+	seen chan struct{}
+}
+
+func (w *watched) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	w.check()
+	return len(p), nil
+}
+
+// check closes the channels of the texts that have shown. w.mu is held.
+func (w *watched) check() {
+	keep := w.waits[:0]
+	for _, x := range w.waits {
+		if strings.Contains(w.buf.String(), x.text) {
+			close(x.seen)
+		} else {
+			keep = append(keep, x)
+		}
+	}
+	w.waits = keep
+}
+
+// saw is closed once text has shown.
+func (w *watched) saw(text string) <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	x := watch{text, make(chan struct{})}
+	w.waits = append(w.waits, x)
+	w.check()
+	return x.seen
+}
+
+func (w *watched) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
 
 // waitEnd waits for acpterm to end, within bound, and checks it left no
 // race report.
-func waitEnd(t *testing.T, cmd *exec.Cmd, done chan error, stderr *bytes.Buffer, bound time.Duration) time.Duration {
+func waitEnd(t *testing.T, cmd *exec.Cmd, done chan error, stderr fmt.Stringer, bound time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
 	select {
@@ -136,16 +189,29 @@ func TestRemoteSSHConnectionLost(t *testing.T) {
 // TestRemoteSSHSecondInterrupt: the second Ctrl-C kills the commands on
 // the target at once, as it does here: SIGKILL of their process groups,
 // not terminal/kill's SIGTERM and kill grace, which a command that ignores
-// SIGTERM would otherwise make it wait out (30 s here).
+// SIGTERM would otherwise make it wait out (30 s here). The first Ctrl-C
+// cancels the turn, which the built-in agent answers with a terminal/kill
+// that the command ignores.
 func TestRemoteSSHSecondInterrupt(t *testing.T) {
 	t.Parallel()
 	s := needSSHD(t)
 	mark := newMark(t)
-	line := remoteMarkVar + "=" + mark + " sh -c 'trap \"\" TERM; setsid sleep 1091 & sleep 1092; wait'"
+	// exec: the terminal's own process ignores SIGTERM, not only a child
+	// of it (a group whose leader has exited is swept at once).
+	line := remoteMarkVar + "=" + mark + " exec sh -c 'trap \"\" TERM; setsid sleep 1091 & sleep 1092; wait'"
 	args := append([]string{"run", "--approve-all", "--sandbox", "off", "--kill-grace", "30s"}, remoteArgs(t, s, targetDir(t))...)
 	args = append(args, "-p", line, "--", acptermBin, "agent")
 	cmd, stdout, stderr, done := startRemote(t, mark, 3, nil, args...)
+	cancelling := stderr.saw("acpterm: cancelling the turn")
 	_ = cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-cancelling:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no cancel 10 s after the first Ctrl-C\nstderr:\n%s", stderr)
+	}
+	if left := sshtest.Running(remoteMarkVar, mark); len(left) < 3 {
+		t.Fatalf("the command ended at the first Ctrl-C (%v): it must ignore SIGTERM", left)
+	}
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	start := time.Now()
 	if left := sshtest.WaitNoneRunning(remoteMarkVar, mark, 2*time.Second); len(left) > 0 {
