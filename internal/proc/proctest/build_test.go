@@ -12,6 +12,9 @@ import (
 // the same file. Once its source changes, the next caller gets the new
 // program and the earlier caller keeps the one it had.
 func TestGoBuildSharesUnchangedBuilds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program three times")
+	}
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
