@@ -21,6 +21,9 @@ func pollable(r io.Reader) io.Reader {
 	if err != nil {
 		return r
 	}
+	// Not inherited: every command the server starts would hold the
+	// client's request stream open, and could read requests off it.
+	syscall.CloseOnExec(fd)
 	if err := syscall.SetNonblock(fd, true); err != nil {
 		_ = syscall.Close(fd)
 		return r

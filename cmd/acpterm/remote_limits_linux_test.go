@@ -114,3 +114,19 @@ func TestExecServerTerminalFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteSSHCommandFiles: a command on the target has stdin, stdout
+// and stderr and nothing else of the exec server's: not the request
+// stream, which it could read requests off.
+func TestRemoteSSHCommandFiles(t *testing.T) {
+	t.Parallel()
+	s := needSSHD(t)
+	args := append([]string{"run", "--approve-all", "--sandbox", "off"}, remoteArgs(t, s, targetDir(t))...)
+	// ls's own directory of /proc/self/fd is the last.
+	args = append(args, "-p", "ls /proc/self/fd | tr '\\n' ' '", "--", testExe(t))
+	r := acpterm(t, opts{env: []string{fakeAgentEnv + "=remote-term"}}, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "stdout", r.stdout, `exit=exit 0 output="0 1 2 3 " truncated=false`)
+}
