@@ -255,7 +255,21 @@ func (t *remoteTerminals) KillTerminal(ctx context.Context, req *acp.KillTermina
 }
 
 func (t *remoteTerminals) ReleaseTerminal(ctx context.Context, req *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
+	if t.isKilled() {
+		return nil, t.lostErr(remote.ErrDisconnected)
+	}
 	return t.c.ReleaseTerminal(ctx, req)
+}
+
+// isKilled reports whether killNow has ended the connection. A release is
+// then not sent: one that reached the target before the end of the
+// connection would make it wait out the kill grace there (the server's
+// dead-man rule SIGKILLs the commands that have not exited, not those it
+// is releasing).
+func (t *remoteTerminals) isKilled() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.killed
 }
 
 // SetSessionCwd sets the session's cwd here, for the approval, and on the
@@ -273,10 +287,14 @@ func (t *remoteTerminals) SetSessionCwd(sessionID acp.SessionID, dir string) err
 }
 
 func (t *remoteTerminals) ReleaseSession(sessionID acp.SessionID) {
-	ctx, cancel := context.WithTimeout(context.Background(), remoteCallBound)
-	defer cancel()
-	if err := t.c.ReleaseSession(ctx, sessionID); err != nil && !errors.Is(err, remote.ErrDisconnected) {
-		t.warn(fmt.Sprintf("acpterm: %s: releasing the session's terminals: %v", t.r.where, err))
+	// After killNow the end of the connection releases everything
+	// (isKilled).
+	if !t.isKilled() {
+		ctx, cancel := context.WithTimeout(context.Background(), remoteCallBound)
+		defer cancel()
+		if err := t.c.ReleaseSession(ctx, sessionID); err != nil && !errors.Is(err, remote.ErrDisconnected) {
+			t.warn(fmt.Sprintf("acpterm: %s: releasing the session's terminals: %v", t.r.where, err))
+		}
 	}
 	t.mu.Lock()
 	delete(t.sessions, sessionID)

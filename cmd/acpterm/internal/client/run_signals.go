@@ -118,10 +118,12 @@ func (d *driver) kill() {
 	}
 	sid := d.sid
 	d.mu.Unlock()
-	d.killAgent()
+	// The terminals first: the agent's death ends the turn, whose settle
+	// would otherwise release them, with a kill grace, before this kills.
 	if sid != "" {
 		d.mgr.killNow(sid)
 	}
+	d.killAgent()
 	d.perm.CancelAll()
 }
 
