@@ -406,30 +406,15 @@ func kindErr(name string) error {
 	return nil
 }
 
-// shutdown is the dead-man rule: every command dies at once, then the
-// manager's teardown sweeps what is left (cgroup, process groups, the
-// marker scan), the streams end and are joined.
+// shutdown is the dead-man rule: every command dies at once, those whose
+// release is waiting out its kill grace included, then the manager's
+// teardown sweeps what is left (cgroup, process groups, the marker scan),
+// the streams end and are joined.
 func (s *server) shutdown() {
 	s.mu.Lock()
 	s.closed = true
-	live := make([]*stream, 0, len(s.streams))
-	for _, st := range s.streams {
-		live = append(live, st)
-	}
 	s.mu.Unlock()
-	var pids []int
-	for _, st := range live {
-		// Only a command still running: the group of one that exited may
-		// be gone, its ID free for another process.
-		out, err := s.mgr.Output(context.Background(), st.sid, st.tid)
-		st.mu.Lock()
-		pid := st.pid
-		st.mu.Unlock()
-		if err == nil && out.ExitStatus == nil && pid > 0 {
-			pids = append(pids, pid)
-		}
-	}
-	killGroups(pids)
+	s.mgr.KillAll()
 	_ = s.mgr.Close()
 	s.cancel()
 	s.wg.Wait()

@@ -258,6 +258,36 @@ func (m *Manager) Close() error {
 	return nil
 }
 
+// KillAll SIGKILLs every command the manager runs, at once and without the
+// kill grace: the commands of every session, and those whose release is
+// under way and still waiting out their grace period. Their process groups
+// (and cgroups) go too. It is for a host that must end everything now: its
+// connection to the client is lost, or the user asked twice. The terminals
+// stay; Release, ReleaseSession or Close then frees them, and finds the
+// commands already gone.
+func (m *Manager) KillAll() {
+	m.mu.Lock()
+	var ts []*term
+	for _, s := range m.sessions {
+		for _, t := range s.terms {
+			ts = append(ts, t)
+		}
+	}
+	for _, t := range m.releasing {
+		ts = append(ts, t)
+	}
+	m.mu.Unlock()
+	for _, t := range ts {
+		t.mu.Lock()
+		// Until finish marks it, the command's process is not reaped, so
+		// its process group ID cannot name another's.
+		if !t.reaped {
+			t.proc.kill()
+		}
+		t.mu.Unlock()
+	}
+}
+
 // teardown kills, sweeps and frees terminals already removed from their
 // session. The kills run concurrently, so n terminals take one grace
 // period, not n.
@@ -295,6 +325,9 @@ func (m *Manager) finish(t *term, registered bool) {
 	// closing is what ends a read that a descendant keeps open.
 	_ = t.pr.Close()
 	t.wg.Wait()
+	t.mu.Lock()
+	t.reaped = true
+	t.mu.Unlock()
 	t.proc.release(m.cfg.logf)
 	m.removeTemp(t.tmp)
 

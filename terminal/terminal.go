@@ -105,6 +105,7 @@ type term struct {
 	out        *tail
 	killing    bool
 	timedOut   bool
+	reaped     bool // the process is about to be reaped: its IDs may name others soon (see KillAll)
 	released   bool
 	final      *Snapshot       // set at release
 	subs       []*Subscription // subscribed to this terminal only
