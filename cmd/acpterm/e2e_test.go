@@ -88,6 +88,7 @@ type result struct {
 	stdout, stderr string
 	code           int
 	elapsed        time.Duration
+	ended          time.Time // when acpterm had exited
 }
 
 // opts tune an acpterm run.
@@ -156,7 +157,8 @@ func runBinary(t testing.TB, bin string, o opts, args ...string) result {
 	}
 	start := time.Now()
 	err := cmd.Run()
-	r := result{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
+	ended := time.Now()
+	r := result{stdout: stdout.String(), stderr: stderr.String(), elapsed: ended.Sub(start), ended: ended}
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:

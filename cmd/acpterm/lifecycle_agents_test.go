@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/acpterm/acpterm/acp"
 )
@@ -35,6 +36,7 @@ func (a *orphanAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "fake agent:", err)
 	}
+	fmt.Fprintf(os.Stderr, "fake agent: exiting at %d\n", time.Now().UnixNano())
 	os.Exit(9)
 	return nil, nil
 }
