@@ -69,8 +69,10 @@ func findGit(dirs []string, budget int) (found []string, exhausted bool) {
 				continue
 			}
 			for _, e := range entries {
-				p := filepath.Join(l.dir, e.Name())
+				// Paths are joined only for what is used: a build cache's
+				// directories hold tens of thousands of files between them.
 				if e.Name() == ".git" {
+					p := filepath.Join(l.dir, e.Name())
 					switch {
 					case e.IsDir():
 						add(p)
@@ -90,7 +92,7 @@ func findGit(dirs []string, budget int) (found []string, exhausted bool) {
 					continue // never descend into a repository's own data
 				}
 				if e.IsDir() && l.depth < gitSearchDepth {
-					queue = append(queue, level{p, l.depth + 1})
+					queue = append(queue, level{filepath.Join(l.dir, e.Name()), l.depth + 1})
 				}
 			}
 		}
