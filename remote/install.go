@@ -319,8 +319,13 @@ func upload(ctx context.Context, t Target, copts *CommandOptions, local, dir str
 	defer f.Close()
 	out, err := runOnTarget(ctx, t, copts, uploadScript(dir, in.Size, in.SHA256, interp), f)
 	if err != nil {
-		if strings.Contains(err.Error(), "dynamically linked") {
-			return fmt.Errorf("%w: %v", ErrPlatform, err)
+		// The script's exit 3 is its refusal of a dynamic build. Its
+		// message may not come back: the transport can end on the broken
+		// stdin (the script never reads the binary) before it relays
+		// the script's stderr.
+		var ee *exec.ExitError
+		if interp != "" && (strings.Contains(err.Error(), "dynamically linked") || errors.As(err, &ee) && ee.ExitCode() == 3) {
+			return fmt.Errorf("%w: %s is dynamically linked and %s has no %s: build it with CGO_ENABLED=0", ErrPlatform, local, t, interp)
 		}
 		return fmt.Errorf("remote: copying acpterm to %s: %w", t, err)
 	}
@@ -355,7 +360,7 @@ func runOnTarget(ctx context.Context, t Target, copts *CommandOptions, script st
 	cmd.WaitDelay = time.Second
 	if err := cmd.Run(); err != nil {
 		if msg := bytes.TrimSpace([]byte(stderr.String())); len(msg) > 0 {
-			return "", fmt.Errorf("%v: %s", err, msg)
+			return "", fmt.Errorf("%w: %s", err, msg)
 		}
 		return "", err
 	}
