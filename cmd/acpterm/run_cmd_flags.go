@@ -59,7 +59,7 @@ func newRunFlags(out io.Writer) *runFlags {
 	fs.BoolVar(&f.approveAll, "approve-all", false, "allow every permission request and command")
 	fs.BoolVar(&f.denyAll, "deny-all", false, "deny every permission request and command")
 	f.terminalFlags.add(fs)
-	fs.DurationVar(&f.initTimeout, "init-timeout", f.initTimeout, "give the agent `DURATION` to answer initialize and session/new")
+	fs.DurationVar(&f.initTimeout, "init-timeout", f.initTimeout, "give the agent `DURATION` to answer initialize and session/new;\nwith --remote, also each of: finding or copying acpterm there, the exec server's start")
 	fs.StringVar(&f.auth, "auth", "", "authenticate with the agent's auth `METHOD` (its ID) before session/new\n(default: only when the agent asks; see Authentication below)")
 	fs.StringVar(&f.mode, "mode", "", "switch the session to the agent's mode `ID` before the prompt")
 	fs.StringVar(&f.model, "model", "", "switch the session to model `ID` (the agent's config option of category model,\nor session/set_model for an agent that offers models that way)")

@@ -121,15 +121,22 @@ func (d *driver) connectRemote(ctx context.Context) int {
 		fmt.Fprintf(c.Stderr, "acpterm: --remote %s: %s\n", textsafe.Line(where), textsafe.Line(fmt.Sprintf(format, args...)))
 		return ExitFailure
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.InitTimeout)
-	defer cancel()
-	bin, in, err := InstallRemote(ctx, rc)
+	// Each step has the whole InitTimeout: a copy over a slow link must
+	// not leave the exec server's start and hello without time.
+	ictx, cancel := context.WithTimeout(ctx, c.InitTimeout)
+	bin, in, err := InstallRemote(ictx, rc)
+	cancel()
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return fail("acpterm was not found or copied within %s (see --init-timeout): %v", c.InitTimeout, err)
+		}
 		return fail("%v", err)
 	}
 	if in != nil && in.Copied {
 		fmt.Fprintf(c.Stderr, "acpterm: %s\n", textsafe.Line(in.String()))
 	}
+	ctx, cancel = context.WithTimeout(ctx, c.InitTimeout)
+	defer cancel()
 	cl, err := DialRemote(ctx, rc, bin, d.serverArgs(),
 		func(format string, args ...any) { d.warn("acpterm: remote: " + fmt.Sprintf(format, args...)) })
 	if err != nil {

@@ -106,7 +106,8 @@ type Config struct {
 	Timeout time.Duration
 	// Shell runs args-less terminal commands ("": the runtime's default).
 	Shell string
-	// InitTimeout bounds initialize and session/new.
+	// InitTimeout bounds initialize and session/new, and with Remote each
+	// of finding or copying acpterm there and the exec server's hello.
 	InitTimeout time.Duration
 	// CancelGrace is how long the agent has to end a cancelled turn
 	// before it is killed.
