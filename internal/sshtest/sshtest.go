@@ -32,6 +32,16 @@ type Server struct {
 	Dir string
 	// Config is an ssh client config whose Host "target" reaches the
 	// server with the client key, the host key pinned and no prompts.
+	// It sends two variables, which the server accepts:
+	// GORACE=atexit_sleep_ms=0, because the tests run race-built binaries
+	// on the target and each of their exits (the sandbox's helpers are
+	// more of them) would otherwise sleep a second; and SHLVL=1, because
+	// bash, when it is the user's login shell, reads ~/.bashrc for a
+	// command sent over ssh only as a top-level shell (SHLVL unset or
+	// 0). A user's .bashrc is not what is under test, and one seen
+	// here (pyenv's rehash) takes a lock file that concurrent sessions
+	// wait on and that a session killed in it leaves behind, stalling
+	// every later session for a minute.
 	Config string
 	Port   int
 	User   string
@@ -93,6 +103,7 @@ PermitRootLogin prohibit-password
 PasswordAuthentication no
 KbdInteractiveAuthentication no
 LogLevel INFO
+AcceptEnv GORACE SHLVL
 `, s.Port, filepath.Join(dir, "host"), filepath.Join(dir, "authorized_keys"))
 	if err := os.WriteFile(sshdConfig, []byte(conf), 0o600); err != nil {
 		return nil, err
@@ -116,6 +127,7 @@ LogLevel INFO
   StrictHostKeyChecking yes
   BatchMode yes
   LogLevel ERROR
+  SetEnv GORACE=atexit_sleep_ms=0 SHLVL=1
 `, Host, s.Port, s.User, filepath.Join(dir, "client"), filepath.Join(dir, "known_hosts"))
 	if err := os.WriteFile(s.Config, []byte(client), 0o600); err != nil {
 		return nil, err

@@ -23,11 +23,11 @@ func TestStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	out, err := exec.Command("ssh", append(s.SSHArgs(), Host, "echo $USER on $SSH_CONNECTION")...).CombinedOutput()
+	out, err := exec.Command("ssh", append(s.SSHArgs(), Host, "echo $USER on $SSH_CONNECTION; echo GORACE=$GORACE")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ssh: %v\n%s", err, out)
 	}
-	if !strings.HasPrefix(string(out), s.User+" on 127.0.0.1 ") {
+	if !strings.HasPrefix(string(out), s.User+" on 127.0.0.1 ") || !strings.HasSuffix(string(out), "\nGORACE=atexit_sleep_ms=0\n") {
 		t.Errorf("ssh ran %q", out)
 	}
 	cmd := exec.Command("sleep", "30")
