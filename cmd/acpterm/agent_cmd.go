@@ -107,28 +107,18 @@ func agentCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			fmt.Fprintf(stderr, "acpterm agent: %v\n", err)
 			return client.ExitUsage
 		}
-		// Only a plan: Wrap starts nothing. The terminal runtime gives a
-		// policy without Writable paths those of each command's cwd and
-		// the build caches; the plan here takes the cwd alone, since the
-		// caches change nothing in what is missing and cost the search
-		// for repositories in them (50 ms with a warm Go cache) at every
-		// start.
-		check := *sp
-		if wd, err := os.Getwd(); err == nil && len(check.Writable) == 0 && check.Mode == sandbox.WorkspaceWrite {
-			check.Writable = []string{wd}
-		}
-		if a, err := check.Wrap(&osexec.Cmd{Path: "/bin/true"}); err != nil {
-			fmt.Fprintf(stderr, "acpterm agent: the sandbox cannot be set up: %v\n(see acpterm sandbox; --sandbox off runs commands unconfined)\n", err)
-			if exec == shellagent.ExecLocal {
+		opts.Local = &terminal.Options{Policy: &terminal.Policy{Sandbox: sp}}
+		// With --exec local the check comes first and a sandbox that
+		// cannot be had ends the agent; with auto it waits for the first
+		// command run here, since most clients have terminals and the
+		// check costs a start of the sandbox's helper.
+		if exec == shellagent.ExecLocal {
+			if !checkLocalSandbox(sp, stderr) {
 				return client.ExitFailure
 			}
 		} else {
-			if len(a.Missing) > 0 {
-				fmt.Fprintf(stderr, "acpterm agent: sandbox: %s; missing: %s\n", check.Mode, textsafe.Line(strings.Join(a.Missing, "; ")))
-			}
-			_ = a.Cleanup()
+			opts.BeforeLocal = func() { checkLocalSandbox(sp, stderr) }
 		}
-		opts.Local = &terminal.Options{Policy: &terminal.Policy{Sandbox: sp}}
 	}
 	hintIfTerminal(stdin, stderr, "agent", "acpterm demo, or acpterm run -p 'ls' -- acpterm agent")
 	err = shellagent.Serve(ctx, stdin, stdout, opts)
@@ -138,6 +128,31 @@ func agentCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return client.ExitFailure
 	}
 	return client.ExitOK
+}
+
+// checkLocalSandbox plans the sandbox of the commands the agent runs
+// itself and says on stderr what it lacks, or that it cannot be set up
+// (false).
+func checkLocalSandbox(sp *sandbox.Policy, stderr io.Writer) bool {
+	// Only a plan: Wrap starts nothing. The terminal runtime gives a
+	// policy without Writable paths those of each command's cwd and the
+	// build caches; the plan here takes the cwd alone, since the caches
+	// change nothing in what is missing and cost the search for
+	// repositories in them (50 ms with a warm Go cache).
+	check := *sp
+	if wd, err := os.Getwd(); err == nil && len(check.Writable) == 0 && check.Mode == sandbox.WorkspaceWrite {
+		check.Writable = []string{wd}
+	}
+	a, err := check.Wrap(&osexec.Cmd{Path: "/bin/true"})
+	if err != nil {
+		fmt.Fprintf(stderr, "acpterm agent: the sandbox cannot be set up: %v\n(see acpterm sandbox; --sandbox off runs commands unconfined)\n", err)
+		return false
+	}
+	if len(a.Missing) > 0 {
+		fmt.Fprintf(stderr, "acpterm agent: sandbox: %s; missing: %s\n", check.Mode, textsafe.Line(strings.Join(a.Missing, "; ")))
+	}
+	_ = a.Cleanup()
+	return true
 }
 
 // policy is the sandbox of the commands the agent runs itself. Without

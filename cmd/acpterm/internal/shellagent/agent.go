@@ -23,6 +23,7 @@ import (
 	"io"
 	"iter"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
@@ -50,6 +51,11 @@ type Options struct {
 	// Local configures the terminal runtime of ExecLocal and ExecAuto
 	// (nil: its defaults). Each command runs in its session's cwd.
 	Local *terminal.Options
+	// BeforeLocal, when set, is called once, before the first command the
+	// agent runs itself: a host checks there what the sandbox can do and
+	// says what it lacks, a cost that an agent whose commands all run in
+	// the client's terminals never pays.
+	BeforeLocal func()
 }
 
 // Serve runs the agent over r and w (the agent's stdin and stdout) until the
@@ -73,6 +79,8 @@ type Agent struct {
 	conn     *acp.AgentConn
 	sessions agentsession.Registry
 	local    *terminal.Manager // nil with ExecClient
+	// beforeLocal runs Options.BeforeLocal once.
+	beforeLocal sync.Once
 }
 
 // New returns an agent; opts may be nil.
@@ -142,6 +150,9 @@ func (a *Agent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Prompt
 	defer end()
 
 	exec := a.execFor(a.conn.ClientCapabilities())
+	if exec == ExecLocal && a.opts.BeforeLocal != nil {
+		a.beforeLocal.Do(a.opts.BeforeLocal)
+	}
 	if exec == ExecClient && !a.conn.ClientCapabilities().Terminal {
 		err := a.say(ctx, req.SessionID, "This client does not support terminals (clientCapabilities.terminal is false), so acpterm's shell agent cannot run commands here.")
 		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, err

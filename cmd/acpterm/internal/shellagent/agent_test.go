@@ -277,3 +277,31 @@ func TestExecAuto(t *testing.T) {
 		t.Errorf("tool call texts %q, want %q", texts, want)
 	}
 }
+
+// TestBeforeLocal: the hook runs once, before the first command the agent
+// runs itself, and never for an agent whose commands all run in the
+// client's terminals.
+func TestBeforeLocal(t *testing.T) {
+	var mu sync.Mutex
+	calls := map[string]int{}
+	hook := func(name string) func() {
+		return func() {
+			mu.Lock()
+			calls[name]++
+			mu.Unlock()
+		}
+	}
+	local := &recorder{}
+	cc, sid := connect(t, local, &Options{Exec: ExecAuto, BeforeLocal: hook("local")})
+	for range 2 {
+		prompt(t, cc, sid, "true")
+	}
+	term := newTermClient(t)
+	cc, sid = connect(t, term, &Options{Exec: ExecAuto, BeforeLocal: hook("client")})
+	prompt(t, cc, sid, "true")
+	mu.Lock()
+	defer mu.Unlock()
+	if calls["local"] != 1 || calls["client"] != 0 {
+		t.Errorf("BeforeLocal calls %v, want local:1 and none for the client with terminals", calls)
+	}
+}
