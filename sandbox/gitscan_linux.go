@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Repositories in the writable paths. Git runs what a repository's config
@@ -30,34 +32,62 @@ const (
 // findGit returns the .git entries (directories, and the .git files of
 // worktrees and submodules) within gitSearchDepth of each of dirs, and
 // the directories those files point to (gitdir:) that lie in dirs, with
-// whether the budget of directories to read ran out. Symlinks are not followed: a symlinked .git,
-// or a link to a directory elsewhere, leads outside the writable paths,
-// which are read-only anyway.
+// whether the budget of directories to visit ran out. Symlinks are not
+// followed: a symlinked .git, or a link to a directory elsewhere, leads
+// outside the writable paths, which are read-only anyway.
 func findGit(dirs []string, budget int) (found []string, exhausted bool) {
-	seen := map[string]bool{}
-	add := func(p string) {
-		if !seen[p] {
-			seen[p] = true
-			found = append(found, p)
-		}
+	s := &gitSearch{dirs: dirs, budget: budget, seen: map[string]bool{}}
+	exhausted = s.run()
+	return s.found, exhausted
+}
+
+// gitSearch is one findGit.
+type gitSearch struct {
+	dirs   []string
+	budget int
+	found  []string
+	seen   map[string]bool
+	// listed counts the directories read whole, for the tests;
+	// everyLeaf makes them read the leaves too.
+	listed    int
+	everyLeaf bool
+}
+
+func (s *gitSearch) add(p string) {
+	if !s.seen[p] {
+		s.seen[p] = true
+		s.found = append(s.found, p)
 	}
+}
+
+func (s *gitSearch) run() (exhausted bool) {
 	type level struct {
 		dir   string
 		depth int
 	}
-	for i, root := range dirs {
-		if nestedIn(root, dirs, i) {
+	for i, root := range s.dirs {
+		if nestedIn(root, s.dirs, i) {
 			// Searched from its parent (one level less deep).
 			continue
 		}
+		leaves := s.leafTest(root)
 		queue := []level{{root, 0}}
 		for len(queue) > 0 {
 			l := queue[0]
 			queue = queue[1:]
-			if budget == 0 {
-				return found, true
+			if s.budget == 0 {
+				return true
 			}
-			budget--
+			s.budget--
+			if l.depth > 0 && leaves(l.dir) {
+				// No subdirectory, so no repository of its own: only
+				// its .git, if any, is looked at.
+				if fi, err := os.Lstat(filepath.Join(l.dir, ".git")); err == nil {
+					s.gitEntry(filepath.Join(l.dir, ".git"), fi.Mode().Type())
+				}
+				continue
+			}
+			s.listed++
 			entries, err := os.ReadDir(l.dir)
 			if err != nil {
 				continue // unreadable: a command cannot write there either
@@ -65,30 +95,14 @@ func findGit(dirs []string, budget int) (found []string, exhausted bool) {
 			if l.depth > 0 && isRepository(entries) {
 				// A bare repository, or a git directory kept apart from
 				// its work tree: git takes it for one when run inside it.
-				add(l.dir)
+				s.add(l.dir)
 				continue
 			}
 			for _, e := range entries {
 				// Paths are joined only for what is used: a build cache's
 				// directories hold tens of thousands of files between them.
 				if e.Name() == ".git" {
-					p := filepath.Join(l.dir, e.Name())
-					switch {
-					case e.IsDir():
-						add(p)
-					case e.Type().IsRegular():
-						add(p)
-						if target, ok := readGitFile(p); ok && within(target, dirs) {
-							add(target)
-						}
-					case e.Type()&os.ModeSymlink != 0:
-						// Git follows it; so does the mount.
-						if target, err := filepath.EvalSymlinks(p); err == nil && within(target, dirs) {
-							if fi, err := os.Stat(target); err == nil && fi.IsDir() {
-								add(target)
-							}
-						}
-					}
+					s.gitEntry(filepath.Join(l.dir, e.Name()), e.Type())
 					continue // never descend into a repository's own data
 				}
 				if e.IsDir() && l.depth < gitSearchDepth {
@@ -97,7 +111,59 @@ func findGit(dirs []string, budget int) (found []string, exhausted bool) {
 			}
 		}
 	}
-	return found, false
+	return false
+}
+
+// gitEntry adds a .git entry at p of type typ, and what it leads to.
+func (s *gitSearch) gitEntry(p string, typ os.FileMode) {
+	switch {
+	case typ.IsDir():
+		s.add(p)
+	case typ.IsRegular():
+		s.add(p)
+		if target, ok := readGitFile(p); ok && within(target, s.dirs) {
+			s.add(target)
+		}
+	case typ&os.ModeSymlink != 0:
+		// Git follows it; so does the mount.
+		if target, err := filepath.EvalSymlinks(p); err == nil && within(target, s.dirs) {
+			if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+				s.add(target)
+			}
+		}
+	}
+}
+
+// Filesystems whose directories count their subdirectories in their link
+// count (2 + subdirectories), as find's leaf optimisation relies on.
+// Others (btrfs says 1, overlayfs and FUSE say what they like) are read
+// whole.
+var leafCountingFS = map[int64]bool{
+	unix.EXT4_SUPER_MAGIC: true, // ext2, ext3 and ext4 share it
+	unix.XFS_SUPER_MAGIC:  true,
+	unix.TMPFS_MAGIC:      true,
+}
+
+// leafTest returns what tells, below root, a directory with no
+// subdirectory without reading it: its link count is 2 and it is on
+// root's filesystem, one that counts them. A build cache's 256 shards
+// hold thousands of files each; reading them all was most of the cost of
+// planning a sandbox.
+func (s *gitSearch) leafTest(root string) func(dir string) bool {
+	never := func(string) bool { return false }
+	if s.everyLeaf {
+		return never
+	}
+	var fs unix.Statfs_t
+	var st unix.Stat_t
+	if unix.Statfs(root, &fs) != nil || !leafCountingFS[int64(fs.Type)] || unix.Lstat(root, &st) != nil {
+		return never
+	}
+	dev := st.Dev
+	return func(dir string) bool {
+		var st unix.Stat_t
+		return unix.Lstat(dir, &st) == nil && st.Dev == dev && st.Nlink == 2 && st.Mode&unix.S_IFMT == unix.S_IFDIR
+	}
 }
 
 // isRepository reports whether a directory's entries make it a git

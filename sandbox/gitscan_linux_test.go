@@ -1,10 +1,14 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestNestedGit: the repositories inside a writable directory are
@@ -75,6 +79,62 @@ func TestFindGitBudget(t *testing.T) {
 	found, cut = findGit([]string{root}, 3)
 	if len(found) != 1 || !cut {
 		t.Fatalf("findGit with a budget of 3 = %v, cut %v; want one repository, cut", found, cut)
+	}
+}
+
+// TestFindGitLeaves: directories without subdirectories are not read
+// whole, and the search finds the same as one that reads every directory:
+// a worktree's .git file and a .git symlink in such a leaf included.
+func TestFindGitLeaves(t *testing.T) {
+	root := t.TempDir()
+	var fs unix.Statfs_t
+	if err := unix.Statfs(root, &fs); err != nil || !leafCountingFS[int64(fs.Type)] {
+		t.Skipf("%s is not on a filesystem that counts subdirectories (type %#x)", root, fs.Type)
+	}
+	write := func(rel, data string) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 50 {
+		write(fmt.Sprintf("cache/%02x/entry-a", i), "x") // 50 leaves
+	}
+	write("modules/sub/HEAD", "ref: refs/heads/main\n")
+	for _, d := range []string{"modules/sub/objects", "modules/sub/refs", "repo/.git"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("wt/.git", "gitdir: ../modules/sub\n") // a leaf with a .git file
+	if err := os.MkdirAll(filepath.Join(root, "link"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../repo/.git", filepath.Join(root, "link/.git")); err != nil { // a leaf with a .git symlink
+		t.Fatal(err)
+	}
+	every := &gitSearch{dirs: []string{root}, budget: 1000, seen: map[string]bool{}, everyLeaf: true}
+	leaves := &gitSearch{dirs: []string{root}, budget: 1000, seen: map[string]bool{}}
+	if every.run() || leaves.run() {
+		t.Fatal("the budget ran out")
+	}
+	slices.Sort(every.found)
+	slices.Sort(leaves.found)
+	// The symlink adds its target, which repo/.git is already.
+	want := []string{"modules/sub", "repo/.git", "wt/.git"}
+	for i, w := range want {
+		want[i] = filepath.Join(root, w)
+	}
+	if !slices.Equal(leaves.found, want) || !slices.Equal(every.found, want) {
+		t.Errorf("found %q skipping leaves, %q reading them, want %q", leaves.found, every.found, want)
+	}
+	// root, cache, modules and link are read (link holds a symlink only,
+	// so counts as a leaf): not the 50 shards, wt or repo.
+	if leaves.listed >= 10 || every.listed < 50 {
+		t.Errorf("directories read: %d skipping leaves, %d not", leaves.listed, every.listed)
 	}
 }
 
