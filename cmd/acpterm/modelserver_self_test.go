@@ -112,7 +112,10 @@ func TestModelServerBounds(t *testing.T) {
 	t.Parallel()
 	m := newModelServer("T2")
 	defer m.Close()
-	big := `{"messages":[{"role":"user","content":"` + strings.Repeat("a", maxModelBody) + `"}]}`
+	// The limits the agents get are 32 MiB and 200 calls: the same code
+	// with smaller ones.
+	m.maxBody, m.maxCalls = 64<<10, 20
+	big := `{"messages":[{"role":"user","content":"` + strings.Repeat("a", int(m.maxBody)) + `"}]}`
 	if code, _ := post(t, m, "/v1/chat/completions", big); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("a %d-byte body: status %d, want 413", len(big), code)
 	}
@@ -120,13 +123,13 @@ func TestModelServerBounds(t *testing.T) {
 		t.Errorf("not JSON: status %d, want 400", code)
 	}
 	last := 0
-	for range maxModelCalls + 1 {
+	for range m.maxCalls + 1 {
 		last, _ = post(t, m, "/v1/chat/completions", `{"messages":[]}`)
 	}
 	if last != http.StatusTooManyRequests {
-		t.Errorf("call %d: status %d, want 429", maxModelCalls+1, last)
+		t.Errorf("call %d: status %d, want 429", m.maxCalls+1, last)
 	}
-	if n := len(m.Calls()); n != maxModelCalls {
-		t.Errorf("%d calls recorded, want %d", n, maxModelCalls)
+	if n := len(m.Calls()); n != m.maxCalls {
+		t.Errorf("%d calls recorded, want %d", n, m.maxCalls)
 	}
 }

@@ -32,6 +32,10 @@ type modelServer struct {
 	Command, Output string
 	// Reply is the final text of the turn.
 	Reply string
+	// maxBody and maxCalls bound a request's body and the calls answered
+	// (maxModelBody, maxModelCalls; smaller in the server's own test).
+	maxBody  int64
+	maxCalls int
 
 	mu    sync.Mutex
 	calls []modelCall
@@ -56,9 +60,11 @@ const (
 func newModelServer(marker string) *modelServer {
 	m := &modelServer{
 		// printf's two arguments: the marker appears in the output only.
-		Command: fmt.Sprintf("printf '%%s-%%s\\n' acpterm-real %s", marker),
-		Output:  "acpterm-real-" + marker,
-		Reply:   "acpterm-reply-" + marker + " done.",
+		Command:  fmt.Sprintf("printf '%%s-%%s\\n' acpterm-real %s", marker),
+		Output:   "acpterm-real-" + marker,
+		Reply:    "acpterm-reply-" + marker + " done.",
+		maxBody:  maxModelBody,
+		maxCalls: maxModelCalls,
 	}
 	m.srv = httptest.NewUnstartedServer(http.HandlerFunc(m.serve))
 	m.srv.Config.ReadHeaderTimeout = 10 * time.Second
@@ -99,7 +105,7 @@ func (m *modelServer) ToolCalled() (called, ran bool) {
 func (m *modelServer) record(c modelCall) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.calls) >= maxModelCalls {
+	if len(m.calls) >= m.maxCalls {
 		return false
 	}
 	m.calls = append(m.calls, c)
@@ -113,7 +119,7 @@ func (m *modelServer) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"object":"list","data":[],"models":[]}`)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxModelBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, m.maxBody))
 	if err != nil {
 		http.Error(w, "request body too large or unreadable", http.StatusRequestEntityTooLarge)
 		return
