@@ -34,7 +34,13 @@ import (
 //     own raw copy. ratio is the lossless stream's MiB/s over ssh's, from
 //     runs made in turn under the same load; ns/B-*-cpu is the CPU time
 //     of the client (this process) and of the exec server per byte of the
-//     lossless stream, steadier than MiB/s on a busy machine.
+//     lossless stream, steadier than MiB/s on a busy machine;
+//   - concurrent50: benchConcurrent50 through an exec server started
+//     with --sandbox off and --shell /bin/sh, on this same machine, as
+//     its floor (os/exec) and local Manager are, with /bin/sh too. Not
+//     bash: the exec server hands its commands the SSH_CLIENT and SHLVL=0
+//     it has from sshd's one-shot login shell, and with those bash -c
+//     reads ~/.bashrc, which it does not locally.
 //
 // go test ./remote -run XXX -bench SSH -benchtime 10x
 func BenchmarkSSH(b *testing.B) {
@@ -150,6 +156,10 @@ func BenchmarkSSH(b *testing.B) {
 			b.ReportMetric(float64(lossy.dropped)/float64(b.N)/(1<<20), "MiB-dropped-default/op")
 		})
 	}
+	b.Run("concurrent50", func(b *testing.B) {
+		c, _ := e.dial(b, ws, "--sandbox", "off", "--shell", "/bin/sh")
+		benchConcurrent50(b, c, "/bin/sh")
+	})
 }
 
 // captured sums the captures of one kind.

@@ -1,0 +1,163 @@
+package remote_test
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/remote"
+	"github.com/acpterm/acpterm/terminal"
+)
+
+// BenchmarkPodman puts the exec server beside the transport alone, in one
+// run, on one container of the test image (busybox), as BenchmarkSSH
+// does on sshd. The exec server runs there with --sandbox off and
+// --shell /bin/sh (busybox), on one `podman exec -i` connection opened
+// before the benchmarks:
+//
+//   - first-output: terminal/create of `echo x` → its first output event,
+//     on the open connection; against a new `podman exec CONTAINER echo x`
+//     → its first byte. podman has no connection to reuse: every exec is a
+//     new exec session (the API call, conmon, runc exec), so that is the
+//     transport's own round trip, and the target (within it + 2 ms) is
+//     the exec server's, on its open connection, beside it;
+//   - capture-200MiB/text and /binary: a command writing 200 MiB (lines of
+//     text, or zero bytes) in the container, from create until the client
+//     has the exit event and every byte, streamed losslessly; against the
+//     same command run by `podman exec -i CONTAINER sh -c COMMAND`, the
+//     transport's own raw copy. The same shell line and the same busybox
+//     make the bytes on both sides, so the two differ only in how they
+//     reach this process: the exec server's pipe, framing and flow
+//     control inside podman's stream, or podman's stream alone (a `cat` of
+//     a file made first would time a cheaper producer on one side only).
+//     The two run in turn, the first of them alternating by iteration.
+//     ratio is podman's time over the exec server's (≥ 0.8 is the
+//     target); ns/B-client-cpu is this process's CPU time per byte of the
+//     lossless stream (the server's is not read: its PIDs are the
+//     container's);
+//   - concurrent50: benchConcurrent50 through the exec server, whose
+//     floor (os/exec) and local Manager run on this host, on the same
+//     kernel as the container, with the same busybox (/bin/busybox sh).
+//
+// go test ./remote -run XXX -bench Podman -benchtime 5x
+func BenchmarkPodman(b *testing.B) {
+	needPodman(b)
+	name := startContainer(b, containerOptions{})
+	c, _, _ := dialContainer(b, "podman://"+name+containerWS, remote.CommandOptions{
+		ServerArgs: []string{"--sandbox", "off", "--shell", "/bin/sh"},
+	})
+
+	b.Run("first-output/exec-server", func(b *testing.B) {
+		var total time.Duration
+		for b.Loop() {
+			total += remoteFirstOutput(b, c)
+		}
+		b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-first-output")
+	})
+	b.Run("first-output/podman-exec", func(b *testing.B) {
+		var total time.Duration
+		for b.Loop() {
+			first, _ := podmanRun(b, io.Discard, "exec", name, "echo", "x")
+			total += first
+		}
+		b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-first-output")
+	})
+	for _, bc := range benchCommands {
+		b.Run("capture-200MiB/"+bc.name, func(b *testing.B) {
+			command := fmt.Sprintf(bc.sh, capture)
+			var lossless captured
+			var raw time.Duration
+			remoteFirst := true
+			for b.Loop() {
+				if remoteFirst {
+					lossless.add(captureRemote(b, c, command, true))
+				}
+				var n countWriter
+				start := time.Now()
+				podmanRun(b, &n, "exec", "-i", name, "sh", "-c", command)
+				raw += time.Since(start)
+				if n != capture {
+					b.Fatalf("podman exec: %d bytes", n)
+				}
+				if !remoteFirst {
+					lossless.add(captureRemote(b, c, command, true))
+				}
+				remoteFirst = !remoteFirst
+			}
+			if lossless.dropped != 0 {
+				b.Fatalf("the lossless stream dropped %d bytes", lossless.dropped)
+			}
+			total := float64(capture) * float64(b.N)
+			mibs := func(d time.Duration) float64 { return total / (1 << 20) / d.Seconds() }
+			b.ReportMetric(mibs(lossless.el), "MiB/s-lossless")
+			b.ReportMetric(mibs(raw), "MiB/s-podman")
+			b.ReportMetric(raw.Seconds()/lossless.el.Seconds(), "ratio")
+			b.ReportMetric(float64(lossless.client.Nanoseconds())/total, "ns/B-client-cpu")
+		})
+	}
+	b.Run("concurrent50", func(b *testing.B) {
+		benchConcurrent50(b, c, "/bin/busybox")
+	})
+}
+
+// podmanRun runs podman with args, its stdout copied into w, and returns
+// how long after the start its first byte came and how many it wrote.
+func podmanRun(b *testing.B, w io.Writer, args ...string) (time.Duration, int64) {
+	cmd := exec.Command("podman", args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	one := make([]byte, 1)
+	if _, err := io.ReadFull(out, one); err != nil {
+		b.Fatal(err)
+	}
+	first := time.Since(start)
+	if _, err := w.Write(one); err != nil {
+		b.Fatal(err)
+	}
+	n, err := io.Copy(w, out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		b.Fatalf("podman %q: %v", args, err)
+	}
+	return first, n + 1
+}
+
+// remoteFirstOutput is the time from terminal/create of `echo x` through
+// c, an open connection, to its first output event; it then releases the
+// terminal.
+func remoteFirstOutput(b *testing.B, c *remote.Client) time.Duration {
+	sub, err := c.Subscribe("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sub.Close()
+	ctx := testCtx(b)
+	start := time.Now()
+	id := create(b, c, &acp.CreateTerminalRequest{Command: "echo", Args: []string{"x"}})
+	for {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ev.Kind == terminal.EventOutput && ev.TerminalID == id {
+			break
+		}
+	}
+	el := time.Since(start)
+	if _, err := c.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
+		b.Fatal(err)
+	}
+	drain(b, sub, id)
+	return el
+}
