@@ -37,10 +37,8 @@ import (
 //     lossless stream, steadier than MiB/s on a busy machine;
 //   - concurrent50: benchConcurrent50 through an exec server started
 //     with --sandbox off and --shell /bin/sh, on this same machine, as
-//     its floor (os/exec) and local Manager are, with /bin/sh too. Not
-//     bash: the exec server hands its commands the SSH_CLIENT and SHLVL=0
-//     it has from sshd's one-shot login shell, and with those bash -c
-//     reads ~/.bashrc, which it does not locally.
+//     its floor (os/exec) and local Manager are, with /bin/sh too: the
+//     same shell binary on every side.
 //
 // go test ./remote -run XXX -bench SSH -benchtime 10x
 func BenchmarkSSH(b *testing.B) {

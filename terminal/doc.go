@@ -53,7 +53,9 @@
 // arguments; it is looked up in the PATH of the command's own environment,
 // and a missing executable fails the create. Each command gets stdin from
 // /dev/null, the host environment (Options.Env, default os.Environ) with
-// PAGER=cat, GIT_PAGER=cat and GIT_TERMINAL_PROMPT=0 on top, then the
+// PAGER=cat, GIT_PAGER=cat and GIT_TERMINAL_PROMPT=0 on top, and SHLVL=1
+// where the host's is unset or below 1 (bash reads ~/.bashrc for bash -c
+// when it is a top-level shell that sshd seems to have started), then the
 // request's env, then MarkerEnv (ACPTERM_TERMINAL), which a request cannot
 // override. The cwd must be absolute; an absent cwd means the session's
 // (NewSessionOn, SetSessionCwd), else Options.DefaultCwd, else the create

@@ -2,6 +2,7 @@ package terminal
 
 import (
 	"runtime"
+	"strconv"
 	"strings"
 )
 
@@ -69,10 +70,28 @@ func buildEnv(base []string, req []EnvVar) []string {
 	for _, v := range defaultEnv {
 		set(v.Name, v.Name+"="+v.Value)
 	}
+	if i, ok := index[envKey("SHLVL")]; !ok || topLevel(out[i]) {
+		set("SHLVL", "SHLVL=1")
+	}
 	for _, v := range req {
 		set(v.Name, v.Name+"="+v.Value)
 	}
 	return out
+}
+
+// topLevel reports whether kv, a SHLVL=N entry, makes a shell started
+// with it a top-level one. bash reads ~/.bashrc even for `bash -c LINE`
+// when it is top-level and sshd seems to have started it (SSH_CLIENT is
+// set), which is the environment of an exec server reached over ssh, or
+// of an acpterm run by `ssh HOST acpterm …`: every command would run the
+// user's interactive set-up (prompt themes, version managers, one seen
+// here taking a lock that concurrent commands queued on). A command line
+// is not an interactive shell, there no more than locally, where acpterm
+// is started from one: SHLVL is at least 1.
+func topLevel(kv string) bool {
+	_, v, _ := strings.Cut(kv, "=")
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	return err != nil || n < 1
 }
 
 // lookupEnv finds name in a NAME=VALUE list; the last one wins, as in

@@ -5,6 +5,7 @@ package terminal
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -145,6 +146,48 @@ func TestEnvDefaultsAndOverrides(t *testing.T) {
 	}
 	if _, ok := env["HOME"]; ok {
 		t.Error("HOME leaked in although Options.Env replaces the host environment")
+	}
+	if env["SHLVL"] != "1" {
+		t.Errorf("SHLVL=%q with none in the base, want 1: bash -c would be a top-level shell", env["SHLVL"])
+	}
+}
+
+// TestShellLevel: a command's shell is never a top-level one (SHLVL
+// unset or below 1), in which bash reads ~/.bashrc for `bash -c` when
+// SSH_CLIENT is set; a higher level and a request's are kept.
+func TestShellLevel(t *testing.T) {
+	for _, tc := range []struct {
+		base, req []string
+		want      string
+	}{
+		{nil, nil, "1"},
+		{[]string{"SHLVL=0"}, nil, "1"},
+		{[]string{"SHLVL=-3"}, nil, "1"},
+		{[]string{"SHLVL=x"}, nil, "1"},
+		{[]string{"SHLVL=3"}, nil, "3"},
+		{[]string{"SHLVL=3"}, []string{"0"}, "0"},
+	} {
+		var req []EnvVar
+		for _, v := range tc.req {
+			req = append(req, EnvVar{"SHLVL", v})
+		}
+		got, _ := lookupEnv(buildEnv(append([]string{"SSH_CLIENT=127.0.0.1 1 22"}, tc.base...), req), "SHLVL")
+		if got != tc.want {
+			t.Errorf("base %q, request %q: SHLVL=%q, want %q", tc.base, tc.req, got, tc.want)
+		}
+	}
+	// bash itself, as sshd's environment would start it.
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, ".bashrc"), []byte("echo read-bashrc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := newTestManager(t, &Options{Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SSH_CLIENT=127.0.0.1 1 22"}})
+	out, _ := runTerminal(t, m, Request{Command: "bash", Args: []string{"-c", "echo ran"}})
+	if out.Text != "ran\n" {
+		t.Errorf("bash -c under an ssh environment printed %q, want only \"ran\" (no ~/.bashrc)", out.Text)
 	}
 }
 
