@@ -4,9 +4,6 @@ package k8stest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/remotetest"
 	"github.com/acpterm/acpterm/remote"
 )
 
@@ -50,7 +48,7 @@ func TestKubernetes(t *testing.T) {
 		if got := c.inPod(p).servers(t); len(got) != 1 {
 			t.Errorf("exec servers in the pod: %q, want one", got)
 		}
-		contract(t, cl, ws, sameMachine{p.ctr})
+		remotetest.Contract(t, cl, ws, sameMachine{ctr: p.ctr}, nil)
 	})
 	t.Run("seen from inside the pod", func(t *testing.T) {
 		p := c.newPod(t, "inside")
@@ -59,8 +57,12 @@ func TestKubernetes(t *testing.T) {
 	t.Run("disconnect", func(t *testing.T) {
 		p := c.newPod(t, "disconnect")
 		cl, conn, _ := dialPod(t, c, p, p.workspace(t), local)
-		disconnect(t, cl, conn, sameMachine{p.ctr})
-		// What the pod itself shows agrees.
+		remotetest.Disconnect(t, cl, conn, sameMachine{ctr: p.ctr})
+		// Nothing at all is left in the container, and what the pod
+		// itself shows agrees.
+		if left := p.ctr.waitEmpty(2 * time.Second); len(left) > 0 {
+			t.Errorf("after the disconnect, still running in the pod's container: %v", left)
+		}
 		if got := c.inPod(p).servers(t); len(got) > 0 {
 			t.Errorf("after the disconnect, exec servers in the pod: %q", got)
 		}
@@ -87,10 +89,10 @@ func transportAlone(t *testing.T, c *cluster) {
 
 	// kill -9 of kubectl: the node sees the stream end (the command's stdin
 	// closes), and the command goes on, as container runtimes have it.
-	marker := newMarker(t)
+	marker := remotetest.NewMarker()
 	seen := filepath.Join(p.ctr.root, "stdin-closed")
 	cmd := exec.Command("kubectl", "--kubeconfig", c.kubeconfig, "exec", "-i", "-n", p.Namespace, p.Name, "--",
-		"env", markerVar+"="+marker, "sh", "-c", "cat >/dev/null; touch "+seen+"; exec sleep 1051")
+		"env", remotetest.MarkerVar+"="+marker, "sh", "-c", "cat >/dev/null; touch "+seen+"; exec sleep 1051")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +101,7 @@ func transportAlone(t *testing.T, c *cluster) {
 		t.Fatal(err)
 	}
 	defer stdin.Close()
-	waitMarked(t, sameMachine{p.ctr}, marker, 1)
+	remotetest.WaitMarked(t, sameMachine{ctr: p.ctr}, marker, 1)
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	if err := poll(nil, 5*time.Second, func() error { _, err := os.Stat(seen); return err }); err != nil {
@@ -108,7 +110,7 @@ func transportAlone(t *testing.T, c *cluster) {
 	// Seen from inside the pod too, as a real cluster's pod would show it.
 	var left []string
 	if err := poll(nil, 5*time.Second, func() error {
-		if left = c.inPod(p).marked(t, marker); len(left) != 1 || !strings.HasSuffix(left[0], " sleep 1051") {
+		if left = c.inPod(p).Marked(t, marker); len(left) != 1 || !strings.HasSuffix(left[0], " sleep 1051") {
 			return errLeft
 		}
 		return nil
@@ -160,33 +162,11 @@ func dialPod(t testing.TB, c *cluster, p *pod, ws, local string, serverArgs ...s
 }
 
 // dial copies local to the target with Install and starts the exec server
-// there through the target's tool.
+// there, with serverArgs, through the target's tool (remotetest.Dial).
 func dial(t testing.TB, tg remote.Target, copts *remote.CommandOptions, local string, serverArgs ...string) (*remote.Client, *remote.Conn, *remote.Installed) {
 	t.Helper()
-	in, err := remote.Install(testCtx(t), tg, copts, &remote.InstallOptions{Local: local})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Log(in)
-	copts.Binary = in.Path
 	copts.ServerArgs = serverArgs
-	cmd, err := remote.Command(tg, copts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	conn, err := remote.Dial(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := remote.NewClient(testCtx(t), conn, nil)
-	if err != nil {
-		_ = conn.Close()
-		t.Fatalf("NewClient through kubectl exec: %v; kubectl said: %s", err, conn.Stderr())
-	}
-	t.Logf("exec server answered its hello %v after kubectl exec started", time.Since(start).Round(time.Millisecond))
-	t.Cleanup(func() { _ = cl.Close() })
-	return cl, conn, in
+	return remotetest.Dial(t, tg, copts, local)
 }
 
 // targetVar names a pod of a real cluster for TestKubernetesTarget.
@@ -224,182 +204,22 @@ func seenFromInside(t *testing.T, tg remote.Target, copts func() *remote.Command
 		if got := pl.servers(t); len(got) != 1 {
 			t.Errorf("exec servers in the pod: %q, want one", got)
 		}
-		contract(t, cl, h.DefaultCwd, pl)
+		remotetest.Contract(t, cl, h.DefaultCwd, pl, nil)
 		if err := cl.Close(); err != nil {
 			t.Logf("closing the exec server's connection: %v", err)
 		}
 	})
 	t.Run("disconnect", func(t *testing.T) {
 		cl, conn, _ := dial(t, tg, copts(), local)
-		disconnect(t, cl, conn, pl)
+		remotetest.Disconnect(t, cl, conn, pl)
 	})
 }
 
-// contract is the terminal contract of the remote package's ssh and
-// podman tests, against a client whose exec server runs in ws; the
-// processes are seen by their markers, there being no PID namespace
-// between the test and the container.
-func contract(t *testing.T, c *remote.Client, ws string, pl place) {
-	ctx := testCtx(t)
-	t.Run("output and exit code", func(t *testing.T) {
-		id := create(t, c, &acp.CreateTerminalRequest{Command: "/bin/sh", Args: []string{"-c", "pwd; echo err >&2; exit 7"}})
-		if st := waitExit(t, c, id); st.String() != "exit 7" {
-			t.Errorf("status %v", st)
-		}
-		if out := output(t, c, id); out.Output != ws+"\nerr\n" || out.Truncated {
-			t.Errorf("output %q", out.Output)
-		}
-	})
-	t.Run("truncation", func(t *testing.T) {
-		limit := uint64(5)
-		id := create(t, c, &acp.CreateTerminalRequest{Command: "printf", Args: []string{"héllo wörld"}, OutputByteLimit: &limit})
-		waitExit(t, c, id)
-		if out := output(t, c, id); out.Output != "örld" || !out.Truncated {
-			t.Errorf("output %q truncated %v", out.Output, out.Truncated)
-		}
-	})
-	t.Run("signal by name", func(t *testing.T) {
-		// kubectl exec alone would say 137 here; the exec server says
-		// what happened.
-		id := create(t, c, &acp.CreateTerminalRequest{Command: "kill -KILL $$"})
-		if st := waitExit(t, c, id); st.Signal == nil || *st.Signal != "SIGKILL" || st.ExitCode != nil {
-			t.Errorf("status %v, want SIGKILL and no exit code", st)
-		}
-	})
-	t.Run("kill keeps the terminal", func(t *testing.T) {
-		id := create(t, c, &acp.CreateTerminalRequest{Command: "echo up; sleep 100"})
-		if _, err := c.KillTerminal(ctx, &acp.KillTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
-			t.Fatal(err)
-		}
-		if st := waitExit(t, c, id); st.Signal == nil || *st.Signal != "SIGTERM" {
-			t.Errorf("status %v", st)
-		}
-		if out := output(t, c, id); out.ExitStatus == nil {
-			t.Errorf("output after kill has no exit status")
-		}
-	})
-	t.Run("release invalidates", func(t *testing.T) {
-		id := create(t, c, &acp.CreateTerminalRequest{Command: "true"})
-		if _, err := c.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
-			t.Fatal(err)
-		}
-		_, err := c.TerminalOutput(ctx, &acp.TerminalOutputRequest{SessionID: "s", TerminalID: id})
-		if acp.ErrorCode(err) != acp.CodeInvalidParams {
-			t.Errorf("output after release: %v", err)
-		}
-	})
-	t.Run("grandchild holding the pipe", func(t *testing.T) {
-		marker := newMarker(t)
-		id := create(t, c, withMarker(&acp.CreateTerminalRequest{Command: "sleep 1031 & echo started"}, marker))
-		start := time.Now()
-		if st := waitExit(t, c, id); st.String() != "exit 0" {
-			t.Errorf("status %v", st)
-		}
-		if el := time.Since(start); el > 5*time.Second {
-			t.Errorf("wait took %v", el)
-		}
-		if _, err := c.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
-			t.Fatal(err)
-		}
-		if left := waitNoneMarked(t, pl, marker, 2*time.Second); len(left) > 0 {
-			t.Errorf("after release, still running: %v", left)
-		}
-	})
-	t.Run("tree gone after release, setsid included", func(t *testing.T) {
-		marker := newMarker(t)
-		id := create(t, c, withMarker(&acp.CreateTerminalRequest{Command: "setsid sleep 1032 & sleep 1033 & echo ok; wait"}, marker))
-		waitMarked(t, pl, marker, 3)
-		if _, err := c.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
-			t.Fatal(err)
-		}
-		if left := waitNoneMarked(t, pl, marker, 2*time.Second); len(left) > 0 {
-			t.Errorf("after release, still running: %v", left)
-		}
-	})
-}
+// testCtx and create are remotetest's, for the benchmarks.
 
-// disconnect kills kubectl (kill -9) under a command that ignores SIGTERM
-// and has a setsid descendant: within 2 s nothing is left in the pod's
-// container, the exec server included, and a wait in flight fails with
-// ErrDisconnected instead of hanging.
-func disconnect(t *testing.T, c *remote.Client, conn *remote.Conn, pl place) {
-	marker := newMarker(t)
-	create(t, c, withMarker(&acp.CreateTerminalRequest{Command: "trap '' TERM; setsid sleep 1041 & while :; do sleep 1; done"}, marker))
-	waitMarked(t, pl, marker, 3)
-	waitErr := make(chan error, 1)
-	go func() {
-		_, err := c.WaitForTerminalExit(context.Background(), &acp.WaitForTerminalExitRequest{SessionID: "s", TerminalID: "x"})
-		waitErr <- err
-	}()
-	if err := conn.Process().Kill(); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	if left := waitNoneMarked(t, pl, marker, 2*time.Second); len(left) > 0 {
-		t.Errorf("2 s after kill -9 of kubectl, still running in the pod: %v", left)
-	} else {
-		t.Logf("the command's processes gone %v after kill -9 of kubectl", time.Since(start).Round(time.Millisecond))
-	}
-	if left := waitGone(2*time.Second, func() []string { return pl.servers(t) }); len(left) > 0 {
-		t.Errorf("after the disconnect, still running in the pod: %v", left)
-	}
-	select {
-	case err := <-waitErr:
-		if !errors.Is(err, remote.ErrDisconnected) {
-			t.Errorf("a wait after the disconnect: %v, want ErrDisconnected", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Error("a wait hangs after the disconnect")
-	}
-}
-
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// markerVar holds a value unique to one test in the environment of the
-// commands it starts, so that /proc shows which are still alive.
-const markerVar = "K8STEST_MARKER"
-
-func newMarker(t testing.TB) string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-func withMarker(req *acp.CreateTerminalRequest, marker string) *acp.CreateTerminalRequest {
-	req.Env = append(req.Env, acp.EnvVariable{Name: markerVar, Value: marker})
-	return req
-}
+func testCtx(t testing.TB) context.Context { return remotetest.Ctx(t) }
 
 func create(t testing.TB, c *remote.Client, req *acp.CreateTerminalRequest) acp.TerminalID {
 	t.Helper()
-	if req.SessionID == "" {
-		req.SessionID = "s"
-	}
-	resp, err := c.CreateTerminal(testCtx(t), req)
-	if err != nil {
-		t.Fatalf("CreateTerminal(%q): %v", req.Command, err)
-	}
-	return resp.TerminalID
-}
-
-func waitExit(t testing.TB, c *remote.Client, id acp.TerminalID) acp.TerminalExitStatus {
-	t.Helper()
-	w, err := c.WaitForTerminalExit(testCtx(t), &acp.WaitForTerminalExitRequest{SessionID: "s", TerminalID: id})
-	if err != nil {
-		t.Fatalf("wait: %v", err)
-	}
-	return acp.TerminalExitStatus{ExitCode: w.ExitCode, Signal: w.Signal}
-}
-
-func output(t testing.TB, c *remote.Client, id acp.TerminalID) *acp.TerminalOutputResponse {
-	t.Helper()
-	out, err := c.TerminalOutput(testCtx(t), &acp.TerminalOutputRequest{SessionID: "s", TerminalID: id})
-	if err != nil {
-		t.Fatalf("output: %v", err)
-	}
-	return out
+	return remotetest.Create(t, c, req)
 }

@@ -4,75 +4,47 @@ package k8stest
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+	"unicode"
+	"unicode/utf8"
 
-	"github.com/acpterm/acpterm/internal/sshtest"
+	"github.com/acpterm/acpterm/internal/remotetest"
 	"github.com/acpterm/acpterm/remote"
 )
 
-// place is where the contract's commands run, as the test can see it.
-type place interface {
-	// marked lists the live processes there (zombies count as dead)
-	// whose environment holds markerVar=marker.
-	marked(t testing.TB, marker string) []string
-	// servers lists what still runs there of the exec servers.
-	servers(t testing.TB) []string
-}
-
-// waitNoneMarked asks pl until no process holds the marker or within has
-// passed, and returns those still there. Nothing tells when another
-// process tree ends: it polls.
-func waitNoneMarked(t testing.TB, pl place, marker string, within time.Duration) []string {
-	return waitGone(within, func() []string { return pl.marked(t, marker) })
-}
-
-func waitGone(within time.Duration, list func() []string) []string {
-	var left []string
-	_ = poll(nil, within, func() error {
-		if left = list(); len(left) > 0 {
-			return errLeft
-		}
-		return nil
-	})
-	return left
-}
-
+// errLeft is what a poll of processes that should end says meanwhile.
 var errLeft = errors.New("still running")
 
-// waitMarked waits until n processes hold the marker there.
-func waitMarked(t testing.TB, pl place, marker string, n int) {
-	t.Helper()
-	var got []string
-	if poll(nil, 10*time.Second, func() error {
-		if got = pl.marked(t, marker); len(got) < n {
-			return errLeft
+// sameMachine is a pod's container in the test cluster: its processes
+// are this machine's, and /proc shows them at once (remotetest's
+// SameMachine), the container's own among them.
+type sameMachine struct {
+	remotetest.SameMachine
+	ctr *container
+}
+
+// PS lists the container's processes whose command line holds one of
+// words, as "PID ARGS".
+func (l sameMachine) PS(_ testing.TB, words ...string) []string {
+	var hits []string
+	for _, pid := range l.ctr.running() {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err != nil {
+			continue // gone
 		}
-		return nil
-	}) != nil {
-		t.Fatalf("%d processes with the marker (%v), want %d", len(got), got, n)
+		args := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+		for _, w := range words {
+			if strings.Contains(args, w) {
+				hits = append(hits, strconv.Itoa(pid)+" "+args)
+				break
+			}
+		}
 	}
-}
-
-// sameMachine is a pod's container in the test cluster: its processes are this
-// machine's, and /proc shows them at once.
-type sameMachine struct{ ctr *container }
-
-func (l sameMachine) marked(_ testing.TB, marker string) []string {
-	return pids(sshtest.Running(markerVar, marker))
-}
-
-func (l sameMachine) servers(testing.TB) []string { return pids(l.ctr.running()) }
-
-func pids(ps []int) []string {
-	var s []string
-	for _, p := range ps {
-		s = append(s, strconv.Itoa(p))
-	}
-	return s
+	return hits
 }
 
 // inPod looks at a pod's processes from inside, through kubectl exec and
@@ -83,8 +55,39 @@ type inPod struct {
 	kubectl []string // kubectl and its options, before "exec"
 }
 
-func (p inPod) marked(t testing.TB, marker string) []string {
-	return p.list(t, `tr '\0' '\n' < "$d/environ" | grep -qx `+remote.ShellQuote(markerVar+"="+marker))
+// Marked lists the pod's live processes that hold the marker, as "PID
+// ARGS".
+func (p inPod) Marked(t testing.TB, marker string) []string {
+	return p.list(t, `tr '\0' '\n' < "$d/environ" | grep -qx `+remote.ShellQuote(remotetest.MarkerVar+"="+marker))
+}
+
+// PS lists the pod's live processes whose command line holds one of
+// words, as "PID ARGS".
+func (p inPod) PS(t testing.TB, words ...string) []string {
+	test := `tr '\0' ' ' < "$d/cmdline" | grep -q`
+	for _, w := range words {
+		test += " -e " + remote.ShellQuote(selfless(w))
+	}
+	return p.list(t, test)
+}
+
+// selfless is a basic regular expression that matches w and not itself,
+// its last letter in brackets, so that a command line that holds the
+// pattern (the list's script, in kubectl's arguments when the pod's
+// processes are this machine's) is not taken for one that holds w.
+func selfless(w string) string {
+	var b strings.Builder
+	for i, r := range w {
+		switch {
+		case i+utf8.RuneLen(r) == len(w) && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			b.WriteString("[" + string(r) + "]")
+		case strings.ContainsRune(`\.[]*^$`, r):
+			b.WriteString(`\` + string(r))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func (p inPod) servers(t testing.TB) []string {

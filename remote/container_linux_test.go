@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/acpterm/acpterm/internal/podmantest"
+	"github.com/acpterm/acpterm/internal/remotetest"
 )
 
 // The container tests run a real podman container from an image made
@@ -50,4 +51,18 @@ func containerExec(t testing.TB, name string, argv ...string) string {
 func containerPS(t testing.TB, name string, words ...string) []string {
 	t.Helper()
 	return podmantest.PS(t, name, words...)
+}
+
+// inContainer is a test container as remotetest's contract sees it: its
+// processes are this host's (the marker scan of /proc), and busybox ps
+// inside shows them as the container itself does.
+type inContainer struct {
+	remotetest.SameMachine
+	name string
+}
+
+// PS lists the container's processes whose command line holds one of
+// words (containerPS).
+func (p inContainer) PS(t testing.TB, words ...string) []string {
+	return containerPS(t, p.name, words...)
 }

@@ -2,7 +2,6 @@ package remote_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/remotetest"
 	"github.com/acpterm/acpterm/remote"
 )
 
@@ -22,37 +22,15 @@ const containerWS = "/ws"
 
 // dialContainer copies acpterm into the container with Install (the
 // static build: the image has no libc) and starts the exec server there
-// through the engine's exec -i, in /ws. copts names the tool and its
-// options.
+// through the engine's exec -i, in /ws (remotetest.Dial). copts names
+// the tool and its options.
 func dialContainer(t testing.TB, target string, copts remote.CommandOptions) (*remote.Client, *remote.Conn, *remote.Installed) {
 	t.Helper()
 	tg, err := remote.ParseTarget(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := remote.Install(testCtx(t), tg, &copts, &remote.InstallOptions{Local: acptermBuild(t, "static")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Log(in)
-	copts.Binary = in.Path
-	cmd, err := remote.Command(tg, &copts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	conn, err := remote.Dial(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := remote.NewClient(testCtx(t), conn, nil)
-	if err != nil {
-		_ = conn.Close()
-		t.Fatalf("NewClient through %s: %v; it said: %s", cmd.Args[0], err, conn.Stderr())
-	}
-	t.Logf("exec server answered its hello %v after %s exec started", time.Since(start).Round(time.Millisecond), cmd.Args[0])
-	t.Cleanup(func() { _ = c.Close() })
-	return c, conn, in
+	return remotetest.Dial(t, tg, &copts, acptermBuild(t, "static"))
 }
 
 // TestPodmanContract runs the terminal contract in a real podman
@@ -87,95 +65,9 @@ func TestPodmanContract(t *testing.T) {
 			} else {
 				t.Logf("second install: %v", again.Took.Round(time.Millisecond))
 			}
-			contract(t, c, containerWS, func(words ...string) []string { return containerPS(t, name, words...) })
+			remotetest.Contract(t, c, containerWS, inContainer{name: name}, nil)
 		})
 	}
-}
-
-// contract is the terminal contract as TestSSHContract has it, against
-// a client whose server runs in ws. ps lists the target's processes
-// whose command line holds one of words, as the target itself sees them.
-func contract(t *testing.T, c *remote.Client, ws string, ps func(words ...string) []string) {
-	ctx := testCtx(t)
-	t.Run("output and exit code", func(t *testing.T) {
-		id := create(t, c, &acp.CreateTerminalRequest{Command: "/bin/sh", Args: []string{"-c", "pwd; echo err >&2; exit 7"}})
-		if st := waitExit(t, c, id); st.String() != "exit 7" {
-			t.Errorf("status %v", st)
-		}
-		if out := output(t, c, id); out.Output != ws+"\nerr\n" || out.Truncated {
-			t.Errorf("output %q", out.Output)
-		}
-	})
-	t.Run("truncation", func(t *testing.T) {
-		limit := uint64(5)
-		id := create(t, c, &acp.CreateTerminalRequest{Command: "printf", Args: []string{"héllo wörld"}, OutputByteLimit: &limit})
-		waitExit(t, c, id)
-		if out := output(t, c, id); out.Output != "örld" || !out.Truncated {
-			t.Errorf("output %q truncated %v", out.Output, out.Truncated)
-		}
-	})
-	t.Run("signal by name", func(t *testing.T) {
-		id := create(t, c, &acp.CreateTerminalRequest{Command: "kill -KILL $$"})
-		if st := waitExit(t, c, id); st.Signal == nil || *st.Signal != "SIGKILL" {
-			t.Errorf("status %v", st)
-		}
-	})
-	t.Run("kill keeps the terminal", func(t *testing.T) {
-		id := create(t, c, &acp.CreateTerminalRequest{Command: "echo up; sleep 100"})
-		if _, err := c.KillTerminal(ctx, &acp.KillTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
-			t.Fatal(err)
-		}
-		if st := waitExit(t, c, id); st.Signal == nil || *st.Signal != "SIGTERM" {
-			t.Errorf("status %v", st)
-		}
-		if out := output(t, c, id); out.ExitStatus == nil {
-			t.Errorf("output after kill has no exit status")
-		}
-	})
-	t.Run("release invalidates", func(t *testing.T) {
-		id := create(t, c, &acp.CreateTerminalRequest{Command: "true"})
-		if _, err := c.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
-			t.Fatal(err)
-		}
-		_, err := c.TerminalOutput(ctx, &acp.TerminalOutputRequest{SessionID: "s", TerminalID: id})
-		if acp.ErrorCode(err) != acp.CodeInvalidParams {
-			t.Errorf("output after release: %v", err)
-		}
-	})
-	t.Run("grandchild holding the pipe", func(t *testing.T) {
-		marker := newMarker(t)
-		id := create(t, c, withMarker(&acp.CreateTerminalRequest{Command: "sleep 1031 & echo started"}, marker))
-		start := time.Now()
-		if st := waitExit(t, c, id); st.String() != "exit 0" {
-			t.Errorf("status %v", st)
-		}
-		if el := time.Since(start); el > 5*time.Second {
-			t.Errorf("wait took %v", el)
-		}
-		if _, err := c.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
-			t.Fatal(err)
-		}
-		if left := waitNoneMarked(marker, 2*time.Second); len(left) > 0 {
-			t.Errorf("after release, still running: %v", left)
-		}
-		if left := ps("sleep 1031"); len(left) > 0 {
-			t.Errorf("after release, ps in the target shows %q", left)
-		}
-	})
-	t.Run("tree gone after release, setsid included", func(t *testing.T) {
-		marker := newMarker(t)
-		id := create(t, c, withMarker(&acp.CreateTerminalRequest{Command: "setsid sleep 1032 & sleep 1033 & echo ok; wait"}, marker))
-		waitMarked(t, marker, 3)
-		if _, err := c.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
-			t.Fatal(err)
-		}
-		if left := waitNoneMarked(marker, 2*time.Second); len(left) > 0 {
-			t.Errorf("after release, still running: %v", left)
-		}
-		if left := ps("sleep 1032", "sleep 1033"); len(left) > 0 {
-			t.Errorf("after release, ps in the target shows %q", left)
-		}
-	})
 }
 
 // TestPodmanDisconnectKillsEverything: kill -9 of the local podman exec
@@ -186,41 +78,7 @@ func TestPodmanDisconnectKillsEverything(t *testing.T) {
 	needPodman(t)
 	name := startContainer(t, containerOptions{})
 	c, conn, _ := dialContainer(t, "podman://"+name+containerWS, remote.CommandOptions{})
-	disconnect(t, c, conn, func(words ...string) []string { return containerPS(t, name, words...) })
-}
-
-// disconnect kills the transport's local process under a command that
-// ignores SIGTERM and has a setsid descendant, and checks that the
-// target is clean within 2 s.
-func disconnect(t *testing.T, c *remote.Client, conn *remote.Conn, ps func(words ...string) []string) {
-	marker := newMarker(t)
-	create(t, c, withMarker(&acp.CreateTerminalRequest{Command: "trap '' TERM; setsid sleep 1041 & while :; do sleep 1; done"}, marker))
-	waitMarked(t, marker, 3)
-	waitErr := make(chan error, 1)
-	go func() {
-		_, err := c.WaitForTerminalExit(context.Background(), &acp.WaitForTerminalExitRequest{SessionID: "s", TerminalID: "x"})
-		waitErr <- err
-	}()
-	if err := conn.Process().Kill(); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	if left := waitNoneMarked(marker, 2*time.Second); len(left) > 0 {
-		t.Errorf("2 s after the disconnect, still running on the target: %v", left)
-	} else {
-		t.Logf("everything gone %v after kill -9 of the local exec client", time.Since(start).Round(time.Millisecond))
-	}
-	if left := waitPSGone(ps, 2*time.Second, "sleep 1041", "exec-server"); len(left) > 0 {
-		t.Errorf("after the disconnect, ps in the target shows %q", left)
-	}
-	select {
-	case err := <-waitErr:
-		if !errors.Is(err, remote.ErrDisconnected) {
-			t.Errorf("a wait after the disconnect: %v, want ErrDisconnected", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Error("a wait hangs after the disconnect")
-	}
+	remotetest.Disconnect(t, c, conn, inContainer{name: name})
 }
 
 // TestPodmanLocalSideKilled: kill -9 of the process on the local side
@@ -304,26 +162,13 @@ func TestPodmanLocalSideKilled(t *testing.T) {
 	} else {
 		t.Logf("everything gone %v after kill -9 of the local side", time.Since(start).Round(time.Millisecond))
 	}
-	ps := func(words ...string) []string { return containerPS(t, name, words...) }
-	if left := waitPSGone(ps, 2*time.Second, "sleep 1042", "exec-server"); len(left) > 0 {
+	if left := remotetest.WaitPSGone(t, inContainer{name: name}, 2*time.Second, "sleep 1042", "exec-server"); len(left) > 0 {
 		t.Errorf("ps in the container shows %q", left)
 	}
 	select {
 	case <-exited:
 	case <-time.After(5 * time.Second):
 		t.Error("podman exec still runs 5 s after its input ended")
-	}
-}
-
-// waitPSGone asks the target's ps until none of words shows or within
-// ends (each ask is a podman exec, a few hundred ms).
-func waitPSGone(ps func(words ...string) []string, within time.Duration, words ...string) []string {
-	deadline := time.Now().Add(within)
-	for {
-		left := ps(words...)
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
-		}
 	}
 }
 
@@ -395,9 +240,8 @@ func TestDockerContract(t *testing.T) {
 	if !in.Copied {
 		t.Errorf("install: %+v", in)
 	}
-	ps := func(words ...string) []string { return containerPS(t, name, words...) }
-	contract(t, c, containerWS, ps)
-	t.Run("disconnect", func(t *testing.T) { disconnect(t, c, conn, ps) })
+	remotetest.Contract(t, c, containerWS, inContainer{name: name}, nil)
+	t.Run("disconnect", func(t *testing.T) { remotetest.Disconnect(t, c, conn, inContainer{name: name}) })
 }
 
 // dockerAPI serves podman's Docker-compatible API on a new unix socket

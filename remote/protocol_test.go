@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/remotetest"
 	"github.com/acpterm/acpterm/remote"
 	"github.com/acpterm/acpterm/terminal"
 )
@@ -44,11 +45,8 @@ func pipes(t testing.TB) (client, server *pipeEnd) {
 	return &pipeEnd{r: r1, w: w2}, &pipeEnd{r: r2, w: w1}
 }
 
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+// testCtx bounds one call of a test (remotetest.Ctx).
+func testCtx(t testing.TB) context.Context { return remotetest.Ctx(t) }
 
 // served is an exec server running in-process on a pipe, and its client.
 type served struct {
@@ -89,16 +87,11 @@ func serve(t testing.TB, sopts *remote.ServerOptions, copts *remote.ClientOption
 	return s
 }
 
+// create creates a terminal in session "s" unless req names another
+// (remotetest.Create).
 func create(t testing.TB, c *remote.Client, req *acp.CreateTerminalRequest) acp.TerminalID {
 	t.Helper()
-	if req.SessionID == "" {
-		req.SessionID = "s"
-	}
-	resp, err := c.CreateTerminal(testCtx(t), req)
-	if err != nil {
-		t.Fatalf("CreateTerminal(%q): %v", req.Command, err)
-	}
-	return resp.TerminalID
+	return remotetest.Create(t, c, req)
 }
 
 func TestHello(t *testing.T) {
