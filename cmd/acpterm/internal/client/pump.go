@@ -103,15 +103,70 @@ func (g *shownGate) wait(ctx context.Context, sessionID acp.SessionID, terminalI
 	}
 }
 
+// stderrPump is how far pumpStderr has read the agent's stderr, so that
+// the end of a turn can wait for what the agent wrote before its answer:
+// stderr and the answer travel on two pipes, and the pump could still
+// hold the lines of a noisy agent when the turn's end counts them.
+type stderrPump struct {
+	mu      sync.Mutex
+	f       *os.File
+	waiting bool          // in Read: everything read before is handled
+	moved   chan struct{} // closed, and replaced, when waiting changes
+	done    bool          // the pipe has ended
+}
+
+// set records the pump's state; it wakes catchUp.
+func (p *stderrPump) set(waiting, done bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.waiting, p.done = waiting, done
+	if p.moved != nil {
+		close(p.moved)
+	}
+	p.moved = make(chan struct{})
+}
+
+// catchUp waits, up to within, until the pump has handled every byte
+// written to the pipe so far: it is waiting in Read with nothing left in
+// the pipe, or the pipe has ended.
+func (p *stderrPump) catchUp(within time.Duration) {
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	for {
+		p.mu.Lock()
+		f, done, waiting, moved := p.f, p.done, p.waiting, p.moved
+		p.mu.Unlock()
+		if f == nil || done || waiting && pending(f) == 0 {
+			return
+		}
+		select {
+		case <-moved:
+		case <-timer.C:
+			return
+		}
+	}
+}
+
+// start records the pipe the pump reads.
+func (p *stderrPump) start(f *os.File) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.f = f
+	p.moved = make(chan struct{})
+}
+
 // pumpStderr copies the agent's stderr to ours, line by line, so that its
 // log lines do not cut through the live region.
 func (d *driver) pumpStderr(f *os.File) {
 	defer d.wg.Done()
 	defer f.Close()
+	defer d.errPump.set(false, true)
 	buf := make([]byte, 32<<10)
 	var line []byte
 	for {
+		d.errPump.set(true, false)
 		n, err := f.Read(buf)
+		d.errPump.set(false, false)
 		chunk := buf[:n]
 		for len(chunk) > 0 {
 			i := bytes.IndexByte(chunk, '\n')

@@ -233,6 +233,7 @@ type driver struct {
 	stderrMu sync.Mutex
 	errPipe  *os.File   // the agent's stderr
 	held     heldStderr // of AgentStderrAuto on a terminal
+	errPump  stderrPump // how far the agent's stderr is read
 
 	mu          sync.Mutex
 	phase       phase

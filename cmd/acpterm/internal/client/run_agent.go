@@ -90,6 +90,7 @@ func (d *driver) start(ctx context.Context, h acp.Client) ([]acp.AuthOption, int
 	d.mu.Lock()
 	d.cmd, d.conn, d.errPipe = cmd, conn, pr
 	d.mu.Unlock()
+	d.errPump.start(pr)
 	d.wg.Add(1)
 	go d.pumpStderr(pr)
 

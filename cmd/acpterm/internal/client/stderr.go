@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
@@ -43,7 +44,10 @@ const (
 // bounded whatever the agent writes.
 const (
 	quietStderrLines = 3
-	heldStderrLines  = 20
+	// stderrCatchUp bounds how long a flush waits for the pump to read
+	// what is already in the pipe.
+	stderrCatchUp   = 200 * time.Millisecond
+	heldStderrLines = 20
 )
 
 // ParseAgentStderr reads the value of --agent-stderr: "show", "hide", or
@@ -146,6 +150,9 @@ func (d *driver) flushStderr(failed bool) {
 	if d.stderrMode() != AgentStderrAuto {
 		return
 	}
+	// What the agent wrote before its answer is in the pipe by now: it
+	// is counted with the rest, not shown apart when read late.
+	d.errPump.catchUp(stderrCatchUp)
 	n, lines := d.held.take()
 	st := render.Style{On: d.stderrColor()}
 	switch {
