@@ -14,16 +14,22 @@ import (
 // session's directory from session/new, and a program looked up in a
 // workspace (npx) would find what a command planted there.
 //
-// Unlike the exec server, the agent has no dead-man rule of its own: when
-// the connection drops it sees the end of its stdin, which ends an ACP
-// agent, but a program that ignores it outlives the connection (ssh
-// closes the session, not its processes).
+// With opts.Binary set (acpterm on the target, as Install gives it), the
+// agent runs under that acpterm's agent host (acpterm exec-server --agent,
+// HostAgent), contained and with a dead-man rule: when the connection
+// drops, the agent and everything it started are ended. Without it the
+// agent only sees the end of its stdin, which ends an ACP agent, but a
+// program that ignores it outlives the connection (ssh closes the
+// session, not its processes).
 func AgentCommand(t Target, opts *CommandOptions, argv []string) (*exec.Cmd, error) {
 	if opts == nil {
 		opts = &CommandOptions{}
 	}
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("remote: no command to run on the target")
+	}
+	if opts.Binary != "" {
+		argv = append([]string{opts.Binary, "exec-server", "--agent", "--"}, argv...)
 	}
 	full, err := transportArgv(t, opts, argv)
 	if err != nil {

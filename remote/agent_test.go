@@ -19,6 +19,9 @@ func TestAgentCommand(t *testing.T) {
 		{"ssh://me@devbox:2222/srv/app", &remote.CommandOptions{ToolArgs: []string{"-F", "cfg"}},
 			[]string{"ssh", "-T", "-F", "cfg", "-l", "me", "-p", "2222", "--", "devbox", "exec codex-acp --flag 'two words' ''"}},
 		{"podman://box/work", nil, []string{"podman", "exec", "-i", "box", "codex-acp", "--flag", "two words", ""}},
+		// With acpterm there, the agent runs hosted by it.
+		{"podman://box/work", &remote.CommandOptions{Binary: "/tmp/acpterm-0/ab/acpterm"},
+			[]string{"podman", "exec", "-i", "box", "/tmp/acpterm-0/ab/acpterm", "exec-server", "--agent", "--", "codex-acp", "--flag", "two words", ""}},
 		{"k8s://ctx/ns/pod/c:/w", &remote.CommandOptions{Tool: "/opt/kubectl"},
 			[]string{"/opt/kubectl", "--context", "ctx", "exec", "-i", "-n", "ns", "pod", "-c", "c", "--", "codex-acp", "--flag", "two words", ""}},
 	} {

@@ -16,6 +16,7 @@ import (
 )
 
 const execServerUsage = `usage: acpterm exec-server [flags]
+       acpterm exec-server --agent -- AGENT [ARGS...]
 
 Serves acpterm's terminal runtime on stdin and stdout to one acpterm on
 another machine, which starts it through ssh -T, podman or docker exec -i,
@@ -30,6 +31,14 @@ Variables whose names mark them as credentials (*KEY*, *SECRET*, *TOKEN*,
 *PASSWORD*, *PASSWD*) are withheld from the commands unless --pass-env.
 --output-limit, --max-terminals, --kill-grace, --timeout and --shell mean
 what they mean to acpterm run, which passes its own on.
+
+With --agent it runs AGENT instead, an ACP agent that reads stdin and
+writes stdout itself (acpterm run --remote-agent starts it so), contained
+as acpterm contains an agent on its own machine: its own cgroup where the
+tree is writable, else its process group. When stdin ends the agent's
+stdin is closed; an agent still running 2 s later gets SIGTERM, then
+SIGKILL 2 s after that, with everything it started; and what an agent
+that exits leaves behind is killed. It exits with the agent's status.
 `
 
 // execServerFlags are exec-server's flags.
@@ -41,6 +50,7 @@ type execServerFlags struct {
 	writable []string
 	gitRW    bool
 	passEnv  []string
+	agent    bool
 	terminalFlags
 }
 
@@ -53,6 +63,7 @@ func newExecServerFlags(out io.Writer) *execServerFlags {
 	f.fs.Var(listFlag{&f.writable}, "writable", "also let the commands write `PATH`; repeatable; workspace-write only")
 	f.fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable")
 	f.fs.Var(listFlag{&f.passEnv}, "pass-env", "let the credential variable `NAME` reach the commands; repeatable")
+	f.fs.BoolVar(&f.agent, "agent", false, "run the `AGENT` after -- on stdin and stdout, ended with all it started\nwhen stdin ends, instead of serving terminals")
 	f.terminalFlags.add(f.fs)
 	f.fs.Usage = usageText(f.fs, execServerUsage)
 	return f
@@ -130,6 +141,20 @@ func serverCwd(dir string) (string, error) {
 func execServerCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	f := newExecServerFlags(stderr)
 	if code, ok := parseFlags(f.fs, args); !ok {
+		return code
+	}
+	if f.agent {
+		if f.fs.NArg() == 0 {
+			fmt.Fprintf(stderr, "acpterm exec-server: --agent needs the agent's command line after --\n(see acpterm help exec-server)\n")
+			return client.ExitUsage
+		}
+		code, err := remote.HostAgent(ctx, f.fs.Args(), pollable(stdin), stdout, stderr, &remote.AgentHostOptions{
+			Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "acpterm exec-server: "+format+"\n", args...) },
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "acpterm exec-server: %v\n", err)
+			return client.ExitFailure
+		}
 		return code
 	}
 	if f.fs.NArg() > 0 {

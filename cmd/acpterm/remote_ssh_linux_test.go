@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -250,6 +251,41 @@ func TestRemoteSSHSandboxRefused(t *testing.T) {
 func init() {
 	registerHostile("remote-session", func() int { return serveAgent(&remoteSessionAgent{}) })
 	registerHostile("remote-where", func() int { return serveAgent(&remoteSessionAgent{where: true}) })
+	// An agent that clings: it starts a setsid daemon, ignores SIGTERM,
+	// and outlives the end of its stdin.
+	registerHostile("remote-clinging", func() int {
+		signal.Ignore(syscall.SIGTERM)
+		daemon := exec.Command("setsid", "sleep", "1061")
+		if err := daemon.Start(); err != nil {
+			return 1
+		}
+		serveAgent(&remoteSessionAgent{where: true})
+		select {}
+	})
+}
+
+// TestRemoteSSHAgentClinging: a --remote-agent agent that outlives the end
+// of its stdin, ignores SIGTERM and leaves a setsid daemon is ended on the
+// target, daemon included, by the agent host's dead-man rule once acpterm
+// has ended (two graces of 2 s).
+func TestRemoteSSHAgentClinging(t *testing.T) {
+	t.Parallel()
+	s := needSSHD(t)
+	dir := targetDir(t)
+	mark := newMark(t)
+	args := append([]string{"run", "--approve-all", "--remote-agent"}, remoteArgs(t, s, dir)...)
+	args = append(args, "-p", "where", "--", "env", fakeAgentEnv+"=remote-clinging", remoteMarkVar+"="+mark, testExe(t))
+	r := acpterm(t, opts{}, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "stdout", r.stdout, "cwd="+dir+"\n")
+	ended := time.Now()
+	if left := sshtest.WaitNoneRunning(remoteMarkVar, mark, 8*time.Second); len(left) > 0 {
+		t.Errorf("8 s after acpterm ended, the agent or its daemon still runs on the target: %v", left)
+	} else {
+		t.Logf("the agent and its daemon gone %v after acpterm ended", time.Since(ended).Round(time.Millisecond))
+	}
 }
 
 // remoteSessionAgent says the session's cwd it was given, and with a prompt

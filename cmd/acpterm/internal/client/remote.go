@@ -48,6 +48,8 @@ type remoteRun struct {
 	// its display (terminal.Info.Where) and its approval.
 	host   string
 	client *remote.Client
+	// bin is acpterm on the target, which hosts a --remote-agent agent.
+	bin string
 	// localDir is where the agent starts, here: the working directory.
 	localDir string
 }
@@ -144,7 +146,7 @@ func (d *driver) connectRemote(ctx context.Context) int {
 	}
 	host := rc.Target
 	host.Dir = ""
-	r := &remoteRun{cfg: rc, where: where, host: host.String(), client: cl, localDir: d.cwd}
+	r := &remoteRun{cfg: rc, where: where, host: host.String(), client: cl, bin: bin, localDir: d.cwd}
 	if code := d.checkHello(r, fail); code != ExitOK {
 		_ = cl.Close()
 		return code
@@ -231,7 +233,11 @@ func (d *driver) agentProcess(args []string) (*exec.Cmd, error) {
 		return exec.Command(c.Agent[0], args...), nil
 	}
 	rc := c.Remote
-	return remote.AgentCommand(rc.Target, &remote.CommandOptions{Tool: rc.Tool, ToolArgs: rc.ToolArgs}, append([]string{c.Agent[0]}, args...))
+	copts := &remote.CommandOptions{Tool: rc.Tool, ToolArgs: rc.ToolArgs}
+	if d.remote != nil {
+		copts.Binary = d.remote.bin // the agent runs hosted, with a dead-man rule
+	}
+	return remote.AgentCommand(rc.Target, copts, append([]string{c.Agent[0]}, args...))
 }
 
 // agentDir is where the agent process starts: the session's cwd, or with
