@@ -3,14 +3,18 @@ package remote_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 )
+
+// acptermPkg is the command the tests build and copy to targets.
+const acptermPkg = "github.com/acpterm/acpterm/cmd/acpterm"
 
 // builds are acpterm binaries built once for the package's tests, in a
 // temp dir that TestMain removes (removeBuilds).
@@ -46,20 +50,25 @@ func acptermBuild(t testing.TB, kind string) string {
 		builds.errs = map[string]error{}
 	}
 	// The name sets the file apart from the running test binary's
-	// siblings, which Install would look for as acpterm-GOOS-GOARCH.
-	out := filepath.Join(builds.dir, kind, "acpterm")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/acpterm")
-	cmd.Dir = ".."
-	cmd.Env = os.Environ()
+	// siblings, which Install would look for as acpterm-GOOS-GOARCH. The
+	// build is shared (proctest.GoBuild): an unchanged acpterm is not
+	// linked again, here or by the other packages' tests.
+	var env []string
 	switch kind {
 	case "static":
-		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
+		env = []string{"CGO_ENABLED=0"}
 	case "default":
 	default:
 		t.Fatalf("no build kind %q", kind)
 	}
-	if b, err := cmd.CombinedOutput(); err != nil {
-		builds.errs[kind] = fmt.Errorf("building acpterm (%s): %v\n%s", kind, err, b)
+	dir := filepath.Join(builds.dir, kind)
+	err := os.MkdirAll(dir, 0o755)
+	var out string
+	if err == nil {
+		out, err = proctest.GoBuildEnv(dir, "acpterm", env, "build", acptermPkg)
+	}
+	if err != nil {
+		builds.errs[kind] = fmt.Errorf("building acpterm (%s): %v", kind, err)
 		t.Fatal(builds.errs[kind])
 	}
 	builds.bins[kind] = out

@@ -3,13 +3,12 @@ package remote_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 	"github.com/acpterm/acpterm/internal/remotetest"
 	"github.com/acpterm/acpterm/internal/sshtest"
 	"github.com/acpterm/acpterm/remote"
@@ -69,11 +68,9 @@ func startSSHD() *sshEnv {
 		return fail("%v", err)
 	}
 	e.dir = dir
-	e.bin = filepath.Join(dir, "acpterm")
-	build := exec.Command("go", "build", "-o", e.bin, "./cmd/acpterm")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		return fail("building acpterm: %v\n%s", err, out)
+	// Shared with the other packages' plain builds (proctest.GoBuild).
+	if e.bin, err = proctest.GoBuild(dir, "acpterm", "build", acptermPkg); err != nil {
+		return fail("building acpterm: %v", err)
 	}
 	if e.sshd, err = sshtest.Start(dir); err != nil {
 		return fail("%v", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/probe"
 	"github.com/acpterm/acpterm/internal/podmantest"
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 	"github.com/acpterm/acpterm/internal/sshtest"
 )
 
@@ -41,19 +42,15 @@ var static struct {
 }
 
 // staticAcpterm is acpterm built with CGO_ENABLED=0, next to the
-// package's other builds: what runs in a container without libc.
+// package's other builds: what runs in a container without libc. The
+// build is shared (proctest.GoBuildEnv) with the remote package's.
 func staticAcpterm(t *testing.T) string {
 	t.Helper()
 	static.once.Do(func() {
-		out := filepath.Join(filepath.Dir(acptermBin), "static", "acpterm")
-		cmd := exec.Command("go", "build", "-o", out, acptermPkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			static.err = err
-			t.Logf("%s", b)
-			return
+		dir := filepath.Join(filepath.Dir(acptermBin), "static")
+		if static.err = os.MkdirAll(dir, 0o755); static.err == nil {
+			static.bin, static.err = proctest.GoBuildEnv(dir, "acpterm", []string{"CGO_ENABLED=0"}, "build", acptermPkg)
 		}
-		static.bin = out
 	})
 	if static.err != nil {
 		t.Fatalf("building a static acpterm: %v", static.err)

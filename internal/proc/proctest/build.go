@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -30,13 +31,20 @@ import (
 // file and leaves the caller's as it was. Where the shared directory cannot
 // be had (not ours, not private), it builds straight into dir.
 func GoBuild(dir, name string, args ...string) (string, error) {
+	return GoBuildEnv(dir, name, nil, args...)
+}
+
+// GoBuildEnv is GoBuild with env (NAME=VALUE entries, CGO_ENABLED=0 for a
+// static build) added to the go command's environment, and to the key of
+// the shared output.
+func GoBuildEnv(dir, name string, env []string, args ...string) (string, error) {
 	if len(args) == 0 {
 		return "", errors.New("proctest: GoBuild without a go command")
 	}
 	out := filepath.Join(dir, name)
-	if shared, ok := sharedBuildDir(args); ok {
+	if shared, ok := sharedBuildDir(append(slices.Clone(env), args...)); ok {
 		cached := filepath.Join(shared, name)
-		if err := goBuild(cached, args); err != nil {
+		if err := goBuild(cached, env, args); err != nil {
 			return "", err
 		}
 		if err := linkOrCopy(cached, out); err != nil {
@@ -44,13 +52,18 @@ func GoBuild(dir, name string, args ...string) (string, error) {
 		}
 		return out, nil
 	}
-	return out, goBuild(out, args)
+	return out, goBuild(out, env, args)
 }
 
-func goBuild(out string, args []string) error {
+func goBuild(out string, env, args []string) error {
 	cmdArgs := append([]string{args[0], "-o", out}, args[1:]...)
-	if b, err := exec.Command("go", cmdArgs...).CombinedOutput(); err != nil {
-		return fmt.Errorf("go %s: %v\n%s", strings.Join(cmdArgs, " "), err, b)
+	cmd := exec.Command("go", cmdArgs...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		line := strings.Join(append(append(slices.Clone(env), "go"), cmdArgs...), " ")
+		return fmt.Errorf("%s: %v\n%s", line, err, b)
 	}
 	return nil
 }
