@@ -169,6 +169,15 @@ func TestSnapshotAfterRelease(t *testing.T) {
 	if s, err := m.Snapshot(second.SessionID, second.TerminalID); err != nil || s.Text != "second\n" {
 		t.Errorf("second snapshot %+v, %v", s, err)
 	}
+	// A terminal whose output nobody read before its release: the
+	// final output is rendered when asked for.
+	third := mustCreate(t, m, Request{Command: "printf 'third\\377'; exit 3"})
+	mustWait(t, m, third)
+	mustRelease(t, m, third)
+	s, err = m.Snapshot(third.SessionID, third.TerminalID)
+	if err != nil || !s.Released || s.Text != "third\uFFFD" || s.ExitStatus == nil || s.ExitStatus.String() != "exit 3" {
+		t.Errorf("third snapshot %+v, %v", s, err)
+	}
 }
 
 func TestSubscriptionClose(t *testing.T) {

@@ -332,21 +332,22 @@ func (m *Manager) finish(t *term, registered bool) {
 	m.removeTemp(t.tmp)
 
 	t.mu.Lock()
-	snap := Snapshot{Info: t.info, Output: t.outputLocked(), Released: true}
-	t.released, t.final = true, &snap
+	t.released = true
 	if registered {
 		st := *t.status
 		t.publishLocked(Event{Kind: EventReleased, Status: &st, TimedOut: t.timedOut})
 	}
 	t.subs = nil
-	t.out = newTail(0) // the snapshot has the text; free the buffer
+	if m.cfg.retain < 0 {
+		t.out = newTail(0) // nothing is retained: free the buffer
+	}
 	t.mu.Unlock()
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.releasing, t.key)
 	m.idle.Broadcast()
-	m.retainLocked(t.key, snap)
+	m.retainLocked(t.key, t)
 	if registered {
 		m.live--
 		if s := m.sessions[t.info.SessionID]; s != nil {

@@ -2,21 +2,26 @@ package terminal
 
 import "github.com/acpterm/acpterm/acp"
 
-// retainedSnap is the final state of a released terminal, kept for
-// Snapshot.
+// retainedSnap is a released terminal kept for Snapshot. Its final
+// output is rendered when Snapshot asks for it (outputLocked caches it),
+// not at release: most are never asked for, and rendering a full tail
+// copies it twice (16 MiB each at the default limit), a seventh of the
+// CPU of streaming 200 MiB.
 type retainedSnap struct {
-	snap Snapshot
+	t    *term
 	size int64
 }
 
 // retainLocked keeps a released terminal's final state within RetainBytes,
 // dropping the oldest; the newest is always kept.
-func (m *Manager) retainLocked(key string, snap Snapshot) {
+func (m *Manager) retainLocked(key string, t *term) {
 	if m.cfg.retain < 0 {
 		return
 	}
-	size := snapshotSize(&snap)
-	m.retained[key] = &retainedSnap{snap: snap, size: size}
+	t.mu.Lock()
+	size := snapshotSize(t)
+	t.mu.Unlock()
+	m.retained[key] = &retainedSnap{t: t, size: size}
 	m.retOrder = append(m.retOrder, key)
 	m.retBytes += size
 	for len(m.retOrder) > 1 && m.retBytes > m.cfg.retain {
@@ -29,19 +34,21 @@ func (m *Manager) retainLocked(key string, snap Snapshot) {
 	}
 }
 
-// snapshotSize approximates the memory a retained snapshot holds: its
-// text and every string of its request, which the agent chose (an
-// argument list can take megabytes), each with its header. Strings that
-// Argv shares with Args count twice; erring high only retains less.
-func snapshotSize(snap *Snapshot) int64 {
+// snapshotSize approximates the memory a retained terminal holds: its
+// output (the tail, and its text once rendered) and every string of its
+// request, which the agent chose (an argument list can take megabytes),
+// each with its header. Strings that Argv shares with Args count twice;
+// erring high only retains less. t.mu is held.
+func snapshotSize(t *term) int64 {
 	const header = 16
-	n := 256 + len(snap.Text) + len(snap.Command) + len(snap.SessionID) + len(snap.TerminalID) + len(snap.Cwd)
-	for _, list := range [][]string{snap.Args, snap.Argv} {
+	info := &t.info
+	n := 256 + t.out.Len() + len(t.cache) + len(info.Command) + len(info.SessionID) + len(info.TerminalID) + len(info.Cwd)
+	for _, list := range [][]string{info.Args, info.Argv} {
 		for _, a := range list {
 			n += header + len(a)
 		}
 	}
-	for _, v := range snap.Env {
+	for _, v := range info.Env {
 		n += 2*header + len(v.Name) + len(v.Value)
 	}
 	return int64(n)
@@ -60,18 +67,14 @@ func (m *Manager) Snapshot(sessionID acp.SessionID, terminalID acp.TerminalID) (
 	if t == nil {
 		t = m.releasing[key]
 	}
-	r := m.retained[key]
-	m.mu.Unlock()
-	if r != nil {
-		return r.snap, nil
+	if r := m.retained[key]; r != nil {
+		t = r.t
 	}
+	m.mu.Unlock()
 	if t == nil {
 		return Snapshot{}, notFound(terminalID)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.final != nil {
-		return *t.final, nil
-	}
-	return Snapshot{Info: t.info, Output: t.outputLocked()}, nil
+	return Snapshot{Info: t.info, Output: t.outputLocked(), Released: t.released}, nil
 }

@@ -107,7 +107,6 @@ type term struct {
 	timedOut   bool
 	reaped     bool // the process is about to be reaped: its IDs may name others soon (see KillAll)
 	released   bool
-	final      *Snapshot       // set at release
 	subs       []*Subscription // subscribed to this terminal only
 	cache      string
 	cacheTrunc bool
