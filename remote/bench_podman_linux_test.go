@@ -38,9 +38,11 @@ import (
 //     target); ns/B-client-cpu is this process's CPU time per byte of the
 //     lossless stream (the server's is not read: its PIDs are the
 //     container's);
-//   - concurrent50: benchConcurrent50 through the exec server, whose
-//     floor (os/exec) and local Manager run on this host, on the same
-//     kernel as the container, with the same busybox (/bin/busybox sh).
+//   - concurrent50: benchConcurrent50 through the exec server in a
+//     container given the host's cgroup2 tree (a cgroup per terminal, as
+//     locally), whose floor (os/exec) and local Manager run on this host,
+//     on the same kernel as the container, with the same busybox
+//     (/bin/busybox sh).
 //
 // go test ./remote -run XXX -bench Podman -benchtime 5x
 func BenchmarkPodman(b *testing.B) {
@@ -99,6 +101,14 @@ func BenchmarkPodman(b *testing.B) {
 		})
 	}
 	b.Run("concurrent50", func(b *testing.B) {
+		// A container with the host's cgroup2 tree, so that the exec
+		// server there gives each terminal a cgroup as the local Manager
+		// does: the same isolation on both sides (the /proc scan that a
+		// container without it falls back to costs more per command).
+		name := startContainer(b, containerOptions{cgroup: true})
+		c, _, _ := dialContainer(b, "podman://"+name+containerWS, remote.CommandOptions{
+			ServerArgs: []string{"--sandbox", "off", "--shell", "/bin/sh"},
+		})
 		benchConcurrent50(b, c, "/bin/busybox")
 	})
 }
