@@ -24,8 +24,7 @@ import (
 //     sandbox, …);
 //   - internal/, what the toolkit stands on: it imports nothing of the
 //     module outside internal/, and each of its packages has a user outside
-//     the CLI, so the CLI's own code does not hide there; the test helpers
-//     of testHelpers alone stand above the toolkit, for tests only;
+//     the CLI, so the CLI's own code does not hide there;
 //   - cmd/acpterm, the application, with its own cmd/acpterm/internal/;
 //     of its packages, those in cliLeaves stand below the rest of it.
 //
@@ -52,7 +51,6 @@ func TestLayers(t *testing.T) {
 // pkgInfo is what the check needs of one package directory.
 type pkgInfo struct {
 	imports  []string // the module's packages imported by any file, tests included, as module-relative paths
-	built    []string // those of imports that a file other than a _test.go imports
 	generate []string // module-relative directories of the programs its //go:generate lines run
 }
 
@@ -100,15 +98,8 @@ func readPackages(root string) (map[string]*pkgInfo, error) {
 			if err != nil {
 				return err
 			}
-			rel, ok := strings.CutPrefix(ip, module+"/")
-			if !ok {
-				continue
-			}
-			if !slices.Contains(info.imports, rel) {
+			if rel, ok := strings.CutPrefix(ip, module+"/"); ok && !slices.Contains(info.imports, rel) {
 				info.imports = append(info.imports, rel)
-			}
-			if !strings.HasSuffix(p, "_test.go") && !slices.Contains(info.built, rel) {
-				info.built = append(info.built, rel)
 			}
 		}
 		info.generate = append(info.generate, generated(dir, src)...)
@@ -141,16 +132,9 @@ func generated(dir string, src []byte) []string {
 // the client that drives them.
 var cliLeaves = []string{"cmd/acpterm/internal/render"}
 
-// testHelpers are the internal packages that stand above the toolkit:
-// they drive it as its tests do (internal/remotetest runs the remote
-// terminal contract on a remote.Client), so they may import it, and only
-// tests may import them, so that nothing built stands on them.
-var testHelpers = []string{"internal/remotetest"}
-
-func isInternal(p string) bool   { return p == "internal" || strings.HasPrefix(p, "internal/") }
-func isTestHelper(p string) bool { return slices.Contains(testHelpers, p) }
-func isCLI(p string) bool        { return p == "cmd" || strings.HasPrefix(p, "cmd/") }
-func within(p, dir string) bool  { return p == dir || strings.HasPrefix(p, dir+"/") }
+func isInternal(p string) bool  { return p == "internal" || strings.HasPrefix(p, "internal/") }
+func isCLI(p string) bool       { return p == "cmd" || strings.HasPrefix(p, "cmd/") }
+func within(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
 
 // leafOf is the entry of cliLeaves that p is within, or "".
 func leafOf(p string) string {
@@ -171,11 +155,8 @@ func layerViolations(pkgs map[string]*pkgInfo) []string {
 			if imp != p {
 				users[imp] = append(users[imp], p)
 			}
-			if isInternal(p) && !isInternal(imp) && !isTestHelper(p) {
+			if isInternal(p) && !isInternal(imp) {
 				bad = append(bad, fmt.Sprintf("%s imports %s: internal/ may import only internal/", p, imp))
-			}
-			if isTestHelper(imp) && !isTestHelper(p) && slices.Contains(pkgs[p].built, imp) {
-				bad = append(bad, fmt.Sprintf("%s imports %s outside its tests: a test helper is for tests only", p, imp))
 			}
 			if isCLI(imp) && !isCLI(p) {
 				bad = append(bad, fmt.Sprintf("%s imports %s: only the CLI may import the CLI", p, imp))
@@ -249,10 +230,6 @@ func TestLayerRules(t *testing.T) {
 		// A leaf (cliLeaves) may use its own packages, not the rest of the CLI.
 		"cmd/acpterm/internal/render":       {imports: []string{"acp", "cmd/acpterm/internal/render/rtest", "cmd/acpterm/internal/x"}},
 		"cmd/acpterm/internal/render/rtest": {imports: []string{"cmd/acpterm/internal/render", "cmd/acpterm"}},
-		// A test helper may import the toolkit; only tests may import it.
-		"internal/remotetest": {imports: []string{"acp", "internal/text"}},
-		"display":             {imports: []string{"internal/remotetest"}, built: []string{"internal/remotetest"}},
-		"workspace":           {imports: []string{"internal/remotetest"}},
 	}
 	got := layerViolations(pkgs)
 	want := []string{
@@ -263,7 +240,6 @@ func TestLayerRules(t *testing.T) {
 		"internal/cliness has no user outside the CLI (used by cmd/acpterm): the CLI's own packages belong in cmd/acpterm/internal",
 		"internal/orphan has no user outside the CLI (used by nobody): the CLI's own packages belong in cmd/acpterm/internal",
 		"internal/up has no user outside the CLI (used by cmd/acpterm): the CLI's own packages belong in cmd/acpterm/internal",
-		"display imports internal/remotetest outside its tests: a test helper is for tests only",
 	}
 	slices.Sort(got)
 	slices.Sort(want)

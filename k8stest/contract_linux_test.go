@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/remotetest"
 	"github.com/acpterm/acpterm/remote"
+	"github.com/acpterm/acpterm/remote/remotetest"
 )
 
 // TestKubernetes runs the remote terminal contract in a pod through

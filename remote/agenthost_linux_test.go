@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpterm/acpterm/internal/remotetest"
 	"github.com/acpterm/acpterm/internal/sshtest"
 	"github.com/acpterm/acpterm/remote"
+	"github.com/acpterm/acpterm/remote/remotetest"
 )
 
 // TestHostAgent: the hosted agent reads what the host reads and writes

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/acpterm/acpterm/internal/podmantest"
-	"github.com/acpterm/acpterm/internal/remotetest"
+	"github.com/acpterm/acpterm/remote/remotetest"
 )
 
 // The container tests run a real podman container from an image made

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
-	"github.com/acpterm/acpterm/internal/remotetest"
 	"github.com/acpterm/acpterm/remote"
+	"github.com/acpterm/acpterm/remote/remotetest"
 )
 
 // containerWS is the workspace directory of the test image.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/proc/proctest"
-	"github.com/acpterm/acpterm/internal/remotetest"
 	"github.com/acpterm/acpterm/internal/sshtest"
 	"github.com/acpterm/acpterm/remote"
+	"github.com/acpterm/acpterm/remote/remotetest"
 )
 
 // sshEnv is a real OpenSSH sshd on 127.0.0.1 (sshtest), started once for
