@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -40,7 +41,13 @@ const concurrentN = 50
 // makes the ratio unsteady: remote-minus-local-ms is the steadier
 // measure. shell is the shell's path on this host; a busybox binary runs
 // as busybox sh.
-func benchConcurrent50(b *testing.B, c *remote.Client, shell string) {
+//
+// targetFloor, when set, measures the floor on the target itself (the
+// same 50 by os/exec there, see execFloorEnv) when that is not this
+// machine; it runs in each iteration too, and the remote excess over it
+// is reported as remote-excess-over-target-ms, with excess-ratio-target
+// its median over the local excess.
+func benchConcurrent50(b *testing.B, c *remote.Client, shell string, targetFloor func() float64) {
 	argv := []string{shell}
 	if filepath.Base(shell) == "busybox" {
 		argv = append(argv, "sh")
@@ -99,7 +106,7 @@ func benchConcurrent50(b *testing.B, c *remote.Client, shell string) {
 		return text, exited, firstErr(err, oerr, rerr)
 	}
 	runs := []func(context.Context, string) (string, time.Time, error){execRun, localRun, remoteRun}
-	var execs, locals, remotes, localEx, remoteEx, overLocal []float64
+	var execs, locals, remotes, localEx, remoteEx, overLocal, targets, overTarget []float64
 	for i := 0; b.Loop(); i++ {
 		// Each iteration starts with the next of the three.
 		var t [3]float64
@@ -110,6 +117,17 @@ func benchConcurrent50(b *testing.B, c *remote.Client, shell string) {
 		e, l, r := t[0], t[1], t[2]
 		execs, locals, remotes = append(execs, e), append(locals, l), append(remotes, r)
 		localEx, remoteEx, overLocal = append(localEx, l-e), append(remoteEx, r-e), append(overLocal, r-l)
+		if targetFloor != nil {
+			f := targetFloor()
+			targets, overTarget = append(targets, f), append(overTarget, r-f)
+		}
+	}
+	if targetFloor != nil {
+		b.ReportMetric(median(targets), "target-exec-ms")
+		b.ReportMetric(median(overTarget), "remote-excess-over-target-ms")
+		if lx := median(localEx); lx > 0 {
+			b.ReportMetric(median(overTarget)/lx, "excess-ratio-target")
+		}
 	}
 	b.ReportMetric(median(execs), "exec-ms")
 	b.ReportMetric(median(locals), "local-ms")
@@ -175,4 +193,58 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// execFloorEnv, set to a shell's path in the environment of this test
+// binary, makes it run the 50 lines by os/exec with that shell, print the
+// milliseconds from the first start to the last exit, and exit
+// (TestMain): the floor measured on a target, a container say, that this
+// machine's os/exec does not stand for.
+const execFloorEnv = "REMOTE_TEST_EXEC50"
+
+// execFloor runs what execFloorEnv asks for, if it is set: it prints the
+// result and exits.
+func execFloor() {
+	shell := os.Getenv(execFloorEnv)
+	if shell == "" {
+		return
+	}
+	ms, err := execFloor50(shell)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(ms)
+	os.Exit(0)
+}
+
+// execFloor50 is what execFloorEnv runs.
+func execFloor50(shell string) (float64, error) {
+	var mu sync.Mutex
+	var last time.Time
+	var wg sync.WaitGroup
+	errs := make([]error, concurrentN)
+	start := time.Now()
+	for i := range concurrentN {
+		wg.Go(func() {
+			var out bytes.Buffer
+			cmd := exec.Command(shell, "-c", fmt.Sprintf("sleep 0.2; echo %d", i))
+			cmd.Stdout = &out
+			if err := cmd.Run(); err != nil || out.String() != fmt.Sprintf("%d\n", i) {
+				errs[i] = fmt.Errorf("command %d: output %q: %v", i, out.String(), err)
+				return
+			}
+			now := time.Now()
+			mu.Lock()
+			if now.After(last) {
+				last = now
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if err := firstErr(errs...); err != nil {
+		return 0, err
+	}
+	return float64(last.Sub(start).Microseconds()) / 1000, nil
 }

@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/proc/proctest"
 	"github.com/acpterm/acpterm/remote"
 	"github.com/acpterm/acpterm/terminal"
 )
@@ -109,7 +112,7 @@ func BenchmarkPodman(b *testing.B) {
 		c, _, _ := dialContainer(b, "podman://"+name+containerWS, remote.CommandOptions{
 			ServerArgs: []string{"--sandbox", "off", "--shell", "/bin/sh"},
 		})
-		benchConcurrent50(b, c, "/bin/busybox")
+		benchConcurrent50(b, c, "/bin/busybox", containerFloor(b, name))
 	})
 }
 
@@ -170,4 +173,30 @@ func remoteFirstOutput(b *testing.B, c *remote.Client) time.Duration {
 	}
 	drain(b, sub, id)
 	return el
+}
+
+// containerFloor returns what measures the concurrent50 floor inside the
+// container: this package's test binary, built static and copied in, run
+// there with execFloorEnv (os/exec in the container, its processes
+// paying what the container's do: its seccomp filter, its cgroups).
+func containerFloor(b *testing.B, name string) func() float64 {
+	dir := b.TempDir()
+	bin, err := proctest.GoBuildEnv(dir, "remote.test", []string{"CGO_ENABLED=0"}, "test", "-c", "github.com/acpterm/acpterm/remote")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if out, err := exec.Command("podman", "cp", bin, name+":/tmp/remote.test").CombinedOutput(); err != nil {
+		b.Fatalf("podman cp: %v\n%s", err, out)
+	}
+	return func() float64 {
+		out, err := exec.Command("podman", "exec", "-e", execFloorEnv+"=/bin/sh", name, "/tmp/remote.test").Output()
+		if err != nil {
+			b.Fatalf("the floor in the container: %v", err)
+		}
+		ms, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+		if err != nil {
+			b.Fatalf("the floor in the container said %q", out)
+		}
+		return ms
+	}
 }

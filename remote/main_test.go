@@ -9,6 +9,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	execFloor() // a floor measured on a target: see execFloorEnv
 	// Under -race a binary sleeps a second before it exits; the ssh tests
 	// run the built acpterm many times.
 	if os.Getenv("GORACE") == "" {
