@@ -307,9 +307,20 @@ func uploadScript(dir string, size int64, sum, interp string) string {
 	fmt.Fprintf(&b, `if command -v sha256sum >/dev/null 2>&1; then h=$(sha256sum < "$t"); elif command -v shasum >/dev/null 2>&1; then h=$(shasum -a 256 < "$t"); else h=%s; fi; h=${h%%%% *}; `, sum)
 	fmt.Fprintf(&b, `if [ "$h" = %s ]; then :; else echo "acpterm: received a copy whose sha256 is $h" >&2; exit 1; fi; `, sum)
 	b.WriteString(`chmod 755 "$t"; if v=$("$t" version 2>&1); then :; else echo "acpterm: the copy does not run on the target: $v" >&2; exit 1; fi; `)
-	b.WriteString(`mv -f "$t" "$d/acpterm"; trap - EXIT; echo "ok $v"`)
+	b.WriteString(`mv -f "$t" "$d/acpterm"; trap - EXIT; `)
+	// Copies of other builds not copied for staleDays are removed: each
+	// is 10 MB or so, and every new build of acpterm leaves one. This
+	// one's directory has just changed, as has one being copied now; a
+	// copy still running keeps its file (Unix unlinks); symlinks are not
+	// followed (-type d). A find that cannot do this changes nothing.
+	fmt.Fprintf(&b, `find "${d%%/*}" -mindepth 1 -maxdepth 1 -type d -mtime +%d -exec rm -rf {} \; 2>/dev/null || :; `, staleDays)
+	b.WriteString(`echo "ok $v"`)
 	return b.String()
 }
+
+// staleDays is how long a copy of another build is kept in the target's
+// cache directory after it was copied there.
+const staleDays = 30
 
 func upload(ctx context.Context, t Target, copts *CommandOptions, local, dir string, in *Installed, interp string) error {
 	f, err := os.Open(local)

@@ -5,12 +5,14 @@ package remote_test
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpterm/acpterm/remote"
 )
@@ -262,5 +264,50 @@ func TestInstallTransportError(t *testing.T) {
 	_, err := remote.Install(testCtx(t), fakeTarget, &remote.CommandOptions{Tool: tool}, nil)
 	if err == nil || !strings.Contains(err.Error(), `no container with name or ID "fake" found`) {
 		t.Errorf("Install: %v", err)
+	}
+}
+
+// TestInstallPrunesStaleCopies: a copy makes Install remove the copies of
+// other builds not copied for 30 days, and nothing else: recent copies,
+// and what a symlink in the cache directory points to, stay.
+func TestInstallPrunesStaleCopies(t *testing.T) {
+	bin := acptermBuild(t, "static")
+	cache := t.TempDir()
+	dir := filepath.Join(cache, "acpterm")
+	old := time.Now().Add(-40 * 24 * time.Hour)
+	outside := t.TempDir()
+	for _, c := range []struct {
+		name  string
+		mtime time.Time
+	}{{"0123456789abcdef", old}, {"fedcba9876543210", time.Now()}} {
+		p := filepath.Join(dir, c.name)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "acpterm"), []byte("x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, c.mtime, c.mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(outside, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	tool := fakeEngine(t, map[string]string{"XDG_CACHE_HOME": cache}, "")
+	in, err := remote.Install(testCtx(t), fakeTarget, &remote.CommandOptions{Tool: tool}, &remote.InstallOptions{Local: bin})
+	if err != nil || !in.Copied {
+		t.Fatalf("install: %+v, %v", in, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "0123456789abcdef")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the stale copy is still there (%v)", err)
+	}
+	for _, keep := range []string{filepath.Join(dir, "fedcba9876543210", "acpterm"), in.Path, outside, filepath.Join(dir, "linked")} {
+		if _, err := os.Lstat(keep); err != nil {
+			t.Errorf("%s: %v", keep, err)
+		}
 	}
 }
