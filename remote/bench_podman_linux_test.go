@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/proc/proctest"
 	"github.com/acpterm/acpterm/remote"
-	"github.com/acpterm/acpterm/terminal"
+	"github.com/acpterm/acpterm/remote/remotetest"
 )
 
 // BenchmarkPodman puts the exec server beside the transport alone, in one
@@ -58,7 +57,7 @@ func BenchmarkPodman(b *testing.B) {
 	b.Run("first-output/exec-server", func(b *testing.B) {
 		var total time.Duration
 		for b.Loop() {
-			total += remoteFirstOutput(b, c)
+			total += remotetest.FirstOutput(b, c)
 		}
 		b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-first-output")
 	})
@@ -119,60 +118,7 @@ func BenchmarkPodman(b *testing.B) {
 // podmanRun runs podman with args, its stdout copied into w, and returns
 // how long after the start its first byte came and how many it wrote.
 func podmanRun(b *testing.B, w io.Writer, args ...string) (time.Duration, int64) {
-	cmd := exec.Command("podman", args...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	one := make([]byte, 1)
-	if _, err := io.ReadFull(out, one); err != nil {
-		b.Fatal(err)
-	}
-	first := time.Since(start)
-	if _, err := w.Write(one); err != nil {
-		b.Fatal(err)
-	}
-	n, err := io.Copy(w, out)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		b.Fatalf("podman %q: %v", args, err)
-	}
-	return first, n + 1
-}
-
-// remoteFirstOutput is the time from terminal/create of `echo x` through
-// c, an open connection, to its first output event; it then releases the
-// terminal.
-func remoteFirstOutput(b *testing.B, c *remote.Client) time.Duration {
-	sub, err := c.Subscribe("")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sub.Close()
-	ctx := testCtx(b)
-	start := time.Now()
-	id := create(b, c, &acp.CreateTerminalRequest{Command: "echo", Args: []string{"x"}})
-	for {
-		ev, err := sub.Next(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if ev.Kind == terminal.EventOutput && ev.TerminalID == id {
-			break
-		}
-	}
-	el := time.Since(start)
-	if _, err := c.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
-		b.Fatal(err)
-	}
-	drain(b, sub, id)
-	return el
+	return remotetest.FirstByte(b, exec.Command("podman", args...), w)
 }
 
 // containerFloor returns what measures the concurrent50 floor inside the

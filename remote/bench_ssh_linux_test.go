@@ -14,6 +14,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/remote"
+	"github.com/acpterm/acpterm/remote/remotetest"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -58,55 +59,15 @@ func BenchmarkSSH(b *testing.B) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	sshRun := func(b *testing.B, command string, w io.Writer) time.Duration {
-		cmd := exec.Command("ssh", "-F", e.config, "-S", sock, "target", command)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		start := time.Now()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		one := make([]byte, 1)
-		if _, err := io.ReadFull(out, one); err != nil {
-			b.Fatal(err)
-		}
-		first := time.Since(start)
-		if _, err := io.Copy(w, out); err != nil {
-			b.Fatal(err)
-		}
-		if err := cmd.Wait(); err != nil {
-			b.Fatal(err)
-		}
+		first, _ := remotetest.FirstByte(b, exec.Command("ssh", "-F", e.config, "-S", sock, "target", command), w)
 		return first
 	}
 
 	b.Run("first-output/exec-server", func(b *testing.B) {
 		c, _ := e.dial(b, ws, "--sandbox", "off")
-		sub, err := c.Subscribe("")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer sub.Close()
-		ctx := testCtx(b)
 		var total time.Duration
 		for b.Loop() {
-			start := time.Now()
-			id := create(b, c, &acp.CreateTerminalRequest{Command: "echo", Args: []string{"x"}})
-			for {
-				ev, err := sub.Next(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if ev.Kind == terminal.EventOutput && ev.TerminalID == id {
-					break
-				}
-			}
-			total += time.Since(start)
-			if _, err := c.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
-				b.Fatal(err)
-			}
-			drain(b, sub, id)
+			total += remotetest.FirstOutput(b, c)
 		}
 		b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-first-output")
 	})
@@ -134,8 +95,8 @@ func BenchmarkSSH(b *testing.B) {
 				start := time.Now()
 				sshRun(b, command, &n)
 				raw += time.Since(start)
-				if n+1 != capture {
-					b.Fatalf("ssh: %d bytes", n+1)
+				if n != capture {
+					b.Fatalf("ssh: %d bytes", n)
 				}
 			}
 			if lossless.dropped != 0 || json.dropped != 0 {
@@ -250,17 +211,9 @@ func pidCPU(pid int) time.Duration {
 
 const capture = 200 << 20
 
-// drain takes a terminal's remaining events, up to its Released.
+// drain takes a terminal's events up to its Released.
 func drain(b *testing.B, sub *remote.Subscription, id acp.TerminalID) {
-	for {
-		ev, err := sub.Next(testCtx(b))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if ev.Kind == terminal.EventReleased && ev.TerminalID == id {
-			return
-		}
-	}
+	remotetest.Drain(b, sub, id)
 }
 
 type countWriter int64

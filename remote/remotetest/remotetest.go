@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
+	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/remote"
+	"github.com/acpterm/acpterm/terminal"
 )
 
 // MarkerVar is the variable that WithMarker puts in a command's
@@ -161,4 +164,84 @@ func Dial(t testing.TB, tg remote.Target, copts *remote.CommandOptions, local st
 	t.Logf("exec server answered its hello %v after %s started", time.Since(start).Round(time.Millisecond), cmd.Args[0])
 	t.Cleanup(func() { _ = c.Close() })
 	return c, conn, in
+}
+
+// FirstByte runs cmd, a transport alone (ssh HOST COMMAND, podman exec,
+// kubectl exec), with its stdout copied into w, and returns how long
+// after the start its first byte came and how many bytes it wrote in all:
+// what the benchmarks put the exec server beside. It fails tb if the
+// command does not start, writes nothing or fails.
+func FirstByte(tb testing.TB, cmd *exec.Cmd, w io.Writer) (time.Duration, int64) {
+	tb.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	one := make([]byte, 1)
+	if _, err := io.ReadFull(out, one); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		tb.Fatalf("%s: no output: %v", cmd.Args[0], err)
+	}
+	first := time.Since(start)
+	if _, err := w.Write(one); err != nil {
+		tb.Fatal(err)
+	}
+	n, err := io.Copy(w, out)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		tb.Fatalf("%q: %v", cmd.Args, err)
+	}
+	return first, n + 1
+}
+
+// FirstOutput is the time from terminal/create of `echo x` through c, an
+// open connection, to the command's first output event, in session "s";
+// the terminal is released before it returns.
+func FirstOutput(tb testing.TB, c *remote.Client) time.Duration {
+	tb.Helper()
+	sub, err := c.Subscribe("")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer sub.Close()
+	ctx := Ctx(tb)
+	start := time.Now()
+	id := Create(tb, c, &acp.CreateTerminalRequest{Command: "echo", Args: []string{"x"}})
+	for {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if ev.Kind == terminal.EventOutput && ev.TerminalID == id {
+			break
+		}
+	}
+	el := time.Since(start)
+	if _, err := c.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
+		tb.Fatal(err)
+	}
+	Drain(tb, sub, id)
+	return el
+}
+
+// Drain takes a terminal's events from sub up to its Released.
+func Drain(tb testing.TB, sub *remote.Subscription, id acp.TerminalID) {
+	tb.Helper()
+	ctx := Ctx(tb)
+	for {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if ev.Kind == terminal.EventReleased && ev.TerminalID == id {
+			return
+		}
+	}
 }
