@@ -144,6 +144,19 @@ func execServerCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		return code
 	}
 	if f.agent {
+		// The agent host confines nothing beyond its containment: the
+		// flags that would confine commands must not look as if they
+		// applied to the agent.
+		var set []string
+		f.fs.Visit(func(fl *flag.Flag) {
+			if fl.Name != "agent" {
+				set = append(set, "--"+fl.Name)
+			}
+		})
+		if len(set) > 0 {
+			fmt.Fprintf(stderr, "acpterm exec-server: --agent takes no other flag (%s): the agent is contained, not sandboxed\n(see acpterm help exec-server)\n", strings.Join(set, ", "))
+			return client.ExitUsage
+		}
 		if f.fs.NArg() == 0 {
 			fmt.Fprintf(stderr, "acpterm exec-server: --agent needs the agent's command line after --\n(see acpterm help exec-server)\n")
 			return client.ExitUsage
