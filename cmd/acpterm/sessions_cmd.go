@@ -16,6 +16,7 @@ import (
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
+	"github.com/acpterm/acpterm/remote"
 )
 
 type sessionsFlags struct {
@@ -136,10 +137,11 @@ func storedSessions(cwd, name string, command []string, stderr io.Writer) ([]ses
 	}
 	var rows []sessionRow
 	for _, e := range stored {
-		if (cwd != "" && e.Cwd != cwd) || (len(command) > 0 && !sameAgent(&e, name, command)) {
+		// --cwd names a directory here: a target's same path is another.
+		if (cwd != "" && (e.Cwd != cwd || e.Target != "")) || (len(command) > 0 && !sameAgent(&e, name, command)) {
 			continue
 		}
-		rows = append(rows, sessionRow{updated: e.Updated, id: e.SessionID, agent: agentLabel(e.Agent, e.Command), cwd: e.Cwd, title: e.Title, from: "acpterm"})
+		rows = append(rows, sessionRow{updated: e.Updated, id: e.SessionID, agent: agentLabel(e.Agent, e.Command), cwd: storedWhere(&e), title: e.Title, from: "acpterm"})
 	}
 	return rows, nil
 }
@@ -228,4 +230,18 @@ func writeSessions(w io.Writer, rows []sessionRow) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(when, 25), cell(r.id, 60), cell(r.agent, 40), cell(r.cwd, 60), r.from, cell(r.title, 80))
 	}
 	_ = tw.Flush()
+}
+
+// storedWhere is a stored session's directory as a person reads it: a
+// path here, or the --remote target with its directory.
+func storedWhere(e *sessionstore.Entry) string {
+	if e.Target == "" {
+		return e.Cwd
+	}
+	t, err := remote.ParseTarget(e.Target)
+	if err != nil || t.Dir != "" {
+		return e.Target + " " + e.Cwd
+	}
+	t.Dir = e.Cwd
+	return t.String()
 }

@@ -29,7 +29,7 @@ func (d *driver) resumeTarget() (acp.SessionID, int, string) {
 	case c.Store == nil:
 		return "", ExitUsage, "--resume: there is no session store to resume from"
 	}
-	e, ok, err := c.Store.Last(c.AgentName, c.Agent, d.cwd)
+	e, ok, err := c.Store.Last(c.AgentName, c.Agent, d.remoteHost(), d.cwd)
 	if err != nil {
 		return "", ExitFailure, "--resume: " + err.Error()
 	}
@@ -38,7 +38,11 @@ func (d *driver) resumeTarget() (acp.SessionID, int, string) {
 		if c.AgentName != "" {
 			who = textsafe.Quote(c.AgentName)
 		}
-		return "", ExitUsage, fmt.Sprintf("--resume: no session of %s in %s is stored (acpterm sessions lists them)", who, textsafe.Line(d.cwd))
+		where := d.cwd
+		if h := d.remoteHost(); h != "" {
+			where += " on " + h
+		}
+		return "", ExitUsage, fmt.Sprintf("--resume: no session of %s in %s is stored (acpterm sessions lists them)", who, textsafe.Line(where))
 	}
 	d.stored = &e
 	return acp.SessionID(e.SessionID), ExitOK, ""
@@ -126,7 +130,7 @@ func (d *driver) remember(prompt string) {
 	d.mu.Lock()
 	sid := d.sid
 	d.mu.Unlock()
-	e := sessionstore.Entry{SessionID: string(sid), Agent: c.AgentName, Command: c.Agent, Cwd: d.cwd,
+	e := sessionstore.Entry{SessionID: string(sid), Agent: c.AgentName, Command: c.Agent, Target: d.remoteHost(), Cwd: d.cwd,
 		Title: prompt, Updated: time.Now()}
 	if d.stored != nil && d.stored.SessionID == e.SessionID {
 		e.Created = d.stored.Created
@@ -137,4 +141,13 @@ func (d *driver) remember(prompt string) {
 		return
 	}
 	d.stored = &e
+}
+
+// remoteHost is the --remote target without its directory, where the
+// session's cwd is, or "" for this machine.
+func (d *driver) remoteHost() string {
+	if d.remote == nil {
+		return ""
+	}
+	return d.remote.host
 }

@@ -52,6 +52,10 @@ type Entry struct {
 	Agent string `json:"agent,omitempty"`
 	// Command is the agent's command line.
 	Command []string `json:"command"`
+	// Target is where the session's terminals ran when not on this
+	// machine: acpterm run --remote's target without its directory
+	// (ssh://devbox); "" for this machine. Cwd is a path there.
+	Target string `json:"target,omitempty"`
 	// Cwd is the session's working directory, absolute.
 	Cwd string `json:"cwd"`
 	// Title is the first line of the session's first prompt, sanitized
@@ -61,12 +65,13 @@ type Entry struct {
 	Updated time.Time `json:"updated"`
 }
 
-// Same reports whether e is a session in cwd of the agent called agent
-// or, when agent is "", of the agent command (the same command line). A
-// name is the better key: what it starts may change (npx, then an
-// installed program).
-func (e *Entry) Same(agent string, command []string, cwd string) bool {
-	if e.Cwd != cwd {
+// Same reports whether e is a session in cwd on target ("" for this
+// machine) of the agent called agent or, when agent is "", of the agent
+// command (the same command line). A name is the better key: what it
+// starts may change (npx, then an installed program). The same path on
+// two machines is two places.
+func (e *Entry) Same(agent string, command []string, target, cwd string) bool {
+	if e.Cwd != cwd || e.Target != target {
 		return false
 	}
 	if agent != "" {
@@ -127,15 +132,16 @@ func (s *Store) List() ([]Entry, error) {
 	return f.Sessions, nil
 }
 
-// Last returns the most recently updated session in cwd of the agent
-// called agent, or of command when agent is "" (Entry.Same).
-func (s *Store) Last(agent string, command []string, cwd string) (Entry, bool, error) {
+// Last returns the most recently updated session in cwd on target ("" for
+// this machine) of the agent called agent, or of command when agent is ""
+// (Entry.Same).
+func (s *Store) Last(agent string, command []string, target, cwd string) (Entry, bool, error) {
 	list, err := s.List()
 	if err != nil {
 		return Entry{}, false, err
 	}
 	for _, e := range list {
-		if e.Same(agent, command, cwd) {
+		if e.Same(agent, command, target, cwd) {
 			return e, true, nil
 		}
 	}
@@ -160,7 +166,7 @@ func (s *Store) Record(e Entry) error {
 	return s.update(func(f *file) {
 		for i := range f.Sessions {
 			old := &f.Sessions[i]
-			if old.SessionID != e.SessionID || !old.Same(e.Agent, e.Command, e.Cwd) {
+			if old.SessionID != e.SessionID || !old.Same(e.Agent, e.Command, e.Target, e.Cwd) {
 				continue
 			}
 			if !old.Created.IsZero() && old.Created.Before(e.Created) {
@@ -291,7 +297,10 @@ func parse(b []byte) (file, error) {
 	f.Version = fileVersion
 	kept := f.Sessions[:0]
 	for _, e := range f.Sessions {
-		if e.SessionID == "" || len(e.Command) == 0 || !filepath.IsAbs(e.Cwd) {
+		// A target's path is absolute there, which is not always
+		// filepath.IsAbs here (Windows).
+		abs := filepath.IsAbs(e.Cwd) || e.Target != "" && strings.HasPrefix(e.Cwd, "/")
+		if e.SessionID == "" || len(e.Command) == 0 || !abs {
 			continue
 		}
 		e.Title = Title(e.Title)

@@ -64,14 +64,14 @@ func TestRecordAndLast(t *testing.T) {
 	if list[0].Title != "prompt a" || !list[0].Created.Equal(t0.Add(time.Minute)) || !list[0].Updated.Equal(t0.Add(4*time.Minute)) {
 		t.Fatalf("merged entry %+v", list[0])
 	}
-	last, ok, err := s.Last("", []string{"agent", "--acp"}, "/work")
+	last, ok, err := s.Last("", []string{"agent", "--acp"}, "", "/work")
 	if err != nil || !ok || last.SessionID != "a" {
 		t.Fatalf("Last = %+v, %v, %v", last, ok, err)
 	}
-	if _, ok, _ := s.Last("", []string{"agent"}, "/work"); ok {
+	if _, ok, _ := s.Last("", []string{"agent"}, "", "/work"); ok {
 		t.Fatal("Last matched another command line")
 	}
-	if _, ok, _ := s.Last("", []string{"agent", "--acp"}, "/elsewhere"); ok {
+	if _, ok, _ := s.Last("", []string{"agent", "--acp"}, "", "/elsewhere"); ok {
 		t.Fatal("Last matched another directory")
 	}
 	// By name: whatever command line the name started.
@@ -80,11 +80,27 @@ func TestRecordAndLast(t *testing.T) {
 	if err := s.Record(named); err != nil {
 		t.Fatal(err)
 	}
-	if e, ok, _ := s.Last("codex", []string{"codex-acp"}, "/work"); !ok || e.SessionID != "n" {
+	if e, ok, _ := s.Last("codex", []string{"codex-acp"}, "", "/work"); !ok || e.SessionID != "n" {
 		t.Fatalf("Last by name = %+v, %v", e, ok)
 	}
-	if e, _, _ := s.Last("", []string{"agent", "--acp"}, "/work"); e.SessionID != "a" {
+	if e, _, _ := s.Last("", []string{"agent", "--acp"}, "", "/work"); e.SessionID != "a" {
 		t.Fatalf("a named session matched a command line: %+v", e)
+	}
+	// The same path on a --remote target is another place, kept apart
+	// on disk too.
+	far := entry("r", 6)
+	far.Target = "ssh://devbox"
+	if err := s.Record(far); err != nil {
+		t.Fatal(err)
+	}
+	if e, _, _ := s.Last("", []string{"agent", "--acp"}, "", "/work"); e.SessionID != "a" {
+		t.Fatalf("a session on a target matched this machine's /work: %+v", e)
+	}
+	if e, ok, _ := s.Last("", []string{"agent", "--acp"}, "ssh://devbox", "/work"); !ok || e.SessionID != "r" {
+		t.Fatalf("Last on the target = %+v, %v", e, ok)
+	}
+	if list, _ := s.List(); len(list) != 5 {
+		t.Fatalf("%d sessions after one on a target, want 5: %+v", len(list), list)
 	}
 	if len(*warnings) != 0 {
 		t.Fatalf("warnings: %q", *warnings)
