@@ -63,7 +63,7 @@ func newExecServerFlags(out io.Writer) *execServerFlags {
 	f.fs.Var(listFlag{&f.writable}, "writable", "also let the commands write `PATH`; repeatable; workspace-write only")
 	f.fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable")
 	f.fs.Var(listFlag{&f.passEnv}, "pass-env", "let the credential variable `NAME` reach the commands; repeatable")
-	f.fs.BoolVar(&f.agent, "agent", false, "run the `AGENT` after -- on stdin and stdout, ended with all it started\nwhen stdin ends, instead of serving terminals")
+	f.fs.BoolVar(&f.agent, "agent", false, "run the agent given after -- on stdin and stdout, ended with all it\nstarted when stdin ends, instead of serving terminals (no other flag)")
 	f.terminalFlags.add(f.fs)
 	f.fs.Usage = usageText(f.fs, execServerUsage)
 	return f
