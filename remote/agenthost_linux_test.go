@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"strings"
@@ -51,6 +52,34 @@ func TestHostAgent(t *testing.T) {
 			t.Logf("returned %v after the end of stdin", time.Since(start).Round(time.Millisecond))
 		case <-time.After(10 * time.Second):
 			t.Fatal("HostAgent still runs 10 s after the end of its stdin")
+		}
+		if left := sshtest.WaitNoneRunning(remotetest.MarkerVar, marker, 2*time.Second); len(left) > 0 {
+			t.Errorf("still running after HostAgent returned: %v", left)
+		}
+	})
+	t.Run("the host is told to stop: the agent and its tree are killed", func(t *testing.T) {
+		marker := remotetest.NewMarker()
+		t.Setenv(remotetest.MarkerVar, marker)
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close() // stdin never ends: ctx does
+		ctx, cancel := context.WithCancel(remotetest.Ctx(t))
+		done := make(chan int, 1)
+		go func() {
+			code, _ := remote.HostAgent(ctx, []string{"sh", "-c", "setsid sleep 1054 & sleep 1055"}, r, io.Discard, io.Discard, opts)
+			done <- code
+		}()
+		remotetest.WaitMarked(t, remotetest.SameMachine{}, marker, 3)
+		cancel()
+		select {
+		case code := <-done:
+			if code != 128+15 {
+				t.Errorf("exit code %d, want %d (SIGTERM)", code, 128+15)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("HostAgent still runs 10 s after its context ended")
 		}
 		if left := sshtest.WaitNoneRunning(remotetest.MarkerVar, marker, 2*time.Second); len(left) > 0 {
 			t.Errorf("still running after HostAgent returned: %v", left)
