@@ -3,12 +3,10 @@
 package remote
 
 import (
-	"errors"
 	"os/exec"
 	"syscall"
 
 	"github.com/acpterm/acpterm/internal/proc/cgroup"
-	"golang.org/x/sys/unix"
 )
 
 // setHostDeathSig has the kernel kill the agent when the host dies (a
@@ -19,25 +17,7 @@ func setHostDeathSig(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
 // startInCgroup starts cmd in a cgroup of its own when the tree is
 // writable, else as it is, and returns the cgroup ("" for none).
 func startInCgroup(cmd *exec.Cmd, logf func(string, ...any)) (string, error) {
-	dir, err := cgroup.New("", "agent")
-	if err != nil {
-		return "", cmd.Start()
-	}
-	if err = cgroup.Start(cmd, dir); err == nil {
-		return dir, nil
-	}
-	_ = unix.Rmdir(dir)
-	if !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.EBUSY) && !errors.Is(err, unix.EOPNOTSUPP) {
-		return "", err
-	}
-	// clone3 into a cgroup can be refused where a plain start is not; an
-	// exec.Cmd starts once, so a copy of it takes its place.
-	logf("agent host: starting the agent in cgroup %s: %v; using its process group only", dir, err)
-	*cmd = exec.Cmd{
-		Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
-		Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, SysProcAttr: cmd.SysProcAttr,
-	}
-	return "", cmd.Start()
+	return cgroup.StartNew(cmd, "agent", "the agent", func(format string, args ...any) { logf("agent host: "+format, args...) })
 }
 
 func signalCgroup(dir string, sig syscall.Signal) {

@@ -42,20 +42,8 @@ func TestHostAgent(t *testing.T) {
 			done <- code
 		}()
 		remotetest.WaitMarked(t, remotetest.SameMachine{}, marker, 3)
-		start := time.Now()
 		w.Close() // the connection drops
-		select {
-		case code := <-done:
-			if code != 128+9 {
-				t.Errorf("exit code %d, want %d (SIGKILL)", code, 128+9)
-			}
-			t.Logf("returned %v after the end of stdin", time.Since(start).Round(time.Millisecond))
-		case <-time.After(10 * time.Second):
-			t.Fatal("HostAgent still runs 10 s after the end of its stdin")
-		}
-		if left := sshtest.WaitNoneRunning(remotetest.MarkerVar, marker, 2*time.Second); len(left) > 0 {
-			t.Errorf("still running after HostAgent returned: %v", left)
-		}
+		awaitHosted(t, done, 128+9, marker, "the end of its stdin")
 	})
 	t.Run("the host is told to stop: the agent and its tree are killed", func(t *testing.T) {
 		marker := remotetest.NewMarker()
@@ -73,17 +61,7 @@ func TestHostAgent(t *testing.T) {
 		}()
 		remotetest.WaitMarked(t, remotetest.SameMachine{}, marker, 3)
 		cancel()
-		select {
-		case code := <-done:
-			if code != 128+15 {
-				t.Errorf("exit code %d, want %d (SIGTERM)", code, 128+15)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("HostAgent still runs 10 s after its context ended")
-		}
-		if left := sshtest.WaitNoneRunning(remotetest.MarkerVar, marker, 2*time.Second); len(left) > 0 {
-			t.Errorf("still running after HostAgent returned: %v", left)
-		}
+		awaitHosted(t, done, 128+15, marker, "its context ended")
 	})
 	t.Run("the agent exits: what it left is killed", func(t *testing.T) {
 		marker := remotetest.NewMarker()
@@ -96,4 +74,23 @@ func TestHostAgent(t *testing.T) {
 			t.Errorf("still running after HostAgent returned: %v", left)
 		}
 	})
+}
+
+// awaitHosted waits for HostAgent's exit code on done after what happened
+// (after), checks it is want, and that nothing holding marker is left.
+func awaitHosted(t *testing.T, done <-chan int, want int, marker, after string) {
+	t.Helper()
+	start := time.Now()
+	select {
+	case code := <-done:
+		if code != want {
+			t.Errorf("exit code %d, want %d", code, want)
+		}
+		t.Logf("returned %v after %s", time.Since(start).Round(time.Millisecond), after)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("HostAgent still runs 10 s after %s", after)
+	}
+	if left := sshtest.WaitNoneRunning(remotetest.MarkerVar, marker, 2*time.Second); len(left) > 0 {
+		t.Errorf("still running after HostAgent returned: %v", left)
+	}
 }

@@ -103,6 +103,47 @@ func Start(cmd *exec.Cmd, dir string) error {
 	return err
 }
 
+// StartNew starts cmd in a new cgroup of kind (New) when the tree is
+// writable, else as it is, and returns the cgroup ("" for none). Where the
+// kernel refuses a start into the cgroup but may take a plain one (clone3
+// filtered by seccomp, a parent with controllers enabled) it tries once
+// more without it and says so to logf, naming cmd as what. The retry runs
+// a copy of cmd, since an exec.Cmd starts once; one made by
+// CommandContext (Cancel set) cannot be copied, and fails instead.
+func StartNew(cmd *exec.Cmd, kind, what string, logf func(format string, args ...any)) (string, error) {
+	dir, err := New("", kind)
+	if err != nil {
+		// The usual case on a desktop: no writable tree. The process
+		// group is the fallback, not worth a log line each time.
+		return "", cmd.Start()
+	}
+	if err = Start(cmd, dir); err == nil {
+		return dir, nil
+	}
+	_ = unix.Rmdir(dir)
+	if !refused(err) || cmd.Cancel != nil {
+		return "", err
+	}
+	logf("starting %s in cgroup %s: %v; using its process group only", what, dir, err)
+	*cmd = exec.Cmd{
+		Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
+		Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, ExtraFiles: cmd.ExtraFiles,
+		SysProcAttr: cmd.SysProcAttr, WaitDelay: cmd.WaitDelay,
+	}
+	return "", cmd.Start()
+}
+
+// refused reports whether a start inside a cgroup failed in a way that a
+// start without one may not.
+func refused(err error) bool {
+	for _, e := range []error{unix.ENOSYS, unix.EPERM, unix.EOPNOTSUPP, unix.EBUSY, unix.EINVAL} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
 // Kill kills every process in the cgroup dir and its descendants at once
 // (cgroup.kill). Members leave asynchronously; Remove waits for them.
 func Kill(dir string) error {
