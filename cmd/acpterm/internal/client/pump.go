@@ -110,7 +110,7 @@ func (g *shownGate) wait(ctx context.Context, sessionID acp.SessionID, terminalI
 type stderrPump struct {
 	mu      sync.Mutex
 	f       *os.File
-	waiting bool          // in Read: everything read before is handled
+	waiting bool          // the pipe was empty and everything read is handled
 	moved   chan struct{} // closed, and replaced, when waiting changes
 	done    bool          // the pipe has ended
 }
@@ -133,10 +133,13 @@ func (p *stderrPump) catchUp(within time.Duration) {
 	timer := time.NewTimer(within)
 	defer timer.Stop()
 	for {
+		// The pump cannot start a read while p.mu is held, so what
+		// pending counts is all that it has not handled.
 		p.mu.Lock()
-		f, done, waiting, moved := p.f, p.done, p.waiting, p.moved
+		caught := p.f == nil || p.done || p.waiting && pending(p.f) == 0
+		moved := p.moved
 		p.mu.Unlock()
-		if f == nil || done || waiting && pending(f) == 0 {
+		if caught {
 			return
 		}
 		select {
@@ -164,9 +167,7 @@ func (d *driver) pumpStderr(f *os.File) {
 	buf := make([]byte, 32<<10)
 	var line []byte
 	for {
-		d.errPump.set(true, false)
-		n, err := f.Read(buf)
-		d.errPump.set(false, false)
+		n, err := d.errPump.read(f, buf)
 		chunk := buf[:n]
 		for len(chunk) > 0 {
 			i := bytes.IndexByte(chunk, '\n')
