@@ -7,20 +7,31 @@ import "github.com/acpterm/acpterm/internal/text/utf8cut"
 // O(limit) whatever the volume written, and an idle terminal with a large
 // limit costs nothing.
 //
+// The ring is made of blocks of tailBlock bytes, so that growing adds a
+// block and moves nothing: a command that writes megabytes would
+// otherwise pay for every doubling with a copy of all it wrote before
+// into memory it touches for the first time. Below tailBlock the ring is
+// one block, which grows by doubling.
+//
 // tail is not safe for concurrent use; the terminal's mutex guards it.
 type tail struct {
-	limit int
-	buf   []byte // len(buf) is the current capacity, at most limit
-	start int    // index in buf of the oldest retained byte
-	n     int    // retained bytes
-	total uint64 // bytes ever written
+	limit  int
+	blocks [][]byte // every one tailBlock long, but a lone first block
+	size   int      // the ring's capacity: the blocks' bytes, at most limit
+	start  int      // ring position of the oldest retained byte
+	n      int      // retained bytes
+	total  uint64   // bytes ever written
 }
 
 func newTail(limit int) *tail { return &tail{limit: limit} }
 
-// minTailAlloc is the first allocation, so that short outputs do not pay
-// for a series of tiny reallocations.
-const minTailAlloc = 4 << 10
+const (
+	// minTailAlloc is the first allocation, so that short outputs do not
+	// pay for a series of tiny reallocations.
+	minTailAlloc = 4 << 10
+	// tailBlock is the unit of a ring that outgrew its first block.
+	tailBlock = 64 << 10
+)
 
 // Write appends p, dropping the oldest bytes beyond the limit.
 func (t *tail) Write(p []byte) {
@@ -30,45 +41,77 @@ func (t *tail) Write(p []byte) {
 	}
 	if len(p) >= t.limit {
 		// Only the end of p survives; no need to keep anything older.
-		t.grow(t.limit)
-		copy(t.buf, p[len(p)-t.limit:])
-		t.start, t.n = 0, t.limit
-		return
+		p = p[len(p)-t.limit:]
+		t.start, t.n = 0, 0
 	}
-	if need := t.n + len(p); need > len(t.buf) && len(t.buf) < t.limit {
+	if need := t.n + len(p); need > t.size {
+		// Nothing was dropped yet (that takes a full ring), so the
+		// retained bytes start at position 0.
 		t.grow(need)
 	}
-	c := len(t.buf)
-	if over := t.n + len(p) - c; over > 0 {
-		t.start = (t.start + over) % c
+	if over := t.n + len(p) - t.size; over > 0 {
+		t.start = (t.start + over) % t.size
 		t.n -= over
 	}
-	at := (t.start + t.n) % c
-	k := copy(t.buf[at:], p)
-	copy(t.buf, p[k:])
+	t.put((t.start+t.n)%t.size, p)
 	t.n += len(p)
 }
 
-// grow reallocates buf to hold at least need bytes (capped at limit),
-// keeping the retained bytes in order at its start.
+// grow enlarges the ring to hold at least need bytes, capped at limit. It
+// is called only while the retained bytes start at position 0.
 func (t *tail) grow(need int) {
-	if len(t.buf) >= need || len(t.buf) == t.limit {
+	need = min(need, t.limit)
+	if t.size >= need {
 		return
 	}
-	size := max(need, 2*len(t.buf), minTailAlloc)
-	size = min(size, t.limit)
-	nb := make([]byte, size)
-	t.copyTo(nb)
-	t.buf, t.start = nb, 0
+	if len(t.blocks) <= 1 {
+		// A lone block doubles up to tailBlock, its bytes copied.
+		size := min(max(need, 2*t.size, minTailAlloc), t.limit, tailBlock)
+		nb := make([]byte, size)
+		if t.size > 0 {
+			copy(nb, t.blocks[0][:t.n])
+		}
+		t.blocks, t.size = append(t.blocks[:0], nb), size
+	}
+	for t.size < need {
+		t.blocks = append(t.blocks, make([]byte, tailBlock))
+		t.size = min(len(t.blocks)*tailBlock, t.limit)
+	}
+}
+
+// put copies p, no longer than the ring, into the ring from position at,
+// wrapping at its end.
+func (t *tail) put(at int, p []byte) {
+	for len(p) > 0 {
+		blk, off, end := t.span(at)
+		k := copy(blk[off:end], p)
+		p, at = p[k:], at+k
+		if at == t.size {
+			at = 0
+		}
+	}
+}
+
+// span is the block holding ring position at, the offset of at in it,
+// and the end of the ring's part of the block.
+func (t *tail) span(at int) (blk []byte, off, end int) {
+	blk = t.blocks[at/tailBlock]
+	first := at - at%tailBlock
+	return blk, at - first, min(len(blk), t.size-first)
 }
 
 // copyTo copies the retained bytes, oldest first, into dst (len ≥ t.n).
 func (t *tail) copyTo(dst []byte) {
-	if t.n == 0 {
-		return
+	dst = dst[:t.n]
+	at := t.start
+	for len(dst) > 0 {
+		blk, off, end := t.span(at)
+		k := copy(dst, blk[off:end])
+		dst, at = dst[k:], at+k
+		if at == t.size {
+			at = 0
+		}
 	}
-	k := copy(dst[:t.n], t.buf[t.start:min(t.start+t.n, len(t.buf))])
-	copy(dst[k:t.n], t.buf)
 }
 
 // Bytes returns a copy of the retained bytes, oldest first.

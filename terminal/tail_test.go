@@ -2,6 +2,7 @@ package terminal
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -43,13 +44,40 @@ func TestTailExactBytes(t *testing.T) {
 func TestTailGrowsLazily(t *testing.T) {
 	tl := newTail(16 << 20)
 	tl.Write([]byte("hello"))
-	if c := len(tl.buf); c > minTailAlloc {
+	if c := tl.size; c > minTailAlloc {
 		t.Errorf("buffer of %d bytes for 5 bytes of output", c)
 	}
 	big := bytes.Repeat([]byte("x"), 20<<20)
 	tl.Write(big)
-	if c := len(tl.buf); c != 16<<20 {
+	if c := tl.size; c != 16<<20 {
 		t.Errorf("buffer of %d bytes, want exactly the limit", c)
+	}
+}
+
+// TestTailBlocks: across block boundaries, growth from a lone block to
+// many, a limit that is not a multiple of the block, and wrapping, the
+// tail keeps exactly the newest bytes.
+func TestTailBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, limit := range []int{tailBlock - 1, tailBlock, tailBlock + 1, 3*tailBlock + 7, 4 * tailBlock} {
+		tl := newTail(limit)
+		var written []byte
+		for i := range 60 {
+			n := rng.IntN(tailBlock + tailBlock/2)
+			if i%7 == 0 {
+				n = rng.IntN(16)
+			}
+			p := make([]byte, n)
+			for j := range p {
+				p[j] = byte('a' + rng.IntN(26))
+			}
+			tl.Write(p)
+			written = append(written, p...)
+			checkTail(t, tl, written, limit)
+			if tl.size > limit || len(tl.blocks) > 1 && tl.size < min(len(written), limit) {
+				t.Fatalf("limit %d: a ring of %d bytes in %d blocks after %d bytes", limit, tl.size, len(tl.blocks), len(written))
+			}
+		}
 	}
 }
 
