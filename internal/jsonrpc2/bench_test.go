@@ -2,6 +2,9 @@ package jsonrpc2
 
 import (
 	"context"
+	"io"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -42,4 +45,38 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 		})
 	}
+}
+
+// countingWriter counts the Writes it takes.
+type countingWriter struct{ writes atomic.Int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.writes.Add(1); return len(p), nil }
+
+// BenchmarkBurst sends 50 notifications from 50 goroutines released at
+// once, as the exits of commands that end together are, and reports
+// how many Writes each message took: the fewer, the less a relay that
+// pays per write (podman's exec stdio) adds to the burst.
+func BenchmarkBurst(b *testing.B) {
+	const n = 50
+	r, pw := io.Pipe()
+	defer pw.Close()
+	w := &countingWriter{}
+	c := NewConn(r, w, HandlerFunc(func(context.Context, *Request) (any, error) { return nil, nil }), nil)
+	defer c.Close()
+	ctx := context.Background()
+	for b.Loop() {
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				if err := c.Notify(ctx, "remote/exit", map[string]int{"seq": i}); err != nil {
+					b.Error(err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+	}
+	b.ReportMetric(float64(w.writes.Load())/float64(n*b.N), "writes/msg")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -219,11 +220,26 @@ func (c *Conn) writeLoop() {
 			c.stopWriter()
 			return
 		}
+		coalesce()
 		for {
 			if more, _ := c.writeNext(); !more {
 				break
 			}
 		}
+	}
+}
+
+// coalesce lets the goroutines that are ready to run do so before the
+// writer takes its queue, so that messages made together (the exits of
+// commands that end at once, the replies to a burst of requests) leave
+// in one Write. A peer behind a relay that pays for every write it
+// forwards sees the difference: through podman's exec stdio, 50 commands
+// ending together cost 24–79 ms more than locally without it and none
+// with it (BenchmarkPodman/concurrent50). With nobody else ready it
+// returns at once.
+func coalesce() {
+	for range 3 {
+		runtime.Gosched()
 	}
 }
 
