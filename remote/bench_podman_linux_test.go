@@ -35,9 +35,11 @@ import (
 //     reach this process: the exec server's pipe, framing and flow
 //     control inside podman's stream, or podman's stream alone (a `cat` of
 //     a file made first would time a cheaper producer on one side only).
-//     The two run in turn, the first of them alternating by iteration.
-//     ratio is podman's time over the exec server's (≥ 0.8 is the
-//     target); ns/B-client-cpu is this process's CPU time per byte of the
+//     The two run in turn, the first of them alternating by iteration,
+//     then `podman exec -i CONTAINER cat` fed the same bytes
+//     (catThrough), the raw copy as the issue of remote terminals names
+//     it. ratio is podman's time over the exec server's (≥ 0.8 is the
+//     target), ratio-cat the cat's; ns/B-client-cpu is this process's CPU time per byte of the
 //     lossless stream (the server's is not read: its PIDs are the
 //     container's);
 //   - concurrent50: benchConcurrent50 through the exec server in a
@@ -73,7 +75,7 @@ func BenchmarkPodman(b *testing.B) {
 		b.Run("capture-200MiB/"+bc.name, func(b *testing.B) {
 			command := fmt.Sprintf(bc.sh, capture)
 			var lossless captured
-			var raw time.Duration
+			var raw, rawCat time.Duration
 			remoteFirst := true
 			for b.Loop() {
 				if remoteFirst {
@@ -90,6 +92,7 @@ func BenchmarkPodman(b *testing.B) {
 					lossless.add(captureRemote(b, c, command, true))
 				}
 				remoteFirst = !remoteFirst
+				rawCat += catThrough(b, exec.Command("podman", "exec", "-i", name, "cat"), bc.line, capture)
 			}
 			if lossless.dropped != 0 {
 				b.Fatalf("the lossless stream dropped %d bytes", lossless.dropped)
@@ -99,6 +102,8 @@ func BenchmarkPodman(b *testing.B) {
 			b.ReportMetric(mibs(lossless.el), "MiB/s-lossless")
 			b.ReportMetric(mibs(raw), "MiB/s-podman")
 			b.ReportMetric(raw.Seconds()/lossless.el.Seconds(), "ratio")
+			b.ReportMetric(mibs(rawCat), "MiB/s-podman-cat")
+			b.ReportMetric(rawCat.Seconds()/lossless.el.Seconds(), "ratio-cat")
 			b.ReportMetric(float64(lossless.client.Nanoseconds())/total, "ns/B-client-cpu")
 		})
 	}

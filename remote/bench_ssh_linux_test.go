@@ -32,10 +32,15 @@ import (
 //     JSON (ClientOptions.JSONOutput: text or base64); through the default
 //     stream, with a subscriber that keeps up as it can and drops what it
 //     cannot; and through `ssh -S socket target COMMAND`, the transport's
-//     own raw copy. ratio is the lossless stream's MiB/s over ssh's, from
-//     runs made in turn under the same load; ns/B-*-cpu is the CPU time
-//     of the client (this process) and of the exec server per byte of the
-//     lossless stream, steadier than MiB/s on a busy machine;
+//     own raw copy of the command's output; and `ssh -S socket target
+//     cat` fed the same bytes (catThrough), the raw copy as the issue of
+//     remote terminals names it, with a process on the far side that
+//     relays every byte, as the exec server does. ratio is the lossless
+//     stream's MiB/s over the first raw copy's, ratio-cat over the
+//     second's, from runs made in turn under the same load; ns/B-*-cpu
+//     is the CPU time of the client (this process) and of the exec
+//     server per byte of the lossless stream, steadier than MiB/s on a
+//     busy machine;
 //   - concurrent50: benchConcurrent50 through an exec server started
 //     with --sandbox off and --shell /bin/sh, on this same machine, as
 //     its floor (os/exec) and local Manager are, with /bin/sh too: the
@@ -86,9 +91,10 @@ func BenchmarkSSH(b *testing.B) {
 			c, _ := e.dialWith(b, ws, nil, mux, "--sandbox", "off")
 			cj, _ := e.dialWith(b, ws, &remote.ClientOptions{JSONOutput: true}, mux, "--sandbox", "off")
 			var lossless, json, lossy captured
-			var raw time.Duration
+			var raw, rawCat time.Duration
 			for b.Loop() {
 				lossless.add(captureRemote(b, c, command, true))
+				rawCat += catThrough(b, exec.Command("ssh", "-F", e.config, "-S", sock, "target", "cat"), bc.line, capture)
 				json.add(captureRemote(b, cj, command, true))
 				lossy.add(captureRemote(b, c, command, false))
 				var n countWriter
@@ -108,6 +114,8 @@ func BenchmarkSSH(b *testing.B) {
 			b.ReportMetric(mibs(lossless.el), "MiB/s-lossless")
 			b.ReportMetric(mibs(raw), "MiB/s-ssh")
 			b.ReportMetric(raw.Seconds()/lossless.el.Seconds(), "ratio")
+			b.ReportMetric(mibs(rawCat), "MiB/s-ssh-cat")
+			b.ReportMetric(rawCat.Seconds()/lossless.el.Seconds(), "ratio-cat")
 			b.ReportMetric(perByte(lossless.client), "ns/B-client-cpu")
 			b.ReportMetric(perByte(lossless.server), "ns/B-server-cpu")
 			b.ReportMetric(mibs(json.el), "MiB/s-lossless-json")

@@ -4,6 +4,9 @@ package remote_test
 
 import (
 	"fmt"
+	"io"
+	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -18,9 +21,58 @@ import (
 var benchCommands = []struct {
 	name string
 	sh   string
+	line string // what the command repeats
 }{
-	{"text", "yes 'ok  github.com/acpterm/acpterm/remote  0.042s  coverage: 81.3%% of statements' | head -c %d"},
-	{"binary", "head -c %d /dev/zero"},
+	{"text", "yes 'ok  github.com/acpterm/acpterm/remote  0.042s  coverage: 81.3%% of statements' | head -c %d",
+		"ok  github.com/acpterm/acpterm/remote  0.042s  coverage: 81.3% of statements\n"},
+	{"binary", "head -c %d /dev/zero", "\x00"},
+}
+
+// catThrough is the transport's own copy of a stream as the issue of
+// remote terminals defines it, `ssh HOST cat` or `podman exec -i … cat`
+// of the same stream: cmd, a cat on the far side, is fed size bytes of
+// line repeated, the bytes the benchmark's command writes, and the time
+// runs from its start until every byte has come back.
+func catThrough(b *testing.B, cmd *exec.Cmd, line string, size int64) time.Duration {
+	b.Helper()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	chunk := []byte(strings.Repeat(line, (64<<10)/len(line)))
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	fed := make(chan error, 1)
+	go func() {
+		defer in.Close()
+		for left := size; left > 0; {
+			n, err := in.Write(chunk[:min(int64(len(chunk)), left)])
+			if err != nil {
+				fed <- err
+				return
+			}
+			left -= int64(n)
+		}
+		fed <- nil
+	}()
+	n, err := io.Copy(io.Discard, out)
+	el := time.Since(start)
+	if werr := <-fed; werr != nil || err != nil {
+		b.Fatalf("%s: feeding: %v; reading: %v", cmd.Args[0], werr, err)
+	}
+	if err := cmd.Wait(); err != nil {
+		b.Fatalf("%q: %v", cmd.Args, err)
+	}
+	if n != size {
+		b.Fatalf("%s cat: %d bytes back of %d", cmd.Args[0], n, size)
+	}
+	return el
 }
 
 // BenchmarkStream captures a command's output through an exec server in
