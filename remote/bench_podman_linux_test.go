@@ -1,7 +1,6 @@
 package remote_test
 
 import (
-	"fmt"
 	"io"
 	"os/exec"
 	"strconv"
@@ -26,20 +25,18 @@ import (
 //     new exec session (the API call, conmon, runc exec), so that is the
 //     transport's own round trip, and the target (within it + 2 ms) is
 //     the exec server's, on its open connection, beside it;
-//   - capture-200MiB/text and /binary: a command writing 200 MiB (lines of
-//     text, or zero bytes) in the container, from create until the client
-//     has the exit event and every byte, streamed losslessly; against the
-//     same command run by `podman exec -i CONTAINER sh -c COMMAND`, the
-//     transport's own raw copy. The same shell line and the same busybox
-//     make the bytes on both sides, so the two differ only in how they
-//     reach this process: the exec server's pipe, framing and flow
-//     control inside podman's stream, or podman's stream alone (a `cat` of
-//     a file made first would time a cheaper producer on one side only).
-//     The two run in turn, the first of them alternating by iteration,
-//     then `podman exec -i CONTAINER cat` fed the same bytes
-//     (catThrough), the raw copy as the issue of remote terminals names
-//     it. ratio is podman's time over the exec server's (≥ 0.8 is the
-//     target), ratio-cat the cat's; ns/B-client-cpu is this process's CPU time per byte of the
+//   - capture-200MiB/text and /binary: 200 MiB (lines of text, or zero
+//     bytes) written in the container by producer (this package's test
+//     binary, copied in: 64 KiB writes, little CPU, where busybox's head
+//     took a sixth of the machine), from create until the client has
+//     the exit event and every byte, streamed losslessly; against the
+//     same producer run by `podman exec -i CONTAINER sh -c COMMAND`, the
+//     transport carrying the command's output alone. The two run in turn,
+//     the first of them alternating by iteration; then `podman exec -i
+//     CONTAINER cat` fed the same bytes (catThrough), the raw copy as the
+//     issue of remote terminals names it. ratio is the first raw copy's
+//     time over the exec server's, ratio-cat the cat's (≥ 0.8 is the
+//     target); ns/B-client-cpu is this process's CPU time per byte of the
 //     lossless stream (the server's is not read: its PIDs are the
 //     container's);
 //   - concurrent50: benchConcurrent50 through the exec server in a
@@ -71,9 +68,10 @@ func BenchmarkPodman(b *testing.B) {
 		}
 		b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-first-output")
 	})
+	self := copyTestBinary(b, name)
 	for _, bc := range benchCommands {
 		b.Run("capture-200MiB/"+bc.name, func(b *testing.B) {
-			command := fmt.Sprintf(bc.sh, capture)
+			command := producer(self, bc.name, capture)
 			var lossless captured
 			var raw, rawCat time.Duration
 			remoteFirst := true
@@ -120,6 +118,20 @@ func BenchmarkPodman(b *testing.B) {
 	})
 }
 
+// copyTestBinary copies this package's test binary, built static, into
+// the container as /tmp/remote.test, and returns that path.
+func copyTestBinary(b *testing.B, name string) string {
+	bin, err := proctest.GoBuildEnv(b.TempDir(), "remote.test", []string{"CGO_ENABLED=0"}, "test", "-c", "github.com/acpterm/acpterm/remote")
+	if err != nil {
+		b.Fatal(err)
+	}
+	const path = "/tmp/remote.test"
+	if out, err := exec.Command("podman", "cp", bin, name+":"+path).CombinedOutput(); err != nil {
+		b.Fatalf("podman cp: %v\n%s", err, out)
+	}
+	return path
+}
+
 // podmanRun runs podman with args, its stdout copied into w, and returns
 // how long after the start its first byte came and how many it wrote.
 func podmanRun(b *testing.B, w io.Writer, args ...string) (time.Duration, int64) {
@@ -127,18 +139,11 @@ func podmanRun(b *testing.B, w io.Writer, args ...string) (time.Duration, int64)
 }
 
 // containerFloor returns what measures the concurrent50 floor inside the
-// container: this package's test binary, built static and copied in, run
-// there with execFloorEnv (os/exec in the container, its processes
-// paying what the container's do: its seccomp filter, its cgroups).
+// container: this package's test binary (copyTestBinary), run there with
+// execFloorEnv (os/exec in the container, its processes paying what the
+// container's do: its seccomp filter, its cgroups).
 func containerFloor(b *testing.B, name string) func() float64 {
-	dir := b.TempDir()
-	bin, err := proctest.GoBuildEnv(dir, "remote.test", []string{"CGO_ENABLED=0"}, "test", "-c", "github.com/acpterm/acpterm/remote")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if out, err := exec.Command("podman", "cp", bin, name+":/tmp/remote.test").CombinedOutput(); err != nil {
-		b.Fatalf("podman cp: %v\n%s", err, out)
-	}
+	copyTestBinary(b, name)
 	return func() float64 {
 		out, err := exec.Command("podman", "exec", "-e", execFloorEnv+"=/bin/sh", name, "/tmp/remote.test").Output()
 		if err != nil {

@@ -2,7 +2,6 @@ package remote_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -24,8 +23,9 @@ import (
 //   - first-output: terminal/create of `echo x` → its first output event,
 //     on an open exec-server connection; against a new session on an open
 //     ControlMaster connection (`ssh -S socket target echo x`) → first byte;
-//   - capture-200MiB/text and /binary: a command writing 200 MiB (lines of
-//     text, or zero bytes), from create until the client has the exit
+//   - capture-200MiB/text and /binary: 200 MiB (lines of text, or zero
+//     bytes) written by producer (this test binary, run on the target,
+//     which is this machine), from create until the client has the exit
 //     event and every byte. Each iteration captures it four times over the
 //     same ControlMaster connection: streamed losslessly
 //     (SubscribeLossless, output as attachments); the same with output in
@@ -83,9 +83,13 @@ func BenchmarkSSH(b *testing.B) {
 		}
 		b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-first-output")
 	})
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, bc := range benchCommands {
 		b.Run("capture-200MiB/"+bc.name, func(b *testing.B) {
-			command := fmt.Sprintf(bc.sh, capture)
+			command := producer(self, bc.name, capture)
 			// Through the ControlMaster connection, as the raw copy goes.
 			mux := []string{"-F", e.config, "-S", sock}
 			c, _ := e.dialWith(b, ws, nil, mux, "--sandbox", "off")

@@ -5,7 +5,10 @@ package remote_test
 import (
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,17 +18,61 @@ import (
 	"github.com/acpterm/acpterm/terminal"
 )
 
-// benchCommands are the outputs the stream benchmarks capture: text, as
-// most terminal output is (sent as JSON strings), and zero bytes (sent as
-// base64).
-var benchCommands = []struct {
+type benchCommand struct {
 	name string
 	sh   string
 	line string // what the command repeats
-}{
+}
+
+// benchCommands are the outputs the stream benchmarks capture: text, as
+// most terminal output is (sent as JSON strings), and zero bytes (sent as
+// base64).
+var benchCommands = []benchCommand{
 	{"text", "yes 'ok  github.com/acpterm/acpterm/remote  0.042s  coverage: 81.3%% of statements' | head -c %d",
 		"ok  github.com/acpterm/acpterm/remote  0.042s  coverage: 81.3% of statements\n"},
 	{"binary", "head -c %d /dev/zero", "\x00"},
+}
+
+// produceEnv, set to NAME:SIZE in the environment of this test binary,
+// makes it write SIZE bytes of the line of benchCommands[NAME] repeated
+// to its stdout, 64 KiB at a time, and exit (TestMain): a producer that
+// costs little, the same on every side of a capture benchmark, and the
+// same bytes as catThrough feeds.
+const produceEnv = "REMOTE_TEST_PRODUCE"
+
+// producer is the shell line that runs the test binary at path as the
+// producer of size bytes of the bench command name.
+func producer(path, name string, size int64) string {
+	return fmt.Sprintf("%s=%s:%d %s", produceEnv, name, size, path)
+}
+
+// produce does what produceEnv asks for, if it is set, and exits.
+func produce() {
+	v := os.Getenv(produceEnv)
+	if v == "" {
+		return
+	}
+	name, sizeStr, _ := strings.Cut(v, ":")
+	size, err := strconv.ParseInt(sizeStr, 10, 64)
+	i := slices.IndexFunc(benchCommands, func(c benchCommand) bool { return c.name == name })
+	if err != nil || i < 0 {
+		fmt.Fprintf(os.Stderr, "%s=%q: want NAME:SIZE\n", produceEnv, v)
+		os.Exit(2)
+	}
+	chunk := benchChunk(benchCommands[i].line)
+	for left := size; left > 0; {
+		n, err := os.Stdout.Write(chunk[:min(int64(len(chunk)), left)])
+		if err != nil {
+			os.Exit(1)
+		}
+		left -= int64(n)
+	}
+	os.Exit(0)
+}
+
+// benchChunk is 64 KiB, or just under, of line repeated.
+func benchChunk(line string) []byte {
+	return []byte(strings.Repeat(line, (64<<10)/len(line)))
 }
 
 // catThrough is the transport's own copy of a stream as the issue of
@@ -43,7 +90,7 @@ func catThrough(b *testing.B, cmd *exec.Cmd, line string, size int64) time.Durat
 	if err != nil {
 		b.Fatal(err)
 	}
-	chunk := []byte(strings.Repeat(line, (64<<10)/len(line)))
+	chunk := benchChunk(line)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 func TestMain(m *testing.M) {
 	execFloor() // a floor measured on a target: see execFloorEnv
+	produce()   // a benchmark's producer: see produceEnv
 	// Under -race a binary sleeps a second before it exits; the ssh tests
 	// run the built acpterm many times.
 	if os.Getenv("GORACE") == "" {
