@@ -33,8 +33,8 @@ import (
 //     same producer run by `podman exec -i CONTAINER sh -c COMMAND`, the
 //     transport carrying the command's output alone. The two run in turn,
 //     the first of them alternating by iteration; then `podman exec -i
-//     CONTAINER cat` fed the same bytes (catThrough), the raw copy as the
-//     issue of remote terminals names it. ratio is the first raw copy's
+//     CONTAINER cat` fed the same bytes (catThrough), the raw copy the
+//     capture target is set against. ratio is the first raw copy's
 //     time over the exec server's, ratio-cat the cat's (≥ 0.8 is the
 //     target); ns/B-client-cpu is this process's CPU time per byte of the
 //     lossless stream (the server's is not read: its PIDs are the

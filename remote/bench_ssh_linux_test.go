@@ -33,8 +33,8 @@ import (
 //     stream, with a subscriber that keeps up as it can and drops what it
 //     cannot; and through `ssh -S socket target COMMAND`, the transport's
 //     own raw copy of the command's output; and `ssh -S socket target
-//     cat` fed the same bytes (catThrough), the raw copy as the issue of
-//     remote terminals names it, with a process on the far side that
+//     cat` fed the same bytes (catThrough), the raw copy the capture
+//     target is set against, with a process on the far side that
 //     relays every byte, as the exec server does. ratio is the lossless
 //     stream's MiB/s over the first raw copy's, ratio-cat over the
 //     second's, from runs made in turn under the same load; ns/B-*-cpu

@@ -75,9 +75,9 @@ func benchChunk(line string) []byte {
 	return []byte(strings.Repeat(line, (64<<10)/len(line)))
 }
 
-// catThrough is the transport's own copy of a stream as the issue of
-// remote terminals defines it, `ssh HOST cat` or `podman exec -i … cat`
-// of the same stream: cmd, a cat on the far side, is fed size bytes of
+// catThrough is the transport's own copy of a stream that the capture
+// target (at least 0.8× of it) is set against, `ssh HOST cat` or
+// `podman exec -i … cat` of the same stream: cmd, a cat on the far side, is fed size bytes of
 // line repeated, the bytes the benchmark's command writes, and the time
 // runs from its start until every byte has come back.
 func catThrough(b *testing.B, cmd *exec.Cmd, line string, size int64) time.Duration {
