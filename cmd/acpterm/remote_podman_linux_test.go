@@ -136,7 +136,11 @@ func TestRemotePodman(t *testing.T) {
 		_ = cmd.Process.Kill()
 		start := time.Now()
 		if left := sshtest.WaitNoneRunning(remoteMarkVar, mark, 2*time.Second); len(left) > 0 {
-			t.Errorf("2 s after kill -9 of acpterm, still running in the container: %v", left)
+			// What tells a slow end from a missed one: whether the exec
+			// server was still there, and whether the rest went later.
+			ps := podmantest.Exec(t, name, "ps", "-o", "pid,ppid,stat,args")
+			later := sshtest.WaitNoneRunning(remoteMarkVar, mark, 5*time.Second)
+			t.Errorf("2 s after kill -9 of acpterm, still running in the container: %v (5 s later: %v)\nps in the container at 2 s:\n%s", left, later, ps)
 		} else {
 			t.Logf("nothing left in the container %v after kill -9 of acpterm", time.Since(start).Round(time.Millisecond))
 		}
