@@ -64,8 +64,9 @@ func (t *tail) grow(need int) {
 	if t.size >= need {
 		return
 	}
-	if len(t.blocks) <= 1 {
-		// A lone block doubles up to tailBlock, its bytes copied.
+	if t.size < min(tailBlock, t.limit) {
+		// The first block, alone, doubles up to tailBlock, its bytes
+		// copied.
 		size := min(max(need, 2*t.size, minTailAlloc), t.limit, tailBlock)
 		nb := make([]byte, size)
 		if t.size > 0 {
