@@ -76,7 +76,11 @@ func blockingReader(t *testing.T) io.Reader {
 
 // A client that writes its requests and closes the agent's stdin gets every
 // answer before ServeAgent returns, prompts included; with a negative
-// DrainTimeout it gets none.
+// DrainTimeout it gets none of the calls still running at the end of input.
+// Those are the no-drain agent's: each waits until its ctx ends (the end of
+// input ends it), else at most 10 s, and then answers all the same. An
+// agent that answers at once could be answered before the end of input is
+// read, which a drain does not change.
 func TestServeAgentAnswersAfterEndOfInput(t *testing.T) {
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`,
@@ -85,15 +89,16 @@ func TestServeAgentAnswersAfterEndOfInput(t *testing.T) {
 	}, "\n")
 	for _, tc := range []struct {
 		name  string
+		agent Agent
 		drain time.Duration
 		want  int
 	}{
-		{"default", 0, 3},
-		{"no drain", -1, 0},
+		{"default", minimalAgent{}, 0, 3},
+		{"no drain", untilEndAgent{}, -1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out strings.Builder
-			if err := ServeAgent(context.Background(), minimalAgent{}, strings.NewReader(in), &out, &ConnOptions{DrainTimeout: tc.drain}); err != nil {
+			if err := ServeAgent(context.Background(), tc.agent, strings.NewReader(in), &out, &ConnOptions{DrainTimeout: tc.drain}); err != nil {
 				t.Fatal(err)
 			}
 			if got := strings.Count(out.String(), `"result"`); got != tc.want {
@@ -104,4 +109,32 @@ func TestServeAgentAnswersAfterEndOfInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// untilEndAgent is minimalAgent whose calls each wait until their ctx ends,
+// or at most 10 s, and then answer as if nothing happened.
+type untilEndAgent struct{ minimalAgent }
+
+func untilEnd(ctx context.Context) {
+	t := time.NewTimer(10 * time.Second)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func (a untilEndAgent) Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error) {
+	untilEnd(ctx)
+	return a.minimalAgent.Initialize(context.Background(), req)
+}
+
+func (a untilEndAgent) NewSession(ctx context.Context, req *NewSessionRequest) (*NewSessionResponse, error) {
+	untilEnd(ctx)
+	return a.minimalAgent.NewSession(context.Background(), req)
+}
+
+func (a untilEndAgent) Prompt(ctx context.Context, req *PromptRequest) (*PromptResponse, error) {
+	untilEnd(ctx)
+	return a.minimalAgent.Prompt(context.Background(), req)
 }
