@@ -5,6 +5,8 @@ import (
 	"os"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // copyPipe is copyFile for the read end of a pipe made by os.Pipe, and
@@ -78,4 +80,14 @@ func nonBlocking(rc syscall.RawConn) bool {
 		return false
 	}
 	return flags&syscall.O_NONBLOCK != 0
+}
+
+// buffered is how many bytes the pipe fd holds (FIONREAD, which Linux
+// calls TIOCINQ), or 0 when that cannot be known.
+func buffered(fd uintptr) int {
+	n, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ)
+	if err != nil {
+		return 0
+	}
+	return n
 }
