@@ -21,6 +21,7 @@ import (
 // signalled: it exited on its own, as ExitError says. What it left behind
 // is still taken.
 func TestStartAgentCloseExitedAgentWithChildHoldingStderr(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command("/bin/sh", "-c", "sleep 300 & echo $! >&2; cat >/dev/null")
 	cmd.WaitDelay = time.Second
 	stderr := expect.NewBuffer()

@@ -23,6 +23,7 @@ import (
 // An agent that leads its own process group is shut down with its group:
 // what it started does not outlive it.
 func TestStartAgentSignalsItsGroup(t *testing.T) {
+	t.Parallel()
 	// Not an ACP agent: a shell that ignores its stdin's end and waits on
 	// a child, printing the child's pid to stderr.
 	cmd := exec.Command("/bin/sh", "-c", "sleep 300 & echo $! >&2; wait")
@@ -55,6 +56,7 @@ func TestStartAgentSignalsItsGroup(t *testing.T) {
 // the call fails at once with ErrConnClosed (stdout never ends, but the
 // agent is gone), and Close, with Contain, takes the child.
 func TestStartAgentExitWithChildHoldingStdout(t *testing.T) {
+	t.Parallel()
 	for _, contain := range []bool{true, false} {
 		t.Run(fmt.Sprintf("contain=%v", contain), func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -134,6 +136,7 @@ func TestStartAgentExitWithChildHoldingStdout(t *testing.T) {
 // a child of its holds its stdout open: the drain reads the pipe to its
 // end before the connection ends.
 func TestStartAgentExitDrainsStdout(t *testing.T) {
+	t.Parallel()
 	// Not an ACP agent: a shell that leaves a child on its stdout, writes
 	// many notifications and exits.
 	var script strings.Builder
@@ -185,6 +188,7 @@ func (c *countingClient) SessionUpdate(context.Context, *SessionNotification) er
 // An agent that exits while a child of its keeps its stderr open: with
 // cmd.Stderr not a file, Exited must not wait for the child.
 func TestStartAgentExitedDespiteChildHoldingStderr(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command("/bin/sh", "-c", "sleep 300 & echo $! >&2")
 	cmd.WaitDelay = 200 * time.Millisecond
 	stderr := expect.NewBuffer()
@@ -242,6 +246,7 @@ func startDaemonAgent(t *testing.T) (*ClientConn, int) {
 // A contained agent runs in its own cgroup, and Close takes what it
 // started, setsid daemons included, and the cgroup.
 func TestStartAgentContainedCloseTakesDaemons(t *testing.T) {
+	t.Parallel()
 	cc, daemon := startDaemonAgent(t)
 	dir := cc.proc.cgroup
 	if dir == "" {
@@ -268,6 +273,7 @@ func TestStartAgentContainedCloseTakesDaemons(t *testing.T) {
 
 // Kill takes the agent and everything in its cgroup at once.
 func TestStartAgentKill(t *testing.T) {
+	t.Parallel()
 	cc, daemon := startDaemonAgent(t)
 	began := time.Now()
 	cc.Kill()
@@ -291,6 +297,7 @@ func TestStartAgentKill(t *testing.T) {
 // one is SIGKILLed; its cgroup is then stale, and the next one made under
 // the same parent removes it.
 func TestStartAgentDiesWithParent(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), testAgentEnv+"=parent", "GORACE=atexit_sleep_ms=0")
 	out := expect.NewBuffer()
@@ -351,6 +358,7 @@ func procCgroup(t *testing.T, pid int) string {
 // 300 ms to stop on SIGTERM: with a short TerminateDuration alone it is
 // killed, with a longer TermWait it stops on SIGTERM.
 func TestStartAgentTermWait(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		termWait time.Duration

@@ -142,6 +142,7 @@ func shortShutdown(opts *ConnOptions) *ConnOptions {
 
 // Close shuts the agent down, and reports the signals it had to send.
 func TestStartAgentShutdown(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		mode     string
 		wantSig  syscall.Signal // 0: a clean exit after stdin closed
@@ -197,6 +198,7 @@ func TestStartAgentShutdown(t *testing.T) {
 }
 
 func TestStartAgentCrash(t *testing.T) {
+	t.Parallel()
 	cc := startTestAgent(t, "crash")
 	defer cc.Close()
 	ctx := context.Background()
@@ -215,6 +217,7 @@ func TestStartAgentCrash(t *testing.T) {
 }
 
 func TestStartAgentMissingBinary(t *testing.T) {
+	t.Parallel()
 	_, err := StartAgent(exec.Command("/nonexistent/agent"), minimalClient{}, nil)
 	if err == nil {
 		t.Fatal("StartAgent of a missing binary succeeded")
@@ -237,6 +240,7 @@ func (c stuckClient) RequestPermission(context.Context, *RequestPermissionReques
 // Close is bounded even when a request handler never returns: it gives up
 // on it after ConnOptions.HandlerWait and says so.
 func TestStartAgentCloseAbandonsStuckHandler(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), testAgentEnv+"=asker", "GORACE=atexit_sleep_ms=0")
 	cmd.Stderr = os.Stderr

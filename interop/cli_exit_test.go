@@ -10,19 +10,17 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 )
 
 // TestCLIExitStatus checks how `acpterm run` ends with an SDK agent: denied
 // commands and permissions (--deny-all), a refusal (4), a crash (3) and
 // Ctrl-C (session/cancel, 130).
 func TestCLIExitStatus(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: the TypeScript agent through the binary")
 	}
 	bin := requireAcpterm(t)
-	defer goleak.VerifyNone(t)
 	agent := []string{"--", nodeBin, script("terminal-agent.mjs")}
 	acpterm := func(ctx context.Context, t *testing.T, flags ...string) *exec.Cmd {
 		return boundCmd(ctx, bin, append(append([]string{"run", "--format", "json", "--cwd", t.TempDir()}, flags...), agent...)...)

@@ -16,6 +16,7 @@ import (
 // is why the agent sends it only to a client that opted in with
 // _meta.terminal_update.)
 func TestTSClientLocalExec(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: TestTSClientGoAgent is the -short interop check")
 	}

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 )
 
 // shellAgentOutputLimit is the outputByteLimit the built-in agent is told to
@@ -17,11 +15,11 @@ const shellAgentOutputLimit = 4096
 // TestScriptedClientCLI: the SDK's client with scripted terminals against
 // the built-in agent, as the built `acpterm agent` binary serves it.
 func TestScriptedClientCLI(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: a scripted TypeScript client session, through the binary")
 	}
 	bin := requireAcpterm(t)
-	defer goleak.VerifyNone(t)
 	ctx := testCtx(t, time.Minute)
 	cwd := t.TempDir()
 	out, err := run(t, nodeCmd(ctx, "scripted-client.mjs", cwd, "--",

@@ -12,25 +12,27 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/acpterm/acpterm/acp"
 )
 
 // TestGoClientTSAgent: the Go SDK's client (acp.StartAgent) against the
 // official SDK's agent, ts/sdk-agent.mjs.
 func TestGoClientTSAgent(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: TestTSClientGoAgent is the -short interop check")
 	}
 	requireNode(t)
-	defer goleak.VerifyNone(t)
 	ctx := testCtx(t, time.Minute)
 
 	cwd := t.TempDir()
 	notes := filepath.Join(cwd, "notes.txt")
 	c := newScriptClient(map[string]string{notes: "line one\nline two\nline three\nline four\n"})
-	conn, err := acp.StartAgent(nodeCmd(ctx, "sdk-agent.mjs"), c, &acp.ConnOptions{Logf: t.Logf})
+	// The agent's "block" turn ignores session/cancel and waits for
+	// $/cancel_request, which Prompt sends once PromptCancelWait is over:
+	// no need to wait the default 5 s for it. No other turn here is
+	// cancelled through Prompt's context.
+	conn, err := acp.StartAgent(nodeCmd(ctx, "sdk-agent.mjs"), c, &acp.ConnOptions{Logf: t.Logf, PromptCancelWait: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

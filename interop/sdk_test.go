@@ -7,8 +7,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 )
 
 // transcript is what ts/sdk-client.mjs printed, sorted by kind.
@@ -77,8 +75,8 @@ func checkWire(t *testing.T, check obj) {
 // TestTSClientGoAgent: the official SDK's client against the Go SDK's agent
 // (AgentConn over stdio, in the re-executed test binary).
 func TestTSClientGoAgent(t *testing.T) {
+	t.Parallel()
 	requireNode(t)
-	defer goleak.VerifyNone(t)
 	ctx := testCtx(t, time.Minute)
 
 	exe, err := os.Executable()

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/terminal"
 )
@@ -207,11 +205,11 @@ func reportLines(t *testing.T, chunks []string) []obj {
 // client around terminal.Manager: the runtime and the acp package, without
 // the CLI.
 func TestTerminalAgentGoClient(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: every case of the TypeScript terminal agent")
 	}
 	requireNode(t)
-	defer goleak.VerifyNone(t)
 	ctx := testCtx(t, 2*time.Minute)
 
 	// A short kill grace: kill_sigkill waits it out, and it is the same
@@ -262,11 +260,11 @@ func TestTerminalAgentGoClient(t *testing.T) {
 // TestTerminalAgentCLI runs the terminal agent under `acpterm run --format
 // json --approve-all` and checks the agent's report and the CLI's own events.
 func TestTerminalAgentCLI(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: every case of the TypeScript terminal agent, through the binary")
 	}
 	bin := requireAcpterm(t)
-	defer goleak.VerifyNone(t)
 	ctx := testCtx(t, 2*time.Minute)
 
 	cwd := t.TempDir()

@@ -83,6 +83,7 @@ func TestFS(t *testing.T) {
 // TestFSBounds: a write too large for the server's message limit is
 // refused by the client, and the connection goes on.
 func TestFSBounds(t *testing.T) {
+	t.Parallel()
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	s := serve(t, &remote.ServerOptions{Terminal: &terminal.Options{DefaultCwd: dir}}, nil)
 	ctx := testCtx(t)

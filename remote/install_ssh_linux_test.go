@@ -14,6 +14,7 @@ import (
 // loader); the exec server then runs from the copy, and a second Install
 // finds it. The copies go to a temp dir, not the user's cache.
 func TestSSHInstall(t *testing.T) {
+	t.Parallel()
 	e := needSSH(t)
 	tg, err := remote.ParseTarget("ssh://target")
 	if err != nil {

@@ -43,6 +43,7 @@ func (e *sshEnv) dialWith(t testing.TB, dir string, copts *remote.ClientOptions,
 // holds its command, which kill and release still end; and a dropped
 // connection leaves nothing of a held command running on the target.
 func TestSSHLossless(t *testing.T) {
+	t.Parallel()
 	e := needSSH(t)
 	ws := t.TempDir()
 	for _, json := range []bool{false, true} {
@@ -55,7 +56,8 @@ func TestSSHLossless(t *testing.T) {
 			}
 			defer sub.Close()
 			for _, text := range []bool{true, false} {
-				path, want := testData(t, 16<<20, text)
+				// Sixteen windows: every one of them waits on the reader.
+				path, want := testData(t, 4<<20, text)
 				limit := uint64(1000)
 				id := create(t, c, &acp.CreateTerminalRequest{Command: "cat", Args: []string{path}, OutputByteLimit: &limit})
 				got, dropped, maxHeld := readAll(t, c, sub, id, true)

@@ -94,6 +94,7 @@ func readAll(t *testing.T, c *remote.Client, sub *remote.Subscription, id acp.Te
 // command, text and binary alike; the command waits for it, and the
 // subscriber never holds more than the window.
 func TestLosslessSlowReader(t *testing.T) {
+	t.Parallel()
 	for _, text := range []bool{true, false} {
 		name := map[bool]string{true: "text", false: "binary"}[text]
 		t.Run(name, func(t *testing.T) {
@@ -126,6 +127,7 @@ func TestLosslessSlowReader(t *testing.T) {
 // Without a lossless subscriber the stream is as it always was: the
 // command never waits, and a subscriber that lags loses output, counted.
 func TestDefaultStreamDropsAndNeverWaits(t *testing.T) {
+	t.Parallel()
 	s := losslessServe(t)
 	sub, err := s.c.Subscribe("")
 	if err != nil {
@@ -147,6 +149,7 @@ func TestDefaultStreamDropsAndNeverWaits(t *testing.T) {
 // held terminal is killed, waited for and released as any other.
 // Closing the connection then ends everything at once (the dead-man rule).
 func TestLosslessStalledReader(t *testing.T) {
+	t.Parallel()
 	s := losslessServe(t)
 	stalled, err := s.c.SubscribeLossless("s")
 	if err != nil {
@@ -232,6 +235,7 @@ func TestLosslessStalledReader(t *testing.T) {
 // (Resume), and being lossless gets all of it through the window, in
 // order, where the first stream had to drop.
 func TestResumeLossless(t *testing.T) {
+	t.Parallel()
 	s := losslessServe(t)
 	early, err := s.c.Subscribe("")
 	if err != nil {

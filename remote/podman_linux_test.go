@@ -39,6 +39,7 @@ func dialContainer(t testing.TB, target string, copts remote.CommandOptions) (*r
 // host's cgroup2 hierarchy mounted so that it gives each terminal a
 // cgroup.
 func TestPodmanContract(t *testing.T) {
+	t.Parallel()
 	needPodman(t)
 	for _, tc := range []struct {
 		name      string
@@ -75,6 +76,7 @@ func TestPodmanContract(t *testing.T) {
 // within 2 s (the engine closes the server's stdin, and the dead-man
 // rule does the rest), and the client's calls fail instead of hanging.
 func TestPodmanDisconnectKillsEverything(t *testing.T) {
+	t.Parallel()
 	needPodman(t)
 	name := startContainer(t, containerOptions{})
 	c, conn, _ := dialContainer(t, "podman://"+name+containerWS, remote.CommandOptions{})
@@ -86,6 +88,7 @@ func TestPodmanDisconnectKillsEverything(t *testing.T) {
 // exec's stdin): podman exec, left running, sees the end of its input,
 // and in the container nothing of the command is left within 2 s.
 func TestPodmanLocalSideKilled(t *testing.T) {
+	t.Parallel()
 	needPodman(t)
 	name := startContainer(t, containerOptions{})
 	tg := remote.Target{Kind: remote.Podman, Container: name}
@@ -190,6 +193,7 @@ func jsonLines(t testing.TB, msgs ...any) string {
 // is not copied into a container that has no dynamic loader; the error
 // says why and what to build instead, and nothing is left there.
 func TestPodmanDynamicBuildRefused(t *testing.T) {
+	t.Parallel()
 	needPodman(t)
 	dyn := acptermBuild(t, "default")
 	info, err := exec.Command("file", "-L", dyn).Output()
@@ -229,6 +233,7 @@ func TestDockerCommand(t *testing.T) {
 // before podman even starts): the same Install and exec server as for
 // podman, a different client of a different API.
 func TestDockerContract(t *testing.T) {
+	t.Parallel()
 	needPodman(t)
 	if _, err := exec.LookPath("docker"); err != nil {
 		t.Skip("no docker CLI: TestDockerCommand checks the docker argv only")

@@ -139,6 +139,7 @@ func output(t testing.TB, c *remote.Client, id acp.TerminalID) *acp.TerminalOutp
 // other side of a real sshd, sandboxed there as acpterm run would sandbox
 // it.
 func TestSSHContract(t *testing.T) {
+	t.Parallel()
 	e := needSSH(t)
 	ws := t.TempDir()
 	c, _ := e.dial(t, ws)
@@ -154,6 +155,7 @@ func TestSSHContract(t *testing.T) {
 // and the client's wait fails with ErrDisconnected instead of hanging
 // (remotetest.Disconnect).
 func TestSSHDisconnectKillsEverything(t *testing.T) {
+	t.Parallel()
 	e := needSSH(t)
 	ws := t.TempDir()
 	c, conn := e.dial(t, ws)

@@ -59,23 +59,36 @@ func TestTailGrowsLazily(t *testing.T) {
 // tail keeps exactly the newest bytes.
 func TestTailBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	// Writes are cut from random letters at random places: the text is
+	// then the bytes themselves, and no two writes are alike.
+	src := make([]byte, 2*tailBlock)
+	for j := range src {
+		src[j] = byte('a' + rng.IntN(26))
+	}
 	for _, limit := range []int{tailBlock - 1, tailBlock, tailBlock + 1, 3*tailBlock + 7, 4 * tailBlock} {
 		tl := newTail(limit)
 		var written []byte
-		for i := range 60 {
+		total := 0
+		// 30 writes of 47 KiB on average wrap the largest ring five times.
+		for i := range 30 {
 			n := rng.IntN(tailBlock + tailBlock/2)
 			if i%7 == 0 {
 				n = rng.IntN(16)
 			}
-			p := make([]byte, n)
-			for j := range p {
-				p[j] = byte('a' + rng.IntN(26))
-			}
+			off := rng.IntN(len(src) - n + 1)
+			p := src[off : off+n]
 			tl.Write(p)
+			total += n
 			written = append(written, p...)
 			checkTail(t, tl, written, limit)
-			if tl.size > limit || len(tl.blocks) > 1 && tl.size < min(len(written), limit) {
-				t.Fatalf("limit %d: a ring of %d bytes in %d blocks after %d bytes", limit, tl.size, len(tl.blocks), len(written))
+			if tl.size > limit || len(tl.blocks) > 1 && tl.size < min(total, limit) {
+				t.Fatalf("limit %d: a ring of %d bytes in %d blocks after %d bytes", limit, tl.size, len(tl.blocks), total)
+			}
+			// What the checks ask of the bytes before the newest limit+1
+			// is only that there were more than the limit: keeping them
+			// all made each check read everything written so far.
+			if len(written) > limit+1 {
+				written = append(written[:0:0], written[len(written)-limit-1:]...)
 			}
 		}
 	}

@@ -224,20 +224,28 @@ func (n noFIFOs) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequ
 // and the report named the case's whole time instead of its diagnosis.
 const brokenCaseTimeout = 5 * time.Second
 
+// want is what a case of the probe should report of a broken client.
+type want struct {
+	result   Result
+	observed string // a part of Observed
+}
+
+// brokenClient is a client runtime with a known fault, and what the
+// probe's cases say of it.
+type brokenClient struct {
+	name    string
+	wrap    func(t *testing.T, m *terminal.Manager) acp.TerminalHandler
+	timeout time.Duration
+	within  time.Duration // the most a probe of its cases may take
+	// slow clients make their cases wait out time limits or sleeps: not
+	// with -short, and each case in a probe of its own, all at once.
+	slow  bool
+	cases map[string]want
+}
+
 func TestBrokenClients(t *testing.T) {
 	t.Parallel()
-	type want struct {
-		result   Result
-		observed string // a part of Observed
-	}
-	tests := []struct {
-		name    string
-		wrap    func(t *testing.T, m *terminal.Manager) acp.TerminalHandler
-		timeout time.Duration
-		within  time.Duration // the whole run
-		slow    bool          // waits out time limits or sleeps: not with -short
-		cases   map[string]want
-	}{{
+	tests := []brokenClient{{
 		name: "keeps the head of the output",
 		wrap: func(_ *testing.T, m *terminal.Manager) acp.TerminalHandler {
 			return &headKeeper{Manager: m, limits: map[acp.TerminalID]uint64{}}
@@ -343,32 +351,47 @@ func TestBrokenClients(t *testing.T) {
 				t.Skip("-short: waits out time limits")
 			}
 			t.Parallel()
-			m := newManager(t)
-			client := &termClient{TerminalHandler: tt.wrap(t, m), recorder: &recorder{}}
 			var ids []string
 			for _, c := range Cases() {
 				if _, ok := tt.cases[c.ID]; ok {
 					ids = append(ids, c.ID)
 				}
 			}
-			start := time.Now()
-			rep, s := probe(t, client, m, &Options{Cases: ids, CaseTimeout: tt.timeout})
-			if tt.within > 0 {
-				if d := time.Since(start); d > tt.within {
-					t.Errorf("the run took %v, want at most %v", d, tt.within)
-				}
+			if !tt.slow {
+				probeBroken(t, tt, ids)
+				return
 			}
-			checkSummary(t, rep)
-			checkNoFIFOs(t, s.cwd)
-			if len(rep.Cases) != len(ids) {
-				t.Fatalf("%d cases reported, want %d", len(rep.Cases), len(ids))
-			}
-			for _, c := range rep.Cases {
-				w := tt.cases[c.ID]
-				if c.Result != w.result || !strings.Contains(c.Observed, w.observed) {
-					t.Errorf("%s: %s %q, want %s with %q", c.ID, c.Result, c.Observed, w.result, w.observed)
-				}
+			for _, id := range ids {
+				t.Run(id, func(t *testing.T) {
+					t.Parallel()
+					probeBroken(t, tt, []string{id})
+				})
 			}
 		})
+	}
+}
+
+// probeBroken runs the cases ids against the broken client and checks
+// what each reports.
+func probeBroken(t *testing.T, tt brokenClient, ids []string) {
+	m := newManager(t)
+	client := &termClient{TerminalHandler: tt.wrap(t, m), recorder: &recorder{}}
+	start := time.Now()
+	rep, s := probe(t, client, m, &Options{Cases: ids, CaseTimeout: tt.timeout})
+	if tt.within > 0 {
+		if d := time.Since(start); d > tt.within {
+			t.Errorf("the run took %v, want at most %v", d, tt.within)
+		}
+	}
+	checkSummary(t, rep)
+	checkNoFIFOs(t, s.cwd)
+	if len(rep.Cases) != len(ids) {
+		t.Fatalf("%d cases reported, want %d", len(rep.Cases), len(ids))
+	}
+	for _, c := range rep.Cases {
+		w := tt.cases[c.ID]
+		if c.Result != w.result || !strings.Contains(c.Observed, w.observed) {
+			t.Errorf("%s: %s %q, want %s with %q", c.ID, c.Result, c.Observed, w.result, w.observed)
+		}
 	}
 }
