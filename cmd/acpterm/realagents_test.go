@@ -1,3 +1,5 @@
+//go:build realagents
+
 package main
 
 import (
@@ -12,7 +14,11 @@ import (
 
 // realAgentsEnv opts in to TestRealAgents. The test installs the agents
 // people run from npm, so it needs the npm registry; it is not part of the
-// default test run.
+// default test run. The real-agent tests and their scripted model server
+// are also built only with -tags realagents: the model server is the one
+// user of net/http, whose TLS and crypto packages would otherwise be
+// compiled into every build of this package's tests (with and without
+// -race, and by the vets of other platforms).
 const realAgentsEnv = "ACPTERM_REAL_AGENTS"
 
 // realAgents are the npm packages of the named agents, at the versions this
