@@ -19,6 +19,7 @@ import (
 // script's own helper interrupts unless the helper was waited for; and
 // the gate lets it go.
 func TestHeldAliveBusybox(t *testing.T) {
+	t.Parallel()
 	const busybox = "/bin/busybox"
 	if _, err := os.Stat(busybox); err != nil {
 		t.Skipf("%s is missing: apt-get install -y busybox-static (.ci/run does)", busybox)
