@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/acpterm/acpterm/internal/proc/cgroup"
 	"github.com/acpterm/acpterm/internal/proc/proctest"
 	"github.com/acpterm/acpterm/internal/text/pathutil"
@@ -343,6 +345,21 @@ func stoppedHelper(t *testing.T) (*Spawner, *Child) {
 	readLine(t, r)
 	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
+	}
+	// The signal is sent, not yet obeyed: a thread of the helper running
+	// on another CPU can still answer or report an exit until the whole
+	// process has stopped, which its parent (this test) learns from
+	// waitid. WNOWAIT leaves the stop to be seen again; the spawner's own
+	// wait for the helper asks only for its exit.
+	var si unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, s.cmd.Process.Pid, &si, unix.WSTOPPED|unix.WNOWAIT, nil)
+		if err == nil {
+			break
+		}
+		if err != unix.EINTR {
+			t.Fatalf("waiting for the helper to stop: %v", err)
+		}
 	}
 	return s, c
 }
