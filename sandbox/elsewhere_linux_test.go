@@ -150,6 +150,7 @@ func testUnixSocketsDenied(t *testing.T, b box) {
 // socketcall(2), whose arguments the filter cannot see; it is refused
 // whole under DenyNetwork, not let through as another architecture.
 func TestUnixSockets386(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a linux/386 program")
 	}
@@ -270,6 +271,7 @@ func testReadOnlyElsewhere(t *testing.T, b box) {
 // WithoutMountNamespace runs on Landlock alone, says what it lost, and
 // Landlock still refuses every write outside; without the option it
 // fails.
+// Not parallel: it replaces a package variable the other tests read.
 func TestLandlockAlone(t *testing.T) {
 	need(t, false)
 	saved := namespaceProbe

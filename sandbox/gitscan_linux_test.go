@@ -65,6 +65,7 @@ func testNestedGit(t *testing.T, b box) {
 
 // TestFindGitBudget: the search stops at its budget and says so.
 func TestFindGitBudget(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for i := range 3 {
 		if err := os.MkdirAll(filepath.Join(root, "d", strings.Repeat("x", i+1), ".git"), 0o755); err != nil {
@@ -86,6 +87,7 @@ func TestFindGitBudget(t *testing.T) {
 // whole, and the search finds the same as one that reads every directory:
 // a worktree's .git file and a .git symlink in such a leaf included.
 func TestFindGitLeaves(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	var fs unix.Statfs_t
 	if err := unix.Statfs(root, &fs); err != nil || !leafCountingFS[int64(fs.Type)] {

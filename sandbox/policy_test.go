@@ -55,6 +55,7 @@ func runtimeUserCacheDirIgnoresXDG() bool {
 }
 
 func TestAppliedCleanup(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {

@@ -255,6 +255,7 @@ func testCannotLift(t *testing.T, b box) {
 }
 
 func TestEnvAndProcess(t *testing.T) {
+	t.Parallel()
 	need(t, true)
 	dir := t.TempDir()
 	p := &Policy{Mode: ReadOnly, Network: DenyNetwork}
@@ -291,6 +292,7 @@ func TestEnvAndProcess(t *testing.T) {
 }
 
 func TestExitStatus(t *testing.T) {
+	t.Parallel()
 	need(t, false)
 	dir := t.TempDir()
 	p := &Policy{Mode: ReadOnly}
@@ -316,6 +318,7 @@ func TestExitStatus(t *testing.T) {
 // TestNoLandlock simulates a kernel without Landlock: a strict policy is
 // refused with a clear error; a best-effort one runs, unconfined, and says
 // so.
+// Not parallel: it replaces a package variable the other tests read.
 func TestNoLandlock(t *testing.T) {
 	saved := kernelABI
 	kernelABI = func() int { return 0 }
@@ -341,6 +344,7 @@ func TestNoLandlock(t *testing.T) {
 }
 
 func TestNoInit(t *testing.T) {
+	t.Parallel()
 	initCalled.Store(false)
 	defer initCalled.Store(true)
 	for _, p := range []*Policy{{Mode: ReadOnly}, {Network: DenyNetwork}} {
@@ -358,6 +362,7 @@ func TestNoInit(t *testing.T) {
 }
 
 func TestWrapErrors(t *testing.T) {
+	t.Parallel()
 	for name, p := range map[string]*Policy{
 		"no writable":       {Mode: WorkspaceWrite},
 		"relative writable": {Mode: WorkspaceWrite, Writable: []string{"src"}},
@@ -371,6 +376,7 @@ func TestWrapErrors(t *testing.T) {
 }
 
 func TestSupport(t *testing.T) {
+	t.Parallel()
 	r := Support()
 	if r.LandlockABI != kernelABI() || !r.Init || len(r.Modes) != 4 {
 		t.Errorf("Support: %+v", r)

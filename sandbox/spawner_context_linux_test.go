@@ -25,7 +25,8 @@ func (c *cancelOnWait) Done() <-chan struct{} {
 }
 
 // A start abandoned by its context kills the helper and removes the
-// temporary root it made.
+// temporary root it made. Not parallel: it counts the test process's
+// children.
 func TestSpawnerContextCancelled(t *testing.T) {
 	need(t, false)
 	root := t.TempDir()

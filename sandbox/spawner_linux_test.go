@@ -102,6 +102,7 @@ func spawn(t testing.TB, s *Spawner, c *Cmd) (*Child, <-chan string) {
 }
 
 func TestSpawnerApplied(t *testing.T) {
+	t.Parallel()
 	need(t, true)
 	root, _ := workspace(t)
 	p := &Policy{Mode: WorkspaceWrite, Network: DenyNetwork, Writable: []string{root}}
@@ -142,6 +143,7 @@ func TestSpawnerApplied(t *testing.T) {
 }
 
 func TestSpawnerExitStatus(t *testing.T) {
+	t.Parallel()
 	need(t, false)
 	s := newSpawner(t, &Policy{Mode: ReadOnly})
 	for _, tc := range []struct {
@@ -188,6 +190,7 @@ func TestSpawnerExitStatus(t *testing.T) {
 // the helper's socket nor the descriptors of the start (cgroup) or of
 // other starts. The test binary's own (cgo, runtime) appear in both.
 func TestSpawnerNoFDLeak(t *testing.T) {
+	t.Parallel()
 	need(t, true)
 	root, _ := workspace(t)
 	p := &Policy{Mode: WorkspaceWrite, Network: DenyNetwork, Writable: []string{root}}
@@ -259,6 +262,7 @@ func cgroupDir(t *testing.T) string {
 // keeps the leader unreaped until Release, so the group's number stays
 // the command's.
 func TestSpawnerKillGroup(t *testing.T) {
+	t.Parallel()
 	need(t, false)
 	s := newSpawner(t, &Policy{Mode: ReadOnly})
 	c, r := startLines(t, s, `sleep 100 & sleep 100 & echo $!; wait`)
@@ -311,6 +315,7 @@ func readLine(t *testing.T, r *bufio.Reader) string {
 // host kills their groups), Wait ends with ErrSpawnerDead instead of
 // hanging, and later starts fail clearly.
 func TestSpawnerHelperDies(t *testing.T) {
+	t.Parallel()
 	need(t, false)
 	s := newSpawner(t, &Policy{Mode: ReadOnly})
 	c, r := startLines(t, s, `sleep 100 & echo $!; wait`)
@@ -368,6 +373,7 @@ func stoppedHelper(t *testing.T) (*Spawner, *Child) {
 // Landlock domain) fails starts and waits after the reply timeout, and is
 // killed with its commands.
 func TestSpawnerHelperStopped(t *testing.T) {
+	t.Parallel()
 	s, c := stoppedHelper(t)
 	start := time.Now()
 	if _, err := s.Start(&Cmd{Path: "/bin/true"}); !errors.Is(err, ErrSpawnerDead) || !strings.Contains(err.Error(), "no answer") {
@@ -389,6 +395,7 @@ func TestSpawnerHelperStopped(t *testing.T) {
 // The exit of a command whose helper stopped before reporting it is seen
 // through the pidfd; Wait gives up after the reply timeout.
 func TestSpawnerNoExitReport(t *testing.T) {
+	t.Parallel()
 	s, c := stoppedHelper(t)
 	c.Signal(syscall.SIGKILL, true)
 	if _, err := c.Wait(); !errors.Is(err, ErrSpawnerDead) || !strings.Contains(err.Error(), "no exit report") {
@@ -399,6 +406,7 @@ func TestSpawnerNoExitReport(t *testing.T) {
 }
 
 func TestSpawnerConcurrent(t *testing.T) {
+	t.Parallel()
 	need(t, true)
 	root, _ := workspace(t)
 	s := newSpawner(t, &Policy{Mode: WorkspaceWrite, Network: DenyNetwork, Writable: []string{root}})
@@ -442,6 +450,7 @@ func TestSpawnerConcurrent(t *testing.T) {
 	}
 }
 
+// Not parallel: it replaces a package variable the other tests read.
 func TestSpawnerErrors(t *testing.T) {
 	saved := kernelABI
 	kernelABI = func() int { return 0 }
@@ -469,6 +478,7 @@ func TestSpawnerErrors(t *testing.T) {
 // ErrSpawnerDead, since the spawner is killed for it; the terminal runtime
 // then restarts the spawner rather than taking it for the command's error.
 func TestSpawnerStartNotAdopted(t *testing.T) {
+	t.Parallel()
 	need(t, false)
 	s := newSpawner(t, &Policy{Mode: ReadOnly})
 	defer s.Close()

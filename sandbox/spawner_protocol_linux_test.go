@@ -65,6 +65,7 @@ func FuzzFrameReader(f *testing.F) {
 }
 
 func TestFrameReaderTake(t *testing.T) {
+	t.Parallel()
 	fr := &frameReader{fds: []int{10, 11, 12}}
 	for _, n := range []int{-1, maxFDs + 1, 4} {
 		if _, ok := fr.take(n); ok {

@@ -310,6 +310,7 @@ func TestBrokenClients(t *testing.T) {
 		name:    "leaves released commands running",
 		wrap:    func(_ *testing.T, m *terminal.Manager) acp.TerminalHandler { return leavesReleased{m} },
 		timeout: brokenCaseTimeout,
+		slow:    true, // concurrent-waits sleeps 2 s
 		cases: map[string]want{
 			"release-stops-command":  {ResultFail, "the released command kept running"},
 			"release-invalidates-id": {ResultFail, "after release: output → succeeded"},
@@ -321,6 +322,7 @@ func TestBrokenClients(t *testing.T) {
 			return &latestWaitOnly{Manager: m, latest: map[acp.TerminalID]int{}}
 		},
 		timeout: brokenCaseTimeout,
+		slow:    true, // concurrent-waits sleeps 2 s
 		cases: map[string]want{
 			"concurrent-waits":  {ResultFail, "with 3 waits pending: 1 answered within"},
 			"wait-after-exit":   {ResultPass, ""},
@@ -332,6 +334,7 @@ func TestBrokenClients(t *testing.T) {
 			return &outputBehindWaits{Manager: m, pending: map[acp.TerminalID]int{}, changed: make(chan struct{})}
 		},
 		timeout: brokenCaseTimeout,
+		slow:    true, // concurrent-waits sleeps 2 s
 		cases: map[string]want{
 			"concurrent-waits":     {ResultFail, "it seems queued behind them"},
 			"output-while-running": {ResultPass, ""},
