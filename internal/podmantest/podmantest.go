@@ -44,7 +44,7 @@ const (
 func Missing() string {
 	for _, p := range []string{"podman", "runc", "catatonit"} {
 		if _, err := exec.LookPath(p); err != nil {
-			return p + " is missing: apt-get install -y podman runc busybox-static catatonit (.ci/run does)"
+			return p + " is missing: apt-get install -y --no-install-recommends podman runc netavark busybox-static catatonit (.ci/run does)"
 		}
 	}
 	if _, err := os.Stat(Busybox); err != nil {
