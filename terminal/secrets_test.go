@@ -2,6 +2,7 @@ package terminal_test
 
 import (
 	"context"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -23,6 +24,52 @@ func TestWithoutSecrets(t *testing.T) {
 	if !slices.Equal(dropped, wantDropped) {
 		t.Errorf("dropped %q, want %q", dropped, wantDropped)
 	}
+}
+
+// TestWithoutSecretsWider: the names and values that carry credentials
+// although none of the first words (KEY, SECRET, TOKEN, PASSWORD) is in
+// their names, and the names that look like them and carry none.
+func TestWithoutSecretsWider(t *testing.T) {
+	secret := []string{
+		"GITHUB_PAT=github_pat_1", "GH_PAT=p", "PAT=p", "ANTHROPIC_AUTH=a", "NPM_AUTH=n", "DOCKER_AUTH_CONFIG={}",
+		"GOOGLE_APPLICATION_CREDENTIALS=/home/u/sa.json", "AWS_SHARED_CREDENTIALS_FILE=/c", "SENTRY_DSN=https://k@o.ingest/1",
+		"DATABASE_URL=postgres://app:hunter2@db:5432/app", "HTTPS_PROXY=http://me:pw@proxy:3128", "MY_PASSPHRASE=x",
+		"SESSION_COOKIE=c", "REDIS=redis://:pw@cache:6379",
+	}
+	plain := []string{
+		"PATH=/bin", "SSH_AUTH_SOCK=/run/user/1/ssh", "GOPATH=/go", "DATABASE_URL_RO=postgres://db:5432/app",
+		"HOMEPAGE=https://example.com/@user", "GIT_REMOTE=git@github.com:o/r.git", "SPATIAL=1", "MAILTO=a@b",
+	}
+	kept, dropped := terminal.WithoutSecrets(append(slices.Clone(secret), plain...))
+	if !slices.Equal(kept, plain) {
+		t.Errorf("kept %q, want %q", kept, plain)
+	}
+	if len(dropped) != len(secret) {
+		t.Errorf("dropped %d names %q, want the %d of %q", len(dropped), dropped, len(secret), secret)
+	}
+	// keep lets one through by name, whatever made it a credential.
+	kept, _ = terminal.WithoutSecrets([]string{"DATABASE_URL=postgres://a:b@h/d"}, "DATABASE_URL")
+	if len(kept) != 1 {
+		t.Errorf("DATABASE_URL kept by name: got %q", kept)
+	}
+}
+
+// FuzzIsSecretValue: no value makes IsSecretValue panic, a value it calls
+// a credential has a login in an authority, and every URL built with a
+// password is one.
+func FuzzIsSecretValue(f *testing.F) {
+	for _, s := range []string{"postgres://u:p@h/d", "https://h/@x", "a://@", "://u:p@", "x://u:p@h@i", "x://%zz:p@h", "git@h:r", ""} {
+		f.Add(s, "u", "p")
+	}
+	f.Fuzz(func(t *testing.T, value, user, pass string) {
+		if terminal.IsSecretValue(value) && (!strings.Contains(value, "://") || !strings.Contains(value, "@")) {
+			t.Errorf("IsSecretValue(%q) without an authority holding a login", value)
+		}
+		u := url.URL{Scheme: "https", User: url.UserPassword(user, pass), Host: "example.com"}
+		if !terminal.IsSecretValue(u.String()) {
+			t.Errorf("IsSecretValue(%q) = false for a URL with a password", u.String())
+		}
+	})
 }
 
 // TestSecretsNotInCommands: a manager given WithoutSecrets' environment

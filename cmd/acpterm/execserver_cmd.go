@@ -27,8 +27,10 @@ command it started is killed at once and it exits.
 
 Commands run in --cwd (default: the directory it was started in, the
 user's home over ssh) unless the client names another inside it.
-Variables whose names mark them as credentials (*KEY*, *SECRET*, *TOKEN*,
-*PASSWORD*, *PASSWD*) are withheld from the commands unless --pass-env.
+Variables that carry credentials (names with KEY, SECRET, TOKEN, PASSWORD,
+PASSWD, PASSPHRASE, AUTH, CREDENTIAL or COOKIE, or ending in _PAT or _DSN,
+but not SSH_AUTH_SOCK; values that are URLs with a password) are withheld
+from the commands unless --pass-env.
 --output-limit, --max-terminals, --kill-grace, --timeout and --shell mean
 what they mean to acpterm run, which passes its own on.
 
