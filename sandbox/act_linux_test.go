@@ -56,6 +56,38 @@ func runAct(args []string) int {
 			unix.Close(fds[0])
 			unix.Close(fds[1])
 		}
+	case "raw-pair":
+		// The kernel makes a SOCK_RAW unix pair a datagram one: the same
+		// way out by sendto(2), under another name.
+		var fds [2]int
+		fds, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Sendto(fds[0], []byte("from the sandbox\n"), 0, &unix.SockaddrUnix{Name: args[1]})
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+	case "socket":
+		// socket(2) of a family by its number, closed at once.
+		var family int
+		family, err = strconv.Atoi(args[1])
+		if err == nil {
+			var fd int
+			fd, err = unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if errors.Is(err, unix.EPROTOTYPE) || errors.Is(err, unix.ESOCKTNOSUPPORT) || errors.Is(err, unix.EPROTONOSUPPORT) {
+				// The family got past the filter; only the type was wrong.
+				fd, err = unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+			}
+			if err == nil {
+				unix.Close(fd)
+			}
+		}
+	case "seqpacket-pair":
+		var fds [2]int
+		fds, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
 	case "stream-pair":
 		var fds [2]int
 		fds, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)

@@ -76,12 +76,15 @@
 // tree). Policy.WritableGit turns this off, for agents that commit.
 //
 // Network: DenyNetwork gives the command a network namespace of its own
-// with only a loopback interface, and a seccomp filter that refuses
-// socket(AF_UNIX), socketpair(AF_UNIX, SOCK_DGRAM) and io_uring: pathname
-// unix sockets belong to no network namespace, and through them the
-// command would reach the host's daemons (a container engine, an X
-// server, an SSH agent). Pipes between the command's own processes
-// (socketpair of streams) still work; a unix socket server of its own
+// with only a loopback interface, and a seccomp filter that lets sockets
+// through as an allow-list: socket(2) of AF_INET, AF_INET6 and AF_NETLINK
+// only, socketpair(2) of AF_UNIX streams and sequenced packets only, no
+// io_uring. Pathname unix sockets belong to no network namespace, and
+// through them (connect, or sendto from a datagram pair, which the kernel
+// also makes of a SOCK_RAW one) the command would reach the host's
+// daemons (a container engine, an X server, an SSH agent, the journal);
+// families such as AF_VSOCK are not namespaced at all. Pipes between the
+// command's own processes still work; a unix socket server of its own
 // does not. Landlock's TCP rules are used only as a partial fallback with
 // BestEffort when no namespace can be had: they miss Multipath TCP (Go's
 // default for listeners since 1.24) and UDP.

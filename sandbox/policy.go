@@ -137,9 +137,11 @@ type Applied struct {
 	// TCPRules: Landlock forbids TCP connect and bind, a partial stand-in
 	// for the namespace (Multipath TCP and UDP are not covered).
 	TCPRules bool
-	// NoUnixSockets: a seccomp filter refuses socket(AF_UNIX),
-	// socketpair(AF_UNIX, SOCK_DGRAM) and io_uring, so the command cannot
-	// reach the host's pathname unix sockets (DenyNetwork only).
+	// NoUnixSockets: a seccomp filter lets socket(2) make only AF_INET,
+	// AF_INET6 and AF_NETLINK sockets and socketpair(2) only AF_UNIX
+	// stream and seqpacket pairs, and refuses io_uring, so the command
+	// cannot reach the host's pathname unix sockets, nor sockets of
+	// families no network namespace holds (DenyNetwork only).
 	NoUnixSockets bool
 	// Missing names what the policy asks for and the kernel could not
 	// give; only ever non-empty with BestEffort, or with

@@ -10,17 +10,24 @@ import (
 )
 
 // Under DenyNetwork the command has a network namespace of its own, but
-// pathname unix sockets are not in any network namespace: a socket file
-// of the host (the Docker or podman socket, an X server, an SSH agent,
-// systemd's journal) stays reachable by path, and Landlock only checks
-// connecting to one from ABI 9 on. So a seccomp filter refuses the
-// system calls that make a unix socket able to address one:
+// not every socket lives in a network namespace: pathname unix sockets of
+// the host (the Docker or podman socket, an X server, an SSH agent,
+// systemd's journal and /dev/log) stay reachable by path, Landlock only
+// checks connecting to one from ABI 9 on, and some address families
+// (AF_VSOCK, a way out of a virtual machine to its host; Bluetooth) are
+// not namespaced at all. So a seccomp filter lets the socket calls
+// through only as an allow-list:
 //
-//   - socket(AF_UNIX, …), for connect(2) and sendto(2) by path;
-//   - socketpair(AF_UNIX, SOCK_DGRAM, …): such a socket, though created
-//     connected, still sends to any address given to sendto(2) (stream and
-//     seqpacket pairs cannot, and stay allowed, for pipes between
-//     processes);
+//   - socket(2) for the families a network namespace holds and that the
+//     command needs for its loopback and its own interfaces: AF_INET,
+//     AF_INET6, AF_NETLINK. AF_UNIX is refused with EPERM, for connect(2)
+//     and sendto(2) by path; every other family with EAFNOSUPPORT, as a
+//     kernel without it would;
+//   - socketpair(2) only for AF_UNIX with type SOCK_STREAM or
+//     SOCK_SEQPACKET, for pipes between processes: a datagram pair, though
+//     created connected, still sends to any address given to sendto(2),
+//     and the kernel turns SOCK_RAW into SOCK_DGRAM for unix sockets, so
+//     any other type is refused, not just SOCK_DGRAM;
 //   - io_uring_setup(2): a ring's socket and connect operations do not
 //     pass through the system call filter.
 //
@@ -28,9 +35,9 @@ import (
 // it cannot tell a pathname address from an abstract one: abstract
 // sockets are cut as well, which the network namespace and Landlock's
 // scoping already did. The filter is written by hand, not assembled by a
-// library: it is a dozen instructions per architecture, and it must refuse
-// what it does not know (the 32-bit system calls an x86-64 process can
-// make, whose socketcall(2) multiplexes every socket call), where the
+// library: it is a few dozen instructions per architecture, and it must
+// refuse what it does not know (the 32-bit system calls an x86-64 process
+// can make, whose socketcall(2) multiplexes every socket call), where the
 // libraries at hand allow any architecture but the one they were built
 // for.
 
@@ -45,10 +52,14 @@ type seccompRule struct {
 type ruleCond int
 
 const (
-	always     ruleCond = iota // every call
-	unixDomain                 // the first argument (the domain) is AF_UNIX
-	unixDgram                  // AF_UNIX with type SOCK_DGRAM (flags aside)
+	always       ruleCond = iota // every call
+	socketFamily                 // socket(2) of a family not in socketFamilies
+	streamPairs                  // socketpair(2) but of AF_UNIX, SOCK_STREAM or SOCK_SEQPACKET
 )
+
+// socketFamilies are the families socket(2) may create under DenyNetwork:
+// all three are held by the command's network namespace.
+var socketFamilies = []uint32{unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
 
 // seccompArch is the rules for the system calls of one architecture, as
 // seccomp_data.arch names it.
@@ -63,8 +74,11 @@ type seccompArch struct {
 // Errors the refused calls return. EPERM for sockets: the program is told
 // it may not, and most say so. ENOSYS for io_uring: programs that use it
 // (libuv, for one) fall back to ordinary system calls when it is absent.
+// EAFNOSUPPORT for a family the filter does not know: what a kernel
+// built without it answers, which programs that probe families expect.
 const (
 	errnoSocket  = uint32(unix.EPERM)
+	errnoFamily  = uint32(unix.EAFNOSUPPORT)
 	errnoIOURing = uint32(unix.ENOSYS)
 )
 
@@ -79,10 +93,10 @@ func unixSocketArches() []seccompArch {
 			// numbers are i386's, and socketcall(2) is refused whole, since
 			// its arguments are in memory.
 			{audit: unix.AUDIT_ARCH_I386, rules: []seccompRule{
-				{102, always, errnoSocket},     // socketcall
-				{359, unixDomain, errnoSocket}, // socket
-				{360, unixDgram, errnoSocket},  // socketpair
-				{425, always, errnoIOURing},    // io_uring_setup
+				{102, always, errnoSocket},       // socketcall
+				{359, socketFamily, errnoSocket}, // socket
+				{360, streamPairs, errnoSocket},  // socketpair
+				{425, always, errnoIOURing},      // io_uring_setup
 			}},
 		}
 	case "arm64", "riscv64", "loong64":
@@ -110,8 +124,8 @@ func nativeAudit() uint32 {
 
 func nativeRules() []seccompRule {
 	return []seccompRule{
-		{unix.SYS_SOCKET, unixDomain, errnoSocket},
-		{unix.SYS_SOCKETPAIR, unixDgram, errnoSocket},
+		{unix.SYS_SOCKET, socketFamily, errnoSocket},
+		{unix.SYS_SOCKETPAIR, streamPairs, errnoSocket},
 		{unix.SYS_IO_URING_SETUP, always, errnoIOURing},
 	}
 }
@@ -178,20 +192,16 @@ func archBlock(a seccompArch) []unix.SockFilter {
 		switch r.when {
 		case always:
 			body = []unix.SockFilter{errno(r.errno)}
-		case unixDomain:
-			body = []unix.SockFilter{
-				stmt(ldAbs, offArg0),
-				jump(jeq, unix.AF_UNIX, 0, 1),
-				errno(r.errno),
-				allow,
-			}
-		case unixDgram:
+		case socketFamily:
+			body = familyBody(r.errno)
+		case streamPairs:
 			body = []unix.SockFilter{
 				stmt(ldAbs, offArg0),
 				jump(jeq, unix.AF_UNIX, 0, 4),
 				stmt(ldAbs, offArg1),
 				stmt(andK, 0xf), // SOCK_TYPE_MASK: without SOCK_CLOEXEC, SOCK_NONBLOCK
-				jump(jeq, unix.SOCK_DGRAM, 0, 1),
+				jump(jeq, unix.SOCK_STREAM, 2, 0),
+				jump(jeq, unix.SOCK_SEQPACKET, 1, 0),
 				errno(r.errno),
 				allow,
 			}
@@ -201,6 +211,28 @@ func archBlock(a seccompArch) []unix.SockFilter {
 		b = append(b, body...)
 	}
 	return append(b, allow)
+}
+
+// familyBody is socket(2)'s rule: the families of socketFamilies pass,
+// AF_UNIX gets unixErrno, any other family errnoFamily. It loads the
+// first argument and returns on every path.
+func familyBody(unixErrno uint32) []unix.SockFilter {
+	n := len(socketFamilies)
+	// After the load: one comparison per allowed family, jumping to the
+	// final allow; then AF_UNIX, jumping to its errno; then the errno of
+	// the rest, AF_UNIX's, and allow.
+	b := []unix.SockFilter{stmt(ldAbs, offArg0)}
+	for i, f := range socketFamilies {
+		// From comparison i (at 1+i), allow is at 1+n+3.
+		b = append(b, jump(jeq, f, uint8(n+3-i-1), 0))
+	}
+	b = append(b,
+		jump(jeq, unix.AF_UNIX, 1, 0),
+		stmt(retK, unix.SECCOMP_RET_ERRNO|errnoFamily),
+		stmt(retK, unix.SECCOMP_RET_ERRNO|unixErrno),
+		stmt(retK, unix.SECCOMP_RET_ALLOW),
+	)
+	return b
 }
 
 // seccompAvailable reports whether the kernel can load the filter.
