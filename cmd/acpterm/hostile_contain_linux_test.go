@@ -17,6 +17,7 @@ import (
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/proc/cgroup"
 	"github.com/acpterm/acpterm/internal/proc/proctest"
+	"golang.org/x/sys/unix"
 )
 
 // The containment cases of the hostile-agent suite: an agent that leaves a
@@ -224,12 +225,13 @@ func TestHostileContainKilledAcpterm(t *testing.T) {
 // (c) The agent floods session/update while acpterm's stdout is no longer
 // read (a handler may then block writing to it; acpterm's exit backstop
 // covers that), ignores session/cancel, and the user presses Ctrl-C
-// twice, or sends SIGTERM twice: acpterm kills the agent and its terminal
-// and exits promptly with 130, leaving nothing behind.
+// twice, or sends SIGTERM, SIGHUP (the terminal closed, ssh dropped) or
+// SIGQUIT (Ctrl-\) twice: acpterm kills the agent and its terminal and
+// exits promptly with 130, leaving nothing behind.
 func TestHostileContainStuckHandlerInterrupts(t *testing.T) {
 	t.Parallel()
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(unixSignalName(sig), func(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
+		t.Run(unix.SignalName(sig), func(t *testing.T) {
 			if testing.Short() && sig != syscall.SIGINT {
 				t.Skip("-short: SIGINT takes the same path")
 			}
@@ -330,9 +332,43 @@ func startUnread(t *testing.T, env []string, args ...string) (*started, int) {
 	}
 }
 
-func unixSignalName(sig syscall.Signal) string {
-	if sig == syscall.SIGINT {
-		return "SIGINT"
+// (d) One SIGHUP (the terminal closed, the ssh connection dropped) or one
+// SIGQUIT (Ctrl-\) ends the run as SIGTERM does: the turn is cancelled,
+// the agent that ignores it is killed after --cancel-grace, and nothing
+// acpterm started is left: not the terminal, not the agent's setsid
+// daemon, no cgroup. Left to Go's defaults, either signal ended acpterm at
+// once and the daemon lived on in a cgroup nobody removed.
+func TestHostileContainHangupQuit(t *testing.T) {
+	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
+		t.Run(unix.SignalName(sig), func(t *testing.T) {
+			t.Parallel()
+			pids := filepath.Join(t.TempDir(), "pids")
+			s := startAcpterm(t, []string{fakeAgentEnv + "=contain-deaf", containPIDEnv + "=" + pids},
+				"run", "--format", "json", "--approve-all", "--cancel-grace", "300ms", "-p", "hi", "--", testExe(t))
+			term := pidOf(t, s.stdout.waitFor(t, `"event":"terminal_created"`))
+			agent, daemon := readPIDs(t, pids)
+			contained := len(cgroupsOf(t, s.cmd.Process.Pid)) > 0
+			if err := s.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			stderr := s.stderr.drain()
+			code := s.wait()
+			assertDead(t, "the agent", agent)
+			assertDead(t, "the terminal", term)
+			if contained {
+				assertDead(t, "the agent's setsid daemon outlived acpterm", daemon)
+				if left := cgroupsOf(t, s.cmd.Process.Pid); len(left) > 0 {
+					t.Errorf("cgroups left behind: %v", left)
+				}
+			} else {
+				// No writable cgroup v2: the process group is all there
+				// is, and the daemon left it.
+				_ = syscall.Kill(daemon, syscall.SIGKILL)
+			}
+			if code != 130 || !strings.Contains(stderr, "cancelling the turn") {
+				t.Errorf("exit %d after %v, want 130 after cancelling the turn; stderr:\n%s", code, sig, stderr)
+			}
+		})
 	}
-	return "SIGTERM"
 }

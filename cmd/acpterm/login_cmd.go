@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
@@ -123,7 +122,7 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	// Ctrl-C or SIGTERM ends the login; a Ctrl-C typed while the login
 	// command has the terminal reaches that command too, which decides.
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, stopSignals...)
 	defer stop()
 	return client.Login(ctx, cfg)
 }

@@ -220,14 +220,20 @@ const (
 	shutdownSlack = 10 * time.Second
 )
 
-// runWithSignals runs run with SIGINT and SIGTERM delivered to it as
+// stopSignals end a run: Ctrl-C, SIGTERM, the terminal closing or the ssh
+// connection dropping (SIGHUP), and Ctrl-\ (SIGQUIT). Left to Go's
+// defaults the last two would end acpterm at once, before it has killed
+// the agent and its terminals, whose children would live on.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// runWithSignals runs run with the stopSignals delivered to it as
 // cfg.Interrupts: the first cancels the turn, the second kills the agent
 // and its terminals. It exits the process with 130 if run has not returned
 // hardExitWait after the second signal (a third exits at once), or
 // CancelGrace + KillGrace + shutdownSlack after the first.
 func runWithSignals(ctx context.Context, cfg *client.Config, run func(context.Context, *client.Config) int) int {
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
 	// Room for the two signals Run acts on, so forwarding never blocks.
 	fwd := make(chan os.Signal, 2)
