@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 
@@ -145,6 +146,12 @@ func execServerCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if code, ok := parseFlags(f.fs, args); !ok {
 		return code
 	}
+	// A hang-up (sshd's, when the connection drops) or SIGTERM ends the
+	// serving as the end of stdin does, with everything it started: left
+	// to Go's defaults it would end the process at once, and what left
+	// the process group would live on.
+	ctx, stop := signal.NotifyContext(ctx, stopSignals...)
+	defer stop()
 	if f.agent {
 		// The agent host confines nothing beyond its containment: the
 		// flags that would confine commands must not look as if they

@@ -372,3 +372,67 @@ func TestHostileContainHangupQuit(t *testing.T) {
 		})
 	}
 }
+
+// (e) exec-server --agent hung up on (sshd sends SIGHUP when the
+// connection drops) ends the agent with everything it started, its setsid
+// daemon included, as the end of its stdin does. Left to Go's defaults the
+// signal ended the server at once and the daemon lived on.
+func TestHostileContainExecServerHangup(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "daemon")
+	agent := `setsid sh -c 'echo $$ >"$0.tmp" && mv "$0.tmp" "$0"; exec sleep 300' "$P" </dev/null >/dev/null 2>&1 &
+while [ ! -s "$P" ]; do :; done; echo ready; exec sleep 300`
+	cmd := exec.Command(acptermBin, "exec-server", "--agent", "--", "sh", "-c", agent)
+	cmd.Env = append(os.Environ(), "P="+pidFile)
+	cmd.Dir = dir
+	stdin, err := cmd.StdinPipe() // held open: its end would stop the agent too
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		t.Fatalf("the agent said %q, %v", line, err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	daemon, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	contained := len(cgroupsOf(t, cmd.Process.Pid)) > 0
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("exec-server --agent still running 30 s after SIGHUP")
+	}
+	if !contained {
+		_ = syscall.Kill(daemon, syscall.SIGKILL)
+		t.Skip("no acpterm cgroups here: the setsid daemon is out of reach")
+	}
+	assertDead(t, "the agent's setsid daemon outlived the hung-up exec-server", daemon)
+	if left := cgroupsOf(t, cmd.Process.Pid); len(left) > 0 {
+		t.Errorf("cgroups left behind: %v", left)
+	}
+}
