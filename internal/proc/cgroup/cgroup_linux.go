@@ -53,6 +53,10 @@ func New(parent, kind string) (string, error) {
 	made.Lock()
 	made.dirs[dir] = struct{}{}
 	made.Unlock()
+	// The owner's prefix without the kind: one watchdog for every kind.
+	if own, err := owner.Prefix(""); err == nil {
+		watch(parent, own[:len(own)-1])
+	}
 	return dir, nil
 }
 

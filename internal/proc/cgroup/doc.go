@@ -29,6 +29,13 @@
 // written by older versions) is stale when no process has that PID.
 // Anything else under the parent is left alone.
 //
+// The members do not wait for that next start: the first New under a
+// parent also starts a watchdog (a /bin/sh in a process group of its own,
+// outside the cgroups) whose stdin only the owner holds open; when the
+// owner is gone, however it ended, the watchdog kills the owner's cgroups
+// under that parent with cgroup.kill. Their removal is left to the next
+// New.
+//
 // The rule assumes that everyone making such cgroups under one parent
 // shares a PID namespace, which holds when the parent is the process's
 // own cgroup: containers get cgroups of their own.
