@@ -105,7 +105,7 @@ func (f *sandboxFlags) apply(cfg *client.Config) error {
 		return fmt.Errorf("--writable needs --sandbox workspace-write (not %s)", f.mode)
 	case f.gitRW && cfg.Sandbox != sandbox.WorkspaceWrite:
 		return fmt.Errorf("--writable-git needs --sandbox workspace-write (not %s)", f.mode)
-	case f.agent.set && f.agent.value && cfg.Sandbox == sandbox.Off && cfg.Network == sandbox.AllowNetwork:
+	case f.agent.set && f.agent.value && cfg.Sandbox == sandbox.Off && cfg.Network == sandbox.AllowNetwork && cfg.Remote == nil:
 		return errors.New("--sandbox-agent with --sandbox off and --network allow confines nothing")
 	}
 	cfg.WritableGit = f.gitRW
@@ -122,7 +122,9 @@ func (f *sandboxFlags) apply(cfg *client.Config) error {
 // profile: an agent with a profile (a named agent, a program of one by its
 // base name, an agents.json entry with writable paths) is, unless
 // --sandbox-agent=false or the sandbox is off; any other only with
-// --sandbox-agent.
+// --sandbox-agent. With --remote the same holds for the agent here
+// (confined to its own state: its commands run on the target) and, with
+// --remote-agent, for the agent there.
 func (f *sandboxFlags) applyAgent(cfg *client.Config) error {
 	prof, err := agentProfile(cfg.AgentName, cfg.Agent)
 	if err != nil {
@@ -130,10 +132,6 @@ func (f *sandboxFlags) applyAgent(cfg *client.Config) error {
 	}
 	cfg.AgentProfile = prof
 	switch {
-	case cfg.Remote != nil:
-		// The agent runs here, its commands on the target (applyRemote
-		// refused --sandbox-agent).
-		cfg.SandboxAgent = false
 	case f.agent.set:
 		cfg.SandboxAgent = f.agent.value
 	default:
