@@ -223,11 +223,7 @@ func hostedAgent(argv []string) (*exec.Cmd, *sandbox.Applied, error) {
 		return nil, nil, err
 	}
 	s := &client.AgentStart{Agent: argv, Dir: wd, Profile: prof, Confine: true}
-	cmd, a, err := s.Command()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%v (acpterm run --sandbox-agent=false runs it unconfined)", err)
-	}
-	return cmd, a, nil
+	return s.Command()
 }
 
 // stdio is stdin and stdout as one stream.

@@ -86,14 +86,14 @@ func (s *AgentStart) Command() (*exec.Cmd, *sandbox.Applied, error) {
 	}
 	ap, err := agentPolicy(p, s.Profile, cache)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot sandbox the agent: %v", err)
+		return nil, nil, fmt.Errorf("cannot sandbox the agent: %v (--sandbox-agent=false runs it unconfined)", err)
 	}
 	// Wrap keeps SysProcAttr, and the caller may add to it: the process
 	// group, the cgroup and Pdeathsig apply to the helper, which becomes
 	// the agent.
 	a, err := ap.Wrap(cmd)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot sandbox the agent: %v", err)
+		return nil, nil, fmt.Errorf("cannot sandbox the agent: %v (--sandbox-agent=false runs it unconfined)", err)
 	}
 	agentEnv(cmd, a, s.Profile)
 	return cmd, a, nil
