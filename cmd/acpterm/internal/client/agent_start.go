@@ -10,6 +10,7 @@ import (
 
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
 )
 
@@ -65,11 +66,11 @@ func (s *AgentStart) Command() (*exec.Cmd, *sandbox.Applied, error) {
 	var cache string
 	if isNpx(s.Agent) {
 		// Commands of this run write its Writable paths; without a
-		// policy (sessions, login) the directory is the workspace that
-		// a run there would make writable.
+		// policy (sessions, login) those a run in Dir would make
+		// writable.
 		writable := p.Writable
 		if s.Policy == nil && s.Dir != "" {
-			writable = []string{s.Dir}
+			writable = sandbox.DefaultWritable(s.Dir)
 		}
 		dir, err := npxDir(writable)
 		if err != nil {
@@ -97,6 +98,16 @@ func (s *AgentStart) Command() (*exec.Cmd, *sandbox.Applied, error) {
 	}
 	agentEnv(cmd, a, s.Profile)
 	return cmd, a, nil
+}
+
+// missingLine is what sessions and login say, one line, when the agent's
+// sandbox lacks a protection this machine cannot give ("" when none is
+// missing): run says it on its first line (confinementLine).
+func missingLine(a *sandbox.Applied) string {
+	if a == nil || len(a.Missing) == 0 {
+		return ""
+	}
+	return "acpterm: sandbox: the agent is confined to its own state, missing: " + textsafe.Line(strings.Join(a.Missing, "; "))
 }
 
 // npmCacheKey names the npm cache an agent started through npx uses: a

@@ -274,6 +274,9 @@ func (l *login) withAgent(ctx context.Context, f func(context.Context, *acp.Clie
 	}
 	// Deferred first: removed once the agent is gone.
 	defer func() { _ = sb.Cleanup() }()
+	if line := missingLine(sb); line != "" {
+		l.say(line)
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return ExitFailure, err.Error()

@@ -66,6 +66,9 @@ func ListAgentSessions(ctx context.Context, cfg *ListConfig) ([]acp.SessionInfo,
 	}
 	// Removed once the agent is gone (conn.Close, deferred after this).
 	defer func() { _ = sb.Cleanup() }()
+	if line := missingLine(sb); line != "" && cfg.Stderr != nil {
+		fmt.Fprintln(cfg.Stderr, line)
+	}
 	cmd.Stderr = cfg.Stderr
 	if cmd.Stderr == nil {
 		cmd.Stderr = io.Discard
