@@ -26,7 +26,7 @@ func agentArgs(args, rest []string) (agent []string, name string, err error) {
 }
 
 // sandboxAgentUsage is the --sandbox-agent flag of sessions and login.
-const sandboxAgentUsage = "run the agent in a sandbox where it writes only its own state (its\nprofile, acpterm agents) and its npm cache, as acpterm run confines it; on\nby default for an agent with a profile, =false turns it off (default auto)"
+const sandboxAgentUsage = "run the agent in a sandbox where it writes only its own state (its\nprofile, acpterm agents) and its npm cache, as acpterm run confines it;\non by default for an agent with a profile, =false turns it off"
 
 // agentConfinement is how sessions and login start the agent started by
 // name ("" for a command line) as command: with its profile, confined

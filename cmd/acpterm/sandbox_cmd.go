@@ -56,7 +56,7 @@ func (f *sandboxFlags) add(fs *flag.FlagSet) {
 	fs.Var(listFlag{&f.writable}, "writable", "also let sandboxed commands write `PATH` (with everything below it);\nrepeatable; workspace-write only")
 	fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable (by default it is\nread-only: hooks and config written there would run outside the sandbox)")
 	fs.Var(listFlag{&f.passEnv}, "pass-env", "let the variable `NAME` reach the commands although its name marks it as\na credential (*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, *PASSWD*); repeatable")
-	fs.Var(&f.agent, "sandbox-agent", "run the agent itself, and all it starts, in the same sandbox, with\nthe writable paths of its profile (acpterm agents); on by default for an\nagent with a profile, =false turns it off (default auto)")
+	fs.Var(&f.agent, "sandbox-agent", "run the agent itself, and all it starts, in the same sandbox, with\nthe writable paths of its profile (acpterm agents); on by default for an\nagent with a profile, =false turns it off")
 }
 
 // parseMode reads --sandbox.
