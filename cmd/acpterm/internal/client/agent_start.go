@@ -69,8 +69,15 @@ func (s *AgentStart) Command() (*exec.Cmd, *sandbox.Applied, error) {
 		// policy (sessions, login) those a run in Dir would make
 		// writable.
 		writable := p.Writable
-		if s.Policy == nil && s.Dir != "" {
-			writable = sandbox.DefaultWritable(s.Dir)
+		if s.Policy == nil {
+			dir := s.Dir
+			if dir == "" {
+				var err error
+				if dir, err = os.Getwd(); err != nil {
+					return nil, nil, fmt.Errorf("cannot get the current directory: %v", err)
+				}
+			}
+			writable = sandbox.DefaultWritable(dir)
 		}
 		dir, err := npxDir(writable)
 		if err != nil {

@@ -55,6 +55,16 @@ func TestAgentStartNpx(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
+		// Without a policy (sessions, login), in the current directory.
+		t.Chdir(tc.ws)
+		s = &AgentStart{Agent: agent}
+		cmd2, _, err := s.Command()
+		if err != nil {
+			t.Fatalf("%s, no policy: %v", tc.name, err)
+		}
+		if cmd2.Dir != cmd.Dir || !slices.Equal(cmd2.Env, cmd.Env) {
+			t.Errorf("%s: without a policy, in the directory: npx in %s with %q; with one, in %s with %q", tc.name, cmd2.Dir, cmd2.Env, cmd.Dir, cmd.Env)
+		}
 		if a != nil {
 			t.Errorf("%s: unconfined, but a sandbox: %v", tc.name, a)
 		}
