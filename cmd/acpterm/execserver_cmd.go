@@ -191,6 +191,10 @@ func execServerCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		fmt.Fprintf(stderr, "acpterm exec-server: unexpected arguments %q\n(see acpterm help exec-server)\n", f.fs.Args())
 		return client.ExitUsage
 	}
+	if f.confineAgent {
+		fmt.Fprintf(stderr, "acpterm exec-server: --sandbox-agent needs --agent: the commands are confined by --sandbox\n(see acpterm help exec-server)\n")
+		return client.ExitUsage
+	}
 	opts, err := f.options()
 	if err != nil {
 		fmt.Fprintf(stderr, "acpterm exec-server: %v\n", err)

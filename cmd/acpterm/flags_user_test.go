@@ -45,6 +45,7 @@ func TestFlagUserErrors(t *testing.T) {
 		{[]string{"probe", "--case", "nope"}, "unknown case"},
 		{[]string{"login", "--init-timeout", "-1s", "--", "true"}, "--init-timeout must be positive"},
 		{[]string{"exec-server", "--agent", "--sandbox", "read-only", "--", "true"}, "--agent takes no other flag than --sandbox-agent (--sandbox)"},
+		{[]string{"exec-server", "--sandbox-agent"}, "--sandbox-agent needs --agent"},
 		{[]string{"exec-server", "--agent"}, "--agent needs the agent's command line"},
 		{[]string{"version", "extra"}, "unexpected arguments"},
 		{[]string{"help", "run", "extra"}, "unexpected arguments"},
