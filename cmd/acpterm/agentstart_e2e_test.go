@@ -297,3 +297,37 @@ func TestNpmCacheOfConfinedAgentRunsConfined(t *testing.T) {
 		t.Errorf("acpterm sessions --sandbox-agent=false did not install and run the package (exit %d)\nstderr:\n%s", r.code, r.stderr)
 	}
 }
+
+// TestLoginConfined: acpterm login starts an agent with a profile, and the
+// terminal login it names, confined as acpterm run confines the agent: the
+// login command writes its token in the agent's state, and cannot write
+// outside it; --sandbox-agent=false runs it unconfined.
+func TestLoginConfined(t *testing.T) {
+	t.Parallel()
+	// Named like claude's agent, the test binary has claude's profile.
+	prog := filepath.Join(t.TempDir(), "claude-agent-acp")
+	writeScript(t, prog, "exec "+testExe(t)+` "$@"`)
+	for _, tc := range []struct {
+		flags []string
+		ran   bool
+	}{
+		{nil, false},
+		{[]string{"--sandbox-agent=false"}, true},
+	} {
+		home := t.TempDir()
+		if err := os.Mkdir(filepath.Join(home, ".claude"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		mark := filepath.Join(t.TempDir(), "mark")
+		env := append(authEnv("shell", fakeTokenFile+"="+filepath.Join(home, ".claude", "tok"), fakeMarkFile+"="+mark), "HOME="+home)
+		args := append(append([]string{"login", "--yes"}, tc.flags...), "--", prog)
+		r := acpterm(t, opts{plain: true, env: env}, args...)
+		if r.code != 0 {
+			t.Fatalf("%q: exit %d\n%s", tc.flags, r.code, r.stderr)
+		}
+		mustContain(t, "stderr", r.stderr, "acpterm: running /bin/sh -c ", "acpterm: logged in")
+		if _, err := os.Stat(mark); (err == nil) != tc.ran {
+			t.Errorf("%q: the login command wrote outside the agent's state: %v, want %v\n%s", tc.flags, err == nil, tc.ran, r.stderr)
+		}
+	}
+}
