@@ -22,8 +22,9 @@ import (
 // The rule it keeps: nothing a confined run can write is later executed
 // by anything unconfined. npx runs what it finds in its cache
 // (_npx/HASH/node_modules) without checking it again, and a confined agent
-// started through npx must be able to write that cache (npx fails on a
-// read-only one: it stores the registry's answer there on every start).
+// started through npx must be able to write that cache (npx 11 fails on
+// a read-only one: every start takes a lock in _npx/HASH and stores the
+// registry's answer in _cacache).
 // So the cache an agent is started from is never one a command can write
 // (it lies in acpterm's state directory), and each confined agent gets a
 // cache of its own that only it writes and only it, confined, runs from;
