@@ -211,8 +211,8 @@ echo "rewrote $n"`, strings.Join(dirs, " "), marker)
 // registry on 127.0.0.1) where acpterm starts it from; a confined command
 // of the next session rewrites every installed copy it can find under
 // the home and state directories; `acpterm sessions claude`, `acpterm
-// login claude` and an unconfined `acpterm run claude`, from another
-// directory, then run the package as it was installed, not the rewritten
+// login claude` and `acpterm run claude`, unconfined and confined, from
+// another directory, then run the package as it was installed, not the rewritten
 // one (npx does not check its files again). Then the copy the confined
 // agent itself may rewrite, in its own cache: what runs from there runs
 // confined, and an unconfined start does not run it.
@@ -232,12 +232,13 @@ func TestSessionsLoginNpmCacheRewritten(t *testing.T) {
 	// Session 2: a confined command, in a workspace of its own.
 	r = runCommand(t, env, t.TempDir(), rewriteInstalled(marker, home, state))
 	t.Logf("the command: %s", strings.TrimSpace(r.stdout))
-	// Session 3: the user lists sessions, logs in and runs the agent
-	// unconfined, elsewhere.
+	// Session 3: the user lists sessions, logs in and runs the agent,
+	// unconfined and confined, elsewhere.
 	for _, args := range [][]string{
 		{"sessions", "--timeout", "60s", "claude"},
 		{"login", "--yes", "--init-timeout", "60s", "claude"},
 		{"run", "--sandbox-agent=false", "-p", "hi", "claude"},
+		{"run", "-p", "hi", "claude"},
 	} {
 		r := acpterm(t, opts{plain: true, env: env}, args...)
 		if _, err := os.Stat(marker); err == nil {
