@@ -20,7 +20,8 @@ import (
 // drops, the agent and everything it started are ended. Without it the
 // agent only sees the end of its stdin, which ends an ACP agent, but a
 // program that ignores it outlives the connection (ssh closes the
-// session, not its processes).
+// session, not its processes). opts.ServerArgs are the agent host's flags
+// (--sandbox-agent: it confines the agent with its profile there).
 func AgentCommand(t Target, opts *CommandOptions, argv []string) (*exec.Cmd, error) {
 	if opts == nil {
 		opts = &CommandOptions{}
@@ -29,7 +30,10 @@ func AgentCommand(t Target, opts *CommandOptions, argv []string) (*exec.Cmd, err
 		return nil, errors.New("remote: no command to run on the target")
 	}
 	if opts.Binary != "" {
-		argv = append([]string{opts.Binary, "exec-server", "--agent", "--"}, argv...)
+		host := append([]string{opts.Binary, "exec-server", "--agent"}, opts.ServerArgs...)
+		argv = append(append(host, "--"), argv...)
+	} else if len(opts.ServerArgs) > 0 {
+		return nil, errors.New("remote: the agent host's flags need acpterm on the target (CommandOptions.Binary)")
 	}
 	full, err := transportArgv(t, opts, argv)
 	if err != nil {

@@ -18,6 +18,10 @@ type AgentHostOptions struct {
 	Grace time.Duration
 	// Logf, when set, is told what could not be cleaned up.
 	Logf func(format string, args ...any)
+	// Command, when set, makes the agent's process from argv instead of
+	// exec.Command (acpterm's sandbox wraps it there). HostAgent sets its
+	// stdio and adds its containment to the SysProcAttr it has.
+	Command func(argv []string) (*exec.Cmd, error)
 }
 
 // DefaultAgentGrace is AgentHostOptions.Grace when it is zero: an ACP
@@ -61,6 +65,12 @@ func HostAgent(ctx context.Context, argv []string, stdin io.Reader, stdout, stde
 		logf = func(string, ...any) {}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	if o.Command != nil {
+		var err error
+		if cmd, err = o.Command(argv); err != nil {
+			return 0, fmt.Errorf("remote: the agent %s: %w", argv[0], err)
+		}
+	}
 	// A pipe of our own for stdin: the agent must see its end when ours
 	// ends, and a start may be retried on a copy of cmd (startHosted).
 	inR, in, err := os.Pipe()

@@ -22,7 +22,11 @@ type hosted struct {
 }
 
 func startHosted(cmd *exec.Cmd, logf func(string, ...any)) (*hosted, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Added to what the command has: a sandbox's namespaces.
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	setHostDeathSig(cmd.SysProcAttr)
 	dir, err := startInCgroup(cmd, logf)
 	if err != nil {

@@ -47,8 +47,8 @@ Then each agent's profile: what it writes besides the workspace, which
 "acpterm run" makes writable when it confines the agent as a whole
 (--sandbox-agent, on by default for an agent with a profile): its state
 and config under the home directory (the variables it reads, such as
-CODEX_HOME or XDG_DATA_HOME, are followed), npm's cache when it starts
-through npx, and a private TMPDIR (with the other variables it reads for
+CODEX_HOME or XDG_DATA_HOME, are followed), an npm cache of acpterm's own
+for it when it starts through npx, and a private TMPDIR (with the other variables it reads for
 one). A program of a built-in agent has its profile whatever the path it
 is run by. A config entry may add paths of its own: "writable": ["~/.foo",
 "/abs/path"] (a directory with everything below it, or one file; missing

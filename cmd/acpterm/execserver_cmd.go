@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -38,7 +39,10 @@ what they mean to acpterm run, which passes its own on.
 With --agent it runs AGENT instead, an ACP agent that reads stdin and
 writes stdout itself (acpterm run --remote-agent starts it so), contained
 as acpterm contains an agent on its own machine: its own cgroup where the
-tree is writable, else its process group. When stdin ends the agent's
+tree is writable, else its process group. With --sandbox-agent too it is
+confined as acpterm run confines an agent: it writes only its own state
+(its profile here, acpterm agents) and, through npx, an npm cache of
+acpterm's own; a kernel that cannot sandbox it fails the start. When stdin ends the agent's
 stdin is closed; an agent still running 2 s later gets SIGTERM, then
 SIGKILL 2 s after that, with everything it started; and what an agent
 that exits leaves behind is killed. It exits with the agent's status.
@@ -54,6 +58,8 @@ type execServerFlags struct {
 	gitRW    bool
 	passEnv  []string
 	agent    bool
+	// confineAgent is --sandbox-agent, with --agent (hostedAgent).
+	confineAgent bool
 	terminalFlags
 }
 
@@ -67,6 +73,7 @@ func newExecServerFlags(out io.Writer) *execServerFlags {
 	f.fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable")
 	f.fs.Var(listFlag{&f.passEnv}, "pass-env", "let the credential variable `NAME` reach the commands; repeatable")
 	f.fs.BoolVar(&f.agent, "agent", false, "run the agent given after -- on stdin and stdout, ended with all it\nstarted when stdin ends, instead of serving terminals (no other flag)")
+	f.fs.BoolVar(&f.confineAgent, "sandbox-agent", false, "with --agent: run the agent in a sandbox where it writes only its own\nstate (its profile here) and its npm cache, as acpterm run confines it")
 	f.terminalFlags.add(f.fs)
 	f.fs.Usage = usageText(f.fs, execServerUsage)
 	return f
@@ -158,21 +165,31 @@ func execServerCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		// applied to the agent.
 		var set []string
 		f.fs.Visit(func(fl *flag.Flag) {
-			if fl.Name != "agent" {
+			if fl.Name != "agent" && fl.Name != "sandbox-agent" {
 				set = append(set, "--"+fl.Name)
 			}
 		})
 		if len(set) > 0 {
-			fmt.Fprintf(stderr, "acpterm exec-server: --agent takes no other flag (%s): the agent is contained, not sandboxed\n(see acpterm help exec-server)\n", strings.Join(set, ", "))
+			fmt.Fprintf(stderr, "acpterm exec-server: --agent takes no other flag than --sandbox-agent (%s): the commands' sandbox is not the agent's\n(see acpterm help exec-server)\n", strings.Join(set, ", "))
 			return client.ExitUsage
 		}
 		if f.fs.NArg() == 0 {
 			fmt.Fprintf(stderr, "acpterm exec-server: --agent needs the agent's command line after --\n(see acpterm help exec-server)\n")
 			return client.ExitUsage
 		}
-		code, err := remote.HostAgent(ctx, f.fs.Args(), pollable(stdin), stdout, stderr, &remote.AgentHostOptions{
+		hopts := &remote.AgentHostOptions{
 			Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "acpterm exec-server: "+format+"\n", args...) },
-		})
+		}
+		if f.confineAgent {
+			var sb *sandbox.Applied
+			hopts.Command = func(argv []string) (*exec.Cmd, error) {
+				cmd, a, err := hostedAgent(argv)
+				sb = a
+				return cmd, err
+			}
+			defer func() { _ = sb.Cleanup() }()
+		}
+		code, err := remote.HostAgent(ctx, f.fs.Args(), pollable(stdin), stdout, stderr, hopts)
 		if err != nil {
 			fmt.Fprintf(stderr, "acpterm exec-server: %v\n", err)
 			return client.ExitFailure
@@ -181,6 +198,10 @@ func execServerCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	}
 	if f.fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "acpterm exec-server: unexpected arguments %q\n(see acpterm help exec-server)\n", f.fs.Args())
+		return client.ExitUsage
+	}
+	if f.confineAgent {
+		fmt.Fprintf(stderr, "acpterm exec-server: --sandbox-agent needs --agent: the commands are confined by --sandbox\n(see acpterm help exec-server)\n")
 		return client.ExitUsage
 	}
 	opts, err := f.options()
@@ -196,6 +217,26 @@ func execServerCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		return client.ExitFailure
 	}
 	return client.ExitOK
+}
+
+// hostedAgent is the agent's process for exec-server --agent
+// --sandbox-agent: started as acpterm run starts an agent on its own
+// machine (client.AgentStart), confined to its state as its profile here
+// names it, npx outside any workspace with an npm cache of acpterm's own.
+func hostedAgent(argv []string) (*exec.Cmd, *sandbox.Applied, error) {
+	prof, err := agentProfile("", argv)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Where the exec server started (the home over ssh), which is also
+	// the commands' default directory there: npx's directory and cache
+	// must lie outside it.
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &client.AgentStart{Agent: argv, Dir: wd, Profile: prof, Confine: true}
+	return s.Command()
 }
 
 // stdio is stdin and stdout as one stream.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
 )
 
@@ -46,6 +47,12 @@ _JAVA_OPTIONS, JDK_JAVA_OPTIONS. --allow-env NAME lets one through.
 Then acpterm starts the agent again and opens a session (session/new in
 --cwd) to confirm the login.
 
+The agent, and its terminal login, are started as acpterm run starts the
+agent: one with a profile runs confined to its own state (its profile's
+paths, acpterm agents) and its npm cache, with the network
+(--sandbox-agent=false leaves it unconfined); npx starts outside --cwd
+with an npm cache of acpterm's own.
+
 Exit status: 0 logged in, 2 usage (an unknown method, none chosen, the
 login command declined, refused or not asked about), 3 the agent failed or
 still needs authentication, 130 interrupted.
@@ -58,6 +65,7 @@ type loginFlags struct {
 	initTimeout time.Duration
 	yes         bool
 	allowEnv    []string
+	confine     autoBool
 }
 
 func newLoginFlags(out io.Writer) *loginFlags {
@@ -68,6 +76,7 @@ func newLoginFlags(out io.Writer) *loginFlags {
 	fs.StringVar(&f.cwd, "cwd", "", "run the agent and open the check's session in `DIR` (default: the\ncurrent directory)")
 	fs.DurationVar(&f.initTimeout, "init-timeout", f.initTimeout, "give the agent `DURATION` to answer initialize and session/new")
 	fs.BoolVar(&f.yes, "yes", false, "run the agent's terminal login command without asking (it is shown\nall the same)")
+	fs.Var(&f.confine, "sandbox-agent", sandboxAgentUsage)
 	fs.Func("allow-env", "let the login command set `NAME` although it makes programs load or\nrun code (LD_PRELOAD, BASH_ENV, …); repeatable", func(name string) error {
 		if name == "" || strings.ContainsAny(name, "=\x00") {
 			return fmt.Errorf("%q is not a variable name", name)
@@ -94,13 +103,15 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return client.ExitUsage
 	}
 	// As for run: without "--", a known name starts that agent.
-	if at := len(args) - len(agent); at == 0 || args[at-1] != "--" {
-		resolved, err := resolveNamed(agent)
-		if err != nil {
-			fmt.Fprintf(stderr, "acpterm login: %v\n(see acpterm help login)\n", err)
-			return client.ExitUsage
-		}
-		agent = resolved
+	agent, name, err := agentArgs(args, agent)
+	var prof *agents.Resolved
+	confine := false
+	if err == nil {
+		prof, confine, err = agentConfinement(name, agent, f.confine)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "acpterm login: %v\n(see acpterm help login)\n", err)
+		return client.ExitUsage
 	}
 	cfg := &client.LoginConfig{
 		Agent:       agent,
@@ -109,6 +120,8 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		InitTimeout: f.initTimeout,
 		Yes:         f.yes,
 		AllowEnv:    f.allowEnv,
+		Profile:     prof,
+		Confine:     confine,
 		Stdin:       stdin,
 		Stdout:      stdout,
 		Stderr:      stderr,

@@ -26,7 +26,6 @@ func TestRemoteFlags(t *testing.T) {
 		// The limits go on to the target, checked here as for a run here.
 		{[]string{"--remote", "ssh://h", "--max-terminals", "0"}, "--max-terminals must be at least 1, not 0"},
 		{[]string{"--remote", "ssh://h", "--kill-grace", "0s"}, "--kill-grace must be positive"},
-		{[]string{"--remote", "ssh://h", "--sandbox-agent"}, "--sandbox-agent with --remote"},
 		{[]string{"--remote", "ssh://h", "--writable", "rel/dir"}, "--writable rel/dir: with --remote, a path on the target must be absolute"},
 		{[]string{"--remote", "ssh://h", "--remote-binary", "/x", "--remote-install-dir", "/y"}, "exclude each other"},
 	} {

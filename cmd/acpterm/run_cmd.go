@@ -100,7 +100,10 @@ created if missing) and gets a private TMPDIR; --sandbox-agent=false
 leaves it unconfined, --sandbox-agent confines an agent without one. A dim
 line on stderr at the start says what is confined. An agent started
 through npx starts in acpterm's state directory, not the workspace, so
-that npx never runs a package planted in the workspace's node_modules.
+that npx never runs a package planted in the workspace's node_modules,
+with an npm cache there that no command can write: one of its own for a
+confined agent (which only it, confined, runs from), another for
+unconfined ones. acpterm sessions and login start agents the same way.
 "acpterm sandbox" shows what this machine enforces; the sandbox needs
 Linux (elsewhere use --sandbox off).
 
@@ -127,6 +130,8 @@ kernel cannot give what they ask fails the run before the agent starts, in
 the exec server's words, and what it does without is named on the first
 line of stderr, as here. --cwd, --root, --shell, --timeout,
 --output-limit, --max-terminals and --kill-grace are refused with --remote.
+The agent, here, is confined to its own state when it has a profile
+(--sandbox-agent=false runs it unconfined).
 Permissions are asked here, about the command and directory as the target
 will run them. A target that cannot be reached fails the run before the
 agent starts, with the tool's own message; when the connection drops
@@ -137,7 +142,8 @@ there: an agent that runs commands itself runs them here, unless
 --remote-agent starts the agent on the target too, through the same tool
 (AGENT is then its command line there, started in the target user's home
 or the container's directory; the tool passes none of your environment,
-so its credentials must be there; it is not sandboxed).
+so its credentials must be there; one with a profile is confined there
+with its profile there, unless --sandbox-agent=false).
 `, client.ExitSummary())
 
 // runCmd is acpterm run: the flags checked and turned into the client's

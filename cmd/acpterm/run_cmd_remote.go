@@ -87,9 +87,6 @@ func (f *runFlags) applyRemote(cfg *client.Config) error {
 			return fmt.Errorf("--%s with --remote: put the directory in the target instead, %s (the session's directory, and the one the commands and fs/* are confined to, is the target's: %s)", name, example, t)
 		}
 	}
-	if f.sandbox.agent.set && f.sandbox.agent.value {
-		return errors.New("--sandbox-agent with --remote: the agent runs here and its commands on the target, which confines them")
-	}
 	for _, w := range f.sandbox.writable {
 		// A path on the target: nothing here can make it absolute.
 		if !filepath.IsAbs(w) {

@@ -56,7 +56,7 @@ func (f *sandboxFlags) add(fs *flag.FlagSet) {
 	fs.Var(listFlag{&f.writable}, "writable", "also let sandboxed commands write `PATH` (with everything below it);\nrepeatable; workspace-write only")
 	fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable (by default it is\nread-only: hooks and config written there would run outside the sandbox)")
 	fs.Var(listFlag{&f.passEnv}, "pass-env", "let the variable `NAME` reach the commands although it carries a credential\n(a name with KEY, SECRET, TOKEN, PASSWORD, PASSWD, PASSPHRASE, AUTH,\nCREDENTIAL or COOKIE, or ending in _PAT or _DSN, but not SSH_AUTH_SOCK;\na value that is a URL with a password); repeatable")
-	fs.Var(&f.agent, "sandbox-agent", "run the agent itself, and all it starts, in the same sandbox, with\nthe writable paths of its profile (acpterm agents); on by default for an\nagent with a profile, =false turns it off (default auto)")
+	fs.Var(&f.agent, "sandbox-agent", "run the agent itself, and all it starts, in the same sandbox, with\nthe writable paths of its profile (acpterm agents); on by default for an\nagent with a profile, =false turns it off")
 }
 
 // parseMode reads --sandbox.
@@ -105,7 +105,7 @@ func (f *sandboxFlags) apply(cfg *client.Config) error {
 		return fmt.Errorf("--writable needs --sandbox workspace-write (not %s)", f.mode)
 	case f.gitRW && cfg.Sandbox != sandbox.WorkspaceWrite:
 		return fmt.Errorf("--writable-git needs --sandbox workspace-write (not %s)", f.mode)
-	case f.agent.set && f.agent.value && cfg.Sandbox == sandbox.Off && cfg.Network == sandbox.AllowNetwork:
+	case f.agent.set && f.agent.value && cfg.Sandbox == sandbox.Off && cfg.Network == sandbox.AllowNetwork && cfg.Remote == nil:
 		return errors.New("--sandbox-agent with --sandbox off and --network allow confines nothing")
 	}
 	cfg.WritableGit = f.gitRW
@@ -122,7 +122,9 @@ func (f *sandboxFlags) apply(cfg *client.Config) error {
 // profile: an agent with a profile (a named agent, a program of one by its
 // base name, an agents.json entry with writable paths) is, unless
 // --sandbox-agent=false or the sandbox is off; any other only with
-// --sandbox-agent.
+// --sandbox-agent. With --remote the same holds for the agent here
+// (confined to its own state: its commands run on the target) and, with
+// --remote-agent, for the agent there.
 func (f *sandboxFlags) applyAgent(cfg *client.Config) error {
 	prof, err := agentProfile(cfg.AgentName, cfg.Agent)
 	if err != nil {
@@ -130,10 +132,6 @@ func (f *sandboxFlags) applyAgent(cfg *client.Config) error {
 	}
 	cfg.AgentProfile = prof
 	switch {
-	case cfg.Remote != nil:
-		// The agent runs here, its commands on the target (applyRemote
-		// refused --sandbox-agent).
-		cfg.SandboxAgent = false
 	case f.agent.set:
 		cfg.SandboxAgent = f.agent.value
 	default:

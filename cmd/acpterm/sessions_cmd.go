@@ -24,6 +24,7 @@ type sessionsFlags struct {
 	cwd     string
 	timeout time.Duration
 	noAgent bool
+	confine autoBool
 }
 
 func newSessionsFlags(out io.Writer) *sessionsFlags {
@@ -33,6 +34,7 @@ func newSessionsFlags(out io.Writer) *sessionsFlags {
 	fs.StringVar(&f.cwd, "cwd", "", "only the sessions of `DIR` (default: every directory)")
 	fs.DurationVar(&f.timeout, "timeout", f.timeout, "give the agent `DURATION` to start and list its sessions")
 	fs.BoolVar(&f.noAgent, "no-agent", false, "do not start the agent to ask for its own list")
+	fs.Var(&f.confine, "sandbox-agent", sandboxAgentUsage)
 	fs.Usage = usageText(fs, `usage: acpterm sessions [flags] [NAME | -- AGENT [ARGS...]]
 
 Lists the sessions acpterm remembers, the most recently used first: acpterm
@@ -43,8 +45,11 @@ continues the last one of an agent in a directory, "--session ID" any one.
 With an agent (a name from acpterm agents, or a command after "--"), only
 its sessions are listed, merged with the ones the agent lists itself
 (session/list) when it offers that: acpterm then starts the agent in the
-current directory, for at most --timeout. The FROM column says where each
-session was found: acpterm, agent, or both.
+current directory, for at most --timeout, as acpterm run starts it: an
+agent with a profile confined to its own state (--sandbox-agent=false
+leaves it unconfined), npx outside the workspace with an npm cache of
+acpterm's own. The FROM column says where each session was found:
+acpterm, agent, or both.
 
 The sessions are kept in $XDG_STATE_HOME/acpterm/sessions.json (else
 ~/.local/state/acpterm/sessions.json; %AppData%\acpterm on Windows), at
@@ -92,7 +97,12 @@ func sessionsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	code := client.ExitOK
 	if len(agent) > 0 && !f.noAgent {
-		listed, err := client.ListAgentSessions(ctx, &client.ListConfig{Agent: agent, Cwd: f.cwd, Timeout: f.timeout, Stderr: stderr})
+		prof, confine, err := agentConfinement(name, agent, f.confine)
+		if err != nil {
+			return usage("%v", err)
+		}
+		listed, err := client.ListAgentSessions(ctx, &client.ListConfig{Agent: agent, Cwd: f.cwd, Timeout: f.timeout, Stderr: stderr,
+			Profile: prof, Confine: confine})
 		switch {
 		case errors.Is(err, client.ErrNoSessionList):
 			// The stored sessions are all there is.

@@ -30,7 +30,9 @@ type Profile struct {
 	// acpterm runs as root: agents that refuse to run as root outside a
 	// sandbox accept it then, and it is true.
 	RootEnv []string
-	// Npx: started through npx, the agent also writes npm's cache.
+	// Npx: started through npx, the agent also writes npm's cache: one
+	// of acpterm's own, which the client makes writable when it confines
+	// the agent (see cmd/acpterm/internal/client's AgentStart).
 	Npx bool
 	// PTY: the agent runs its commands in a pseudo-terminal (node-pty).
 	// The sandbox gives a confined program a devpts instance of its own,
@@ -238,9 +240,6 @@ func nodeCompileCache(agent string) EnvDir {
 	return EnvDir{Var: "NODE_COMPILE_CACHE", Dir: PathSpec{Base: CacheHome, Rel: "acpterm/node-compile-cache/" + agent}}
 }
 
-// npmCache is where npx keeps the packages it fetches (and its logs).
-var npmCache = PathSpec{Env: "npm_config_cache", Rel: ".npm"}
-
 // ProfileFor returns the profile of the program command[0] (by base name)
 // or, for `npx [-y] PACKAGE`, of the package the registry names it by; ok
 // is false for a command with no profile.
@@ -250,7 +249,7 @@ func (r *Registry) ProfileFor(command []string) (Profile, bool) {
 	}
 	prog := filepath.Base(command[0])
 	if prog == "npx" {
-		pkg := npxPackage(command[1:])
+		pkg := NpxPackage(command[1:])
 		for _, a := range builtin {
 			if a.Package != "" && a.Package == pkg {
 				p, ok := profiles[a.Command[0]]
@@ -264,9 +263,9 @@ func (r *Registry) ProfileFor(command []string) (Profile, bool) {
 	return p, ok
 }
 
-// npxPackage is the package of npx's arguments: the first one that is not
+// NpxPackage is the package of npx's arguments: the first one that is not
 // an option, without a version.
-func npxPackage(args []string) string {
+func NpxPackage(args []string) string {
 	for _, a := range args {
 		if strings.HasPrefix(a, "-") {
 			continue
@@ -302,11 +301,7 @@ type Resolved struct {
 func (p Profile) Resolve(getenv func(string) string, extra []string) (*Resolved, error) {
 	r := &Resolved{Seeds: map[string]string{}, TempEnv: slices.Clone(p.TempEnv), RootEnv: slices.Clone(p.RootEnv),
 		ConfinedArgs: slices.Clone(p.ConfinedArgs), NotByDefault: p.NotByDefault}
-	dirs := slices.Clone(p.Dirs)
-	if p.Npx {
-		dirs = append(dirs, npmCache)
-	}
-	for _, d := range dirs {
+	for _, d := range p.Dirs {
 		path := d.resolve(getenv)
 		if path == "" {
 			return nil, fmt.Errorf("cannot place %s: HOME is not an absolute path", d)
@@ -398,7 +393,7 @@ func (p Profile) Describe() string {
 		parts = append(parts, f.String())
 	}
 	if p.Npx {
-		parts = append(parts, npmCache.String()+"/ (npx)")
+		parts = append(parts, "an npm cache of acpterm's own for it (npx)")
 	}
 	for _, e := range p.LastingEnv {
 		parts = append(parts, e.Var+" at "+e.Dir.String()+"/ (kept across runs)")

@@ -24,7 +24,7 @@ func TestProfileFor(t *testing.T) {
 	}{
 		{[]string{"codex-acp"}, true, false, "/h/.codex"},
 		{[]string{"/opt/node/bin/claude-agent-acp", "--x"}, true, false, "/h/.claude"},
-		{[]string{"npx", "-y", "@zed-industries/claude-agent-acp@0.23.1"}, true, true, "/h/.npm"},
+		{[]string{"npx", "-y", "@zed-industries/claude-agent-acp@0.23.1"}, true, true, "/h/.claude"},
 		{[]string{"npx", "-y", "@google/gemini-cli", "--acp"}, true, true, "/h/.gemini"},
 		{[]string{"omp", "--mode", "acp"}, true, false, "/h/.omp"},
 		{[]string{"/usr/local/bin/pi-acp"}, true, false, "/h/.pi"},
@@ -63,7 +63,9 @@ func TestResolveFollowsEnv(t *testing.T) {
 		dirs, files []string
 	}{
 		{"codex-acp", false, []string{"/c"}, nil},
-		{"claude-agent-acp", true, []string{"/cc", "/npm"}, []string{"/cc/.claude.json"}},
+		// npm's cache is not the agent's to write, whatever
+		// npm_config_cache says: the client gives it one of acpterm's.
+		{"claude-agent-acp", true, []string{"/cc"}, []string{"/cc/.claude.json"}},
 		{"opencode", false, []string{"/d/opencode", "/h/.local/state/opencode", "/h/.cache/opencode", "/h/.config/opencode"}, nil},
 	}
 	for _, tt := range tests {

@@ -3,7 +3,6 @@ package client
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,59 +15,8 @@ import (
 )
 
 // This file confines the agent as a whole (Config.SandboxAgent): the
-// sandbox it runs in, the directory it starts in, and the line that says
-// what is confined.
-
-// agentPolicy is the agent's sandbox: the commands' policy, plus what its
-// profile says it writes, whose missing paths are created first (a rule
-// needs an existing path). In read-only mode the agent may still write
-// its own state, and nothing else: a workspace-write policy of only its
-// profile's paths.
-func (d *driver) agentPolicy() (*sandbox.Policy, error) {
-	p := *d.sandbox
-	p.Writable = slices.Clone(p.Writable)
-	prof := d.cfg.AgentProfile
-	if prof == nil || p.Mode == sandbox.Off {
-		return &p, nil
-	}
-	if err := prof.Prepare(); err != nil {
-		return nil, err
-	}
-	if p.Mode == sandbox.ReadOnly {
-		p.Mode, p.Writable = sandbox.WorkspaceWrite, nil
-	}
-	for _, w := range prof.Paths() {
-		if !slices.Contains(p.Writable, w) {
-			p.Writable = append(p.Writable, w)
-		}
-	}
-	return &p, nil
-}
-
-// agentEnv adds to cmd's environment (after Wrap, which set TMPDIR) the
-// profile's variables: its temporary-directory variables at the agent's
-// TMPDIR, its caches at their lasting directories, and as root the
-// variables that tell the agent it is sandboxed, which it now is.
-func (d *driver) agentEnv(cmd *exec.Cmd, a *sandbox.Applied) {
-	prof := d.cfg.AgentProfile
-	if prof == nil {
-		return
-	}
-	env := cmd.Environ()
-	if a.TempDir != "" {
-		for _, v := range prof.TempEnv {
-			env = append(env, v+"="+a.TempDir)
-		}
-		// A cache kept in the TMPDIR, new every run, would start cold
-		// every run: it is kept where the profile says, which the
-		// agent's policy made writable.
-		env = append(env, prof.Env...)
-	}
-	if os.Geteuid() == 0 && a.Confined() {
-		env = append(env, prof.RootEnv...)
-	}
-	cmd.Env = env
-}
+// directory npx starts in, and the line that says what is confined. The
+// agent's sandbox is AgentStart's (agent_start.go).
 
 // isNpx reports whether the agent is started through npx, which runs a
 // package of the project around its working directory in preference to
@@ -91,11 +39,12 @@ const npxPackageJSON = `{"name": "acpterm-npx", "private": true}` + "\n"
 // the writable paths, a workspace that is the home directory), or it
 // cannot be made: then acpterm-npx-UID of the same shape in the system's
 // temporary directory, which sandboxed commands cannot write either. The
-// session's cwd reaches the agent in session/new only.
-func (d *driver) npxDir() (string, error) {
+// session's cwd reaches the agent in session/new only. writable are the
+// paths the run's commands may write.
+func npxDir(writable []string) (string, error) {
 	if base, err := sessionstore.StateDir(); err == nil {
 		dir := filepath.Join(base, "npx")
-		if !under(dir, d.sandbox.Writable) {
+		if !under(dir, writable) {
 			if err := makeNpxDir(dir); err == nil {
 				return dir, nil
 			}
@@ -210,6 +159,10 @@ func (d *driver) confinementLine() string {
 		mode += "; withheld from commands: " + textsafe.Line(names) + " (--pass-env NAME passes one)"
 	}
 	switch {
+	case c.SandboxAgent && c.Remote != nil && c.Remote.Agent:
+		return "sandbox: agent, on the target: its own state only; its commands there: " + mode
+	case c.SandboxAgent && c.Remote != nil:
+		return "sandbox: agent, here: its own state only; its commands, on the target: " + mode
 	case c.SandboxAgent:
 		return "sandbox: agent and its commands: " + mode
 	case sp.Mode == sandbox.Off && sp.Network == sandbox.AllowNetwork:

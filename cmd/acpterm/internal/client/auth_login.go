@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
 
@@ -43,6 +44,11 @@ type LoginConfig struct {
 	// Yes runs a terminal login's command without asking (it is still
 	// shown); without it, and without a terminal to ask on, it is not run.
 	Yes bool
+	// Profile is what the agent writes, and Confine runs it, and its
+	// terminal login, in a sandbox where only that (and its npm cache) is
+	// writable: as acpterm run starts it (AgentStart).
+	Profile *agents.Resolved
+	Confine bool
 	// AllowEnv names the variables a terminal login may set although
 	// they make programs load or run code (LD_PRELOAD, BASH_ENV, …: see
 	// envRefusal); any other such variable stops the login.
@@ -221,18 +227,30 @@ func (l *login) terminalLogin(ctx context.Context, o *acp.AuthOption) (int, stri
 	}
 	argv := p.argv
 	l.say("acpterm: running " + textsafe.QuoteArgs(argv))
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = c.Cwd
+	// The agent's own program, from npm's cache when through npx: started,
+	// and confined, as the agent is.
+	st := l.agentStart(argv)
+	if st.Profile != nil {
+		// Its settings are for the agent's ACP server, not its login.
+		prof := *st.Profile
+		prof.ConfinedArgs = nil
+		st.Profile = &prof
+	}
+	cmd, sb, err := st.Command()
+	if err != nil {
+		return ExitFailure, err.Error()
+	}
+	defer func() { _ = sb.Cleanup() }()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
 	if len(p.env) > 0 {
-		cmd.Env = os.Environ()
+		cmd.Env = cmd.Environ()
 		for _, k := range p.envNames() {
 			cmd.Env = append(cmd.Env, k+"="+p.env[k])
 		}
 	}
 	// Not tied to ctx: the command owns the terminal, and a Ctrl-C typed
 	// there reaches it directly; it decides what that means.
-	err := cmd.Run()
+	err = cmd.Run()
 	if ctx.Err() != nil {
 		return ExitCancelled, "interrupted"
 	}
@@ -250,8 +268,15 @@ func (l *login) terminalLogin(ctx context.Context, o *acp.AuthOption) (int, stri
 // agent down. The agent's stderr is copied to ours, sanitized.
 func (l *login) withAgent(ctx context.Context, f func(context.Context, *acp.ClientConn, []acp.AuthOption) (int, string)) (int, string) {
 	c := &l.cfg
-	cmd := exec.Command(c.Agent[0], c.Agent[1:]...)
-	cmd.Dir = c.Cwd
+	cmd, sb, err := l.agentStart(c.Agent).Command()
+	if err != nil {
+		return ExitFailure, err.Error()
+	}
+	// Deferred first: removed once the agent is gone.
+	defer func() { _ = sb.Cleanup() }()
+	if line := missingLine(sb); line != "" {
+		l.say(line)
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return ExitFailure, err.Error()
@@ -288,6 +313,13 @@ func (l *login) withAgent(ctx context.Context, f func(context.Context, *acp.Clie
 		return ExitAgent, fmt.Sprintf("the agent speaks ACP protocol version %d; acpterm speaks version 1", init.ProtocolVersion)
 	}
 	return f(ctx, conn, opts)
+}
+
+// agentStart is how argv, the agent's command line or its login
+// command, is started: as acpterm run starts the agent, in --cwd.
+func (l *login) agentStart(argv []string) *AgentStart {
+	c := &l.cfg
+	return &AgentStart{Agent: argv, Dir: c.Cwd, Profile: c.Profile, Confine: c.Confine}
 }
 
 // callFailed explains a failed call; opts, when the agent still wants

@@ -237,6 +237,10 @@ func (d *driver) agentProcess(args []string) (*exec.Cmd, error) {
 	if d.remote != nil {
 		copts.Binary = d.remote.bin // the agent runs hosted, with a dead-man rule
 	}
+	if c.SandboxAgent {
+		// The agent host there confines it, with its profile there.
+		copts.ServerArgs = []string{"--sandbox-agent"}
+	}
 	return remote.AgentCommand(rc.Target, copts, append([]string{c.Agent[0]}, args...))
 }
 

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
 )
 
 // DefaultListTimeout bounds ListAgentSessions when ListConfig.Timeout is 0:
@@ -38,6 +38,11 @@ type ListConfig struct {
 	Timeout time.Duration
 	// Stderr takes the agent's stderr (nil: discarded).
 	Stderr io.Writer
+	// Profile is what the agent writes, and Confine runs it in a sandbox
+	// where only that (and its npm cache) is writable: as acpterm run
+	// starts it (AgentStart).
+	Profile *agents.Resolved
+	Confine bool
 }
 
 // ListAgentSessions starts the agent, initializes it, and asks it for its
@@ -54,8 +59,16 @@ func ListAgentSessions(ctx context.Context, cfg *ListConfig) ([]acp.SessionInfo,
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.Command(cfg.Agent[0], cfg.Agent[1:]...)
-	cmd.Dir = cfg.Dir
+	start := &AgentStart{Agent: cfg.Agent, Dir: cfg.Dir, Profile: cfg.Profile, Confine: cfg.Confine}
+	cmd, sb, err := start.Command()
+	if err != nil {
+		return nil, err
+	}
+	// Removed once the agent is gone (conn.Close, deferred after this).
+	defer func() { _ = sb.Cleanup() }()
+	if line := missingLine(sb); line != "" && cfg.Stderr != nil {
+		fmt.Fprintln(cfg.Stderr, line)
+	}
 	cmd.Stderr = cfg.Stderr
 	if cmd.Stderr == nil {
 		cmd.Stderr = io.Discard

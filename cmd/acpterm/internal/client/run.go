@@ -115,8 +115,9 @@ type Config struct {
 
 	// Remote, when set, runs the terminal commands and serves fs/* on
 	// another machine (remote.go): Cwd and Roots must then be empty (the
-	// target names its directory), and SandboxAgent false. The sandbox
-	// fields below are enforced there.
+	// target names its directory). The sandbox fields below are enforced
+	// there; SandboxAgent confines the agent here to its own state (its
+	// profile), or with Remote.Agent there, by the exec server.
 	Remote *Remote
 
 	// Sandbox confines the terminal commands (see package sandbox); the

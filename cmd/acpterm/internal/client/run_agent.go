@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -35,39 +34,9 @@ const agentTermWait = 2 * time.Second
 // or the exit status and message of a failure.
 func (d *driver) start(ctx context.Context, h acp.Client) ([]acp.AuthOption, int, string) {
 	c := &d.cfg
-	args := c.Agent[1:]
-	if c.SandboxAgent && c.AgentProfile != nil && d.sandbox.Mode != sandbox.Off {
-		args = append(slices.Clone(args), c.AgentProfile.ConfinedArgs...)
-	}
-	cmd, err := d.agentProcess(args)
-	if err != nil {
-		return nil, ExitFailure, err.Error()
-	}
-	cmd.Dir = d.agentDir()
-	if isNpx(c.Agent) {
-		// npx prefers a package of the project around its working
-		// directory: started in the workspace, it would run what a
-		// command planted in WS/node_modules, unsandboxed.
-		dir, err := d.npxDir()
-		if err != nil {
-			return nil, ExitFailure, fmt.Sprintf("cannot make a directory for npx outside the workspace: %v", err)
-		}
-		cmd.Dir = dir
-	}
-	if c.SandboxAgent {
-		// Wrap keeps SysProcAttr, and StartAgent adds to it: the process
-		// group, the cgroup and Pdeathsig apply to the helper, which
-		// becomes the agent.
-		ap, err := d.agentPolicy()
-		if err != nil {
-			return nil, ExitFailure, fmt.Sprintf("cannot sandbox the agent: %v", err)
-		}
-		a, err := ap.Wrap(cmd)
-		if err != nil {
-			return nil, ExitFailure, fmt.Sprintf("cannot sandbox the agent: %v", err)
-		}
-		d.agentSandbox = a
-		d.agentEnv(cmd, a)
+	cmd, code, msg := d.agentProcessStart()
+	if code != ExitOK {
+		return nil, code, msg
 	}
 	d.showConfinement()
 	pr, pw, err := os.Pipe()
@@ -123,6 +92,33 @@ func (d *driver) start(ctx context.Context, h acp.Client) ([]acp.AuthOption, int
 	}
 	d.mu.Unlock()
 	return authOpts, ExitOK, ""
+}
+
+// agentProcessStart is the agent's process, not started: AgentStart's, with
+// the run's sandbox (d.sandbox) as the base of the agent's, or with
+// --remote the agent's state alone (the run's sandbox is the target's);
+// with --remote-agent the transport that starts it on the target, where
+// the exec server confines it (remoteAgentArgs).
+func (d *driver) agentProcessStart() (*exec.Cmd, int, string) {
+	c := &d.cfg
+	if c.Remote != nil && c.Remote.Agent {
+		cmd, err := d.agentProcess(c.Agent[1:])
+		if err != nil {
+			return nil, ExitFailure, err.Error()
+		}
+		cmd.Dir = d.agentDir()
+		return cmd, ExitOK, ""
+	}
+	s := &AgentStart{Agent: c.Agent, Dir: d.agentDir(), Profile: c.AgentProfile, Confine: c.SandboxAgent, Policy: d.sandbox}
+	if c.Remote != nil {
+		s.Policy = nil
+	}
+	cmd, a, err := s.Command()
+	if err != nil {
+		return nil, ExitFailure, err.Error()
+	}
+	d.agentSandbox = a
+	return cmd, ExitOK, ""
 }
 
 func unwrapExec(err error) error {

@@ -50,8 +50,8 @@ func (d *driver) checkConfig() error {
 		return errors.New("the prompt is empty")
 	case c.ResumeLast && c.ResumeID != "":
 		return errors.New("--resume and --session exclude each other")
-	case c.Remote != nil && (c.Cwd != "" || len(c.Roots) > 0 || c.SandboxAgent):
-		return errors.New("with --remote the target names the directory, and the agent is not sandboxed here")
+	case c.Remote != nil && (c.Cwd != "" || len(c.Roots) > 0):
+		return errors.New("with --remote the target names the directory")
 	}
 	return nil
 }

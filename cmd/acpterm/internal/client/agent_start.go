@@ -1,0 +1,244 @@
+package client
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
+	"github.com/acpterm/acpterm/sandbox"
+)
+
+// AgentStart is how acpterm starts an agent, the one way run, sessions,
+// login and the exec server's --agent all take: where it starts, npx in a
+// directory of acpterm's own with an npm cache of acpterm's own, its
+// profile and its confinement.
+//
+// The rule it keeps: nothing a confined run can write is later executed
+// by anything unconfined. npx runs what it finds in its cache
+// (_npx/HASH/node_modules) without checking it again, and a confined agent
+// started through npx must be able to write that cache (npx 11 fails on
+// a read-only one: every start takes a lock in _npx/HASH and stores the
+// registry's answer in _cacache).
+// So the cache an agent is started from is never one a command can write
+// (it lies in acpterm's state directory), and each confined agent gets a
+// cache of its own that only it writes and only it, confined, runs from;
+// unconfined agents share another one that nothing confined writes.
+type AgentStart struct {
+	// Agent is the agent's command line.
+	Agent []string
+	// Dir is where the agent starts ("" for the current directory),
+	// unless it starts through npx.
+	Dir string
+	// Profile is what the agent writes (nil: none known).
+	Profile *agents.Resolved
+	// Confine runs the agent, and all it starts, in Policy's sandbox with
+	// its profile's paths writable too.
+	Confine bool
+	// Policy is the sandbox the agent's writable paths are added to: the
+	// run's commands' own, or nil for the agent's state alone (read-only
+	// mode, which agentPolicy turns into the profile's paths). Its
+	// Writable paths are also those a command of the run may write, which
+	// npx's directory and cache must not be among.
+	Policy *sandbox.Policy
+}
+
+// Command returns the agent's process, not started, and the sandbox it
+// runs in (nil when it is not confined; the caller cleans it up).
+func (s *AgentStart) Command() (*exec.Cmd, *sandbox.Applied, error) {
+	if len(s.Agent) == 0 || s.Agent[0] == "" {
+		return nil, nil, fmt.Errorf("no agent command given")
+	}
+	p := s.Policy
+	if p == nil {
+		p = &sandbox.Policy{Mode: sandbox.ReadOnly, WithoutMountNamespace: true}
+	}
+	args := s.Agent[1:]
+	if s.Confine && s.Profile != nil && p.Mode != sandbox.Off {
+		args = append(slices.Clone(args), s.Profile.ConfinedArgs...)
+	}
+	cmd := exec.Command(s.Agent[0], args...)
+	cmd.Dir = s.Dir
+	var cache string
+	if isNpx(s.Agent) {
+		// Commands of this run write its Writable paths; without a
+		// policy (sessions, login) those a run in Dir would make
+		// writable.
+		writable := p.Writable
+		if s.Policy == nil {
+			dir := s.Dir
+			if dir == "" {
+				var err error
+				if dir, err = os.Getwd(); err != nil {
+					return nil, nil, fmt.Errorf("cannot get the current directory: %v", err)
+				}
+			}
+			writable = sandbox.DefaultWritable(dir)
+		}
+		dir, err := npxDir(writable)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot make a directory for npx outside the workspace: %v", err)
+		}
+		cmd.Dir = dir
+		if cache, err = npmCacheDir(npmCacheKey(s.Agent, s.Confine), writable); err != nil {
+			return nil, nil, fmt.Errorf("cannot make an npm cache for npx: %v", err)
+		}
+		cmd.Env = append(cmd.Environ(), "npm_config_cache="+cache)
+	}
+	if !s.Confine {
+		return cmd, nil, nil
+	}
+	ap, err := agentPolicy(p, s.Profile, cache)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot sandbox the agent: %v (--sandbox-agent=false runs it unconfined)", err)
+	}
+	// Wrap keeps SysProcAttr, and the caller may add to it: the process
+	// group, the cgroup and Pdeathsig apply to the helper, which becomes
+	// the agent.
+	a, err := ap.Wrap(cmd)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot sandbox the agent: %v (--sandbox-agent=false runs it unconfined)", err)
+	}
+	agentEnv(cmd, a, s.Profile)
+	return cmd, a, nil
+}
+
+// missingLine is what sessions and login say, one line, when the agent's
+// sandbox lacks a protection this machine cannot give ("" when none is
+// missing): run says it on its first line (confinementLine).
+func missingLine(a *sandbox.Applied) string {
+	if a == nil || len(a.Missing) == 0 {
+		return ""
+	}
+	return "acpterm: sandbox: the agent is confined to its own state, missing: " + textsafe.Line(strings.Join(a.Missing, "; "))
+}
+
+// npmCacheKey names the npm cache an agent started through npx uses: a
+// confined agent one of its package's own, an unconfined one the cache of
+// unconfined agents.
+func npmCacheKey(agent []string, confined bool) string {
+	if !confined {
+		return "unconfined"
+	}
+	pkg := agents.NpxPackage(agent[1:])
+	// npm names hold lower-case letters, digits and -._~ besides the
+	// scope's @ and /; anything else would be a name npm refuses.
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("-._~@", r):
+			return r
+		}
+		return '+'
+	}, pkg)
+	if clean == "" || clean == "." || clean == ".." {
+		clean = "+"
+	}
+	return "confined-" + clean
+}
+
+// npmCacheDir returns the npm cache called key: in acpterm's state
+// directory's "npm", unless a sandboxed command could write there (see
+// npxDir); then in acpterm-npm-UID in the system's temporary directory.
+// Each directory on the way is made 0700 and must be this user's own and
+// not a symlink.
+func npmCacheDir(key string, writable []string) (string, error) {
+	if base, err := sessionstore.StateDir(); err == nil {
+		dir := filepath.Join(base, "npm", key)
+		if !under(dir, writable) {
+			if err := makeOwnDir(filepath.Join(base, "npm")); err == nil {
+				if err := makeOwnDir(dir); err == nil {
+					return dir, nil
+				}
+			}
+		}
+	}
+	base := filepath.Join(os.TempDir(), fmt.Sprintf("acpterm-npm-%d", os.Geteuid()))
+	if err := makeOwnDir(base); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(base, key)
+	if err := makeOwnDir(dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// makeOwnDir makes dir 0700 when missing and checks that it is a
+// directory of this user's, not a symlink to one.
+func makeOwnDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() || !ownedByUs(fi) {
+		return fmt.Errorf("%s is not a directory of this user", dir)
+	}
+	return os.Chmod(dir, 0o700)
+}
+
+// agentPolicy is the agent's sandbox: base, plus what its profile says it
+// writes, whose missing paths are created first (a rule needs an existing
+// path), plus extra (its npm cache). In read-only mode the agent may
+// still write its own state, and nothing else: a workspace-write policy
+// of only its profile's paths.
+func agentPolicy(base *sandbox.Policy, prof *agents.Resolved, extra string) (*sandbox.Policy, error) {
+	p := *base
+	p.Writable = slices.Clone(p.Writable)
+	if p.Mode == sandbox.Off {
+		return &p, nil
+	}
+	var paths []string
+	if prof != nil {
+		if err := prof.Prepare(); err != nil {
+			return nil, err
+		}
+		paths = prof.Paths()
+	}
+	if extra != "" {
+		paths = append(paths, extra)
+	}
+	if len(paths) == 0 {
+		return &p, nil
+	}
+	if p.Mode == sandbox.ReadOnly {
+		p.Mode, p.Writable = sandbox.WorkspaceWrite, nil
+	}
+	for _, w := range paths {
+		if !slices.Contains(p.Writable, w) {
+			p.Writable = append(p.Writable, w)
+		}
+	}
+	return &p, nil
+}
+
+// agentEnv adds to cmd's environment (after Wrap, which set TMPDIR) the
+// profile's variables: its temporary-directory variables at the agent's
+// TMPDIR, its caches at their lasting directories, and as root the
+// variables that tell the agent it is sandboxed, which it now is.
+func agentEnv(cmd *exec.Cmd, a *sandbox.Applied, prof *agents.Resolved) {
+	if prof == nil {
+		return
+	}
+	env := cmd.Environ()
+	if a.TempDir != "" {
+		for _, v := range prof.TempEnv {
+			env = append(env, v+"="+a.TempDir)
+		}
+		// A cache kept in the TMPDIR, new every run, would start cold
+		// every run: it is kept where the profile says, which the
+		// agent's policy made writable.
+		env = append(env, prof.Env...)
+	}
+	if os.Geteuid() == 0 && a.Confined() {
+		env = append(env, prof.RootEnv...)
+	}
+	cmd.Env = env
+}

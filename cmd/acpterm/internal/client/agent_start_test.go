@@ -1,0 +1,135 @@
+package client
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
+	"github.com/acpterm/acpterm/sandbox"
+)
+
+// TestNpmCacheKey: a confined agent's cache is named for its package, made
+// safe as a file name; unconfined agents share one.
+func TestNpmCacheKey(t *testing.T) {
+	for _, tc := range []struct {
+		agent    []string
+		confined bool
+		want     string
+	}{
+		{[]string{"npx", "-y", "@zed-industries/claude-agent-acp"}, true, "confined-@zed-industries+claude-agent-acp"},
+		{[]string{"npx", "-y", "@zed-industries/claude-agent-acp@0.23.1"}, true, "confined-@zed-industries+claude-agent-acp"},
+		{[]string{"npx", "-y", "@zed-industries/claude-agent-acp"}, false, "unconfined"},
+		{[]string{"npx", "-y", "../../x"}, true, "confined-..+..+x"},
+		{[]string{"npx", "-y"}, true, "confined-+"},
+		{[]string{"npx", ".."}, true, "confined-+"},
+	} {
+		if got := npmCacheKey(tc.agent, tc.confined); got != tc.want {
+			t.Errorf("npmCacheKey(%q, %v) = %q, want %q", tc.agent, tc.confined, got, tc.want)
+		}
+	}
+}
+
+// TestAgentStartNpx: an agent started through npx starts in acpterm's npx
+// directory with acpterm's npm cache for unconfined agents, 0700; where
+// the workspace holds the state directory, both are in the system's
+// temporary directory instead.
+func TestAgentStartNpx(t *testing.T) {
+	home := t.TempDir()
+	state := filepath.Join(home, "state")
+	t.Setenv("XDG_STATE_HOME", state)
+	agent := []string{"npx", "-y", "@zed-industries/claude-agent-acp"}
+	for _, tc := range []struct {
+		name     string
+		ws       string
+		npx, npm string
+	}{
+		{"elsewhere", t.TempDir(), filepath.Join(state, "acpterm", "npx"), filepath.Join(state, "acpterm", "npm", "unconfined")},
+		{"workspace holds the state", home, "", filepath.Join(os.TempDir(), "acpterm-npm-"+strconv.Itoa(os.Geteuid()), "unconfined")},
+	} {
+		s := &AgentStart{Agent: agent, Dir: tc.ws, Policy: &sandbox.Policy{Writable: []string{tc.ws}}}
+		cmd, a, err := s.Command()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		// Without a policy (sessions, login), in the current directory.
+		t.Chdir(tc.ws)
+		s = &AgentStart{Agent: agent}
+		cmd2, _, err := s.Command()
+		if err != nil {
+			t.Fatalf("%s, no policy: %v", tc.name, err)
+		}
+		if cmd2.Dir != cmd.Dir || !slices.Equal(cmd2.Env, cmd.Env) {
+			t.Errorf("%s: without a policy, in the directory: npx in %s with %q; with one, in %s with %q", tc.name, cmd2.Dir, cmd2.Env, cmd.Dir, cmd.Env)
+		}
+		if a != nil {
+			t.Errorf("%s: unconfined, but a sandbox: %v", tc.name, a)
+		}
+		if tc.npx != "" && cmd.Dir != tc.npx {
+			t.Errorf("%s: npx starts in %s, want %s", tc.name, cmd.Dir, tc.npx)
+		}
+		if under(cmd.Dir, []string{tc.ws}) {
+			t.Errorf("%s: npx starts in %s, in the workspace", tc.name, cmd.Dir)
+		}
+		if !slices.Contains(cmd.Env, "npm_config_cache="+tc.npm) {
+			t.Errorf("%s: environment %q lacks npm_config_cache=%s", tc.name, cmd.Env, tc.npm)
+		}
+		if fi, err := os.Lstat(tc.npm); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: the cache: %v, %v; want a directory 0700", tc.name, fi, err)
+		}
+	}
+}
+
+// TestNpmCacheDirNotALink: a cache directory that is a symlink (one a
+// command could have made) is not used.
+func TestNpmCacheDirNotALink(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	if err := os.MkdirAll(filepath.Join(state, "acpterm", "npm"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(state, "acpterm", "npm", "unconfined")); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := npmCacheDir("unconfined", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(dir, state) {
+		t.Errorf("npmCacheDir = %s, through the symlink to %s", dir, elsewhere)
+	}
+}
+
+// TestAgentPolicyCache: the confined agent writes its profile's paths and
+// its npm cache; in read-only mode only those; with the sandbox off,
+// nothing is added.
+func TestAgentPolicyCache(t *testing.T) {
+	dir := t.TempDir()
+	prof := &agents.Resolved{Dirs: []string{filepath.Join(dir, "state")}}
+	cache := filepath.Join(dir, "cache")
+	p, err := agentPolicy(&sandbox.Policy{Mode: sandbox.ReadOnly}, prof, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{prof.Dirs[0], cache}; p.Mode != sandbox.WorkspaceWrite || !slices.Equal(p.Writable, want) {
+		t.Errorf("read-only: %v %q, want workspace-write %q", p.Mode, p.Writable, want)
+	}
+	p, err = agentPolicy(&sandbox.Policy{Mode: sandbox.WorkspaceWrite, Writable: []string{"/ws"}}, nil, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"/ws", cache}; !slices.Equal(p.Writable, want) {
+		t.Errorf("workspace-write: %q, want %q", p.Writable, want)
+	}
+	p, err = agentPolicy(&sandbox.Policy{Mode: sandbox.Off, Network: sandbox.DenyNetwork}, prof, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Mode != sandbox.Off || len(p.Writable) != 0 {
+		t.Errorf("off: %v %q", p.Mode, p.Writable)
+	}
+}
