@@ -23,22 +23,23 @@ import (
 // The helper enforces exactly this and fails if it cannot: every
 // best-effort decision is Wrap's.
 type plan struct {
-	Path        string   `json:"path,omitempty"`        // the command to exec
-	ABI         int      `json:"abi,omitempty"`         // Landlock ABI the ruleset is written for; 0: no Landlock
-	FS          bool     `json:"fs,omitempty"`          // confine filesystem access
-	Dirs        []string `json:"dirs,omitempty"`        // writable directories
-	Files       []string `json:"files,omitempty"`       // writable files
-	ResolveUnix bool     `json:"resolveUnix,omitempty"` // allow pathname unix sockets (ABI 9+)
-	Scoped      bool     `json:"scoped,omitempty"`      // scope signals and abstract unix sockets
-	TCPDeny     bool     `json:"tcpDeny,omitempty"`     // Landlock denies TCP connect and bind
-	Loopback    bool     `json:"loopback,omitempty"`    // bring up lo in the new network namespace
-	ReadOnly    []string `json:"readOnly,omitempty"`    // paths to mount read-only
-	ReadOnlyAll bool     `json:"readOnlyAll,omitempty"` // mount everything but Dirs and Files read-only
-	NoUnix      bool     `json:"noUnix,omitempty"`      // seccomp: no unix sockets that can address a path
-	PrivatePTS  bool     `json:"privatePTS,omitempty"`  // mount a devpts of its own; ptys may be opened
-	DropCaps    bool     `json:"dropCaps,omitempty"`    // clear the ambient capabilities before exec
-	Probe       bool     `json:"probe,omitempty"`       // set up namespaces and exit 0
-	Serve       bool     `json:"serve,omitempty"`       // be a Spawner's helper (fd 3 is its socket)
+	Path        string            `json:"path,omitempty"`        // the command to exec
+	ABI         int               `json:"abi,omitempty"`         // Landlock ABI the ruleset is written for; 0: no Landlock
+	FS          bool              `json:"fs,omitempty"`          // confine filesystem access
+	Dirs        []string          `json:"dirs,omitempty"`        // writable directories
+	Files       []string          `json:"files,omitempty"`       // writable files
+	IDs         map[string]fileID `json:"ids,omitempty"`         // device and inode of each of Dirs and Files (writable_linux.go)
+	ResolveUnix bool              `json:"resolveUnix,omitempty"` // allow pathname unix sockets (ABI 9+)
+	Scoped      bool              `json:"scoped,omitempty"`      // scope signals and abstract unix sockets
+	TCPDeny     bool              `json:"tcpDeny,omitempty"`     // Landlock denies TCP connect and bind
+	Loopback    bool              `json:"loopback,omitempty"`    // bring up lo in the new network namespace
+	ReadOnly    []string          `json:"readOnly,omitempty"`    // paths to mount read-only
+	ReadOnlyAll bool              `json:"readOnlyAll,omitempty"` // mount everything but Dirs and Files read-only
+	NoUnix      bool              `json:"noUnix,omitempty"`      // seccomp: no unix sockets that can address a path
+	PrivatePTS  bool              `json:"privatePTS,omitempty"`  // mount a devpts of its own; ptys may be opened
+	DropCaps    bool              `json:"dropCaps,omitempty"`    // clear the ambient capabilities before exec
+	Probe       bool              `json:"probe,omitempty"`       // set up namespaces and exit 0
+	Serve       bool              `json:"serve,omitempty"`       // be a Spawner's helper (fd 3 is its socket)
 }
 
 // nullDevices are writable in every confined mode: programs open them for
@@ -66,6 +67,7 @@ type prepared struct {
 	// mount namespace; it is reported like missing, but does not fail.
 	degraded []string
 	nsFlags  uintptr // namespaces to create, with a user namespace
+	rootDirs int     // how many of pl.Dirs come from Policy.Writable (the first ones)
 }
 
 // prepare works out what p means here, without side effects. The TempDir
@@ -89,18 +91,20 @@ func (p *Policy) prepare() (*prepared, error) {
 			if len(p.Writable) == 0 {
 				return nil, errors.New("sandbox: workspace-write needs at least one Writable path (see DefaultWritable)")
 			}
-			for _, w := range p.Writable {
-				if err := pr.addWritable(w); err != nil {
-					return nil, err
-				}
+			if err := pr.addWritables(p); err != nil {
+				return nil, err
 			}
 			if !p.WritableGit {
-				pr.addGit()
+				if err := pr.addGit(); err != nil {
+					return nil, err
+				}
 			}
 		}
 		for _, d := range nullDevices {
 			if _, err := os.Stat(d); err == nil {
-				pr.pl.Files = append(pr.pl.Files, d)
+				if _, err := pr.pl.pin(d); err != nil {
+					return nil, fmt.Errorf("sandbox: %w", err)
+				}
 			}
 		}
 		switch {
@@ -187,28 +191,6 @@ func (p *Policy) prepare() (*prepared, error) {
 	return pr, nil
 }
 
-// addWritable adds one of Policy.Writable, resolved: Landlock rules apply
-// to the file a path names, and the report should say which that is.
-func (pr *prepared) addWritable(w string) error {
-	if !filepath.IsAbs(w) {
-		return fmt.Errorf("sandbox: writable path %q is not absolute", w)
-	}
-	real, err := filepath.EvalSymlinks(w)
-	if err != nil {
-		return fmt.Errorf("sandbox: writable path: %w", err)
-	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		return fmt.Errorf("sandbox: writable path: %w", err)
-	}
-	if fi.IsDir() {
-		pr.pl.Dirs = append(pr.pl.Dirs, real)
-	} else {
-		pr.pl.Files = append(pr.pl.Files, real)
-	}
-	return nil
-}
-
 // addGit marks the .git (a directory, or the file of a worktree or a
 // submodule, with the directory its gitdir line names) of each writable
 // directory and of the repositories nested in them (findGit) read-only.
@@ -218,12 +200,16 @@ func (pr *prepared) addWritable(w string) error {
 // covers the other ways git can be pointed at code (commondir,
 // modules/*/config, …) and keeps .git from being renamed away and
 // replaced: a mount point cannot be.
-func (pr *prepared) addGit() {
-	found, exhausted := findGit(pr.pl.Dirs, gitSearchBudget)
+func (pr *prepared) addGit() error {
+	found, exhausted, err := findGit(pr.pl.Dirs, pr.rootDirs, gitSearchBudget)
+	if err != nil {
+		return err
+	}
 	pr.pl.ReadOnly = append(pr.pl.ReadOnly, found...)
 	if exhausted {
 		pr.applied.GitSearchCut = true
 	}
+	return nil
 }
 
 // unsupported joins what is missing into the error Wrap returns.
@@ -281,14 +267,16 @@ func (p *Policy) Wrap(cmd *exec.Cmd) (*Applied, error) {
 		} else if !filepath.IsAbs(tmp) {
 			return nil, fmt.Errorf("sandbox: TempDir %q is not absolute", tmp)
 		}
-		real, err := filepath.EvalSymlinks(tmp)
+		real, err := ResolvePath(tmp)
+		if err == nil && pl.FS {
+			_, err = pl.pin(real)
+		}
 		if err != nil {
 			a.Cleanup()
 			return nil, fmt.Errorf("sandbox: TempDir: %w", err)
 		}
 		a.TempDir = tmp
 		if pl.FS {
-			pl.Dirs = append(pl.Dirs, real)
 			a.Writable = append(a.Writable, real)
 		}
 		env = append(withoutEnv(env, "TMPDIR"), "TMPDIR="+tmp)
