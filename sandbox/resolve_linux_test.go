@@ -180,3 +180,56 @@ func TestCachesGitSearchCut(t *testing.T) {
 		t.Errorf("Applied %v: want the cut in the caches named", a)
 	}
 }
+
+// FuzzResolve: where no link is refused, the resolver finds what
+// filepath.EvalSymlinks finds (the kernel's answer), for any path into a
+// tree of links: absolute and relative, chained, with "..", dangling, a
+// loop.
+func FuzzResolve(f *testing.F) {
+	base := f.TempDir()
+	for _, d := range []string{"a/b/c", "d"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"a/up":     "..",
+		"a/b/abs":  filepath.Join(base, "d"),
+		"a/b/rel":  "c/../../b",
+		"d/chain":  "../a/b/rel",
+		"d/gone":   "nowhere",
+		"d/loop":   "loop",
+		"d/toroot": "/",
+	} {
+		if err := os.Symlink(target, filepath.Join(base, link)); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for _, s := range []string{"a/b/c", "a/up/d", "a/b/abs/chain/c", "d/chain/../..", "d/gone", "d/loop/x", "d/toroot/tmp", "a//b/./c/..", "a/b/rel/rel/abs"} {
+		f.Add(s)
+	}
+	r := &resolver{}
+	f.Fuzz(func(t *testing.T, rel string) {
+		if strings.IndexByte(rel, 0) >= 0 || len(rel) > 256 {
+			return
+		}
+		path := base + "/" + rel
+		got, _, err := r.resolve(path)
+		var le *LinkError
+		if errors.As(err, &le) {
+			return // a link in a world-writable directory (/tmp) is refused: stricter
+		}
+		want, werr := filepath.EvalSymlinks(path)
+		if werr == nil {
+			want, werr = filepath.Abs(want)
+		}
+		switch {
+		case err == nil && werr == nil && got != want:
+			t.Errorf("resolve(%q) = %q, EvalSymlinks %q", rel, got, want)
+		case err == nil && werr != nil:
+			t.Errorf("resolve(%q) = %q, EvalSymlinks failed: %v", rel, got, werr)
+		case err != nil && werr == nil:
+			t.Errorf("resolve(%q) failed (%v), EvalSymlinks = %q", rel, err, want)
+		}
+	})
+}
