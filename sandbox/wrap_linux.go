@@ -89,7 +89,7 @@ func (p *Policy) prepare() (*prepared, error) {
 	if p.Mode != Off {
 		if p.Mode == WorkspaceWrite {
 			if len(p.Writable) == 0 {
-				return nil, errors.New("sandbox: workspace-write needs at least one Writable path (see DefaultWritable)")
+				return nil, errors.New("sandbox: workspace-write needs at least one Writable path (see DefaultCaches for the caches)")
 			}
 			if err := pr.addWritables(p); err != nil {
 				return nil, err
