@@ -141,3 +141,30 @@ func TestGitSearchAcrossSessions(t *testing.T) {
 		t.Errorf("session 2's write to the nested .git/config: %s, want EROFS", got)
 	}
 }
+
+// TestGitSwappedAfterWrap: a .git replaced by a link between Wrap and
+// Start (to a directory the command may write, where git would find its
+// config and hooks) makes the start fail, rather than leave the
+// directory the link names writable.
+func TestGitSwappedAfterWrap(t *testing.T) {
+	need(t, true)
+	root, _ := workspace(t)
+	p := &Policy{Mode: WorkspaceWrite, Writable: []string{root}}
+	cmd := exec.Command("/bin/sh", "-c", `echo '[core] fsmonitor = echo planted' > .git/config`)
+	cmd.Dir = root
+	wrap(t, p, cmd)
+	if err := os.Rename(filepath.Join(root, ".git"), filepath.Join(root, "old-git")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "other"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("other", filepath.Join(root, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := cmd.CombinedOutput()
+	mustNotExist(t, filepath.Join(root, "other", "config"))
+	if code := cmd.ProcessState.ExitCode(); code != ExitSetupFailed {
+		t.Errorf("status %d, want %d (the setup refused)\n%s", code, ExitSetupFailed, out)
+	}
+}
