@@ -23,23 +23,26 @@ import (
 // The helper enforces exactly this and fails if it cannot: every
 // best-effort decision is Wrap's.
 type plan struct {
-	Path        string            `json:"path,omitempty"`        // the command to exec
-	ABI         int               `json:"abi,omitempty"`         // Landlock ABI the ruleset is written for; 0: no Landlock
-	FS          bool              `json:"fs,omitempty"`          // confine filesystem access
-	Dirs        []string          `json:"dirs,omitempty"`        // writable directories
-	Files       []string          `json:"files,omitempty"`       // writable files
-	IDs         map[string]fileID `json:"ids,omitempty"`         // device and inode of each of Dirs and Files (writable_linux.go)
-	ResolveUnix bool              `json:"resolveUnix,omitempty"` // allow pathname unix sockets (ABI 9+)
-	Scoped      bool              `json:"scoped,omitempty"`      // scope signals and abstract unix sockets
-	TCPDeny     bool              `json:"tcpDeny,omitempty"`     // Landlock denies TCP connect and bind
-	Loopback    bool              `json:"loopback,omitempty"`    // bring up lo in the new network namespace
-	ReadOnly    []string          `json:"readOnly,omitempty"`    // paths to mount read-only
-	ReadOnlyAll bool              `json:"readOnlyAll,omitempty"` // mount everything but Dirs and Files read-only
-	NoUnix      bool              `json:"noUnix,omitempty"`      // seccomp: no unix sockets that can address a path
-	PrivatePTS  bool              `json:"privatePTS,omitempty"`  // mount a devpts of its own; ptys may be opened
-	DropCaps    bool              `json:"dropCaps,omitempty"`    // clear the ambient capabilities before exec
-	Probe       bool              `json:"probe,omitempty"`       // set up namespaces and exit 0
-	Serve       bool              `json:"serve,omitempty"`       // be a Spawner's helper (fd 3 is its socket)
+	Path        string   `json:"path,omitempty"`        // the command to exec
+	ABI         int      `json:"abi,omitempty"`         // Landlock ABI the ruleset is written for; 0: no Landlock
+	FS          bool     `json:"fs,omitempty"`          // confine filesystem access
+	Dirs        []string `json:"dirs,omitempty"`        // writable directories
+	Files       []string `json:"files,omitempty"`       // writable files
+	ResolveUnix bool     `json:"resolveUnix,omitempty"` // allow pathname unix sockets (ABI 9+)
+	Scoped      bool     `json:"scoped,omitempty"`      // scope signals and abstract unix sockets
+	TCPDeny     bool     `json:"tcpDeny,omitempty"`     // Landlock denies TCP connect and bind
+	Loopback    bool     `json:"loopback,omitempty"`    // bring up lo in the new network namespace
+	ReadOnly    []string `json:"readOnly,omitempty"`    // paths to mount read-only
+	ReadOnlyAll bool     `json:"readOnlyAll,omitempty"` // mount everything but Dirs and Files read-only
+	NoUnix      bool     `json:"noUnix,omitempty"`      // seccomp: no unix sockets that can address a path
+	PrivatePTS  bool     `json:"privatePTS,omitempty"`  // mount a devpts of its own; ptys may be opened
+	DropCaps    bool     `json:"dropCaps,omitempty"`    // clear the ambient capabilities before exec
+	Probe       bool     `json:"probe,omitempty"`       // set up namespaces and exit 0
+	Serve       bool     `json:"serve,omitempty"`       // be a Spawner's helper (fd 3 is its socket)
+
+	// IDs are the device and inode of each of Dirs and Files, as Wrap
+	// saw them (writable_linux.go).
+	IDs map[string]fileID `json:"ids,omitempty"`
 }
 
 // nullDevices are writable in every confined mode: programs open them for
@@ -89,7 +92,7 @@ func (p *Policy) prepare() (*prepared, error) {
 	if p.Mode != Off {
 		if p.Mode == WorkspaceWrite {
 			if len(p.Writable) == 0 {
-				return nil, errors.New("sandbox: workspace-write needs at least one Writable path (see DefaultCaches for the caches)")
+				return nil, errors.New("sandbox: workspace-write needs at least one Writable path (see DefaultWritable)")
 			}
 			if err := pr.addWritables(p); err != nil {
 				return nil, err
