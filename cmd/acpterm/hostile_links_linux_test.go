@@ -154,3 +154,24 @@ func TestHostileGitSearchNextSession(t *testing.T) {
 		t.Errorf("session 2's write was not refused as read-only:\n%s\n%s", r.stdout, r.stderr)
 	}
 }
+
+// TestHostileWritableLinkNextSession: a command makes ~/.cache/proj a
+// link to the home directory; a next run given --writable ~/.cache/proj
+// refuses to start, naming the link, rather than make the home
+// directory writable.
+func TestHostileWritableLinkNextSession(t *testing.T) {
+	t.Parallel()
+	home, bashrc, env := linkHome(t)
+	ws := t.TempDir()
+	link := filepath.Join(home, ".cache", "proj")
+	o := opts{env: env, dir: ws}
+	r := acpterm(t, o, "run", "--approve-all", "-p", `ln -s "$HOME" "$HOME/.cache/proj"`, "--", acptermBin, "agent")
+	if fi, err := os.Lstat(link); r.code != 0 || err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("session 1 did not plant the link (exit %d, %v)\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	r = acpterm(t, o, "run", "--approve-all", "--writable", link, "-p", `echo 'echo planted' >> "$HOME/.bashrc"`, "--", acptermBin, "agent")
+	wantFile(t, filepath.Join(home, ".bashrc"), bashrc)
+	if r.code == 0 || !strings.Contains(r.stderr, link) || !strings.Contains(r.stderr, "symlink") {
+		t.Errorf("session 2: exit %d, want a refusal naming %s\nstdout:\n%s\nstderr:\n%s", r.code, link, r.stdout, r.stderr)
+	}
+}
