@@ -41,15 +41,15 @@ const (
 // worktrees and submodules) within gitSearchDepth of each of dirs, and
 // the directories those files point to (gitdir:) that lie in dirs, with
 // whether the budget of directories to visit in the caches ran out. The
-// first nRoots of dirs are searched whole (up to rootSearchMax
-// directories, past which it fails), the others within budget. Symlinks
+// first nRoots of dirs are searched whole (up to rootMax directories,
+// past which it fails), the others within budget. Symlinks
 // are not followed: a symlinked .git, or a link to a directory elsewhere,
 // leads outside the writable paths, which are read-only anyway.
-func findGit(dirs []string, nRoots, budget int) (found []string, exhausted bool, err error) {
+func findGit(dirs []string, nRoots, rootMax, budget int) (found []string, exhausted bool, err error) {
 	s := &gitSearch{dirs: dirs, seen: map[string]bool{}}
-	s.budget = rootSearchMax
+	s.budget = rootMax
 	if root, cut := s.run(0, nRoots); cut {
-		return nil, false, fmt.Errorf("sandbox: the search for repositories in %s stopped after %d directories, and a .git further on would be writable; remove directories there, or set WritableGit", root, rootSearchMax)
+		return nil, false, fmt.Errorf("sandbox: the search for repositories in %s stopped after %d directories, and a .git further on would be writable; remove directories there, or set WritableGit", root, rootMax)
 	}
 	s.budget = budget
 	_, exhausted = s.run(nRoots, len(dirs))

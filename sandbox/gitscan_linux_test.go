@@ -73,19 +73,23 @@ func TestFindGitBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	found, cut, err := findGit([]string{root}, 0, 100)
+	found, cut, err := findGit([]string{root}, 0, rootSearchMax, 100)
 	if len(found) != 3 || cut || err != nil {
 		t.Fatalf("findGit = %v, cut %v, %v; want 3 repositories", found, cut, err)
 	}
 	// root, d, and one of the three: the rest are not read.
-	found, cut, err = findGit([]string{root}, 0, 3)
+	found, cut, err = findGit([]string{root}, 0, rootSearchMax, 3)
 	if len(found) != 1 || !cut || err != nil {
 		t.Fatalf("findGit with a budget of 3 = %v, cut %v, %v; want one repository, cut", found, cut, err)
 	}
-	// As a root (Policy.Writable), the budget does not apply.
-	found, cut, err = findGit([]string{root}, 1, 3)
+	// As a root (Policy.Writable), the budget does not apply; past its
+	// own bound, the search fails rather than leave a repository out.
+	found, cut, err = findGit([]string{root}, 1, rootSearchMax, 3)
 	if len(found) != 3 || cut || err != nil {
 		t.Fatalf("findGit of a root with a budget of 3 = %v, cut %v, %v; want 3 repositories", found, cut, err)
+	}
+	if _, _, err = findGit([]string{root}, 1, 3, 100); err == nil || !strings.Contains(err.Error(), root) {
+		t.Fatalf("findGit of a root past its bound: %v, want an error naming %s", err, root)
 	}
 }
 

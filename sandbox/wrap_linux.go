@@ -204,7 +204,7 @@ func (p *Policy) prepare() (*prepared, error) {
 // modules/*/config, …) and keeps .git from being renamed away and
 // replaced: a mount point cannot be.
 func (pr *prepared) addGit() error {
-	found, exhausted, err := findGit(pr.pl.Dirs, pr.rootDirs, gitSearchBudget)
+	found, exhausted, err := findGit(pr.pl.Dirs, pr.rootDirs, rootSearchMax, gitSearchBudget)
 	if err != nil {
 		return err
 	}
