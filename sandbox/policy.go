@@ -263,8 +263,9 @@ var initCalled atomic.Bool
 // time (Wrap then fails on the path listed here).
 func DefaultWritable(roots ...string) []string {
 	out := append([]string(nil), roots...)
-	r := newResolver(roots...)
-	for _, p := range DefaultCaches() {
+	caches := DefaultCaches()
+	r := newResolver(append(slices.Clone(roots), caches...)...)
+	for _, p := range caches {
 		if slices.Contains(out, p) {
 			continue
 		}
