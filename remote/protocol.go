@@ -110,6 +110,11 @@ type SandboxInfo struct {
 	// Missing lists what the target cannot enforce of the policy and does
 	// without (as acpterm run does where there are no user namespaces).
 	Missing []string `json:"missing,omitempty"`
+	// LeftOut names the caches the target leaves out of the writable
+	// paths, and why (sandbox.Applied.LeftOut); GitSearchCut, that its
+	// search for repositories in the caches was cut short.
+	LeftOut      []string `json:"leftOut,omitempty"`
+	GitSearchCut bool     `json:"gitSearchCut,omitempty"`
 	// Error, when set, says why the policy cannot be enforced there at
 	// all: every terminal/create is then refused (permission denied), never
 	// run with less confinement than asked for.

@@ -185,12 +185,12 @@ func sandboxInfo(p *terminal.Policy, cwd string) SandboxInfo {
 	if sp.Mode == sandbox.Off && sp.Network == sandbox.AllowNetwork {
 		return info
 	}
-	if sp.Mode == sandbox.WorkspaceWrite && len(sp.Writable) == 0 {
+	if sp.Mode == sandbox.WorkspaceWrite && len(sp.Writable) == 0 && len(sp.Caches) == 0 {
 		roots := p.Roots
 		if len(roots) == 0 {
 			roots = []string{cwd}
 		}
-		sp.Writable = sandbox.DefaultWritable(roots...)
+		sp.Writable, sp.Caches = roots, sandbox.DefaultCaches()
 	}
 	a, err := sp.Wrap(newPlanCmd())
 	if err != nil {
@@ -198,6 +198,7 @@ func sandboxInfo(p *terminal.Policy, cwd string) SandboxInfo {
 		return info
 	}
 	info.Missing = a.Missing
+	info.LeftOut, info.GitSearchCut = a.LeftOut, a.GitSearchCut
 	_ = a.Cleanup()
 	return info
 }

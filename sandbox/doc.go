@@ -21,7 +21,8 @@
 //	p := &sandbox.Policy{
 //		Mode:     sandbox.WorkspaceWrite,
 //		Network:  sandbox.DenyNetwork,
-//		Writable: sandbox.DefaultWritable(root),
+//		Writable: []string{root},
+//		Caches:   sandbox.DefaultCaches(), // left out, and named, when unsafe
 //	}
 //	applied, err := p.Wrap(cmd) // just before Start
 //	if err != nil {
@@ -111,15 +112,21 @@
 //   - Reads are not confined: secrets in the user's home are readable.
 //   - /tmp and /dev/shm are not writable (TMPDIR is the private way);
 //     programs that hard-code them, or POSIX semaphores, fail.
-//   - The caches in DefaultWritable can be poisoned for later, unsandboxed
-//     builds.
+//   - The caches in DefaultCaches can be poisoned for later, unsandboxed
+//     builds. What they cannot do is widen a later sandbox: a writable path
+//     reached through a symlink in the home directory, the temporary
+//     directory or another writable path is refused (ResolvePath), and the
+//     helper opens each writable path without following links and checks
+//     it is the one Wrap saw.
 //   - A terminal device the user owns can be read by path (/dev/pts/N).
 //   - A command cannot run a sandbox of its own inside this one: it cannot
 //     write /proc/self/uid_map.
 //   - A .git created by the command (git init, git clone) while it runs
 //     is writable: the search for repositories happens when the policy is
-//     applied, and a repository deeper than gitSearchDepth, or past
-//     the search's budget, is not found.
+//     applied, and a repository deeper than gitSearchDepth, or in
+//     Policy.Caches past the search's budget (Applied.GitSearchCut), is not
+//     found. In Policy.Writable the search has no budget that a command
+//     could exhaust (past a million directories Wrap fails).
 //   - Inside the writable paths metadata is the command's to change, as
 //     is everything else there.
 //   - With the network allowed, the host's unix sockets are reachable.

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,10 +22,17 @@ const (
 	// looks for .git: 0 is the directory itself (DIR/.git), 4 reaches
 	// DIR/a/b/c/d/.git.
 	gitSearchDepth = 4
-	// gitSearchBudget bounds the directories read, over all the writable
-	// paths together, so that a huge cache cannot stall every start; the
-	// roots come first in Policy.Writable and so are searched first.
+	// gitSearchBudget bounds the directories read in the caches
+	// (Policy.Caches) together, so that a huge cache cannot stall every
+	// start; a cut is reported (Applied.GitSearchCut). In Policy.Writable
+	// the search is not cut: a command that makes enough directories in
+	// front of a repository must not get its .git writable next time.
 	gitSearchBudget = 20000
+	// rootSearchMax bounds the directories read in Policy.Writable only
+	// so that the search ends: past it, Wrap fails rather than leave a
+	// repository writable. A million empty directories take a second or
+	// two to go through.
+	rootSearchMax = 1 << 20
 	// gitFileMax is how much of a .git file is read for its gitdir line.
 	gitFileMax = 4096
 )
@@ -32,13 +40,20 @@ const (
 // findGit returns the .git entries (directories, and the .git files of
 // worktrees and submodules) within gitSearchDepth of each of dirs, and
 // the directories those files point to (gitdir:) that lie in dirs, with
-// whether the budget of directories to visit ran out. Symlinks are not
-// followed: a symlinked .git, or a link to a directory elsewhere, leads
-// outside the writable paths, which are read-only anyway.
-func findGit(dirs []string, budget int) (found []string, exhausted bool) {
-	s := &gitSearch{dirs: dirs, budget: budget, seen: map[string]bool{}}
-	exhausted = s.run()
-	return s.found, exhausted
+// whether the budget of directories to visit in the caches ran out. The
+// first nRoots of dirs are searched whole (up to rootMax directories,
+// past which it fails), the others within budget. Symlinks
+// are not followed: a symlinked .git, or a link to a directory elsewhere,
+// leads outside the writable paths, which are read-only anyway.
+func findGit(dirs []string, nRoots, rootMax, budget int) (found []string, exhausted bool, err error) {
+	s := &gitSearch{dirs: dirs, seen: map[string]bool{}}
+	s.budget = rootMax
+	if root, cut := s.run(0, nRoots); cut {
+		return nil, false, fmt.Errorf("sandbox: the search for repositories in %s stopped after %d directories, and a .git further on would be writable; remove directories there, or set WritableGit", root, rootMax)
+	}
+	s.budget = budget
+	_, exhausted = s.run(nRoots, len(dirs))
+	return s.found, exhausted, nil
 }
 
 // gitSearch is one findGit.
@@ -60,14 +75,17 @@ func (s *gitSearch) add(p string) {
 	}
 }
 
-func (s *gitSearch) run() (exhausted bool) {
+// run searches dirs[from:to], and reports the first whose search the
+// budget cut. A directory below another of dirs[:to] is searched from
+// that one (one level less deep).
+func (s *gitSearch) run(from, to int) (cutIn string, exhausted bool) {
 	type level struct {
 		dir   string
 		depth int
 	}
-	for i, root := range s.dirs {
-		if nestedIn(root, s.dirs, i) {
-			// Searched from its parent (one level less deep).
+	for i := from; i < to; i++ {
+		root := s.dirs[i]
+		if nestedIn(root, s.dirs[:to], i) {
 			continue
 		}
 		leaves := s.leafTest(root)
@@ -76,7 +94,7 @@ func (s *gitSearch) run() (exhausted bool) {
 			l := queue[0]
 			queue = queue[1:]
 			if s.budget == 0 {
-				return true
+				return root, true
 			}
 			s.budget--
 			if l.depth > 0 && leaves(l.dir) {
@@ -111,7 +129,7 @@ func (s *gitSearch) run() (exhausted bool) {
 			}
 		}
 	}
-	return false
+	return "", false
 }
 
 // gitEntry adds a .git entry at p of type typ, and what it leads to.
@@ -239,16 +257,6 @@ func parseGitdir(b []byte) (string, bool) {
 func nestedIn(dir string, dirs []string, i int) bool {
 	for j, d := range dirs {
 		if j != i && d != dir && within(dir, []string{d}) {
-			return true
-		}
-	}
-	return false
-}
-
-// within reports whether path is one of dirs or below one.
-func within(path string, dirs []string) bool {
-	for _, d := range dirs {
-		if path == d || strings.HasPrefix(path, d+string(filepath.Separator)) || d == "/" {
 			return true
 		}
 	}

@@ -63,7 +63,8 @@ func testNestedGit(t *testing.T, b box) {
 	b.wantAct(t, p, root, "ok", "write", filepath.Join(root, "vendor/lib/.git/config"))
 }
 
-// TestFindGitBudget: the search stops at its budget and says so.
+// TestFindGitBudget: the search in the caches stops at its budget and
+// says so.
 func TestFindGitBudget(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -72,14 +73,23 @@ func TestFindGitBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	found, cut := findGit([]string{root}, 100)
-	if len(found) != 3 || cut {
-		t.Fatalf("findGit = %v, cut %v; want 3 repositories", found, cut)
+	found, cut, err := findGit([]string{root}, 0, rootSearchMax, 100)
+	if len(found) != 3 || cut || err != nil {
+		t.Fatalf("findGit = %v, cut %v, %v; want 3 repositories", found, cut, err)
 	}
 	// root, d, and one of the three: the rest are not read.
-	found, cut = findGit([]string{root}, 3)
-	if len(found) != 1 || !cut {
-		t.Fatalf("findGit with a budget of 3 = %v, cut %v; want one repository, cut", found, cut)
+	found, cut, err = findGit([]string{root}, 0, rootSearchMax, 3)
+	if len(found) != 1 || !cut || err != nil {
+		t.Fatalf("findGit with a budget of 3 = %v, cut %v, %v; want one repository, cut", found, cut, err)
+	}
+	// As a root (Policy.Writable), the budget does not apply; past its
+	// own bound, the search fails rather than leave a repository out.
+	found, cut, err = findGit([]string{root}, 1, rootSearchMax, 3)
+	if len(found) != 3 || cut || err != nil {
+		t.Fatalf("findGit of a root with a budget of 3 = %v, cut %v, %v; want 3 repositories", found, cut, err)
+	}
+	if _, _, err = findGit([]string{root}, 1, 3, 100); err == nil || !strings.Contains(err.Error(), root) {
+		t.Fatalf("findGit of a root past its bound: %v, want an error naming %s", err, root)
 	}
 }
 
@@ -120,7 +130,10 @@ func TestFindGitLeaves(t *testing.T) {
 	}
 	every := &gitSearch{dirs: []string{root}, budget: 1000, seen: map[string]bool{}, everyLeaf: true}
 	leaves := &gitSearch{dirs: []string{root}, budget: 1000, seen: map[string]bool{}}
-	if every.run() || leaves.run() {
+	if _, cut := every.run(0, 1); cut {
+		t.Fatal("the budget ran out")
+	}
+	if _, cut := leaves.run(0, 1); cut {
 		t.Fatal("the budget ran out")
 	}
 	slices.Sort(every.found)

@@ -70,7 +70,7 @@ func setupSelf(pl *plan) (int, error) {
 		return 0, nil
 	}
 	if pl.ReadOnlyAll {
-		if err := readOnlyElsewhere(pl.Dirs, pl.Files); err != nil {
+		if err := readOnlyElsewhere(pl); err != nil {
 			return ExitSetupFailed, fmt.Errorf("mounting all but the writable paths read-only: %w", err)
 		}
 	}
@@ -140,19 +140,7 @@ func restrictThread(pl *plan) error {
 			ro = ro.WithResolveUnix()
 		}
 		rules = append(rules, ro)
-		if len(pl.Dirs) > 0 {
-			rw := landlock.RWDirs(pl.Dirs...)
-			if pl.ABI >= 2 {
-				// Renames and links between writable directories; a
-				// rename out of them still needs write rights at the
-				// destination.
-				rw = rw.WithRefer()
-			}
-			rules = append(rules, rw)
-		}
-		if len(pl.Files) > 0 {
-			rules = append(rules, landlock.RWFiles(pl.Files...))
-		}
+		// The writable paths are added below, from descriptors.
 		if pl.PrivatePTS {
 			// The devpts mounted for the command (rules name the mount
 			// now in place) and the multiplexer that opens its terminals;
@@ -179,6 +167,11 @@ func restrictThread(pl *plan) error {
 		return errors.New("nothing to enforce")
 	}
 	defer unix.Close(fd)
+	if pl.FS {
+		if err := pl.addWritableRules(fd, uint64(cfg.HandledAccessFS)); err != nil {
+			return err
+		}
+	}
 	// no_new_privs: setuid binaries and file capabilities gain nothing,
 	// and Landlock requires it of callers without CAP_SYS_ADMIN.
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
@@ -258,7 +251,12 @@ func loopbackUp() error {
 // namespace, so its mounts are slaves of the host's and nothing made here
 // propagates back. Landlock then forbids the command to unmount it.
 func bindReadOnly(path string) error {
-	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
+	at, err := openNoFollow(path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(at)
+	fd, err := unix.OpenTree(at, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
 	if err != nil {
 		return fmt.Errorf("open_tree: %w", err)
 	}
@@ -269,7 +267,7 @@ func bindReadOnly(path string) error {
 	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
 		return fmt.Errorf("mount_setattr: %w", err)
 	}
-	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+	if err := unix.MoveMount(fd, "", at, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return fmt.Errorf("move_mount: %w", err)
 	}
 	return nil
@@ -282,10 +280,10 @@ func bindReadOnly(path string) error {
 // host had read-only stays so, and nothing is made writable that was not.
 // Device nodes need no clone: a read-only mount does not stop writes to a
 // device. Like bindReadOnly, nothing here propagates to the host.
-func readOnlyElsewhere(dirs, files []string) error {
-	paths := make([]string, 0, len(dirs)+len(files))
-	paths = append(paths, dirs...)
-	for _, f := range files {
+func readOnlyElsewhere(pl *plan) error {
+	paths := make([]string, 0, len(pl.Dirs)+len(pl.Files))
+	paths = append(paths, pl.Dirs...)
+	for _, f := range pl.Files {
 		if fi, err := os.Stat(f); err == nil && fi.Mode()&os.ModeDevice != 0 {
 			continue
 		}
@@ -295,14 +293,23 @@ func readOnlyElsewhere(dirs, files []string) error {
 	// its parent's; a path met twice is cloned once.
 	slices.SortFunc(paths, func(a, b string) int { return cmp.Compare(len(a), len(b)) })
 	paths = slices.Compact(paths)
+	// Each path is opened checked (openChecked), to be cloned, and again
+	// to put the clone over it: by then a parent's clone may be in place,
+	// and the clone of a path below it must go on top of that one.
 	clones := make([]int, 0, len(paths))
+	ats := make([]int, 0, len(paths))
 	defer func() {
-		for _, fd := range clones {
+		for _, fd := range append(clones, ats...) {
 			unix.Close(fd)
 		}
 	}()
 	for _, p := range paths {
-		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
+		at, err := pl.openChecked(p)
+		if err != nil {
+			return err
+		}
+		ats = append(ats, at)
+		fd, err := unix.OpenTree(at, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
 		if err != nil {
 			return fmt.Errorf("open_tree %s: %w", p, err)
 		}
@@ -313,7 +320,13 @@ func readOnlyElsewhere(dirs, files []string) error {
 		return fmt.Errorf("mount_setattr /: %w", err)
 	}
 	for i, p := range paths {
-		if err := unix.MoveMount(clones[i], "", unix.AT_FDCWD, p, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		to, err := pl.openChecked(p)
+		if err != nil {
+			return err
+		}
+		err = unix.MoveMount(clones[i], "", to, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+		unix.Close(to)
+		if err != nil {
 			return fmt.Errorf("move_mount %s: %w", p, err)
 		}
 	}

@@ -69,8 +69,22 @@ type Policy struct {
 
 	// Writable lists the files and directories (with everything below
 	// them) that a WorkspaceWrite command may change; other modes ignore
-	// it. Each must exist. DefaultWritable gives the usual list.
+	// it. Each must exist. Symlinks on a path's way are followed only
+	// where no sandbox could have made them (see ResolvePath): a path
+	// reached through one in the home directory, the temporary directory
+	// or another writable path fails Wrap with a *LinkError naming it.
+	// The repositories below these paths are all found (and their .git
+	// kept read-only, see WritableGit), however many directories that
+	// takes to read.
 	Writable []string
+
+	// Caches lists paths that a WorkspaceWrite command may change as it
+	// may Writable's, on top of them, when it is safe: one that does not
+	// exist is skipped, and one reached through a symlink that a sandbox
+	// could have made is left out and named in Applied.LeftOut rather
+	// than failing Wrap. The search for repositories in them has a budget
+	// (Applied.GitSearchCut). DefaultCaches gives the usual list.
+	Caches []string
 
 	// WritableGit leaves the .git of each writable directory writable. By
 	// default it is mounted read-only for the command, because hooks and
@@ -122,10 +136,14 @@ type Applied struct {
 	// user's terminals are not in it. Without a mount namespace there is
 	// none, and opening a pseudo-terminal fails.
 	PrivatePTS bool
-	// GitSearchCut: the search for repositories in the writable paths
+	// GitSearchCut: the search for repositories in Policy.Caches
 	// stopped at its budget of directories, so a repository further on
-	// is writable.
+	// is writable. (In Policy.Writable the search is not cut.)
 	GitSearchCut bool
+	// LeftOut names the paths of Policy.Caches that were not made
+	// writable, and why: each is reached through a symlink that a
+	// sandboxed command could have made.
+	LeftOut []string
 	// TempDir is the command's private TMPDIR ("" in mode Off).
 	TempDir string
 	// Scoped: the command cannot signal processes outside its sandbox nor
@@ -181,7 +199,10 @@ func (a *Applied) String() string {
 		parts = append(parts, fmt.Sprintf("read-only .git %d", len(a.ReadOnly)))
 	}
 	if a.GitSearchCut {
-		parts = append(parts, "search for .git cut short")
+		parts = append(parts, "search for .git in the caches cut short")
+	}
+	if len(a.LeftOut) > 0 {
+		parts = append(parts, "left out: "+strings.Join(a.LeftOut, "; "))
 	}
 	if a.ReadOnlyElsewhere {
 		parts = append(parts, "read-only elsewhere")
@@ -232,10 +253,34 @@ const minFSABI = 3
 // initCalled is set by Init; Wrap refuses to work without it.
 var initCalled atomic.Bool
 
-// DefaultWritable is the usual Writable list for WorkspaceWrite: the roots
-// followed by the build caches of Go, npm, pip and cargo and the generic
-// user cache directory, those of them that exist. The command's TempDir
-// is always writable and need not be listed.
+// DefaultWritable is a Writable list for WorkspaceWrite: the roots
+// followed by those of DefaultCaches that exist and that no symlink a
+// sandbox could have made leads to. The command's TempDir is always
+// writable and need not be listed.
+//
+// Policy{Writable: roots, Caches: DefaultCaches()} is the same list
+// checked again at every Wrap, with what is left out named in
+// Applied.LeftOut: prefer it where a policy outlives the moment it is
+// made, since a sandboxed command may replace a cache by a link at any
+// time (Wrap then fails on the path listed here).
+func DefaultWritable(roots ...string) []string {
+	out := append([]string(nil), roots...)
+	caches := DefaultCaches()
+	r := newResolver(append(slices.Clone(roots), caches...)...)
+	for _, p := range caches {
+		if slices.Contains(out, p) {
+			continue
+		}
+		if _, _, err := r.resolve(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// DefaultCaches is the usual Caches list: the build caches of Go, npm,
+// pip and cargo and the generic user cache directory, whether they exist
+// or not (Wrap skips what does not).
 //
 // The caches are there so that builds and tests work; the price is that a
 // sandboxed command can poison them (a doctored Go build cache entry or
@@ -245,13 +290,12 @@ var initCalled atomic.Bool
 // Locations follow the tools' environment variables and defaults; values
 // set only in a tool's own config file (`go env -w`, .npmrc, pip.conf) are
 // not read.
-func DefaultWritable(roots ...string) []string {
-	out := append([]string(nil), roots...)
+func DefaultCaches() []string {
 	home, _ := os.UserHomeDir()
 	cache, _ := os.UserCacheDir()
 	var cands []string
 	add := func(p string) {
-		if p != "" && filepath.IsAbs(p) {
+		if p != "" && filepath.IsAbs(p) && !slices.Contains(cands, filepath.Clean(p)) {
 			cands = append(cands, filepath.Clean(p))
 		}
 	}
@@ -299,14 +343,5 @@ func DefaultWritable(roots ...string) []string {
 	add(under(cargo, "git"))
 	// everything else that follows XDG
 	add(cache)
-
-	for _, p := range cands {
-		if slices.Contains(out, p) {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
+	return cands
 }

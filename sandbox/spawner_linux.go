@@ -149,14 +149,16 @@ func (p *Policy) NewSpawnerContext(ctx context.Context) (*Spawner, error) {
 		} else if !filepath.IsAbs(root) {
 			return nil, fmt.Errorf("sandbox: TempDir %q is not absolute", root)
 		}
-		real, err := filepath.EvalSymlinks(root)
+		real, err := ResolvePath(root)
+		if err == nil && pl.FS {
+			_, err = pl.pin(real)
+		}
 		if err != nil {
 			s.removeRoot()
 			return nil, fmt.Errorf("sandbox: TempDir: %w", err)
 		}
 		s.tmpRoot = real
 		if pl.FS {
-			pl.Dirs = append(pl.Dirs, real)
 			s.applied.Writable = append(s.applied.Writable, real)
 		}
 	}

@@ -39,6 +39,10 @@ type plan struct {
 	DropCaps    bool     `json:"dropCaps,omitempty"`    // clear the ambient capabilities before exec
 	Probe       bool     `json:"probe,omitempty"`       // set up namespaces and exit 0
 	Serve       bool     `json:"serve,omitempty"`       // be a Spawner's helper (fd 3 is its socket)
+
+	// IDs are the device and inode of each of Dirs and Files, as Wrap
+	// saw them (writable_linux.go).
+	IDs map[string]fileID `json:"ids,omitempty"`
 }
 
 // nullDevices are writable in every confined mode: programs open them for
@@ -66,6 +70,7 @@ type prepared struct {
 	// mount namespace; it is reported like missing, but does not fail.
 	degraded []string
 	nsFlags  uintptr // namespaces to create, with a user namespace
+	rootDirs int     // how many of pl.Dirs come from Policy.Writable (the first ones)
 }
 
 // prepare works out what p means here, without side effects. The TempDir
@@ -89,18 +94,20 @@ func (p *Policy) prepare() (*prepared, error) {
 			if len(p.Writable) == 0 {
 				return nil, errors.New("sandbox: workspace-write needs at least one Writable path (see DefaultWritable)")
 			}
-			for _, w := range p.Writable {
-				if err := pr.addWritable(w); err != nil {
-					return nil, err
-				}
+			if err := pr.addWritables(p); err != nil {
+				return nil, err
 			}
 			if !p.WritableGit {
-				pr.addGit()
+				if err := pr.addGit(); err != nil {
+					return nil, err
+				}
 			}
 		}
 		for _, d := range nullDevices {
 			if _, err := os.Stat(d); err == nil {
-				pr.pl.Files = append(pr.pl.Files, d)
+				if _, err := pr.pl.pin(d); err != nil {
+					return nil, fmt.Errorf("sandbox: %w", err)
+				}
 			}
 		}
 		switch {
@@ -187,28 +194,6 @@ func (p *Policy) prepare() (*prepared, error) {
 	return pr, nil
 }
 
-// addWritable adds one of Policy.Writable, resolved: Landlock rules apply
-// to the file a path names, and the report should say which that is.
-func (pr *prepared) addWritable(w string) error {
-	if !filepath.IsAbs(w) {
-		return fmt.Errorf("sandbox: writable path %q is not absolute", w)
-	}
-	real, err := filepath.EvalSymlinks(w)
-	if err != nil {
-		return fmt.Errorf("sandbox: writable path: %w", err)
-	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		return fmt.Errorf("sandbox: writable path: %w", err)
-	}
-	if fi.IsDir() {
-		pr.pl.Dirs = append(pr.pl.Dirs, real)
-	} else {
-		pr.pl.Files = append(pr.pl.Files, real)
-	}
-	return nil
-}
-
 // addGit marks the .git (a directory, or the file of a worktree or a
 // submodule, with the directory its gitdir line names) of each writable
 // directory and of the repositories nested in them (findGit) read-only.
@@ -218,12 +203,16 @@ func (pr *prepared) addWritable(w string) error {
 // covers the other ways git can be pointed at code (commondir,
 // modules/*/config, …) and keeps .git from being renamed away and
 // replaced: a mount point cannot be.
-func (pr *prepared) addGit() {
-	found, exhausted := findGit(pr.pl.Dirs, gitSearchBudget)
+func (pr *prepared) addGit() error {
+	found, exhausted, err := findGit(pr.pl.Dirs, pr.rootDirs, rootSearchMax, gitSearchBudget)
+	if err != nil {
+		return err
+	}
 	pr.pl.ReadOnly = append(pr.pl.ReadOnly, found...)
 	if exhausted {
 		pr.applied.GitSearchCut = true
 	}
+	return nil
 }
 
 // unsupported joins what is missing into the error Wrap returns.
@@ -281,14 +270,16 @@ func (p *Policy) Wrap(cmd *exec.Cmd) (*Applied, error) {
 		} else if !filepath.IsAbs(tmp) {
 			return nil, fmt.Errorf("sandbox: TempDir %q is not absolute", tmp)
 		}
-		real, err := filepath.EvalSymlinks(tmp)
+		real, err := ResolvePath(tmp)
+		if err == nil && pl.FS {
+			_, err = pl.pin(real)
+		}
 		if err != nil {
 			a.Cleanup()
 			return nil, fmt.Errorf("sandbox: TempDir: %w", err)
 		}
 		a.TempDir = tmp
 		if pl.FS {
-			pl.Dirs = append(pl.Dirs, real)
 			a.Writable = append(a.Writable, real)
 		}
 		env = append(withoutEnv(env, "TMPDIR"), "TMPDIR="+tmp)

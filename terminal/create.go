@@ -451,7 +451,10 @@ func (m *Manager) sandboxFor(info Info) *sandbox.Policy {
 	sp := *m.cfg.sandbox
 	if sp.Mode == sandbox.WorkspaceWrite && len(sp.Writable) == 0 {
 		// No roots: the workspace is where the command runs.
-		sp.Writable = sandbox.DefaultWritable(info.Cwd)
+		sp.Writable = []string{info.Cwd}
+		if len(sp.Caches) == 0 {
+			sp.Caches = sandbox.DefaultCaches()
+		}
 	}
 	return &sp
 }

@@ -148,8 +148,8 @@
 // just before it starts, so it keeps its pid, process group and cgroup;
 // in any mode but Off it gets a private TMPDIR, created for the terminal
 // and removed at release. A WorkspaceWrite policy without Writable paths
-// writes in sandbox.DefaultWritable(Policy.Roots...) (the command's cwd
-// when there are no roots). Info.Sandbox records what was applied. When
+// writes in Policy.Roots (the command's cwd when there are no roots) and
+// sandbox.DefaultCaches(), the caches checked at every start. Info.Sandbox records what was applied. When
 // the kernel cannot enforce the policy, create fails with ErrDenied (see
 // Errors) and nothing runs, unless the policy has BestEffort.
 //

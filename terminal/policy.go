@@ -3,6 +3,7 @@ package terminal
 import (
 	"context"
 	"github.com/acpterm/acpterm/acp"
+	"slices"
 	"time"
 
 	"github.com/acpterm/acpterm/sandbox"
@@ -98,9 +99,9 @@ type Policy struct {
 	// and "Sandbox" in the package doc); nil runs commands with the host's
 	// rights, as mode off does. The host's main must call sandbox.Init.
 	//
-	// A WorkspaceWrite policy with no Writable paths gets
-	// sandbox.DefaultWritable(Roots...), or of the command's cwd when Roots
-	// is empty. TempDir is ignored: each terminal gets a private TMPDIR,
+	// A WorkspaceWrite policy with no Writable paths gets Roots (or the
+	// command's cwd when Roots is empty) as Writable and, unless it has
+	// Caches of its own, sandbox.DefaultCaches() as Caches. TempDir is ignored: each terminal gets a private TMPDIR,
 	// removed at release. When the kernel cannot enforce the policy and
 	// BestEffort is not set, create fails with ErrDenied, naming what is
 	// missing; Info.Sandbox says what was applied.
@@ -287,7 +288,10 @@ func newConfig(o *Options) config {
 		sp.Writable = append([]string(nil), sp.Writable...)
 		sp.TempDir = ""
 		if sp.Mode == sandbox.WorkspaceWrite && len(sp.Writable) == 0 && len(c.roots) > 0 {
-			sp.Writable = sandbox.DefaultWritable(c.roots...)
+			sp.Writable = slices.Clone(c.roots)
+			if len(sp.Caches) == 0 {
+				sp.Caches = sandbox.DefaultCaches()
+			}
 		}
 		c.sandbox = &sp
 	}

@@ -37,9 +37,9 @@ import (
 //     compared as git compares it on case-insensitive file systems (.GIT,
 //     .Git, and the names NTFS and HFS+ take for it).
 //
-// The roots themselves are writable in WorkspaceWrite, as the sandbox's
-// sandbox.DefaultWritable makes them; the sandbox's further writable
-// paths lie outside the roots and so are never written through fs.
+// The roots themselves are writable in WorkspaceWrite, as they are in the
+// sandbox's Writable; its further writable paths (the caches) lie outside
+// the roots and so are never written through fs.
 //
 // The directories are checked as the write descends to them, through the
 // handles it writes with, so a directory swapped for a symlink into .git

@@ -172,7 +172,7 @@ func (f *sandboxFlags) policy() (*sandbox.Policy, error) {
 		if err != nil {
 			return nil, err
 		}
-		sp.Writable = append(sandbox.DefaultWritable(wd), cfg.Writable...)
+		sp.Writable, sp.Caches = append([]string{wd}, cfg.Writable...), sandbox.DefaultCaches()
 	}
 	return sp, nil
 }

@@ -99,7 +99,7 @@ func (f *execServerFlags) options() (*remote.ServerOptions, error) {
 		return nil, fmt.Errorf("--writable and --writable-git need --sandbox workspace-write (not %s)", f.mode)
 	}
 	if len(f.writable) > 0 {
-		sp.Writable = sandbox.DefaultWritable(cwd)
+		sp.Writable, sp.Caches = []string{cwd}, sandbox.DefaultCaches()
 		for _, w := range f.writable {
 			abs, err := filepath.Abs(w)
 			if err != nil {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/acpterm/acpterm/sandbox"
 )
 
 // A Profile is what an agent must be able to write to work when it runs
@@ -345,35 +347,63 @@ func (p Profile) Resolve(getenv func(string) string, extra []string) (*Resolved,
 // Prepare creates what r names and is missing, since a sandbox rule needs
 // an existing path: directories (with their parents) mode 0700, files with
 // their seed, mode 0600. An existing path of the wrong kind is an error.
+//
+// Each is made a real directory or file before the first sandbox, and no
+// symlink is followed where a sandboxed command could have made one (in
+// the home directory, the temporary directory): a confined run could
+// otherwise point ~/.cache/opencode at the home directory, and the next
+// make the home directory writable. Such a link is an error naming it
+// (sandbox.LinkError); links in system directories are followed.
 func (r *Resolved) Prepare() error {
 	for _, d := range r.Dirs {
-		if err := os.MkdirAll(d, 0o700); err != nil {
+		if _, err := sandbox.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("creating the agent's directory: %w", err)
 		}
 	}
 	for _, f := range r.Files {
-		if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
-			return fmt.Errorf("creating the agent's file: %w", err)
+		if err := prepareFile(f, r.Seeds[f]); err != nil {
+			return err
 		}
-		// O_EXCL: an existing file is the agent's, and left as it is.
-		h, err := os.OpenFile(f, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			fi, err := os.Stat(f)
+	}
+	return nil
+}
+
+// prepareFile creates the file f with seed unless it exists, without
+// following a symlink in its place.
+func prepareFile(f, seed string) error {
+	dir, err := sandbox.MkdirAll(filepath.Dir(f), 0o700)
+	if err != nil {
+		return fmt.Errorf("creating the agent's file: %w", err)
+	}
+	path := filepath.Join(dir, filepath.Base(f))
+	// O_EXCL: an existing file is the agent's, and left as it is; a link
+	// in its place counts as existing, and is not written through.
+	h, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return fmt.Errorf("the agent's file: %w", err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if _, err := sandbox.ResolvePath(path); err != nil {
+				return fmt.Errorf("the agent's file: %w", err)
+			}
+			fi, err = os.Stat(path)
 			if err != nil {
 				return fmt.Errorf("the agent's file: %w", err)
 			}
-			if !fi.Mode().IsRegular() {
-				return fmt.Errorf("the agent's file %s is not a regular file", f)
-			}
-			continue
 		}
-		if err != nil {
-			return fmt.Errorf("creating the agent's file: %w", err)
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("the agent's file %s is not a regular file", f)
 		}
-		_, werr := h.WriteString(r.Seeds[f])
-		if err := errors.Join(werr, h.Close()); err != nil {
-			return fmt.Errorf("creating the agent's file: %w", err)
-		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("creating the agent's file: %w", err)
+	}
+	_, werr := h.WriteString(seed)
+	if err := errors.Join(werr, h.Close()); err != nil {
+		return fmt.Errorf("creating the agent's file: %w", err)
 	}
 	return nil
 }

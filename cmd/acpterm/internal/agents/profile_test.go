@@ -157,3 +157,47 @@ func TestConfigWritable(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareRefusesPlantedLinks: a link that a sandboxed command could
+// have made (in ~/.cache, which commands may write) in place of a
+// profile's directory, of a lasting cache's parent, or of its file, is an
+// error naming it, and nothing is made or written through it.
+func TestPrepareRefusesPlantedLinks(t *testing.T) {
+	for _, tt := range []struct {
+		agent, link, target string
+	}{
+		{"opencode", ".cache/opencode", "."},
+		{"pi-acp", ".cache/acpterm", "."},
+		{"claude-agent-acp", ".claude.json", ".bashrc"},
+	} {
+		t.Run(tt.agent, func(t *testing.T) {
+			home := t.TempDir()
+			t.Setenv("HOME", home)
+			bashrc := "# the user's own\n"
+			if err := os.WriteFile(filepath.Join(home, ".bashrc"), []byte(bashrc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			link := filepath.Join(home, tt.link)
+			if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(home, tt.target), link); err != nil {
+				t.Fatal(err)
+			}
+			r, err := profiles[tt.agent].Resolve(env(map[string]string{"HOME": home}), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = r.Prepare()
+			if err == nil || !strings.Contains(err.Error(), link) || !strings.Contains(err.Error(), "symlink") {
+				t.Errorf("Prepare = %v, want an error naming the link %s", err, link)
+			}
+			if _, err := os.Stat(filepath.Join(home, "node-compile-cache")); err == nil {
+				t.Error("a directory was made through the link")
+			}
+			if b, _ := os.ReadFile(filepath.Join(home, ".bashrc")); string(b) != bashrc {
+				t.Errorf(".bashrc was written through the link: %q", b)
+			}
+		})
+	}
+}

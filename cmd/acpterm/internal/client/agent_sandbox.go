@@ -137,16 +137,25 @@ func (d *driver) confinementLine() string {
 	if sp.Network == sandbox.DenyNetwork {
 		mode += ", network deny"
 	}
-	var missing []string
-	if d.cmdSandbox != nil {
-		missing = append(missing, d.cmdSandbox.Missing...)
-	}
-	if c.SandboxAgent && d.agentSandbox != nil {
-		for _, m := range d.agentSandbox.Missing {
-			if !slices.Contains(missing, m) {
-				missing = append(missing, m)
+	var missing, leftOut []string
+	addNew := func(to *[]string, from []string) {
+		for _, m := range from {
+			if !slices.Contains(*to, m) {
+				*to = append(*to, m)
 			}
 		}
+	}
+	cut := false
+	for _, a := range d.appliedSandboxes() {
+		addNew(&missing, a.Missing)
+		addNew(&leftOut, a.LeftOut)
+		cut = cut || a.GitSearchCut
+	}
+	if len(leftOut) > 0 {
+		mode += "; caches left out: " + textsafe.Line(strings.Join(leftOut, "; "))
+	}
+	if cut {
+		mode += "; the search for repositories in the caches was cut short: a .git further on is writable"
 	}
 	if len(missing) > 0 {
 		mode += "; missing: " + strings.Join(missing, "; ")
@@ -175,6 +184,19 @@ func (d *driver) confinementLine() string {
 	return "sandbox: commands only: " + mode + " (the agent itself is not confined: it has no profile, see acpterm agents; --sandbox-agent confines it)"
 }
 
+// appliedSandboxes are the sandboxes the confinement line speaks of: the
+// commands' and, when it is confined, the agent's.
+func (d *driver) appliedSandboxes() []*sandbox.Applied {
+	var out []*sandbox.Applied
+	if d.cmdSandbox != nil {
+		out = append(out, d.cmdSandbox)
+	}
+	if d.cfg.SandboxAgent && d.agentSandbox != nil {
+		out = append(out, d.agentSandbox)
+	}
+	return out
+}
+
 // showConfinement writes the confinement line to stderr, dim on a colour
 // terminal: always where a person reads stderr, and otherwise when the
 // agent itself is confined, which changes what it can do, or when a
@@ -182,8 +204,10 @@ func (d *driver) confinementLine() string {
 // and not more, on every run).
 func (d *driver) showConfinement() {
 	f, ok := d.cfg.Stderr.(*os.File)
-	weakened := d.cmdSandbox != nil && len(d.cmdSandbox.Missing) > 0 ||
-		d.cfg.SandboxAgent && d.agentSandbox != nil && len(d.agentSandbox.Missing) > 0
+	weakened := false
+	for _, a := range d.appliedSandboxes() {
+		weakened = weakened || len(a.Missing) > 0 || len(a.LeftOut) > 0 || a.GitSearchCut
+	}
 	if !d.cfg.SandboxAgent && !weakened && (!ok || !IsTerminal(f)) {
 		return
 	}

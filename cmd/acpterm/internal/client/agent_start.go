@@ -69,7 +69,7 @@ func (s *AgentStart) Command() (*exec.Cmd, *sandbox.Applied, error) {
 		// Commands of this run write its Writable paths; without a
 		// policy (sessions, login) those a run in Dir would make
 		// writable.
-		writable := p.Writable
+		writable := append(slices.Clone(p.Writable), p.Caches...)
 		if s.Policy == nil {
 			dir := s.Dir
 			if dir == "" {
@@ -209,7 +209,7 @@ func agentPolicy(base *sandbox.Policy, prof *agents.Resolved, extra string) (*sa
 		return &p, nil
 	}
 	if p.Mode == sandbox.ReadOnly {
-		p.Mode, p.Writable = sandbox.WorkspaceWrite, nil
+		p.Mode, p.Writable, p.Caches = sandbox.WorkspaceWrite, nil, nil
 	}
 	for _, w := range paths {
 		if !slices.Contains(p.Writable, w) {

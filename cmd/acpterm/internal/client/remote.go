@@ -220,7 +220,8 @@ func (d *driver) checkHello(r *remoteRun, fail func(string, ...any) int) int {
 	if c.Sandbox != sandbox.Off || c.Network != sandbox.AllowNetwork {
 		// What the target's kernel cannot give is named on the run's
 		// first line, as it is for a sandbox here (confinementLine).
-		d.cmdSandbox = &sandbox.Applied{Mode: c.Sandbox, Network: c.Network, LandlockABI: sb.LandlockABI, Missing: sb.Missing}
+		d.cmdSandbox = &sandbox.Applied{Mode: c.Sandbox, Network: c.Network, LandlockABI: sb.LandlockABI, Missing: sb.Missing,
+			LeftOut: sb.LeftOut, GitSearchCut: sb.GitSearchCut}
 	}
 	return ExitOK
 }

@@ -127,7 +127,9 @@ type Config struct {
 	// Network is the sandbox's network setting.
 	Network sandbox.Network
 	// Writable lists absolute paths that a WorkspaceWrite sandbox may
-	// write on top of sandbox.DefaultWritable(Roots...). Each must exist.
+	// write on top of the roots and the caches (sandbox.DefaultCaches).
+	// Each must exist, and be reached through no symlink that a sandbox
+	// could have made (sandbox.ResolvePath): the run fails otherwise.
 	Writable []string
 	// WritableGit leaves the .git of writable directories writable
 	// (sandbox.Policy.WritableGit).

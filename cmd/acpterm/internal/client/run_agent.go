@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -271,7 +272,9 @@ func warnLine(line string) string {
 }
 
 // sandboxPolicy is the policy of the run's terminals (and agent): the
-// roots and the caches (sandbox.DefaultWritable), then Config.Writable.
+// roots, then Config.Writable, and the caches (sandbox.DefaultCaches),
+// which each Wrap checks again and leaves out, naming them, when a link
+// on their way could have been made by a sandboxed command.
 // It checks the policy against this machine now, so that a sandbox the
 // kernel cannot provide ends the run at once, rather than fail each
 // command the agent tries; on failure it returns nil and the exit status.
@@ -282,7 +285,8 @@ func (d *driver) sandboxPolicy(roots []string) (*sandbox.Policy, int) {
 	// run's first line (confinementLine), never dropped in silence.
 	sp := &sandbox.Policy{Mode: c.Sandbox, Network: c.Network, WritableGit: c.WritableGit, WithoutMountNamespace: true}
 	if c.Sandbox == sandbox.WorkspaceWrite {
-		sp.Writable = sandbox.DefaultWritable(roots...)
+		sp.Writable = slices.Clone(roots)
+		sp.Caches = sandbox.DefaultCaches()
 	}
 	for _, w := range c.Writable {
 		if !filepath.IsAbs(w) {

@@ -89,6 +89,12 @@ type jsonSandbox struct {
 	Network string `json:"network"` // allow, deny
 	// Missing names what the kernel could not enforce (best effort only).
 	Missing []string `json:"missing,omitempty"`
+	// LeftOut names the caches not made writable, and why (a link on
+	// their way that a sandboxed command could have made).
+	LeftOut []string `json:"leftOut,omitempty"`
+	// GitSearchCut: the search for repositories in the caches was cut
+	// short, so a repository further on is writable.
+	GitSearchCut bool `json:"gitSearchCut,omitempty"`
 }
 
 type jsonTerminalOutput struct {
@@ -251,7 +257,8 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 				e.OutputByteLimit = &limit
 			}
 			if a := ev.Info.Sandbox; a != nil {
-				e.Sandbox = &jsonSandbox{Mode: a.Mode.String(), Network: a.Network.String(), Missing: a.Missing}
+				e.Sandbox = &jsonSandbox{Mode: a.Mode.String(), Network: a.Network.String(), Missing: a.Missing,
+					LeftOut: a.LeftOut, GitSearchCut: a.GitSearchCut}
 			}
 		}
 		r.emit(e)

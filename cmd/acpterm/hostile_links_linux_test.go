@@ -1,0 +1,177 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acpterm/acpterm/acp"
+)
+
+// Two sessions through the real binary: in the first, a sandboxed command
+// makes a path that the next session would make writable a link to the
+// home directory; in the second, with the same configuration, a command
+// (or the confined agent) tries to write ~/.bashrc.
+
+func init() {
+	registerHostile("write-bashrc", func() int { return serveAgent(&writeBashrcAgent{}) })
+}
+
+// writeBashrcAgent appends a line to ~/.bashrc itself and says how that
+// went in one message.
+type writeBashrcAgent struct{ baseAgent }
+
+func (a *writeBashrcAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	f, err := os.OpenFile(filepath.Join(os.Getenv("HOME"), ".bashrc"), os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		_, err = f.WriteString("echo planted by the agent\n")
+		f.Close()
+	}
+	err = a.conn.Load().SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID, Update: &acp.AgentMessageChunk{
+		Content: &acp.TextContent{Text: fmt.Sprintf("bashrc write: %v", err)},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+}
+
+// linkHome is a home directory of the test's own with a ~/.cache and a
+// ~/.bashrc, and the environment that points acpterm at it.
+func linkHome(t *testing.T) (home, bashrc string, env []string) {
+	t.Helper()
+	home = t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".cache"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bashrc = "# the user's own\n"
+	if err := os.WriteFile(filepath.Join(home, ".bashrc"), []byte(bashrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env = []string{"HOME=" + home}
+	for _, v := range []string{"XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "GOCACHE", "GOMODCACHE", "GOPATH", "npm_config_cache", "PIP_CACHE_DIR", "CARGO_HOME"} {
+		env = append(env, v+"=")
+	}
+	return home, bashrc, env
+}
+
+func wantFile(t *testing.T, path, want string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != want {
+		t.Errorf("%s was written: %q", path, b)
+	}
+}
+
+// TestHostileCacheLinkNextSession: a command makes ~/.cache/go-build
+// (absent, as for a user who never built Go) a link to the home
+// directory; the next run leaves that cache out, says so on its first
+// line and in its JSON, and its command cannot write ~/.bashrc.
+func TestHostileCacheLinkNextSession(t *testing.T) {
+	t.Parallel()
+	home, bashrc, env := linkHome(t)
+	ws := t.TempDir()
+	link := filepath.Join(home, ".cache", "go-build")
+	o := opts{env: env, dir: ws}
+	r := acpterm(t, o, "run", "--approve-all", "-p", `ln -s "$HOME" "$HOME/.cache/go-build"`, "--", acptermBin, "agent")
+	if fi, err := os.Lstat(link); r.code != 0 || err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("session 1 did not plant the link (exit %d, %v)\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	}
+
+	r = acpterm(t, o, "run", "--format", "json", "--approve-all", "-p", `echo 'echo planted' >> "$HOME/.bashrc"`, "--", acptermBin, "agent", "--keep-going")
+	wantFile(t, filepath.Join(home, ".bashrc"), bashrc)
+	first, _, _ := strings.Cut(r.stderr, "\n")
+	if !strings.HasPrefix(first, "acpterm: sandbox:") || !strings.Contains(first, "left out") || !strings.Contains(first, link) {
+		t.Errorf("session 2's first line does not name the cache left out: %q", first)
+	}
+	created := ofKind(parseEvents(t, r.stdout), "terminal_created")
+	if len(created) != 1 {
+		t.Fatalf("%d terminal_created events:\n%s", len(created), r.stdout)
+	}
+	sb, _ := created[0]["sandbox"].(map[string]any)
+	if left := fmt.Sprint(sb["leftOut"]); !strings.Contains(left, link) {
+		t.Errorf("terminal_created's sandbox %v does not name %s in leftOut", sb, link)
+	}
+}
+
+// TestHostileProfileLinkNextSession: a command makes ~/.cache/opencode,
+// one of the confined opencode's writable directories, a link to the
+// home directory; the next confined run of opencode refuses to start,
+// naming the link, and nothing writes ~/.bashrc.
+func TestHostileProfileLinkNextSession(t *testing.T) {
+	t.Parallel()
+	home, bashrc, env := linkHome(t)
+	ws, bin := t.TempDir(), t.TempDir()
+	// Named opencode, the test binary gets opencode's profile.
+	if err := os.Symlink(testExe(t), filepath.Join(bin, "opencode")); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(home, ".cache", "opencode")
+	o := opts{env: env, dir: ws}
+	r := acpterm(t, o, "run", "--approve-all", "-p", `ln -s "$HOME" "$HOME/.cache/opencode"`, "--", acptermBin, "agent")
+	if fi, err := os.Lstat(link); r.code != 0 || err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("session 1 did not plant the link (exit %d, %v)\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	}
+
+	o.env = append(env, fakeAgentEnv+"=write-bashrc")
+	r = acpterm(t, o, "run", "--approve-all", "--sandbox-agent", "-p", "go", "--", filepath.Join(bin, "opencode"))
+	wantFile(t, filepath.Join(home, ".bashrc"), bashrc)
+	if r.code == 0 || !strings.Contains(r.stderr, link) || !strings.Contains(r.stderr, "symlink") {
+		t.Errorf("session 2: exit %d, want a refusal naming %s\nstdout:\n%s\nstderr:\n%s", r.code, link, r.stdout, r.stderr)
+	}
+}
+
+// TestHostileGitSearchNextSession: a command makes 20,050 empty
+// directories that sort before a nested repository (more than the search
+// for repositories used to read); in the next run, that repository's
+// .git/config is still read-only for commands.
+func TestHostileGitSearchNextSession(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	config := filepath.Join(ws, "zz-vendor", ".git", "config")
+	if err := os.MkdirAll(filepath.Dir(config), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, []byte("[core]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := opts{dir: ws}
+	r := acpterm(t, o, "run", "--approve-all", "-p", `seq -f d%05g 0 20049 | xargs mkdir`, "--", acptermBin, "agent")
+	if ents, err := os.ReadDir(ws); r.code != 0 || err != nil || len(ents) != 20051 {
+		t.Fatalf("session 1 made %d entries (exit %d, %v)\n%s", len(ents), r.code, err, r.stderr)
+	}
+	r = acpterm(t, o, "run", "--approve-all", "-p", `echo '	fsmonitor = echo planted' >> zz-vendor/.git/config`, "--", acptermBin, "agent", "--keep-going")
+	wantFile(t, config, "[core]\n")
+	if !strings.Contains(r.stdout+r.stderr, "Read-only file system") {
+		t.Errorf("session 2's write was not refused as read-only:\n%s\n%s", r.stdout, r.stderr)
+	}
+}
+
+// TestHostileWritableLinkNextSession: a command makes ~/.cache/proj a
+// link to the home directory; a next run given --writable ~/.cache/proj
+// refuses to start, naming the link, rather than make the home
+// directory writable.
+func TestHostileWritableLinkNextSession(t *testing.T) {
+	t.Parallel()
+	home, bashrc, env := linkHome(t)
+	ws := t.TempDir()
+	link := filepath.Join(home, ".cache", "proj")
+	o := opts{env: env, dir: ws}
+	r := acpterm(t, o, "run", "--approve-all", "-p", `ln -s "$HOME" "$HOME/.cache/proj"`, "--", acptermBin, "agent")
+	if fi, err := os.Lstat(link); r.code != 0 || err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("session 1 did not plant the link (exit %d, %v)\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	r = acpterm(t, o, "run", "--approve-all", "--writable", link, "-p", `echo 'echo planted' >> "$HOME/.bashrc"`, "--", acptermBin, "agent")
+	wantFile(t, filepath.Join(home, ".bashrc"), bashrc)
+	if r.code == 0 || !strings.Contains(r.stderr, link) || !strings.Contains(r.stderr, "symlink") {
+		t.Errorf("session 2: exit %d, want a refusal naming %s\nstdout:\n%s\nstderr:\n%s", r.code, link, r.stdout, r.stderr)
+	}
+}
