@@ -48,7 +48,7 @@ func remoteSandbox(ctx context.Context, rc *client.Remote, stdout, stderr io.Wri
 				errs[i] = err
 				return
 			}
-			h := cl.Hello()
+			h := client.SafeHello(cl.Hello())
 			hellos[i] = &h
 			_ = cl.Close()
 		})

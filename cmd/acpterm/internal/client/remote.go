@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/remote"
 	"github.com/acpterm/acpterm/sandbox"
@@ -52,6 +55,28 @@ type remoteRun struct {
 	bin string
 	// localDir is where the agent starts, here: the working directory.
 	localDir string
+	// log reports the connection's problems.
+	log *remoteLog
+}
+
+// remoteLog is the remote client's Logf, whose destination changes once
+// the run's renderer is set up.
+type remoteLog struct {
+	mu   sync.Mutex
+	warn func(line string)
+}
+
+func (l *remoteLog) logf(format string, args ...any) {
+	l.mu.Lock()
+	warn := l.warn
+	l.mu.Unlock()
+	warn("acpterm: remote: " + fmt.Sprintf(format, args...))
+}
+
+func (l *remoteLog) set(warn func(line string)) {
+	l.mu.Lock()
+	l.warn = warn
+	l.mu.Unlock()
 }
 
 // serverArgs are the exec server's flags for the run's sandbox: the
@@ -139,14 +164,21 @@ func (d *driver) connectRemote(ctx context.Context) int {
 	}
 	ctx, cancel = context.WithTimeout(ctx, c.InitTimeout)
 	defer cancel()
-	cl, err := DialRemote(ctx, rc, bin, d.serverArgs(),
-		func(format string, args ...any) { d.warn("acpterm: remote: " + fmt.Sprintf(format, args...)) })
+	// What the connection reports (a target's greeting before the hello,
+	// terminals it made up) goes straight to stderr until the renderer
+	// is set up, then through warn (newRemoteTerminals).
+	log := &remoteLog{warn: func(line string) {
+		d.stderrMu.Lock()
+		defer d.stderrMu.Unlock()
+		_, _ = io.WriteString(c.Stderr, warnLine(line)+"\n")
+	}}
+	cl, err := DialRemote(ctx, rc, bin, d.serverArgs(), log.logf)
 	if err != nil {
 		return fail("%v", err)
 	}
 	host := rc.Target
 	host.Dir = ""
-	r := &remoteRun{cfg: rc, where: where, host: host.String(), client: cl, bin: bin, localDir: d.cwd}
+	r := &remoteRun{cfg: rc, where: where, host: host.String(), client: cl, bin: bin, localDir: d.cwd, log: log}
 	if code := d.checkHello(r, fail); code != ExitOK {
 		_ = cl.Close()
 		return code
@@ -205,6 +237,10 @@ func DialRemote(ctx context.Context, rc *Remote, bin string, serverArgs []string
 func (d *driver) checkHello(r *remoteRun, fail func(string, ...any) int) int {
 	c := &d.cfg
 	h := r.client.Hello()
+	if p := textsafe.Line(h.DefaultCwd); p != h.DefaultCwd {
+		return fail("the exec server there names a working directory with control characters: %s", p)
+	}
+	h = SafeHello(h)
 	sb := h.Sandbox
 	switch {
 	case sb.Error != "":
@@ -223,6 +259,39 @@ func (d *driver) checkHello(r *remoteRun, fail func(string, ...any) int) int {
 		d.cmdSandbox = &sandbox.Applied{Mode: c.Sandbox, Network: c.Network, LandlockABI: sb.LandlockABI, Missing: sb.Missing}
 	}
 	return ExitOK
+}
+
+// Bounds of what SafeHello keeps of a hello's lists and words.
+const (
+	maxHelloList = 16
+	maxHelloWord = 512
+)
+
+// SafeHello is a target's hello with every word made safe to print
+// (textsafe.Line: no escape sequence, no line break, nothing that
+// reorders the text) and bounded: the target's exec server is not
+// acpterm's to trust with the user's terminal.
+func SafeHello(h remote.HelloResponse) remote.HelloResponse {
+	word := func(s string) string { return textsafe.Line(render.Clip(s, maxHelloWord)) }
+	list := func(l []string) []string {
+		if len(l) == 0 {
+			return nil
+		}
+		out := make([]string, 0, min(len(l), maxHelloList))
+		for _, s := range l[:min(len(l), maxHelloList)] {
+			out = append(out, word(s))
+		}
+		if len(l) > maxHelloList {
+			out = append(out, fmt.Sprintf("and %d more", len(l)-maxHelloList))
+		}
+		return out
+	}
+	h.Version, h.OS, h.Arch, h.DefaultCwd, h.Isolation = word(h.Version), word(h.OS), word(h.Arch), word(h.DefaultCwd), word(h.Isolation)
+	h.Roots = list(h.Roots)
+	sb := &h.Sandbox
+	sb.Mode, sb.Network, sb.NamespacesErr, sb.Error = word(sb.Mode), word(sb.Network), word(sb.NamespacesErr), word(sb.Error)
+	sb.Missing = list(sb.Missing)
+	return h
 }
 
 // agentProcess is the agent's process: Config.Agent with args, here, or
