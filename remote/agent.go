@@ -29,7 +29,7 @@ func AgentCommand(t Target, opts *CommandOptions, argv []string) (*exec.Cmd, err
 		return nil, errors.New("remote: no command to run on the target")
 	}
 	if opts.Binary != "" {
-		argv = append([]string{opts.Binary, "exec-server", "--agent", "--"}, argv...)
+		argv = checkedArgv(opts, append([]string{opts.Binary, "exec-server", "--agent", "--"}, argv...))
 	}
 	full, err := transportArgv(t, opts, argv)
 	if err != nil {

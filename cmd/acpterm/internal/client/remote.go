@@ -30,7 +30,8 @@ type Remote struct {
 	// (remote.Install).
 	Binary string
 	// InstallDir is where the copies are kept on the target; "" means
-	// remote.Install's default (the user's cache directory).
+	// remote.Install's default (the user's data directory, out of the
+	// commands' reach).
 	InstallDir string
 	// Tool is the transport's program ("": ssh, podman, docker or kubectl)
 	// and ToolArgs its options, put before the target (ssh's -F FILE, -o
@@ -51,8 +52,9 @@ type remoteRun struct {
 	// its display (terminal.Info.Where) and its approval.
 	host   string
 	client *remote.Client
-	// bin is acpterm on the target, which hosts a --remote-agent agent.
-	bin string
+	// installed is acpterm on the target, which hosts a --remote-agent
+	// agent.
+	installed *remote.Installed
 	// localDir is where the agent starts, here: the working directory.
 	localDir string
 	// log reports the connection's problems.
@@ -151,7 +153,7 @@ func (d *driver) connectRemote(ctx context.Context) int {
 	// Each step has the whole InitTimeout: a copy over a slow link must
 	// not leave the exec server's start and hello without time.
 	ictx, cancel := context.WithTimeout(ctx, c.InitTimeout)
-	bin, in, err := InstallRemote(ictx, rc)
+	in, err := InstallRemote(ictx, rc, c.Writable)
 	cancel()
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
@@ -159,7 +161,7 @@ func (d *driver) connectRemote(ctx context.Context) int {
 		}
 		return fail("%v", err)
 	}
-	if in != nil && in.Copied {
+	if in.Copied {
 		fmt.Fprintf(c.Stderr, "acpterm: %s\n", textsafe.Line(in.String()))
 	}
 	ctx, cancel = context.WithTimeout(ctx, c.InitTimeout)
@@ -172,13 +174,13 @@ func (d *driver) connectRemote(ctx context.Context) int {
 		defer d.stderrMu.Unlock()
 		_, _ = io.WriteString(c.Stderr, warnLine(line)+"\n")
 	}}
-	cl, err := DialRemote(ctx, rc, bin, d.serverArgs(), log.logf)
+	cl, err := DialRemote(ctx, rc, in, d.serverArgs(), log.logf)
 	if err != nil {
 		return fail("%v", err)
 	}
 	host := rc.Target
 	host.Dir = ""
-	r := &remoteRun{cfg: rc, where: where, host: host.String(), client: cl, bin: bin, localDir: d.cwd, log: log}
+	r := &remoteRun{cfg: rc, where: where, host: host.String(), client: cl, installed: in, localDir: d.cwd, log: log}
 	if code := d.checkHello(r, fail); code != ExitOK {
 		_ = cl.Close()
 		return code
@@ -189,29 +191,22 @@ func (d *driver) connectRemote(ctx context.Context) int {
 }
 
 // InstallRemote makes sure the target has this acpterm, copying it there
-// when it has none of this build (remote.Install), and returns its path
-// there and what Install did; with rc.Binary set it asks and copies
-// nothing.
-func InstallRemote(ctx context.Context, rc *Remote) (string, *remote.Installed, error) {
-	if rc.Binary != "" {
-		return rc.Binary, nil, nil
-	}
-	copts := &remote.CommandOptions{Tool: rc.Tool, ToolArgs: rc.ToolArgs}
-	in, err := remote.Install(ctx, rc.Target, copts, &remote.InstallOptions{Dir: rc.InstallDir})
-	if err != nil {
-		return "", nil, err
-	}
-	return in.Path, in, nil
+// when it has no verified copy of this build (remote.Install), outside
+// the target's directory, its caches and writable, where commands there
+// may write; with rc.Binary set it asks and copies nothing.
+func InstallRemote(ctx context.Context, rc *Remote, writable []string) (*remote.Installed, error) {
+	copts := &remote.CommandOptions{Binary: rc.Binary, Tool: rc.Tool, ToolArgs: rc.ToolArgs}
+	return remote.Install(ctx, rc.Target, copts, &remote.InstallOptions{Dir: rc.InstallDir, Writable: writable})
 }
 
 // DialRemote starts acpterm exec-server with serverArgs on the target,
-// through its tool in a process group of its own, from the acpterm at bin
-// there, and makes the hello exchange, bounded by ctx. A failure is told
+// through its tool in a process group of its own, from the acpterm that
+// InstallRemote found or copied there (checked there before it runs), and makes the hello exchange, bounded by ctx. A failure is told
 // in the transport's words when it wrote any (ssh's "Connection
 // refused"). Closing the client ends the exec server and everything it
 // ran.
-func DialRemote(ctx context.Context, rc *Remote, bin string, serverArgs []string, logf func(format string, args ...any)) (*remote.Client, error) {
-	copts := &remote.CommandOptions{Binary: bin, Tool: rc.Tool, ToolArgs: rc.ToolArgs, ServerArgs: serverArgs}
+func DialRemote(ctx context.Context, rc *Remote, in *remote.Installed, serverArgs []string, logf func(format string, args ...any)) (*remote.Client, error) {
+	copts := in.Options(remote.CommandOptions{Tool: rc.Tool, ToolArgs: rc.ToolArgs, ServerArgs: serverArgs})
 	cmd, err := remote.Command(rc.Target, copts)
 	if err != nil {
 		return nil, err
@@ -304,7 +299,7 @@ func (d *driver) agentProcess(args []string) (*exec.Cmd, error) {
 	rc := c.Remote
 	copts := &remote.CommandOptions{Tool: rc.Tool, ToolArgs: rc.ToolArgs}
 	if d.remote != nil {
-		copts.Binary = d.remote.bin // the agent runs hosted, with a dead-man rule
+		copts = d.remote.installed.Options(*copts) // the agent runs hosted, with a dead-man rule
 	}
 	return remote.AgentCommand(rc.Target, copts, append([]string{c.Agent[0]}, args...))
 }
