@@ -313,3 +313,84 @@ func TestInstallPrunesStaleCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallKeepsOutOfWritable: the copies are never kept where the
+// exec server's commands may write: a data directory inside the target's
+// directory or a --writable gives way to the user's own temp dir, and a
+// directory named there is refused.
+func TestInstallKeepsOutOfWritable(t *testing.T) {
+	bin := acptermBuild(t, "static")
+	ws, tmp, other := t.TempDir(), t.TempDir(), t.TempDir()
+	realTmp, _ := filepath.EvalSymlinks(tmp)
+	for _, tc := range []struct {
+		name     string
+		data     string
+		writable []string
+	}{
+		{"in the target's directory", filepath.Join(ws, "data"), nil},
+		{"in a --writable", filepath.Join(other, "data"), []string{other}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool := fakeEngine(t, map[string]string{"XDG_DATA_HOME": tc.data, "TMPDIR": tmp}, "")
+			tg := remote.Target{Kind: remote.Podman, Container: "fake", Dir: ws}
+			in, err := remote.Install(testCtx(t), tg, &remote.CommandOptions{Tool: tool}, &remote.InstallOptions{Local: bin, Writable: tc.writable})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(realTmp, "acpterm-"+uid()) + "/"; !strings.HasPrefix(in.Path, want) {
+				t.Errorf("copy at %s, want it in %s", in.Path, want)
+			}
+		})
+	}
+	tool := fakeEngine(t, map[string]string{"XDG_DATA_HOME": t.TempDir()}, "")
+	tg := remote.Target{Kind: remote.Podman, Container: "fake", Dir: ws}
+	_, err := remote.Install(testCtx(t), tg, &remote.CommandOptions{Tool: tool}, &remote.InstallOptions{Local: bin, Dir: filepath.Join(ws, "bin")})
+	if err == nil || !strings.Contains(err.Error(), "lies in "+ws+", where commands confined there may write") {
+		t.Errorf("a directory in the workspace: %v", err)
+	}
+}
+
+// TestInstallWithoutHashTool: a target with no system tool to take a
+// SHA-256 gets a fresh copy for each run, in a private directory that is
+// gone once the exec server has run.
+func TestInstallWithoutHashTool(t *testing.T) {
+	bin := acptermBuild(t, "static")
+	data := t.TempDir()
+	// The engine hides the tools from Install's and Command's scripts.
+	tool := filepath.Join(t.TempDir(), "podman")
+	engine := "#!/bin/sh\n[ \"$1\" = exec ] && [ \"$2\" = -i ] || exit 125\nshift 3\nexport XDG_DATA_HOME=" + data + "\nunset XDG_CACHE_HOME\n" +
+		"if [ \"$1\" = /bin/sh ] && [ \"$2\" = -c ]; then s=$(printf '%s' \"$3\" | sed 's#/[a-z/-]*/\\(sha256sum\\|shasum\\|busybox\\)#/nonexistent/\\1#g'); shift 3; exec /bin/sh -c \"$s\" \"$@\"; fi\nexec \"$@\"\n"
+	if err := os.WriteFile(tool, []byte(engine), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tg := remote.Target{Kind: remote.Podman, Container: "fake", Dir: t.TempDir()}
+	copts := remote.CommandOptions{Tool: tool}
+	var paths []string
+	for range 2 {
+		in, err := remote.Install(testCtx(t), tg, &copts, &remote.InstallOptions{Local: bin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Log(in)
+		if !in.Copied || !in.Transient || !strings.Contains(in.String(), "for this run only") {
+			t.Errorf("install: %+v, want a copy for this run only", in)
+		}
+		if fi, err := os.Stat(filepath.Dir(in.Path)); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v %v, want a private directory", filepath.Dir(in.Path), fi.Mode(), err)
+		}
+		paths = append(paths, in.Path)
+		cmd, err := remote.Command(tg, in.Options(copts))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the exec server: %v: %s", err, out)
+		}
+		if _, err := os.Stat(filepath.Dir(in.Path)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the run's copy is still there (%v)", err)
+		}
+	}
+	if paths[0] == paths[1] {
+		t.Errorf("both runs had the copy %s", paths[0])
+	}
+}
