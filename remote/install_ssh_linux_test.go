@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/internal/sshtest"
 	"github.com/acpterm/acpterm/remote"
 )
 
@@ -164,6 +165,11 @@ func TestSSHCopyCannotBeReplaced(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the planted script ran")
+	}
+	// Nothing of the test's is left on the target: every process there
+	// had the test's XDG_DATA_HOME.
+	if left := sshtest.WaitNoneRunning("XDG_DATA_HOME", data, 2*time.Second); len(left) > 0 {
+		t.Errorf("left running on the target: %v", left)
 	}
 }
 

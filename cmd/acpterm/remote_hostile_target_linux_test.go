@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpterm/acpterm/internal/sshtest"
 )
@@ -151,6 +152,10 @@ func TestRemoteHostileTarget(t *testing.T) {
 	if n := strings.Count(r.stderr, "did not create"); n != 1 {
 		t.Errorf("the invented terminals were reported %d times, want once:\n%s", n, r.stderr)
 	}
+	// The fake target, the exec server and the command had its mode.
+	if left := sshtest.WaitNoneRunning(fakeAgentEnv, "tamper-target", 2*time.Second); len(left) > 0 {
+		t.Errorf("left running: %v", left)
+	}
 }
 
 // TestRemoteSSHGreeting: a target whose shell prints a greeting (with
@@ -183,5 +188,4 @@ func TestRemoteSSHGreeting(t *testing.T) {
 	if n := strings.Count(r.stderr, "\n"); n > 12 {
 		t.Errorf("%d lines on stderr for a 100-line greeting, want a few:\n%s", n, r.stderr)
 	}
-	_ = sshtest.Host
 }
