@@ -266,9 +266,13 @@ func probeScript(t Target, opts *InstallOptions) string {
 	case dir == "":
 		set = installDirScript
 	case dir == "~" || strings.HasPrefix(dir, "~/"):
-		set = `d="$HOME"` + ShellQuote(dir[1:]) + `; mkdir -p "$d" || exit 1; `
+		set = `d="$HOME"` + ShellQuote(dir[1:]) + `; `
 	default:
-		set = `d=` + ShellQuote(dir) + `; mkdir -p "$d" || exit 1; `
+		set = `d=` + ShellQuote(dir) + `; `
+	}
+	if opts.Dir != "" {
+		// Refused before it is made, as well as after (a symlink).
+		set += `if under "$d"; then echo "acpterm: $d, the directory of acpterm's copies, lies in $w, where commands confined there may write" >&2; exit 1; fi; mkdir -p "$d" || exit 1; `
 	}
 	return `u=$(uname -sm) || exit 1; umask 077; ` + hashToolScript + avoidScript(t, opts.Writable) + set +
 		`if [ -L "$d" ]; then echo "acpterm: $d is a symlink" >&2; exit 1; fi; ` +

@@ -348,6 +348,9 @@ func TestInstallKeepsOutOfWritable(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "lies in "+ws+", where commands confined there may write") {
 		t.Errorf("a directory in the workspace: %v", err)
 	}
+	if _, err := os.Stat(filepath.Join(ws, "bin")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the refused directory was made (%v)", err)
+	}
 }
 
 // TestInstallWithoutHashTool: a target with no system tool to take a
