@@ -147,7 +147,10 @@ func Install(ctx context.Context, t Target, copts *CommandOptions, opts *Install
 		return in, nil
 	}
 	start := time.Now()
-	p, err := probeTarget(ctx, t, copts, opts)
+	// The local binaries Install may pick are hashed first: the target
+	// then hashes only the copies that could be one of them.
+	sums := localSums(opts.Local)
+	p, err := probeTarget(ctx, t, copts, opts, sums)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +160,9 @@ func Install(ctx context.Context, t Target, copts *CommandOptions, opts *Install
 		return nil, err
 	}
 	in.Local = local
-	if in.SHA256, in.Size, err = hashFile(local); err != nil {
+	if c, ok := sums[local]; ok {
+		in.SHA256, in.Size = c.sum, c.size
+	} else if in.SHA256, in.Size, err = hashFile(local); err != nil {
 		return nil, fmt.Errorf("remote: installing acpterm: %w", err)
 	}
 	sub := in.SHA256[:16]
@@ -260,7 +265,7 @@ const installDirScript = `d=; if [ -n "$HOME" ] && [ "$HOME" != / ]; then x="${X
 // copies, whether the target can hash, and the copies there with their
 // size and SHA-256, as key=value lines. One line of POSIX sh without "!"
 // (csh, a possible login shell over ssh, would expand it).
-func probeScript(t Target, opts *InstallOptions) string {
+func probeScript(t Target, opts *InstallOptions, want []string) string {
 	var set string
 	switch dir := opts.Dir; {
 	case dir == "":
@@ -280,18 +285,23 @@ func probeScript(t Target, opts *InstallOptions) string {
 		`chmod 700 "$d" || exit 1; d=$(cd "$d" && pwd -P) || exit 1; ` +
 		`if under "$d"; then echo "acpterm: $d, the directory of acpterm's copies, lies in $w, where commands confined there may write" >&2; exit 1; fi; ` +
 		`printf 'uname=%s\ndir=%s\nhash=%s\n' "$u" "$d" "$hs"; n=0; ` +
-		`for f in "$d"/*/acpterm; do if [ -f "$f" ] && [ $n -lt ` + strconv.Itoa(maxCopies) + ` ]; then n=$((n+1)); s=${f%/acpterm}; h=-; ` +
-		`if [ -n "$hs" ]; then h=$($hs < "$f") || h=-; h=${h%% *}; fi; printf 'have=%s %s %s\n' "${s##*/}" "$(wc -c < "$f")" "$h"; fi; done`
+		`W=' ` + strings.Join(want, " ") + ` '; ` +
+		`for f in "$d"/*/acpterm; do if [ -f "$f" ] && [ $n -lt ` + strconv.Itoa(maxCopies) + ` ]; then n=$((n+1)); s=${f%/acpterm}; s=${s##*/}; h=-; ` +
+		`case "$W" in *" $s "*) if [ -n "$hs" ]; then h=$($hs < "$f") || h=-; h=${h%% *}; fi;; esac; printf 'have=%s %s %s\n' "$s" "$(wc -c < "$f")" "$h"; fi; done`
 }
 
 // maxCopies bounds the copies the probe lists and hashes.
 const maxCopies = 32
 
-func probeTarget(ctx context.Context, t Target, copts *CommandOptions, opts *InstallOptions) (*probe, error) {
+func probeTarget(ctx context.Context, t Target, copts *CommandOptions, opts *InstallOptions, sums map[string]copyInfo) (*probe, error) {
 	if dir := opts.Dir; dir != "" && !strings.HasPrefix(dir, "/") && dir != "~" && !strings.HasPrefix(dir, "~/") {
 		return nil, fmt.Errorf("remote: install directory %q is neither absolute nor in ~", dir)
 	}
-	out, err := runOnTarget(ctx, t, copts, probeScript(t, opts), nil)
+	var want []string
+	for _, c := range sums {
+		want = append(want, c.sum[:16])
+	}
+	out, err := runOnTarget(ctx, t, copts, probeScript(t, opts, want), nil)
 	if err != nil {
 		return nil, fmt.Errorf("remote: asking %s for its platform: %w", t, err)
 	}
@@ -464,6 +474,26 @@ func pickLocal(local, goos, goarch string) (string, binaryInfo, error) {
 		info = binaryInfo{goos: runtime.GOOS, goarch: runtime.GOARCH}
 	}
 	return exe, info, nil
+}
+
+// localSums hashes the local binaries that pickLocal may choose: local,
+// or the running executable and its acpterm-GOOS-GOARCH siblings. One
+// that cannot be read is left out (pickLocal says why, if it is chosen).
+func localSums(local string) map[string]copyInfo {
+	var paths []string
+	if local != "" {
+		paths = []string{local}
+	} else if exe, err := os.Executable(); err == nil {
+		sib, _ := filepath.Glob(filepath.Join(filepath.Dir(exe), "acpterm-*-*"))
+		paths = append([]string{exe}, sib...)
+	}
+	sums := map[string]copyInfo{}
+	for _, p := range paths {
+		if sum, n, err := hashFile(p); err == nil {
+			sums[p] = copyInfo{size: n, sum: sum}
+		}
+	}
+	return sums
 }
 
 // hashFile returns the SHA-256 (hex) and size of a file.
