@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -187,5 +188,67 @@ func TestRemoteSSHGreeting(t *testing.T) {
 	}
 	if n := strings.Count(r.stderr, "\n"); n > 12 {
 		t.Errorf("%d lines on stderr for a 100-line greeting, want a few:\n%s", n, r.stderr)
+	}
+}
+
+// TestRemoteSSHCopyReplaced: two runs of acpterm run --remote through a
+// real sshd. In the first, the agent's confined command tries to rename
+// a script of the same size over acpterm's copy on the target (where
+// the copy was kept before, ~/.cache/acpterm, or where it is now): it
+// cannot. The test then replaces it itself, as anything unconfined
+// could; the second run does not run the script, replaces the copy and
+// says so.
+func TestRemoteSSHCopyReplaced(t *testing.T) {
+	t.Parallel()
+	s := needSSHD(t)
+	dir := targetDir(t)
+	data, cache := t.TempDir(), t.TempDir()
+	bin := plainAcpterm(t)
+	info, err := os.Stat(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "planted-ran")
+	script := fmt.Sprintf("#!/bin/sh\ntouch %s\nexec %s \"$@\"\n#", marker, bin)
+	plant := []byte(script + strings.Repeat("#", int(info.Size())-len(script)-1) + "\n")
+	if err := os.WriteFile(filepath.Join(dir, "plant"), plant, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", "--approve-all", "--remote", "ssh://" + sshtest.Host + dir, "--remote-tool-arg=-F" + s.Config,
+		"--remote-tool-arg=-oSetEnv=GORACE=atexit_sleep_ms=0 SHLVL=1 XDG_DATA_HOME=" + data + " XDG_CACHE_HOME=" + cache}
+	replaceAll := `for f in "$XDG_CACHE_HOME"/acpterm/*/acpterm "$XDG_DATA_HOME"/acpterm/exec-server/*/acpterm; do if [ -f "$f" ]; then cp plant "$f.new" && mv -f "$f.new" "$f"; fi; done; true`
+	r := acpterm(t, opts{plain: true}, append(args, "-p", replaceAll, "--", bin, "agent")...)
+	if r.code != 0 {
+		t.Fatalf("run 1: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("run 1:\n%s%s", r.stdout, r.stderr)
+	copies, _ := filepath.Glob(filepath.Join(data, "acpterm", "exec-server", "*", "acpterm"))
+	old, _ := filepath.Glob(filepath.Join(cache, "acpterm", "*", "acpterm"))
+	copies = append(copies, old...)
+	if len(copies) != 1 {
+		t.Fatalf("copies on the target: %v, want one", copies)
+	}
+	if got, _ := os.ReadFile(copies[0]); bytes.Equal(got, plant) {
+		t.Errorf("a confined command replaced the copy %s", copies[0])
+	} else {
+		if err := os.WriteFile(copies[0]+".new", plant, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(copies[0]+".new", copies[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = acpterm(t, opts{plain: true}, append(args, "-p", "cat marker.txt", "--", bin, "agent")...)
+	t.Logf("run 2:\n%s%s", r.stdout, r.stderr)
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("run 2 ran the planted script")
+	}
+	if r.code != 0 {
+		t.Fatalf("run 2: exit %d", r.code)
+	}
+	mustContain(t, "run 2's stderr", r.stderr, "acpterm: replaced "+copies[0]+" on ssh://"+sshtest.Host+dir+": it was not the copy acpterm made (its sha256 is ")
+	mustContain(t, "run 2's stdout", r.stdout, "only on the target")
+	if left := sshtest.WaitNoneRunning("XDG_DATA_HOME", data, 2*time.Second); len(left) > 0 {
+		t.Errorf("left running on the target: %v", left)
 	}
 }
