@@ -76,6 +76,8 @@ type Client struct {
 	window uint64
 
 	lastSeen atomic.Int64 // unix nanos of the last message from the server
+	inHello  atomic.Bool  // the hello is on its way
+	preHello atomic.Int32 // problems of the connection meanwhile
 
 	logf func(format string, args ...any) // ClientOptions.Logf, never nil
 
@@ -124,13 +126,14 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, opts *ClientOptions) 
 	}
 	c.grantCtx, c.endGrants = context.WithCancel(context.Background())
 	c.seen()
+	c.inHello.Store(true) // before the reader starts
 	c.conn = jsonrpc2.NewConn(rw, rw, jsonrpc2.HandlerFunc(c.handle), &jsonrpc2.Options{
 		MaxMessageSize: maxMsg,
 		StallTimeout:   opts.StallTimeout,
 		// A target may print before the exec server starts (a greeting
 		// from a shell start-up file): such lines are skipped, and
 		// reported a few times at most.
-		Logf: boundedLogf(c.logf, maxLogged),
+		Logf: c.connLogf(boundedLogf(c.logf, maxLogged)),
 		// The server calls nothing; a call from it is refused.
 		MaxConcurrentCalls: 4,
 		Attachments:        !opts.JSONOutput,
@@ -149,6 +152,10 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, opts *ClientOptions) 
 		c.sendGrants()
 	}()
 	err := c.conn.Call(ctx, MethodHello, &HelloRequest{ProtocolVersion: ProtocolVersion, Client: opts.Name, Attachments: !opts.JSONOutput}, &c.hello)
+	c.inHello.Store(false)
+	if n := c.preHello.Load(); n > 0 {
+		c.logf("skipped %d lines that the target wrote before the exec server's hello (a greeting from a shell start-up file, most likely)", n)
+	}
 	if err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("remote: hello: %w", c.callErr(err))

@@ -48,8 +48,8 @@ func hostileTarget(t *testing.T, end *pipeEnd, invented int, greeting string) (d
 				Method string          `json:"method"`
 				Params json.RawMessage `json:"params"`
 			}
-			if json.Unmarshal(sc.Bytes(), &req) != nil || req.ID == nil {
-				continue
+			if json.Unmarshal(sc.Bytes(), &req) != nil || req.ID == nil || req.Method == "" {
+				continue // a notification, or the client's answer to the greeting
 			}
 			var result any = struct{}{}
 			switch req.Method {
@@ -153,6 +153,9 @@ func TestClientIgnoresWhatItDidNotCreate(t *testing.T) {
 	}
 	if noise > 8 {
 		t.Errorf("%d lines of the greeting reported, want at most 8:\n%s", noise, strings.Join(logged, "\n"))
+	}
+	if !strings.Contains(strings.Join(logged, "\n"), "skipped 50 lines that the target wrote before the exec server's hello") {
+		t.Errorf("the greeting was not reported:\n%s", strings.Join(logged, "\n"))
 	}
 	if !strings.Contains(strings.Join(logged, "\n"), "did not create (\"ghost-0\"") {
 		t.Errorf("the invented terminals were not reported:\n%s", strings.Join(logged, "\n"))

@@ -175,3 +175,17 @@ func boundedLogf(logf func(string, ...any), n int32) func(string, ...any) {
 		}
 	}
 }
+
+// connLogf is the connection's Logf: what goes wrong before the hello is
+// answered is the target's start-up talking (a greeting printed by a
+// shell start-up file, in any number of lines), counted and reported in
+// one line once the hello is answered; after it, logf.
+func (c *Client) connLogf(logf func(string, ...any)) func(string, ...any) {
+	return func(format string, args ...any) {
+		if c.inHello.Load() {
+			c.preHello.Add(1)
+			return
+		}
+		logf(format, args...)
+	}
+}

@@ -186,6 +186,7 @@ func TestRemoteSSHGreeting(t *testing.T) {
 	if strings.ContainsAny(r.stderr, "\x1b\x07") {
 		t.Errorf("raw control characters on stderr:\n%q", r.stderr)
 	}
+	mustContain(t, "stderr", r.stderr, "acpterm: remote: skipped 100 lines that the target wrote before the exec server's hello")
 	if n := strings.Count(r.stderr, "\n"); n > 12 {
 		t.Errorf("%d lines on stderr for a 100-line greeting, want a few:\n%s", n, r.stderr)
 	}
