@@ -33,8 +33,8 @@ func TestKubernetes(t *testing.T) {
 		p := c.newPod(t, "contract")
 		ws := p.workspace(t)
 		cl, _, in := dialPod(t, c, p, ws, local)
-		if !in.Copied || !strings.HasPrefix(in.Path, filepath.Join(p.ctr.root, "root", ".cache", "acpterm")+"/") {
-			t.Errorf("install: %+v, want a copy in the container's ~/.cache/acpterm", in)
+		if !in.Copied || !strings.HasPrefix(in.Path, filepath.Join(p.ctr.root, "root", ".local", "share", "acpterm", "exec-server")+"/") {
+			t.Errorf("install: %+v, want a copy in the container's ~/.local/share/acpterm/exec-server", in)
 		}
 		again, err := remote.Install(testCtx(t), p.target(c, ""), c.commandOptions(), &remote.InstallOptions{Local: local})
 		if err != nil || again.Copied || again.Path != in.Path {

@@ -31,7 +31,7 @@ func AgentCommand(t Target, opts *CommandOptions, argv []string) (*exec.Cmd, err
 	}
 	if opts.Binary != "" {
 		host := append([]string{opts.Binary, "exec-server", "--agent"}, opts.ServerArgs...)
-		argv = append(append(host, "--"), argv...)
+		argv = checkedArgv(opts, append(append(host, "--"), argv...))
 	} else if len(opts.ServerArgs) > 0 {
 		return nil, errors.New("remote: the agent host's flags need acpterm on the target (CommandOptions.Binary)")
 	}

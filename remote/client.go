@@ -76,12 +76,17 @@ type Client struct {
 	window uint64
 
 	lastSeen atomic.Int64 // unix nanos of the last message from the server
+	inHello  atomic.Bool  // the hello is on its way
+	preHello atomic.Int32 // problems of the connection meanwhile
+
+	logf func(format string, args ...any) // ClientOptions.Logf, never nil
 
 	mu     sync.Mutex
 	subs   []*Subscription
 	flows  map[string]*flow // the lossless streams, by terminal key
 	grants map[string]*flow // the flows whose taken is to be sent
 	failed error            // why the connection was given up, from our side
+	owned                   // the terminals this client created
 
 	grantKick chan struct{}
 	grantCtx  context.Context // of the grants' sends: ends with the connection or at Close
@@ -108,7 +113,11 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, opts *ClientOptions) 
 	}
 	c := &Client{rw: rw, limit: opts.SubscriberBuffer, window: uint64(opts.Window),
 		flows: map[string]*flow{}, grants: map[string]*flow{}, grantKick: make(chan struct{}, 1),
-		stopKeep: make(chan struct{}), done: make(chan struct{})}
+		stopKeep: make(chan struct{}), done: make(chan struct{}),
+		logf: opts.Logf, owned: newOwned()}
+	if c.logf == nil {
+		c.logf = func(string, ...any) {}
+	}
 	if c.limit <= 0 {
 		c.limit = terminal.DefaultSubscriberBuffer
 	}
@@ -117,10 +126,14 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, opts *ClientOptions) 
 	}
 	c.grantCtx, c.endGrants = context.WithCancel(context.Background())
 	c.seen()
+	c.inHello.Store(true) // before the reader starts
 	c.conn = jsonrpc2.NewConn(rw, rw, jsonrpc2.HandlerFunc(c.handle), &jsonrpc2.Options{
 		MaxMessageSize: maxMsg,
 		StallTimeout:   opts.StallTimeout,
-		Logf:           opts.Logf,
+		// A target may print before the exec server starts (a greeting
+		// from a shell start-up file): such lines are skipped, and
+		// reported a few times at most.
+		Logf: c.connLogf(boundedLogf(c.logf, maxLogged)),
 		// The server calls nothing; a call from it is refused.
 		MaxConcurrentCalls: 4,
 		Attachments:        !opts.JSONOutput,
@@ -139,6 +152,10 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, opts *ClientOptions) 
 		c.sendGrants()
 	}()
 	err := c.conn.Call(ctx, MethodHello, &HelloRequest{ProtocolVersion: ProtocolVersion, Client: opts.Name, Attachments: !opts.JSONOutput}, &c.hello)
+	c.inHello.Store(false)
+	if n := c.preHello.Load(); n > 0 {
+		c.logf("skipped %d lines that the target wrote before the exec server's hello (a greeting from a shell start-up file, most likely)", n)
+	}
 	if err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("remote: hello: %w", c.callErr(err))
@@ -294,11 +311,13 @@ func (c *Client) call(ctx context.Context, method string, params, result any) er
 func (c *Client) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
 	var resp acp.CreateTerminalResponse
 	var err error
+	c.creating(req.SessionID)
 	if c.holds(req.SessionID) {
 		err = c.call(ctx, MethodCreate, &CreateRequest{Terminal: *req, Window: c.window}, &resp)
 	} else {
 		err = c.call(ctx, methodCreate, req, &resp)
 	}
+	c.created(req.SessionID, resp.TerminalID, err == nil)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +409,7 @@ func (c *Client) handle(_ context.Context, req *jsonrpc2.Request) (any, error) {
 			recycle(att)
 		}
 	}
-	if !ok {
+	if !ok || !c.admit(&ev) {
 		return nil, nil
 	}
 	if ev.ev.Kind == terminal.EventCreated && ev.window > 0 {

@@ -28,6 +28,34 @@ type CommandOptions struct {
 	// ToolArgs are options for the tool put before the target (for ssh,
 	// -F FILE, -o Option=value).
 	ToolArgs []string
+	// SHA256, when set, is Binary's SHA-256 in hex (Installed.SHA256):
+	// the target checks it with its system's tool before it runs Binary,
+	// and refuses a file whose content differs (exit 126, saying so on
+	// stderr). Installed.Options sets it.
+	SHA256 string
+	// Transient: Binary was copied for this one run (Installed.Transient);
+	// its directory is removed once it has run.
+	Transient bool
+}
+
+// checkedArgv is the command that runs argv (Binary first) on the target
+// as opts ask: after checking Binary's SHA-256, or removing a transient
+// copy after it ran. One line of POSIX sh without "!", as Install's.
+func checkedArgv(opts *CommandOptions, argv []string) []string {
+	var script string
+	switch {
+	case opts.SHA256 != "":
+		sum := ShellQuote(opts.SHA256)
+		script = hashToolScript +
+			`if [ -z "$hs" ]; then echo "acpterm: the target has no sha256sum to check $1 with; not running it" >&2; exit 126; fi; ` +
+			`h=$($hs < "$1") || exit 126; h=${h%% *}; if [ "$h" = ` + sum + ` ]; then exec "$@"; fi; ` +
+			`echo "acpterm: $1 is not the copy acpterm made (its sha256 is $h, not "` + sum + `"): not running it; the next run replaces it" >&2; exit 126`
+	case opts.Transient:
+		script = `"$@"; s=$?; rm -rf "${1%/*}"; exit $s`
+	default:
+		return argv
+	}
+	return append([]string{"/bin/sh", "-c", script, "acpterm"}, argv...)
 }
 
 // Command returns the command that starts the exec server on the target
@@ -37,6 +65,10 @@ type CommandOptions struct {
 //	podman exec -i CONTAINER BINARY exec-server [--cwd DIR] ARGS
 //	docker exec -i CONTAINER BINARY exec-server [--cwd DIR] ARGS
 //	kubectl [--context CTX] exec -i -n NS POD [-c CONTAINER] -- BINARY exec-server [--cwd DIR] ARGS
+//
+// With opts.SHA256 (a copy made by Install, see Installed.Options) BINARY
+// is run through /bin/sh on the target, which checks the file's SHA-256
+// first and execs it only when it matches.
 //
 // ssh runs its command through the remote user's login shell, so each word
 // is single-quoted for a POSIX shell there; the others pass argv as is.
@@ -55,7 +87,7 @@ func Command(t Target, opts *CommandOptions) (*exec.Cmd, error) {
 		server = append(server, "--cwd", t.Dir)
 	}
 	server = append(server, opts.ServerArgs...)
-	argv, err := transportArgv(t, opts, server)
+	argv, err := transportArgv(t, opts, checkedArgv(opts, server))
 	if err != nil {
 		return nil, err
 	}

@@ -63,6 +63,12 @@
 //     rather than waited for. Client.SubscribeLossless makes the
 //     terminals it covers lossless.
 //
+// The client trusts the target to run commands, not to describe them:
+// the events of a terminal it did not create, and an exit of one of its
+// terminals unlike the first, reach no subscription (they are counted,
+// Client.IgnoredEvents, and reported once), and lines written before the
+// hello (a shell start-up file's greeting) are skipped.
+//
 // # Faults
 //
 // The server's dead-man rule: when its input ends (the transport

@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -11,11 +10,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // InstallOptions configure Install. A nil *InstallOptions or zero fields
@@ -29,11 +30,24 @@ type InstallOptions struct {
 	Local string
 	// Dir is the directory on the target that keeps the copies, one
 	// subdirectory per content hash; "~" or "~/..." is in the target
-	// user's home. "" means the target user's cache directory
-	// (${XDG_CACHE_HOME:-$HOME/.cache}/acpterm), or, when the user has no
-	// home to write in (a container's root with HOME=/),
+	// user's home. "" means ${XDG_DATA_HOME:-$HOME/.local/share}/acpterm/exec-server,
+	// or, when the user has no home to write in (a container's root with
+	// HOME=/) or that lies where commands may write (see Writable),
 	// ${TMPDIR:-/tmp}/acpterm-UID, which must be the user's own.
+	//
+	// The copy is what runs unconfined there, so it is never kept where
+	// a command confined by the exec server could replace it: not in the
+	// target's directory (Target.Dir, or where the transport starts when
+	// it names none), nor in Writable, nor in the caches that every
+	// workspace-write sandbox lets commands write (the user's cache
+	// directory, the Go, npm, pip and cargo caches, sandbox.DefaultWritable).
+	// The data directory is the XDG place for files a program installs
+	// for the user and that no sandbox of acpterm's lets commands write.
+	// A Dir that lies in one of those is refused.
 	Dir string
+	// Writable are the other directories on the target that the exec
+	// server will let commands write (its --writable flags).
+	Writable []string
 }
 
 // Installed says what Install found on the target and what it did.
@@ -50,6 +64,14 @@ type Installed struct {
 	// Copied reports that Install uploaded the binary; false when a copy
 	// with the same content was in place already (or Binary named one).
 	Copied bool
+	// Replaced, when set, says why the copy that was in place was
+	// replaced: its content was not what acpterm had copied.
+	Replaced string
+	// Transient: the target has no trusted tool to check a copy's
+	// SHA-256 with, so Install copied the binary into a fresh private
+	// directory for this one run, to be removed when it ends
+	// (CommandOptions.Transient).
+	Transient bool
 	// Local is the local file that was (or would have been) copied, Size
 	// its length and SHA256 its hash in hex.
 	Local  string
@@ -65,6 +87,10 @@ func (in *Installed) String() string {
 	switch {
 	case in.SHA256 == "":
 		return fmt.Sprintf("using %s on %s", in.Path, in.Target)
+	case in.Replaced != "":
+		return fmt.Sprintf("replaced %s on %s: %s; copied %s (%.1f MB) in %v", in.Path, in.Target, in.Replaced, in.Local, float64(in.Size)/1e6, in.Took.Round(time.Millisecond))
+	case in.Transient:
+		return fmt.Sprintf("copied %s (%.1f MB) to %s as %s for this run only (the target has no sha256sum to check a kept copy with) in %v", in.Local, float64(in.Size)/1e6, in.Target, in.Path, in.Took.Round(time.Millisecond))
 	case in.Copied:
 		return fmt.Sprintf("copied %s (%.1f MB) to %s as %s in %v", in.Local, float64(in.Size)/1e6, in.Target, in.Path, in.Took.Round(time.Millisecond))
 	}
@@ -82,17 +108,27 @@ const maxProbeOutput = 64 << 10
 
 // Install makes sure the target has this acpterm and returns the path to
 // run there. Over the same transport that Command uses (copts' Tool and
-// ToolArgs), it asks the target for its OS and architecture (uname -sm)
-// and its cache directory, picks the local binary for that platform (see
-// InstallOptions.Local), and looks for a copy with the same content
-// there. When there is none, it uploads the binary: written to a
-// temporary file beside its final place, checked for its size and
-// SHA-256 (where the target has sha256sum or shasum), made executable
-// and run once (acpterm version), and only then renamed into place, so
-// that no half-copied binary is ever run and concurrent installs of the
-// same binary do not disturb each other. A non-empty copts.Binary names
-// an acpterm already on the target: Install then asks nothing and copies
-// nothing.
+// ToolArgs), it asks the target for its OS and architecture (uname -sm),
+// the directory that keeps the copies (see InstallOptions.Dir) and the
+// SHA-256 of each copy there, picks the local binary for that platform
+// (see InstallOptions.Local), and uses the copy whose full SHA-256 is the
+// binary's. A copy whose content differs is replaced, and Installed.Replaced
+// says so. Otherwise it uploads the binary: written to a temporary file
+// beside its final place, checked for its size and SHA-256, made
+// executable (by its owner only) and run once (acpterm version), and only
+// then renamed into place, so that no half-copied binary is ever run and
+// concurrent installs of the same binary do not disturb each other. Run
+// the copy with CommandOptions.SHA256 set to Installed.SHA256 (Installed.Options
+// does it): the target checks it again each time before it runs it.
+//
+// The hash is taken with the system's own tool (sha256sum, shasum or
+// busybox, by absolute path: a program found in PATH could be one a
+// command planted). A target with none gets a fresh copy for each run
+// instead (Installed.Transient), in a private directory removed when the
+// run ends: a copy that cannot be checked is never run twice.
+//
+// A non-empty copts.Binary names an acpterm already on the target:
+// Install then asks nothing and copies nothing.
 //
 // The target needs a POSIX shell with cat, wc, mkdir, chmod, mv and
 // uname: busybox will do. Each step is one run of the transport (a
@@ -111,7 +147,10 @@ func Install(ctx context.Context, t Target, copts *CommandOptions, opts *Install
 		return in, nil
 	}
 	start := time.Now()
-	p, err := probeTarget(ctx, t, copts, opts.Dir)
+	// The local binaries Install may pick are hashed first: the target
+	// then hashes only the copies that could be one of them.
+	sums := localSums(opts.Local)
+	p, err := probeTarget(ctx, t, copts, opts, sums)
 	if err != nil {
 		return nil, err
 	}
@@ -121,90 +160,252 @@ func Install(ctx context.Context, t Target, copts *CommandOptions, opts *Install
 		return nil, err
 	}
 	in.Local = local
-	if in.SHA256, in.Size, err = hashFile(local); err != nil {
+	if c, ok := sums[local]; ok {
+		in.SHA256, in.Size = c.sum, c.size
+	} else if in.SHA256, in.Size, err = hashFile(local); err != nil {
 		return nil, fmt.Errorf("remote: installing acpterm: %w", err)
 	}
 	sub := in.SHA256[:16]
 	in.Path = p.dir + "/" + sub + "/acpterm"
-	if n, ok := p.have[sub]; ok && n == in.Size {
+	dir := p.dir + "/" + sub
+	switch c, ok := p.have[sub]; {
+	case !p.hashes:
+		in.Transient = true
+		dir = ""
+	case ok && c.size == in.Size && c.sum == in.SHA256:
 		in.Took = time.Since(start)
 		return in, nil
+	case ok && c.sum == "":
+		in.Replaced = "its sha256 could not be taken there"
+	case ok:
+		in.Replaced = fmt.Sprintf("it was not the copy acpterm made (its sha256 is %s, not %s)", c.sum, in.SHA256)
 	}
-	if err := upload(ctx, t, copts, local, p.dir+"/"+sub, in, info.interp); err != nil {
+	path, err := upload(ctx, t, copts, local, p.dir, dir, in, info.interp)
+	if err != nil {
 		return nil, err
 	}
+	in.Path = path
 	in.Copied = true
 	in.Took = time.Since(start)
 	return in, nil
 }
 
+// Options returns copts for running the exec server (Command) or an agent
+// host (AgentCommand) from the copy: Binary is its path, and the target
+// checks its SHA-256 before it runs it, or removes a transient copy once
+// it has run.
+func (in *Installed) Options(copts CommandOptions) *CommandOptions {
+	copts.Binary = in.Path
+	copts.Transient = in.Transient
+	if !in.Transient {
+		copts.SHA256 = in.SHA256
+	}
+	return &copts
+}
+
 // probe is what the target said of itself.
 type probe struct {
 	goos, goarch string
-	dir          string           // where the copies are kept
-	have         map[string]int64 // copies in dir: hash prefix → size
+	dir          string              // where the copies are kept
+	hashes       bool                // the target has a trusted SHA-256 tool
+	have         map[string]copyInfo // copies in dir, by hash prefix
 }
 
-// cacheDirScript sets d to the directory that keeps the copies, creating
-// it, or fails. A directory in a shared temp dir must be the user's own
-// and no symlink: another user could have made it first.
-const cacheDirScript = `if [ -n "$XDG_CACHE_HOME" ]; then d="$XDG_CACHE_HOME/acpterm"; elif [ -n "$HOME" ] && [ "$HOME" != / ]; then d="$HOME/.cache/acpterm"; else d=; fi; ` +
-	`if [ -n "$d" ] && mkdir -p "$d" 2>/dev/null && [ -w "$d" ]; then :; else ` +
-	`d="${TMPDIR:-/tmp}/acpterm-$(id -u)"; mkdir -m 700 -p "$d" || exit 1; ` +
-	`if [ -L "$d" ]; then echo "acpterm: $d is a symlink" >&2; exit 1; fi; ` +
-	`if [ -O "$d" ] && [ -d "$d" ] && [ -w "$d" ]; then :; else echo "acpterm: $d is not a directory of this user" >&2; exit 1; fi; fi; `
+// copyInfo is one copy on the target: its size and full SHA-256 ("" when
+// unknown).
+type copyInfo struct {
+	size int64
+	sum  string
+}
 
-// probeScript is the first step: the platform, the cache directory and
-// the copies in it, as key=value lines. One line of POSIX sh without "!"
-// (csh, a possible login shell over ssh, would expand it).
-func probeScript(dir string) string {
-	var set string
-	switch {
-	case dir == "":
-		set = cacheDirScript
-	case dir == "~" || strings.HasPrefix(dir, "~/"):
-		set = `d="$HOME"` + ShellQuote(dir[1:]) + `; mkdir -p "$d" || exit 1; `
-	default:
-		set = `d=` + ShellQuote(dir) + `; mkdir -p "$d" || exit 1; `
+// hashToolScript sets hs to the system's SHA-256 tool, by absolute path,
+// or to "" when there is none.
+const hashToolScript = `hs=; for x in /usr/bin/sha256sum /bin/sha256sum /sbin/sha256sum /usr/sbin/sha256sum /run/current-system/sw/bin/sha256sum; do if [ -x "$x" ]; then hs=$x; break; fi; done; ` +
+	`if [ -z "$hs" ]; then for x in /usr/bin/shasum /bin/shasum; do if [ -x "$x" ]; then hs="$x -a 256"; break; fi; done; fi; ` +
+	`if [ -z "$hs" ]; then for x in /bin/busybox /usr/bin/busybox; do if [ -x "$x" ] && "$x" sha256sum </dev/null >/dev/null 2>&1; then hs="$x sha256sum"; break; fi; done; fi; `
+
+// avoidScript defines under, which tells whether $1 lies in a directory
+// in which commands confined by an exec server may write (then named by
+// w): what sandbox.DefaultWritable lists, the server's cwd (the target's
+// directory, or where the transport starts) and its --writable, each
+// resolved where it exists.
+func avoidScript(t Target, writable []string) string {
+	var b strings.Builder
+	// Where the transport starts counts unless it is /: an exec server
+	// started there refuses to run, as its own executable would be in
+	// its writable set, and a target named with a directory may still
+	// use a copy in /tmp.
+	b.WriteString(`s0=$(pwd -P); if [ "$s0" = / ]; then s0=; fi; under() { w=; for uv in "$XDG_CACHE_HOME" "$GOCACHE" "$GOMODCACHE" "$npm_config_cache" "$PIP_CACHE_DIR" "$CARGO_HOME" ` +
+		`"${GOPATH:+${GOPATH%%:*}/pkg/mod}" "${HOME:+$HOME/.cache}" "${HOME:+$HOME/Library/Caches}" "${HOME:+$HOME/.npm}" "${HOME:+$HOME/.cargo}" "${HOME:+$HOME/go/pkg/mod}" `)
+	dirs := append([]string{t.Dir}, writable...)
+	for i, w := range dirs {
+		switch {
+		case i == 0 && t.Dir == "":
+			b.WriteString(`"$s0" `)
+		case w == "~" || strings.HasPrefix(w, "~/"):
+			b.WriteString(`"$HOME"` + ShellQuote(w[1:]) + ` `)
+		case strings.HasPrefix(w, "/"):
+			b.WriteString(ShellQuote(w) + ` `)
+		}
 	}
-	return `u=$(uname -sm) || exit 1; ` + set +
-		`d=$(cd "$d" && pwd -P) || exit 1; ` +
-		`printf 'uname=%s\ndir=%s\n' "$u" "$d"; ` +
-		`for f in "$d"/*/acpterm; do if [ -f "$f" ] && [ -x "$f" ]; then s=${f%/acpterm}; printf 'have=%s %s\n' "${s##*/}" "$(wc -c < "$f")"; fi; done`
+	b.WriteString(`; do if [ -n "$uv" ]; then ur=$(cd "$uv" 2>/dev/null && pwd -P) || ur=$uv; ur=${ur%/}; case "$1/" in "$ur"/*) w=${ur:-/}; return 0;; esac; fi; done; return 1; }; `)
+	return b.String()
 }
 
-func probeTarget(ctx context.Context, t Target, copts *CommandOptions, dir string) (*probe, error) {
-	if dir != "" && !strings.HasPrefix(dir, "/") && dir != "~" && !strings.HasPrefix(dir, "~/") {
+// installDirScript sets d to the directory that keeps the copies,
+// creating it private to the user, or fails. A directory in a shared
+// temp dir must be the user's own and no symlink: another user could
+// have made it first.
+const installDirScript = `d=; if [ -n "$HOME" ] && [ "$HOME" != / ]; then x="${XDG_DATA_HOME:-$HOME/.local/share}/acpterm/exec-server"; if under "$x"; then :; elif mkdir -p "$x" 2>/dev/null && [ -w "$x" ]; then d=$x; fi; fi; ` +
+	`if [ -z "$d" ]; then d="${TMPDIR:-/tmp}/acpterm-$(id -u)"; ` +
+	`if under "$d"; then echo "acpterm: found no directory for acpterm's copies where commands confined there cannot write ($d is in $w): name one with --remote-install-dir" >&2; exit 1; fi; ` +
+	`mkdir -m 700 -p "$d" || exit 1; fi; `
+
+// probeScript is the first step: the platform, the directory of the
+// copies, whether the target can hash, and the copies there with their
+// size and SHA-256, as key=value lines. One line of POSIX sh without "!"
+// (csh, a possible login shell over ssh, would expand it).
+func probeScript(t Target, opts *InstallOptions, want []string) string {
+	var set string
+	switch dir := opts.Dir; {
+	case dir == "":
+		set = installDirScript
+	case dir == "~" || strings.HasPrefix(dir, "~/"):
+		set = `d="$HOME"` + ShellQuote(dir[1:]) + `; `
+	default:
+		set = `d=` + ShellQuote(dir) + `; `
+	}
+	if opts.Dir != "" {
+		// Refused before it is made, as well as after (a symlink).
+		set += `if under "$d"; then echo "acpterm: $d, the directory of acpterm's copies, lies in $w, where commands confined there may write" >&2; exit 1; fi; mkdir -p "$d" || exit 1; `
+	}
+	return `u=$(uname -sm) || exit 1; umask 077; ` + hashToolScript + avoidScript(t, opts.Writable) + set +
+		`if [ -L "$d" ]; then echo "acpterm: $d is a symlink" >&2; exit 1; fi; ` +
+		`if [ -O "$d" ] && [ -d "$d" ] && [ -w "$d" ]; then :; else echo "acpterm: $d is not a directory of this user" >&2; exit 1; fi; ` +
+		`chmod 700 "$d" || exit 1; d=$(cd "$d" && pwd -P) || exit 1; ` +
+		`if under "$d"; then echo "acpterm: $d, the directory of acpterm's copies, lies in $w, where commands confined there may write" >&2; exit 1; fi; ` +
+		`printf 'uname=%s\ndir=%s\nhash=%s\n' "$u" "$d" "$hs"; n=0; ` +
+		`W=' ` + strings.Join(want, " ") + ` '; ` +
+		`for f in "$d"/*/acpterm; do if [ -f "$f" ] && [ $n -lt ` + strconv.Itoa(maxCopies) + ` ]; then n=$((n+1)); s=${f%/acpterm}; s=${s##*/}; h=-; ` +
+		`case "$W" in *" $s "*) if [ -n "$hs" ]; then h=$($hs < "$f") || h=-; h=${h%% *}; fi;; esac; printf 'have=%s %s %s\n' "$s" "$(wc -c < "$f")" "$h"; fi; done`
+}
+
+// maxCopies bounds the copies the probe lists and hashes.
+const maxCopies = 32
+
+func probeTarget(ctx context.Context, t Target, copts *CommandOptions, opts *InstallOptions, sums map[string]copyInfo) (*probe, error) {
+	if dir := opts.Dir; dir != "" && !strings.HasPrefix(dir, "/") && dir != "~" && !strings.HasPrefix(dir, "~/") {
 		return nil, fmt.Errorf("remote: install directory %q is neither absolute nor in ~", dir)
 	}
-	out, err := runOnTarget(ctx, t, copts, probeScript(dir), nil)
+	var want []string
+	for _, c := range sums {
+		want = append(want, c.sum[:16])
+	}
+	out, err := runOnTarget(ctx, t, copts, probeScript(t, opts, want), nil)
 	if err != nil {
 		return nil, fmt.Errorf("remote: asking %s for its platform: %w", t, err)
 	}
-	p := &probe{have: map[string]int64{}}
+	p, err := parseProbe(out)
+	if err != nil {
+		return nil, fmt.Errorf("remote: asking %s for its platform: %w", t, err)
+	}
+	return p, nil
+}
+
+// Bounds of what parseProbe reads.
+const (
+	maxProbeLines = 256
+	maxProbeLine  = 4096
+)
+
+// parseProbe reads the probe's answer defensively: only its own lines
+// count (a shell start-up file may have printed others first, which are
+// skipped), each of uname, dir and hash at most once, and a copy only
+// with a name of 16 hex digits, a size and a full SHA-256 or "-". What
+// does not fit is ignored, or is an error when it is one of the three.
+func parseProbe(out string) (*probe, error) {
+	p := &probe{have: map[string]copyInfo{}}
 	var uname string
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		k, v, _ := strings.Cut(sc.Text(), "=")
+	seen := map[string]bool{}
+	lines := strings.Split(out, "\n")
+	if len(lines) > maxProbeLines {
+		return nil, fmt.Errorf("unexpected answer: %d lines", len(lines))
+	}
+	for _, line := range lines {
+		if len(line) > maxProbeLine || !printable(line) {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "uname", "dir", "hash":
+			if seen[k] {
+				return nil, fmt.Errorf("unexpected answer: %s given twice", k)
+			}
+			seen[k] = true
+		}
 		switch k {
 		case "uname":
 			uname = v
 		case "dir":
-			p.dir = v
-		case "have":
-			f := strings.Fields(v)
-			if len(f) == 2 {
-				if n, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-					p.have[f[0]] = n
-				}
+			if !strings.HasPrefix(v, "/") || path.Clean(v) != v {
+				return nil, fmt.Errorf("unexpected answer: directory %q", v)
 			}
+			p.dir = v
+		case "hash":
+			p.hashes = v != ""
+		case "have":
+			if len(p.have) >= maxCopies {
+				continue
+			}
+			f := strings.Split(v, " ")
+			if len(f) != 3 || !isHex(f[0], 16) || f[2] != "-" && !isHex(f[2], 64) {
+				continue
+			}
+			n, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil || n < 0 {
+				continue
+			}
+			c := copyInfo{size: n}
+			if f[2] != "-" {
+				c.sum = f[2]
+			}
+			p.have[f[0]] = c
 		}
 	}
 	p.goos, p.goarch = parseUname(uname)
-	if p.goos == "" || !strings.HasPrefix(p.dir, "/") {
-		return nil, fmt.Errorf("remote: asking %s for its platform: unexpected answer %q", t, out)
+	if p.goos == "" || p.dir == "" || !seen["hash"] {
+		return nil, fmt.Errorf("unexpected answer %q", clip(out, 512))
 	}
 	return p, nil
+}
+
+// isHex reports whether s is n lowercase hex digits.
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// printable reports whether s is valid UTF-8 without control characters.
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f {
+			return false
+		}
+	}
+	return true
 }
 
 // parseUname turns `uname -sm` ("Linux x86_64", "Darwin arm64") into
@@ -275,6 +476,26 @@ func pickLocal(local, goos, goarch string) (string, binaryInfo, error) {
 	return exe, info, nil
 }
 
+// localSums hashes the local binaries that pickLocal may choose: local,
+// or the running executable and its acpterm-GOOS-GOARCH siblings. One
+// that cannot be read is left out (pickLocal says why, if it is chosen).
+func localSums(local string) map[string]copyInfo {
+	var paths []string
+	if local != "" {
+		paths = []string{local}
+	} else if exe, err := os.Executable(); err == nil {
+		sib, _ := filepath.Glob(filepath.Join(filepath.Dir(exe), "acpterm-*-*"))
+		paths = append([]string{exe}, sib...)
+	}
+	sums := map[string]copyInfo{}
+	for _, p := range paths {
+		if sum, n, err := hashFile(p); err == nil {
+			sums[p] = copyInfo{size: n, sum: sum}
+		}
+	}
+	return sums
+}
+
 // hashFile returns the SHA-256 (hex) and size of a file.
 func hashFile(path string) (string, int64, error) {
 	f, err := os.Open(path)
@@ -291,44 +512,57 @@ func hashFile(path string) (string, int64, error) {
 }
 
 // uploadScript is the second step: read the binary from stdin into a
-// temporary file beside its place, check it, run it once, rename it into
-// place. The EXIT trap removes the temporary file on every failure, the
-// end of stdin before the last byte included.
-func uploadScript(dir string, size int64, sum, interp string) string {
+// temporary file beside its place (dir, or with transient a fresh private
+// directory in base), check it, run it once, rename it into place. The
+// EXIT trap removes the temporary file on every failure, the end of stdin
+// before the last byte included. Its last lines are the copy's path and
+// "ok" with the version.
+func uploadScript(base, dir string, size int64, sum, interp string) string {
 	var b strings.Builder
-	b.WriteString(`set -e; umask 022; `)
+	b.WriteString(`set -e; umask 077; `)
 	if interp != "" {
 		// A dynamically linked build: fail before the copy, not after.
 		fmt.Fprintf(&b, `if [ -e %s ]; then :; else echo "acpterm: this build of acpterm is dynamically linked and the target has no %s: build it with CGO_ENABLED=0" >&2; exit 3; fi; `,
 			ShellQuote(interp), interp)
 	}
-	fmt.Fprintf(&b, `d=%s; mkdir -p "$d"; t="$d/acpterm.tmp.$$"; trap 'rm -f "$t"' EXIT; cat > "$t"; `, ShellQuote(dir))
+	b.WriteString(hashToolScript)
+	if dir == "" {
+		// No tool to check a kept copy with: a fresh directory, only
+		// this run's, that the exec server's wrapper removes.
+		fmt.Fprintf(&b, `d=$(mktemp -d %s); `, ShellQuote(base+"/run.XXXXXXXXXX"))
+	} else {
+		// Whatever is in the copy's place goes (a symlink is removed,
+		// not followed).
+		fmt.Fprintf(&b, `d=%s; if [ -L "$d" ]; then rm -f "$d"; fi; mkdir -p -m 700 "$d"; chmod 700 "$d"; `, ShellQuote(dir))
+	}
+	b.WriteString(`t="$d/acpterm.tmp.$$"; trap 'rm -f "$t"' EXIT; cat > "$t"; `)
 	fmt.Fprintf(&b, `n=$(wc -c < "$t"); if [ $n -ne %d ]; then echo "acpterm: received $n of %[1]d bytes" >&2; exit 1; fi; `, size)
-	fmt.Fprintf(&b, `if command -v sha256sum >/dev/null 2>&1; then h=$(sha256sum < "$t"); elif command -v shasum >/dev/null 2>&1; then h=$(shasum -a 256 < "$t"); else h=%s; fi; h=${h%%%% *}; `, sum)
-	fmt.Fprintf(&b, `if [ "$h" = %s ]; then :; else echo "acpterm: received a copy whose sha256 is $h" >&2; exit 1; fi; `, sum)
-	b.WriteString(`chmod 755 "$t"; if v=$("$t" version 2>&1); then :; else echo "acpterm: the copy does not run on the target: $v" >&2; exit 1; fi; `)
-	b.WriteString(`mv -f "$t" "$d/acpterm"; trap - EXIT; `)
+	fmt.Fprintf(&b, `if [ -n "$hs" ]; then h=$($hs < "$t"); h=${h%%%% *}; if [ "$h" = %s ]; then :; else echo "acpterm: received a copy whose sha256 is $h" >&2; exit 1; fi; fi; `, sum)
+	b.WriteString(`chmod 500 "$t"; if v=$("$t" version 2>&1); then :; else echo "acpterm: the copy does not run on the target: $v" >&2; exit 1; fi; `)
+	b.WriteString(`if [ -d "$d/acpterm" ]; then rm -rf "$d/acpterm"; fi; mv -f "$t" "$d/acpterm"; trap - EXIT; `)
 	// Copies of other builds not copied for staleDays are removed: each
 	// is 10 MB or so, and every new build of acpterm leaves one. This
 	// one's directory has just changed, as has one being copied now; a
 	// copy still running keeps its file (Unix unlinks); symlinks are not
 	// followed (-type d). A find that cannot do this changes nothing.
 	fmt.Fprintf(&b, `find "${d%%/*}" -mindepth 1 -maxdepth 1 -type d -mtime +%d -exec rm -rf {} \; 2>/dev/null || :; `, staleDays)
-	b.WriteString(`echo "ok $v"`)
+	b.WriteString(`printf 'path=%s\n' "$d/acpterm"; echo "ok $v"`)
 	return b.String()
 }
 
 // staleDays is how long a copy of another build is kept in the target's
-// cache directory after it was copied there.
+// directory of copies after it was copied there.
 const staleDays = 30
 
-func upload(ctx context.Context, t Target, copts *CommandOptions, local, dir string, in *Installed, interp string) error {
+// upload copies local to the target, into dir, or for a transient copy
+// (dir "") into a fresh directory in base, and returns its path there.
+func upload(ctx context.Context, t Target, copts *CommandOptions, local, base, dir string, in *Installed, interp string) (string, error) {
 	f, err := os.Open(local)
 	if err != nil {
-		return fmt.Errorf("remote: installing acpterm: %w", err)
+		return "", fmt.Errorf("remote: installing acpterm: %w", err)
 	}
 	defer f.Close()
-	out, err := runOnTarget(ctx, t, copts, uploadScript(dir, in.Size, in.SHA256, interp), f)
+	out, err := runOnTarget(ctx, t, copts, uploadScript(base, dir, in.Size, in.SHA256, interp), f)
 	if err != nil {
 		// The script's exit 3 is its refusal of a dynamic build. Its
 		// message may not come back: the transport can end on the broken
@@ -336,14 +570,17 @@ func upload(ctx context.Context, t Target, copts *CommandOptions, local, dir str
 		// the script's stderr.
 		var ee *exec.ExitError
 		if interp != "" && (strings.Contains(err.Error(), "dynamically linked") || errors.As(err, &ee) && ee.ExitCode() == 3) {
-			return fmt.Errorf("%w: %s is dynamically linked and %s has no %s: build it with CGO_ENABLED=0", ErrPlatform, local, t, interp)
+			return "", fmt.Errorf("%w: %s is dynamically linked and %s has no %s: build it with CGO_ENABLED=0", ErrPlatform, local, t, interp)
 		}
-		return fmt.Errorf("remote: copying acpterm to %s: %w", t, err)
+		return "", fmt.Errorf("remote: copying acpterm to %s: %w", t, err)
 	}
-	if !strings.HasPrefix(lastLine(out), "ok acpterm ") {
-		return fmt.Errorf("remote: copying acpterm to %s: unexpected answer %q", t, out)
+	out = strings.TrimRight(out, "\n")
+	last := lastLine(out)
+	path, ok := strings.CutPrefix(lastLine(strings.TrimSuffix(out, last)), "path=")
+	if !strings.HasPrefix(last, "ok acpterm ") || !ok || !strings.HasPrefix(path, base+"/") || !printable(path) {
+		return "", fmt.Errorf("remote: copying acpterm to %s: unexpected answer %q", t, clip(out, 512))
 	}
-	return nil
+	return path, nil
 }
 
 func lastLine(s string) string {

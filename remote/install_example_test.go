@@ -21,8 +21,8 @@ func ExampleInstall() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(in) // "copied /usr/local/bin/acpterm (8.8 MB) to podman://devbox/src/app as /tmp/acpterm-0/…/acpterm in 1.3s"
-	opts.Binary = in.Path
+	fmt.Println(in)          // "copied /usr/local/bin/acpterm (8.8 MB) to podman://devbox/src/app as /tmp/acpterm-0/…/acpterm in 1.3s"
+	opts = in.Options(*opts) // the copy, checked there by its SHA-256 before it runs
 	cmd, err := remote.Command(t, opts)
 	if err != nil {
 		log.Fatal(err)

@@ -30,8 +30,10 @@ func fakeEngine(t *testing.T, env map[string]string, pipe string) string {
 	for k, v := range env {
 		b.WriteString("export " + k + "=" + remote.ShellQuote(v) + "\n")
 	}
-	if _, unset := env["XDG_CACHE_HOME"]; !unset {
-		b.WriteString("unset XDG_CACHE_HOME\n")
+	for _, v := range []string{"XDG_CACHE_HOME", "XDG_DATA_HOME"} {
+		if _, set := env[v]; !set {
+			b.WriteString("unset " + v + "\n")
+		}
 	}
 	if pipe != "" {
 		b.WriteString(pipe + " | \"$@\"\n")
@@ -52,7 +54,7 @@ var fakeTarget = remote.Target{Kind: remote.Podman, Container: "fake"}
 func TestInstallCopiesOnceThenFinds(t *testing.T) {
 	bin := acptermBuild(t, "static")
 	cache := t.TempDir()
-	tool := fakeEngine(t, map[string]string{"XDG_CACHE_HOME": cache}, "")
+	tool := fakeEngine(t, map[string]string{"XDG_DATA_HOME": cache}, "")
 	copts := &remote.CommandOptions{Tool: tool}
 	in, err := remote.Install(testCtx(t), fakeTarget, copts, &remote.InstallOptions{Local: bin})
 	if err != nil {
@@ -63,7 +65,7 @@ func TestInstallCopiesOnceThenFinds(t *testing.T) {
 	if !in.Copied || in.OS != runtime.GOOS || in.Arch != runtime.GOARCH || in.Local != bin {
 		t.Errorf("first install: %+v", in)
 	}
-	if want := filepath.Join(realCache, "acpterm", in.SHA256[:16], "acpterm"); in.Path != want {
+	if want := filepath.Join(realCache, "acpterm", "exec-server", in.SHA256[:16], "acpterm"); in.Path != want {
 		t.Errorf("path %s, want %s", in.Path, want)
 	}
 	got, err := os.ReadFile(in.Path)
@@ -71,7 +73,7 @@ func TestInstallCopiesOnceThenFinds(t *testing.T) {
 	if err != nil || !bytes.Equal(got, want) {
 		t.Errorf("the copy differs from the binary (%v)", err)
 	}
-	if fi, err := os.Stat(in.Path); err != nil || fi.Mode().Perm() != 0o755 {
+	if fi, err := os.Stat(in.Path); err != nil || fi.Mode().Perm() != 0o500 {
 		t.Errorf("the copy's mode: %v %v", fi.Mode(), err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(in.Path), "*.tmp.*")); len(left) > 0 {
@@ -156,7 +158,7 @@ func TestInstallNeverLeavesAHalfCopy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cache := t.TempDir()
-			tool := fakeEngine(t, map[string]string{"XDG_CACHE_HOME": cache}, tc.pipe)
+			tool := fakeEngine(t, map[string]string{"XDG_DATA_HOME": cache}, tc.pipe)
 			_, err := remote.Install(testCtx(t), fakeTarget, &remote.CommandOptions{Tool: tool}, &remote.InstallOptions{Local: bin})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Install: %v, want an error saying %q", err, tc.want)
@@ -201,7 +203,7 @@ func TestInstallRefusesAnotherPlatform(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(fake, "uname"), []byte("#!/bin/sh\necho "+tc.uname+"\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			tool := fakeEngine(t, map[string]string{"XDG_CACHE_HOME": t.TempDir(), "PATH": fake + ":" + os.Getenv("PATH")}, "")
+			tool := fakeEngine(t, map[string]string{"XDG_DATA_HOME": t.TempDir(), "PATH": fake + ":" + os.Getenv("PATH")}, "")
 			copts := &remote.CommandOptions{Tool: tool}
 			_, err := remote.Install(testCtx(t), fakeTarget, copts, nil)
 			if !errors.Is(err, remote.ErrPlatform) || !strings.Contains(err.Error(), "the target is "+tc.platform) {
@@ -231,7 +233,7 @@ func TestInstallPicksTheSibling(t *testing.T) {
 		t.Skipf("cannot write beside the test binary: %v", err)
 	}
 	t.Cleanup(func() { os.Remove(sibling) })
-	tool := fakeEngine(t, map[string]string{"XDG_CACHE_HOME": t.TempDir()}, "")
+	tool := fakeEngine(t, map[string]string{"XDG_DATA_HOME": t.TempDir()}, "")
 	in, err := remote.Install(testCtx(t), fakeTarget, &remote.CommandOptions{Tool: tool}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -273,7 +275,7 @@ func TestInstallTransportError(t *testing.T) {
 func TestInstallPrunesStaleCopies(t *testing.T) {
 	bin := acptermBuild(t, "static")
 	cache := t.TempDir()
-	dir := filepath.Join(cache, "acpterm")
+	dir := filepath.Join(cache, "acpterm", "exec-server")
 	old := time.Now().Add(-40 * 24 * time.Hour)
 	outside := t.TempDir()
 	for _, c := range []struct {
@@ -297,7 +299,7 @@ func TestInstallPrunesStaleCopies(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dir, "linked")); err != nil {
 		t.Fatal(err)
 	}
-	tool := fakeEngine(t, map[string]string{"XDG_CACHE_HOME": cache}, "")
+	tool := fakeEngine(t, map[string]string{"XDG_DATA_HOME": cache}, "")
 	in, err := remote.Install(testCtx(t), fakeTarget, &remote.CommandOptions{Tool: tool}, &remote.InstallOptions{Local: bin})
 	if err != nil || !in.Copied {
 		t.Fatalf("install: %+v, %v", in, err)
@@ -309,5 +311,89 @@ func TestInstallPrunesStaleCopies(t *testing.T) {
 		if _, err := os.Lstat(keep); err != nil {
 			t.Errorf("%s: %v", keep, err)
 		}
+	}
+}
+
+// TestInstallKeepsOutOfWritable: the copies are never kept where the
+// exec server's commands may write: a data directory inside the target's
+// directory or a --writable gives way to the user's own temp dir, and a
+// directory named there is refused.
+func TestInstallKeepsOutOfWritable(t *testing.T) {
+	bin := acptermBuild(t, "static")
+	ws, tmp, other := t.TempDir(), t.TempDir(), t.TempDir()
+	realTmp, _ := filepath.EvalSymlinks(tmp)
+	for _, tc := range []struct {
+		name     string
+		data     string
+		writable []string
+	}{
+		{"in the target's directory", filepath.Join(ws, "data"), nil},
+		{"in a --writable", filepath.Join(other, "data"), []string{other}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool := fakeEngine(t, map[string]string{"XDG_DATA_HOME": tc.data, "TMPDIR": tmp}, "")
+			tg := remote.Target{Kind: remote.Podman, Container: "fake", Dir: ws}
+			in, err := remote.Install(testCtx(t), tg, &remote.CommandOptions{Tool: tool}, &remote.InstallOptions{Local: bin, Writable: tc.writable})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(realTmp, "acpterm-"+uid()) + "/"; !strings.HasPrefix(in.Path, want) {
+				t.Errorf("copy at %s, want it in %s", in.Path, want)
+			}
+		})
+	}
+	tool := fakeEngine(t, map[string]string{"XDG_DATA_HOME": t.TempDir()}, "")
+	tg := remote.Target{Kind: remote.Podman, Container: "fake", Dir: ws}
+	_, err := remote.Install(testCtx(t), tg, &remote.CommandOptions{Tool: tool}, &remote.InstallOptions{Local: bin, Dir: filepath.Join(ws, "bin")})
+	if err == nil || !strings.Contains(err.Error(), "lies in "+ws+", where commands confined there may write") {
+		t.Errorf("a directory in the workspace: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "bin")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the refused directory was made (%v)", err)
+	}
+}
+
+// TestInstallWithoutHashTool: a target with no system tool to take a
+// SHA-256 gets a fresh copy for each run, in a private directory that is
+// gone once the exec server has run.
+func TestInstallWithoutHashTool(t *testing.T) {
+	bin := acptermBuild(t, "static")
+	data := t.TempDir()
+	// The engine hides the tools from Install's and Command's scripts.
+	tool := filepath.Join(t.TempDir(), "podman")
+	engine := "#!/bin/sh\n[ \"$1\" = exec ] && [ \"$2\" = -i ] || exit 125\nshift 3\nexport XDG_DATA_HOME=" + data + "\nunset XDG_CACHE_HOME\n" +
+		"if [ \"$1\" = /bin/sh ] && [ \"$2\" = -c ]; then s=$(printf '%s' \"$3\" | sed 's#/[a-z/-]*/\\(sha256sum\\|shasum\\|busybox\\)#/nonexistent/\\1#g'); shift 3; exec /bin/sh -c \"$s\" \"$@\"; fi\nexec \"$@\"\n"
+	if err := os.WriteFile(tool, []byte(engine), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tg := remote.Target{Kind: remote.Podman, Container: "fake", Dir: t.TempDir()}
+	copts := remote.CommandOptions{Tool: tool}
+	var paths []string
+	for range 2 {
+		in, err := remote.Install(testCtx(t), tg, &copts, &remote.InstallOptions{Local: bin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Log(in)
+		if !in.Copied || !in.Transient || !strings.Contains(in.String(), "for this run only") {
+			t.Errorf("install: %+v, want a copy for this run only", in)
+		}
+		if fi, err := os.Stat(filepath.Dir(in.Path)); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v %v, want a private directory", filepath.Dir(in.Path), fi.Mode(), err)
+		}
+		paths = append(paths, in.Path)
+		cmd, err := remote.Command(tg, in.Options(copts))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("the exec server: %v: %s", err, out)
+		}
+		if _, err := os.Stat(filepath.Dir(in.Path)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the run's copy is still there (%v)", err)
+		}
+	}
+	if paths[0] == paths[1] {
+		t.Errorf("both runs had the copy %s", paths[0])
 	}
 }

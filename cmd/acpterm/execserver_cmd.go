@@ -108,6 +108,15 @@ func (f *execServerFlags) options() (*remote.ServerOptions, error) {
 			sp.Writable = append(sp.Writable, abs)
 		}
 	}
+	if sp.Mode == sandbox.WorkspaceWrite {
+		writable := sp.Writable
+		if len(writable) == 0 {
+			writable = sandbox.DefaultWritable(cwd)
+		}
+		if err := outsideWritable(writable); err != nil {
+			return nil, err
+		}
+	}
 	policy := &terminal.Policy{Roots: []string{cwd}}
 	if sp.Mode != sandbox.Off || sp.Network != sandbox.AllowNetwork {
 		policy.Sandbox = sp
@@ -116,6 +125,31 @@ func (f *execServerFlags) options() (*remote.ServerOptions, error) {
 	topts := &terminal.Options{Policy: policy, Env: env, DefaultCwd: cwd}
 	f.terminalFlags.options(topts)
 	return &remote.ServerOptions{Version: client.Version(), Terminal: topts}, nil
+}
+
+// outsideWritable refuses to serve from an executable that the commands
+// could replace: this program runs unconfined, and a copy of it in a
+// writable path (the workspace, a cache, --writable) would be what the
+// next connection runs, whatever a command made of it.
+func outsideWritable(writable []string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot tell where this acpterm is, to check that its commands cannot replace it: %v", err)
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	for _, w := range writable {
+		real, err := filepath.EvalSymlinks(w)
+		if err != nil {
+			real = filepath.Clean(w)
+		}
+		if rel, err := filepath.Rel(real, exe); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+			return fmt.Errorf("this acpterm (%s) lies in %s, which the commands may write: one could replace it, and the next connection would run that unconfined; "+
+				"keep acpterm elsewhere (acpterm run --remote copies it outside the target's writable paths), or name another directory for the commands", exe, real)
+		}
+	}
+	return nil
 }
 
 // serverCwd resolves --cwd: ~ against the home, and symlinks, since the

@@ -112,8 +112,9 @@ fs/*, on another machine, a container or a pod, while the agent runs here.
 acpterm starts "acpterm exec-server" there through the target's own tool,
 so your ssh config, keys and agent, the container engine's connection or
 your kubeconfig apply, and copies itself there first when the target has
-no acpterm of this build (into ~/.cache/acpterm, --remote-install-dir, or
-name one with --remote-binary). TARGET is one of
+no acpterm of this build (into ~/.local/share/acpterm/exec-server, out of
+the reach of the commands there, checked by its SHA-256 before each run;
+--remote-install-dir, or name one with --remote-binary). TARGET is one of
   ssh://[USER@]HOST[:PORT][/DIR]    through ssh -T (HOST may be a Host of
                                     your ssh config)
   podman://CONTAINER[/DIR]          through podman exec -i

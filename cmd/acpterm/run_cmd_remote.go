@@ -24,7 +24,7 @@ type remoteFlags struct {
 func (f *remoteFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.target, "remote", "", "run the agent's commands and fs/* on `TARGET`: ssh://[USER@]HOST[:PORT][/DIR],\npodman://CONTAINER[/DIR], docker://CONTAINER[/DIR] or\nk8s://[CONTEXT/]NAMESPACE/POD[/CONTAINER][:DIR] (see Remote terminals above)")
 	fs.StringVar(&f.binary, "remote-binary", "", "acpterm's `PATH` on the --remote target (default: copy this acpterm there\nwhen the target has no copy of it)")
-	fs.StringVar(&f.installDir, "remote-install-dir", "", "keep the copies of acpterm in `DIR` on the target (default: the target\nuser's ~/.cache/acpterm, else a directory of the user's own in /tmp)")
+	fs.StringVar(&f.installDir, "remote-install-dir", "", "keep the copies of acpterm in `DIR` on the target, where its commands\ncannot write (default: the target user's ~/.local/share/acpterm/exec-server,\nelse a directory of the user's own in /tmp)")
 	fs.StringVar(&f.tool, "remote-tool", "", "the transport's `PROGRAM` (default: ssh, podman, docker or kubectl by the\ntarget's scheme)")
 	fs.Var(listFlag{&f.toolArgs}, "remote-tool-arg", "an option `ARG` for the transport's program, put before the target\n(ssh -F FILE, -o NAME=VALUE; kubectl --kubeconfig FILE); repeatable")
 	fs.BoolVar(&f.agent, "remote-agent", false, "start the agent on the --remote target too, through the same tool, so that\nthe commands it runs itself run there (AGENT is its command line there)")

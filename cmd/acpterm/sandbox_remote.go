@@ -31,11 +31,11 @@ func remoteSandbox(ctx context.Context, rc *client.Remote, stdout, stderr io.Wri
 	}
 	ctx, cancel := context.WithTimeout(ctx, client.DefaultInitTimeout)
 	defer cancel()
-	bin, in, err := client.InstallRemote(ctx, rc)
+	in, err := client.InstallRemote(ctx, rc, nil)
 	if err != nil {
 		return fail(err)
 	}
-	if in != nil && in.Copied {
+	if in.Copied {
 		fmt.Fprintf(stderr, "acpterm: %s\n", textsafe.Line(in.String()))
 	}
 	hellos := make([]*remote.HelloResponse, len(remoteSettings))
@@ -43,12 +43,12 @@ func remoteSandbox(ctx context.Context, rc *client.Remote, stdout, stderr io.Wri
 	var wg sync.WaitGroup
 	for i, s := range remoteSettings {
 		wg.Go(func() {
-			cl, err := client.DialRemote(ctx, rc, bin, []string{"--sandbox", s.mode, "--network", s.network}, nil)
+			cl, err := client.DialRemote(ctx, rc, in, []string{"--sandbox", s.mode, "--network", s.network}, nil)
 			if err != nil {
 				errs[i] = err
 				return
 			}
-			h := cl.Hello()
+			h := client.SafeHello(cl.Hello())
 			hellos[i] = &h
 			_ = cl.Close()
 		})

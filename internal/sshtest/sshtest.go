@@ -41,7 +41,10 @@ type Server struct {
 	// 0). A user's .bashrc is not what is under test, and one seen
 	// here (pyenv's rehash) takes a lock file that concurrent sessions
 	// wait on and that a session killed in it leaves behind, stalling
-	// every later session for a minute.
+	// every later session for a minute. The server also accepts
+	// XDG_DATA_HOME and XDG_CACHE_HOME, which a test sets (ssh -o
+	// SetEnv=..., with the two above) to keep what acpterm writes in the
+	// target user's directories in directories of its own.
 	Config string
 	Port   int
 	User   string
@@ -103,7 +106,7 @@ PermitRootLogin prohibit-password
 PasswordAuthentication no
 KbdInteractiveAuthentication no
 LogLevel INFO
-AcceptEnv GORACE SHLVL
+AcceptEnv GORACE SHLVL XDG_DATA_HOME XDG_CACHE_HOME
 `, s.Port, filepath.Join(dir, "host"), filepath.Join(dir, "authorized_keys"))
 	if err := os.WriteFile(sshdConfig, []byte(conf), 0o600); err != nil {
 		return nil, err

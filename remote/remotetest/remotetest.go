@@ -146,7 +146,7 @@ func Dial(t testing.TB, tg remote.Target, copts *remote.CommandOptions, local st
 		t.Fatal(err)
 	}
 	t.Log(in)
-	copts.Binary = in.Path
+	*copts = *in.Options(*copts)
 	cmd, err := remote.Command(tg, copts)
 	if err != nil {
 		t.Fatal(err)

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/remote"
 	"github.com/acpterm/acpterm/sandbox"
@@ -27,7 +30,8 @@ type Remote struct {
 	// (remote.Install).
 	Binary string
 	// InstallDir is where the copies are kept on the target; "" means
-	// remote.Install's default (the user's cache directory).
+	// remote.Install's default (the user's data directory, out of the
+	// commands' reach).
 	InstallDir string
 	// Tool is the transport's program ("": ssh, podman, docker or kubectl)
 	// and ToolArgs its options, put before the target (ssh's -F FILE, -o
@@ -48,10 +52,33 @@ type remoteRun struct {
 	// its display (terminal.Info.Where) and its approval.
 	host   string
 	client *remote.Client
-	// bin is acpterm on the target, which hosts a --remote-agent agent.
-	bin string
+	// installed is acpterm on the target, which hosts a --remote-agent
+	// agent.
+	installed *remote.Installed
 	// localDir is where the agent starts, here: the working directory.
 	localDir string
+	// log reports the connection's problems.
+	log *remoteLog
+}
+
+// remoteLog is the remote client's Logf, whose destination changes once
+// the run's renderer is set up.
+type remoteLog struct {
+	mu   sync.Mutex
+	warn func(line string)
+}
+
+func (l *remoteLog) logf(format string, args ...any) {
+	l.mu.Lock()
+	warn := l.warn
+	l.mu.Unlock()
+	warn("acpterm: remote: " + fmt.Sprintf(format, args...))
+}
+
+func (l *remoteLog) set(warn func(line string)) {
+	l.mu.Lock()
+	l.warn = warn
+	l.mu.Unlock()
 }
 
 // serverArgs are the exec server's flags for the run's sandbox: the
@@ -126,7 +153,7 @@ func (d *driver) connectRemote(ctx context.Context) int {
 	// Each step has the whole InitTimeout: a copy over a slow link must
 	// not leave the exec server's start and hello without time.
 	ictx, cancel := context.WithTimeout(ctx, c.InitTimeout)
-	bin, in, err := InstallRemote(ictx, rc)
+	in, err := InstallRemote(ictx, rc, c.Writable)
 	cancel()
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
@@ -134,19 +161,26 @@ func (d *driver) connectRemote(ctx context.Context) int {
 		}
 		return fail("%v", err)
 	}
-	if in != nil && in.Copied {
+	if in.Copied {
 		fmt.Fprintf(c.Stderr, "acpterm: %s\n", textsafe.Line(in.String()))
 	}
 	ctx, cancel = context.WithTimeout(ctx, c.InitTimeout)
 	defer cancel()
-	cl, err := DialRemote(ctx, rc, bin, d.serverArgs(),
-		func(format string, args ...any) { d.warn("acpterm: remote: " + fmt.Sprintf(format, args...)) })
+	// What the connection reports (a target's greeting before the hello,
+	// terminals it made up) goes straight to stderr until the renderer
+	// is set up, then through warn (newRemoteTerminals).
+	log := &remoteLog{warn: func(line string) {
+		d.stderrMu.Lock()
+		defer d.stderrMu.Unlock()
+		_, _ = io.WriteString(c.Stderr, warnLine(line)+"\n")
+	}}
+	cl, err := DialRemote(ctx, rc, in, d.serverArgs(), log.logf)
 	if err != nil {
 		return fail("%v", err)
 	}
 	host := rc.Target
 	host.Dir = ""
-	r := &remoteRun{cfg: rc, where: where, host: host.String(), client: cl, bin: bin, localDir: d.cwd}
+	r := &remoteRun{cfg: rc, where: where, host: host.String(), client: cl, installed: in, localDir: d.cwd, log: log}
 	if code := d.checkHello(r, fail); code != ExitOK {
 		_ = cl.Close()
 		return code
@@ -157,29 +191,22 @@ func (d *driver) connectRemote(ctx context.Context) int {
 }
 
 // InstallRemote makes sure the target has this acpterm, copying it there
-// when it has none of this build (remote.Install), and returns its path
-// there and what Install did; with rc.Binary set it asks and copies
-// nothing.
-func InstallRemote(ctx context.Context, rc *Remote) (string, *remote.Installed, error) {
-	if rc.Binary != "" {
-		return rc.Binary, nil, nil
-	}
-	copts := &remote.CommandOptions{Tool: rc.Tool, ToolArgs: rc.ToolArgs}
-	in, err := remote.Install(ctx, rc.Target, copts, &remote.InstallOptions{Dir: rc.InstallDir})
-	if err != nil {
-		return "", nil, err
-	}
-	return in.Path, in, nil
+// when it has no verified copy of this build (remote.Install), outside
+// the target's directory, its caches and writable, where commands there
+// may write; with rc.Binary set it asks and copies nothing.
+func InstallRemote(ctx context.Context, rc *Remote, writable []string) (*remote.Installed, error) {
+	copts := &remote.CommandOptions{Binary: rc.Binary, Tool: rc.Tool, ToolArgs: rc.ToolArgs}
+	return remote.Install(ctx, rc.Target, copts, &remote.InstallOptions{Dir: rc.InstallDir, Writable: writable})
 }
 
 // DialRemote starts acpterm exec-server with serverArgs on the target,
-// through its tool in a process group of its own, from the acpterm at bin
-// there, and makes the hello exchange, bounded by ctx. A failure is told
+// through its tool in a process group of its own, from the acpterm that
+// InstallRemote found or copied there (checked there before it runs), and makes the hello exchange, bounded by ctx. A failure is told
 // in the transport's words when it wrote any (ssh's "Connection
 // refused"). Closing the client ends the exec server and everything it
 // ran.
-func DialRemote(ctx context.Context, rc *Remote, bin string, serverArgs []string, logf func(format string, args ...any)) (*remote.Client, error) {
-	copts := &remote.CommandOptions{Binary: bin, Tool: rc.Tool, ToolArgs: rc.ToolArgs, ServerArgs: serverArgs}
+func DialRemote(ctx context.Context, rc *Remote, in *remote.Installed, serverArgs []string, logf func(format string, args ...any)) (*remote.Client, error) {
+	copts := in.Options(remote.CommandOptions{Tool: rc.Tool, ToolArgs: rc.ToolArgs, ServerArgs: serverArgs})
 	cmd, err := remote.Command(rc.Target, copts)
 	if err != nil {
 		return nil, err
@@ -205,6 +232,10 @@ func DialRemote(ctx context.Context, rc *Remote, bin string, serverArgs []string
 func (d *driver) checkHello(r *remoteRun, fail func(string, ...any) int) int {
 	c := &d.cfg
 	h := r.client.Hello()
+	if p := textsafe.Line(h.DefaultCwd); p != h.DefaultCwd {
+		return fail("the exec server there names a working directory with control characters: %s", p)
+	}
+	h = SafeHello(h)
 	sb := h.Sandbox
 	switch {
 	case sb.Error != "":
@@ -226,6 +257,39 @@ func (d *driver) checkHello(r *remoteRun, fail func(string, ...any) int) int {
 	return ExitOK
 }
 
+// Bounds of what SafeHello keeps of a hello's lists and words.
+const (
+	maxHelloList = 16
+	maxHelloWord = 512
+)
+
+// SafeHello is a target's hello with every word made safe to print
+// (textsafe.Line: no escape sequence, no line break, nothing that
+// reorders the text) and bounded: the target's exec server is not
+// acpterm's to trust with the user's terminal.
+func SafeHello(h remote.HelloResponse) remote.HelloResponse {
+	word := func(s string) string { return textsafe.Line(render.Clip(s, maxHelloWord)) }
+	list := func(l []string) []string {
+		if len(l) == 0 {
+			return nil
+		}
+		out := make([]string, 0, min(len(l), maxHelloList))
+		for _, s := range l[:min(len(l), maxHelloList)] {
+			out = append(out, word(s))
+		}
+		if len(l) > maxHelloList {
+			out = append(out, fmt.Sprintf("and %d more", len(l)-maxHelloList))
+		}
+		return out
+	}
+	h.Version, h.OS, h.Arch, h.DefaultCwd, h.Isolation = word(h.Version), word(h.OS), word(h.Arch), word(h.DefaultCwd), word(h.Isolation)
+	h.Roots = list(h.Roots)
+	sb := &h.Sandbox
+	sb.Mode, sb.Network, sb.NamespacesErr, sb.Error = word(sb.Mode), word(sb.Network), word(sb.NamespacesErr), word(sb.Error)
+	sb.Missing = list(sb.Missing)
+	return h
+}
+
 // agentProcess is the agent's process: Config.Agent with args, here, or
 // with Remote.Agent the transport that runs it on the target.
 func (d *driver) agentProcess(args []string) (*exec.Cmd, error) {
@@ -236,7 +300,7 @@ func (d *driver) agentProcess(args []string) (*exec.Cmd, error) {
 	rc := c.Remote
 	copts := &remote.CommandOptions{Tool: rc.Tool, ToolArgs: rc.ToolArgs}
 	if d.remote != nil {
-		copts.Binary = d.remote.bin // the agent runs hosted, with a dead-man rule
+		copts = d.remote.installed.Options(*copts) // the agent runs hosted, with a dead-man rule
 	}
 	if c.SandboxAgent {
 		// The agent host there confines it, with its profile there.

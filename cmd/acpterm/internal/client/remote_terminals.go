@@ -118,6 +118,9 @@ func newRemoteTerminals(r *remoteRun, decide func(context.Context, terminal.Info
 		cwds:       map[acp.SessionID]string{}, sessions: map[acp.SessionID]bool{}, live: map[string]terminal.Info{},
 		exited:  map[string]bool{},
 		changed: make(chan struct{}, 1), stopLost: make(chan struct{}), lostDone: make(chan struct{})}
+	if r.log != nil {
+		r.log.set(warn)
+	}
 	go t.watchLost()
 	return t
 }
