@@ -161,6 +161,12 @@ func (p *Policy) NewSpawnerContext(ctx context.Context) (*Spawner, error) {
 		}
 	}
 	s.applied.Shared = true
+	if len(pr.reserve) > 0 {
+		var mounts, lost []string
+		s.applied.holds, mounts, lost = reserve(pr.reserve)
+		pl.ReadOnly = append(pl.ReadOnly, mounts...)
+		s.applied.Missing = append(s.applied.Missing, lost...)
+	}
 	if err := s.startHelper(ctx, &pl, pr.nsFlags); err != nil {
 		s.removeRoot()
 		return nil, err
@@ -240,6 +246,7 @@ func (s *Spawner) err() error {
 // each command's is in its Child.Applied). Shared is set.
 func (s *Spawner) Applied() *Applied {
 	a := s.applied
+	a.holds = nil // the spawner's, released by Close
 	return &a
 }
 
@@ -257,6 +264,7 @@ func (s *Spawner) Start(c *Cmd) (*Child, error) {
 		return nil, errors.New("sandbox: Cmd.Path is empty")
 	}
 	a := s.applied
+	a.holds = nil // the spawner's
 	ch := &Child{s: s, applied: &a, pidfd: -1, started: make(chan struct{}), done: make(chan struct{})}
 	env := withoutEnv(c.Env, planEnv)
 	if s.confined {
@@ -383,6 +391,7 @@ func (s *Spawner) Close() error {
 }
 
 func (s *Spawner) removeRoot() {
+	s.applied.holds.release()
 	if s.ownRoot && s.tmpRoot != "" {
 		_ = os.RemoveAll(s.tmpRoot)
 	}

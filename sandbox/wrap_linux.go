@@ -66,6 +66,12 @@ type prepared struct {
 	// mount namespace; it is reported like missing, but does not fail.
 	degraded []string
 	nsFlags  uintptr // namespaces to create, with a user namespace
+
+	// Policy.Protected sorted out (addProtected): the paths protected,
+	// those of them that exist (mounted read-only), the first missing
+	// component of the others (reserved by Wrap), and what cannot be
+	// protected, which is reported and does not fail Wrap.
+	protected, protect, reserve, unprotected []string
 }
 
 // prepare works out what p means here, without side effects. The TempDir
@@ -97,6 +103,7 @@ func (p *Policy) prepare() (*prepared, error) {
 			if !p.WritableGit {
 				pr.addGit()
 			}
+			pr.addProtected(p)
 		}
 		for _, d := range nullDevices {
 			if _, err := os.Stat(d); err == nil {
@@ -124,7 +131,7 @@ func (p *Policy) prepare() (*prepared, error) {
 		// them into EROFS everywhere else.
 		pr.pl.ReadOnlyAll = true
 	}
-	needMounts := len(pr.pl.ReadOnly) > 0 || pr.pl.ReadOnlyAll
+	needMounts := len(pr.pl.ReadOnly) > 0 || pr.pl.ReadOnlyAll || len(pr.protected) > 0
 	var nsErr error
 	if p.Network == DenyNetwork || needMounts {
 		nsErr = namespaceProbe()
@@ -154,6 +161,9 @@ func (p *Policy) prepare() (*prepared, error) {
 		if pr.pl.ReadOnlyAll {
 			what = append(what, "stop chmod, chown and utimes outside the writable paths")
 		}
+		if len(pr.protected) > 0 {
+			what = append(what, "protect "+strings.Join(pr.protected, ", "))
+		}
 		msg := fmt.Sprintf("no mount namespace (%v): cannot %s", nsErr, strings.Join(what, ", nor "))
 		if p.WithoutMountNamespace {
 			pr.degraded = append(pr.degraded, msg)
@@ -161,6 +171,7 @@ func (p *Policy) prepare() (*prepared, error) {
 			pr.missing = append(pr.missing, msg)
 		}
 		pr.pl.ReadOnly, pr.pl.ReadOnlyAll = nil, false
+		pr.protected, pr.protect, pr.reserve = nil, nil, nil
 	}
 	if nsErr == nil && needMounts {
 		pr.nsFlags |= unix.CLONE_NEWNS
@@ -177,13 +188,15 @@ func (p *Policy) prepare() (*prepared, error) {
 		a.Writable = append(append([]string(nil), pr.pl.Dirs...), pr.pl.Files...)
 	}
 	a.ReadOnly = pr.pl.ReadOnly
+	a.Protected = pr.protected
+	pr.pl.ReadOnly = append(append([]string(nil), pr.pl.ReadOnly...), pr.protect...)
 	a.ReadOnlyElsewhere = pr.pl.ReadOnlyAll
 	a.Scoped = pr.pl.Scoped
 	a.NetNamespace = pr.pl.Loopback
 	a.TCPRules = pr.pl.TCPDeny
 	a.NoUnixSockets = pr.pl.NoUnix
 	a.PrivatePTS = pr.pl.PrivatePTS
-	a.Missing = append(pr.missing, pr.degraded...)
+	a.Missing = append(append(pr.missing, pr.degraded...), pr.unprotected...)
 	return pr, nil
 }
 
@@ -298,6 +311,12 @@ func (p *Policy) Wrap(cmd *exec.Cmd) (*Applied, error) {
 		// Best effort found nothing to enforce: no helper, no re-exec.
 		cmd.Env = env
 		return &a, nil
+	}
+	if len(pr.reserve) > 0 {
+		var mounts, lost []string
+		a.holds, mounts, lost = reserve(pr.reserve)
+		pl.ReadOnly = append(pl.ReadOnly, mounts...)
+		a.Missing = append(a.Missing, lost...)
 	}
 	if pr.nsFlags != 0 {
 		sp := cmd.SysProcAttr
