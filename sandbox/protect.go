@@ -42,7 +42,10 @@ const protectDepth = 3
 // DefaultProtected is the usual Protected list for roots: each name of
 // ProtectedNames directly in each root, whether it exists or not (one that
 // does not is reserved, see Policy.Protected), and those that exist in the
-// directories up to three levels below, in any case. The search does not
+// directories up to three levels below, in any case; and the .git of each
+// root, which when missing is reserved too (unless Policy.WritableGit), so
+// that a command cannot make a root inside a repository a repository of
+// its own, whose config the user's next git status there would run. The search does not
 // go into .git or node_modules, nor follow symlinks, nor go into a
 // protected directory (it is read-only as a whole). A name a command
 // creates in a new directory below the root is not protected: the list is
@@ -57,6 +60,7 @@ func DefaultProtected(roots ...string) []string {
 		for _, n := range ProtectedNames {
 			out = append(out, filepath.Join(root, n))
 		}
+		out = append(out, filepath.Join(root, ".git"))
 		out = append(out, protectedBelow(root, 0)...)
 	}
 	return compactPaths(out)

@@ -77,10 +77,9 @@ func protectedSetup(t *testing.T) (ws, home string, p *Policy) {
 	}
 	state := filepath.Join(home, ".claude")
 	p = &Policy{
-		Mode:     WorkspaceWrite,
-		Writable: []string{ws, state, filepath.Join(home, ".claude.json")},
-		Protected: append(DefaultProtected(ws), filepath.Join(ws, ".git"),
-			filepath.Join(state, "settings.json"), filepath.Join(state, "commands"), filepath.Join(state, "hooks")),
+		Mode:      WorkspaceWrite,
+		Writable:  []string{ws, state, filepath.Join(home, ".claude.json")},
+		Protected: append(DefaultProtected(ws), filepath.Join(state, "settings.json"), filepath.Join(state, "commands"), filepath.Join(state, "hooks")),
 	}
 	return ws, home, p
 }

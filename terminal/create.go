@@ -452,6 +452,9 @@ func (m *Manager) sandboxFor(info Info) *sandbox.Policy {
 	if sp.Mode == sandbox.WorkspaceWrite && len(sp.Writable) == 0 {
 		// No roots: the workspace is where the command runs.
 		sp.Writable = sandbox.DefaultWritable(info.Cwd)
+		if sp.Protected == nil {
+			sp.Protected = sandbox.DefaultProtected(info.Cwd)
+		}
 	}
 	return &sp
 }

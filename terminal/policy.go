@@ -100,7 +100,8 @@ type Policy struct {
 	//
 	// A WorkspaceWrite policy with no Writable paths gets
 	// sandbox.DefaultWritable(Roots...), or of the command's cwd when Roots
-	// is empty. TempDir is ignored: each terminal gets a private TMPDIR,
+	// is empty; one with no Protected paths gets sandbox.DefaultProtected
+	// of the same (Policy.WritableConfig turns them off). TempDir is ignored: each terminal gets a private TMPDIR,
 	// removed at release. When the kernel cannot enforce the policy and
 	// BestEffort is not set, create fails with ErrDenied, naming what is
 	// missing; Info.Sandbox says what was applied.
@@ -288,6 +289,9 @@ func newConfig(o *Options) config {
 		sp.TempDir = ""
 		if sp.Mode == sandbox.WorkspaceWrite && len(sp.Writable) == 0 && len(c.roots) > 0 {
 			sp.Writable = sandbox.DefaultWritable(c.roots...)
+		}
+		if sp.Mode == sandbox.WorkspaceWrite && sp.Protected == nil && len(c.roots) > 0 {
+			sp.Protected = sandbox.DefaultProtected(c.roots...)
 		}
 		c.sandbox = &sp
 	}

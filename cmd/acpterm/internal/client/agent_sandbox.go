@@ -34,6 +34,14 @@ func (d *driver) agentPolicy() (*sandbox.Policy, error) {
 	if err := prof.Prepare(); err != nil {
 		return nil, err
 	}
+	if !p.WritableConfig {
+		// Its config files exist, so that they are mounted read-only
+		// rather than reserved by a directory the agent cannot read.
+		if err := prof.PrepareConfig(); err != nil {
+			return nil, err
+		}
+		p.Protected = append(slices.Clone(p.Protected), prof.Config...)
+	}
 	if p.Mode == sandbox.ReadOnly {
 		p.Mode, p.Writable = sandbox.WorkspaceWrite, nil
 	}
