@@ -1,0 +1,232 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/acpterm/acpterm/acp"
+)
+
+// plantEnv is the shell line the plant agent runs itself.
+const plantEnv = "ACPTERM_E2E_PLANT"
+
+func init() {
+	registerHostile("plant", func() int { return serveAgent(&plantAgent{}) })
+}
+
+// plantAgent runs plantEnv's line itself, as an agent's own shell tool
+// does, and reports its output in one message.
+type plantAgent struct{ baseAgent }
+
+func (a *plantAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	out, _ := exec.CommandContext(ctx, "sh", "-c", os.Getenv(plantEnv)).CombinedOutput()
+	err := a.conn.Load().SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID, Update: &acp.AgentMessageChunk{
+		Content: &acp.TextContent{Text: "plant: " + string(out)},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+}
+
+// plantLines are what a hostile agent's commands try in the workspace: an
+// agent's hooks and MCP servers, an editor's tasks, a shell's rc file, and
+// a repository of its own where the workspace, inside the user's
+// repository, has none; then an ordinary file. Each prints "planted-…" if
+// it worked (printf's arguments: the command line itself does not match).
+var plantLines = []string{
+	`printf '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch $MARKER"}]}]}}' > .claude/settings.json && printf '%s-%s\n' planted settings`,
+	`echo '{"mcpServers":{"x":{"command":"touch"}}}' > .mcp.json && printf '%s-%s\n' planted mcp`,
+	`mkdir -p .gemini && echo '{}' > .gemini/settings.json && printf '%s-%s\n' planted gemini`,
+	`echo '{"tasks":[]}' > .vscode/tasks.json && printf '%s-%s\n' planted tasks`,
+	`echo 'touch $MARKER' > .bashrc && printf '%s-%s\n' planted bashrc`,
+	`git init -q . && git config core.fsmonitor "touch $MARKER #" && printf '%s-%s\n' planted fsmonitor`,
+	`echo notes > notes.txt && printf '%s-%s\n' wrote notes`,
+}
+
+// protectWorkspace is a workspace in a repository of the user's, with no
+// .git of its own, holding a .claude/settings.json and a .vscode.
+func protectWorkspace(t *testing.T) string {
+	t.Helper()
+	outer := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", outer).CombinedOutput(); err != nil {
+		t.Skipf("git init: %v\n%s", err, out)
+	}
+	ws := filepath.Join(outer, "ws")
+	for _, d := range []string{".claude", ".vscode"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".claude/settings.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// nothingPlanted checks, as the user's next session finds the workspace,
+// that nothing of plantLines is there, that no placeholder is left, and
+// that git status there runs nothing.
+func nothingPlanted(t *testing.T, ws, marker string, want []string) {
+	t.Helper()
+	if b, _ := os.ReadFile(filepath.Join(ws, ".claude/settings.json")); string(b) != "{}" {
+		t.Errorf(".claude/settings.json holds %q", b)
+	}
+	var got []string
+	entries, _ := os.ReadDir(ws)
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the workspace holds %q, want %q", got, want)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(ws, ".vscode")); len(entries) > 0 {
+		t.Errorf(".vscode holds %d files", len(entries))
+	}
+	git := exec.Command("git", "status", "--short")
+	git.Dir = ws
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Errorf("git status: %v\n%s", err, out)
+	}
+	if exists(marker) {
+		t.Errorf("the user's git status ran the planted core.fsmonitor")
+	}
+}
+
+// TestProtectCommands: the agent's commands (the run's terminals) cannot
+// plant what a later, unconfined program runs; the next session finds
+// nothing of it.
+func TestProtectCommands(t *testing.T) {
+	t.Parallel()
+	ws := protectWorkspace(t)
+	marker := filepath.Join(t.TempDir(), "marker")
+	prompt := strings.Join(plantLines, "\n")
+	r := acpterm(t, opts{plain: true, dir: ws, env: []string{"MARKER=" + marker}},
+		"run", "--approve-all", "-p", prompt, "--", plainAcpterm(t), "agent", "--keep-going")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, "planted-") {
+		t.Errorf("a command planted:\n%s", r.stdout)
+	}
+	mustContain(t, "stdout", r.stdout, "wrote-notes")
+	nothingPlanted(t, ws, marker, []string{".claude", ".vscode", "notes.txt"})
+	if t.Failed() {
+		t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+}
+
+// TestProtectAgentState: a confined agent (claude's profile, in a
+// temporary HOME) cannot plant a SessionStart hook, a command or a plugin
+// in its own state, nor in the workspace, while its session is saved; the
+// next session finds nothing of it.
+func TestProtectAgentState(t *testing.T) {
+	t.Parallel()
+	ws := protectWorkspace(t)
+	home := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "marker")
+	bin := t.TempDir()
+	// Named as claude's adapter, the fake agent gets claude's profile.
+	if err := os.Symlink(testExe(t), filepath.Join(bin, "claude-agent-acp")); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(home, ".claude")
+	line := strings.Join(append(slices.Clone(plantLines),
+		`printf '{"hooks":{}}' > "$HOME/.claude/settings.json" && printf '%s-%s\n' planted user-settings`,
+		`mkdir -p "$HOME/.claude/commands" && echo x > "$HOME/.claude/commands/x.md" && printf '%s-%s\n' planted command`,
+		`mkdir -p "$HOME/.claude/plugins/x" && printf '%s-%s\n' planted plugin`,
+		`mkdir -p "$HOME/.claude/projects/p" && echo '{}' > "$HOME/.claude/projects/p/s.jsonl" && printf '%s-%s\n' wrote session`,
+	), "\n")
+	env := []string{fakeAgentEnv + "=plant", plantEnv + "=" + line, "MARKER=" + marker, "HOME=" + home,
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache")}
+	r := acpterm(t, opts{dir: ws, env: env}, "run", "--approve-all", "-p", "go", "--", filepath.Join(bin, "claude-agent-acp"))
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, "stderr", r.stderr, "sandbox: agent and its commands: workspace-write")
+	if strings.Contains(r.stdout, "planted-") {
+		t.Errorf("the agent planted:\n%s", r.stdout)
+	}
+	mustContain(t, "stdout", r.stdout, "wrote-notes", "wrote-session")
+	nothingPlanted(t, ws, marker, []string{".claude", ".vscode", "notes.txt"})
+	if b, _ := os.ReadFile(filepath.Join(state, "settings.json")); string(b) != "{}\n" {
+		t.Errorf("~/.claude/settings.json holds %q, want the seed", b)
+	}
+	for _, d := range []string{"commands", "plugins", "agents", "hooks"} {
+		if _, err := os.Lstat(filepath.Join(state, d)); err == nil {
+			t.Errorf("~/.claude/%s exists: planted, or a placeholder left", d)
+		}
+	}
+	if !exists(filepath.Join(state, "projects/p/s.jsonl")) {
+		t.Errorf("the agent's session was not saved")
+	}
+	if t.Failed() {
+		t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+}
+
+// TestProtectFS: fs/write_text_file refuses what the commands may not
+// write, existing or not; --writable-config lets it through.
+func TestProtectFS(t *testing.T) {
+	t.Parallel()
+	writes := []string{".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".vscode/tasks.json", ".bashrc", ".gitmodules"}
+	for _, tt := range []struct {
+		name  string
+		flags []string
+		ok    bool
+	}{
+		{"default", nil, false},
+		{"writable-config", []string{"--writable-config"}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ws := protectWorkspace(t)
+			args := append([]string{"run", "--format", "json", "--approve-all"}, tt.flags...)
+			args = append(args, "-p", "go", "--", testExe(t))
+			r := acpterm(t, opts{env: []string{fakeAgentEnv + "=fs-git", fsWritesEnv + "=" + strings.Join(writes, ",")}, dir: ws}, args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+			}
+			var calls []fsCall
+			fsReport(t, r.stdout, &calls)
+			if len(calls) != len(writes) {
+				t.Fatalf("%d writes reported, want %d: %+v", len(calls), len(writes), calls)
+			}
+			for _, c := range calls {
+				b, err := os.ReadFile(filepath.Join(ws, c.Name))
+				written := err == nil && string(b) == fsPlanted
+				switch {
+				case tt.ok && (c.Code != 0 || !written):
+					t.Errorf("write %s: code %d %q, written %v; want it written", c.Name, c.Code, c.Message, written)
+				case !tt.ok && (c.Code != acp.CodePermissionDenied || !strings.Contains(c.Message, "--writable-config") || written):
+					t.Errorf("write %s: code %d %q, written %v; want it refused", c.Name, c.Code, c.Message, written)
+				}
+			}
+		})
+	}
+}
+
+// TestProtectUnprotectable: a protected name that cannot be kept
+// read-only (a symlink) is named on the run's first line.
+func TestProtectUnprotectable(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.Symlink("elsewhere.json", filepath.Join(ws, ".mcp.json")); err != nil {
+		t.Fatal(err)
+	}
+	r := acpterm(t, opts{plain: true, dir: ws}, "run", "--approve-all", "-p", "true", "--", plainAcpterm(t), "agent")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	first, _, _ := strings.Cut(r.stderr, "\n")
+	if !strings.Contains(first, "cannot protect") || !strings.Contains(first, ".mcp.json") {
+		t.Errorf("stderr's first line %q does not name the unprotected .mcp.json", first)
+	}
+}
