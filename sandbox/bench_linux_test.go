@@ -24,6 +24,10 @@ func BenchmarkStart(b *testing.B) {
 		{"read-only", Policy{Mode: ReadOnly}},
 		{"read-only+deny", Policy{Mode: ReadOnly, Network: DenyNetwork}},
 		{"workspace-write+git+deny", Policy{Mode: WorkspaceWrite, Network: DenyNetwork, Writable: []string{root}}},
+		// As a run's: its roots' protected files, all missing here, so
+		// that each start makes, mounts and removes every placeholder.
+		{"workspace-write+git+deny+protect", Policy{Mode: WorkspaceWrite, Network: DenyNetwork, Writable: []string{root},
+			Protected: DefaultProtected(root)}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			if bc.p.Mode == WorkspaceWrite {
@@ -40,10 +44,14 @@ func BenchmarkStart(b *testing.B) {
 				}
 				t1 := time.Now()
 				cmd := exec.Command("/bin/sh", "-c", "true")
-				if _, err := bc.p.Wrap(cmd); err != nil {
+				a, err := bc.p.Wrap(cmd)
+				if err != nil {
 					b.Fatal(err)
 				}
 				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+				if err := a.Cleanup(); err != nil {
 					b.Fatal(err)
 				}
 				direct += t1.Sub(t0)

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -236,5 +237,17 @@ func TestProtectUnprotectable(t *testing.T) {
 	first, _, _ := strings.Cut(r.stderr, "\n")
 	if !strings.Contains(first, "cannot protect") || !strings.Contains(first, ".mcp.json") {
 		t.Errorf("stderr's first line %q does not name the unprotected .mcp.json", first)
+	}
+	r = acpterm(t, opts{plain: true, dir: ws}, "run", "--format", "json", "--approve-all", "-p", "true", "--", plainAcpterm(t), "agent")
+	var named bool
+	for _, ev := range ofKind(parseEvents(t, r.stdout), "terminal_created") {
+		sb, _ := ev["sandbox"].(map[string]any)
+		missing, _ := sb["missing"].([]any)
+		for _, m := range missing {
+			named = named || strings.Contains(fmt.Sprint(m), "cannot protect") && strings.Contains(fmt.Sprint(m), ".mcp.json")
+		}
+	}
+	if !named {
+		t.Errorf("no terminal_created event's sandbox.missing names the unprotected .mcp.json:\n%s", r.stdout)
 	}
 }
