@@ -20,11 +20,8 @@ import (
 // agents' whole project directories are on it, since every file in them
 // steers what the agent runs. Names are compared in any case, as
 // case-insensitive file systems do.
-var ProtectedNames = []string{
-	// shells and git
-	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc", ".zprofile", ".zshenv", ".zlogin",
-	".gitconfig", ".gitmodules", ".ripgreprc",
+var ProtectedNames = append(homeNames,
+	".gitmodules",
 	// editors
 	".vscode", ".idea", ".zed",
 	// agents
@@ -32,6 +29,17 @@ var ProtectedNames = []string{
 	".gemini", ".codex", ".agents", ".qwen",
 	".opencode", "opencode.json", "opencode.jsonc",
 	".pi", ".omp",
+)
+
+// homeNames are the names of ProtectedNames that programs read in the
+// home directory only (a shell's rc files, git's and ripgrep's config):
+// DefaultProtected reserves them in a root that is the home directory,
+// and protects them elsewhere only where they exist. Reserving a missing
+// name costs a directory made and removed at every start.
+var homeNames = []string{
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc", ".zprofile", ".zshenv", ".zlogin",
+	".gitconfig", ".ripgreprc",
 }
 
 // protectDepth is how deep below a root DefaultProtected looks for names of
@@ -41,8 +49,9 @@ const protectDepth = 3
 
 // DefaultProtected is the usual Protected list for roots: each name of
 // ProtectedNames directly in each root, whether it exists or not (one that
-// does not is reserved, see Policy.Protected), and those that exist in the
-// directories up to three levels below, in any case; and the .git of each
+// does not is reserved, see Policy.Protected; the home directory's own
+// files only in a root that is the home directory), and those that exist
+// there and in the directories up to three levels below, in any case; and the .git of each
 // root, which when missing is reserved too (unless Policy.WritableGit), so
 // that a command cannot make a root inside a repository a repository of
 // its own, whose config the user's next git status there would run. The search does not
@@ -57,8 +66,11 @@ func DefaultProtected(roots ...string) []string {
 			continue
 		}
 		root = filepath.Clean(root)
+		home, _ := os.UserHomeDir()
 		for _, n := range ProtectedNames {
-			out = append(out, filepath.Join(root, n))
+			if root == filepath.Clean(home) || !slices.Contains(homeNames, n) {
+				out = append(out, filepath.Join(root, n))
+			}
 		}
 		out = append(out, filepath.Join(root, ".git"))
 		out = append(out, protectedBelow(root, 0)...)
@@ -67,8 +79,8 @@ func DefaultProtected(roots ...string) []string {
 }
 
 // protectedBelow returns the entries of dir (at depth) whose name is one of
-// ProtectedNames in another case, or at depth > 0 in any case, and those of
-// its subdirectories down to protectDepth.
+// ProtectedNames in any case, and those of its subdirectories down to
+// protectDepth.
 func protectedBelow(dir string, depth int) []string {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -79,10 +91,8 @@ func protectedBelow(dir string, depth int) []string {
 	var out []string
 	for _, e := range ents {
 		name := e.Name()
-		if i := protectedIndex(name); i >= 0 {
-			if depth > 0 || name != ProtectedNames[i] {
-				out = append(out, filepath.Join(dir, name))
-			}
+		if protectedIndex(name) >= 0 {
+			out = append(out, filepath.Join(dir, name))
 			continue
 		}
 		if depth < protectDepth && e.IsDir() && name != ".git" && name != "node_modules" {

@@ -141,20 +141,38 @@ type heldDir struct {
 // reserve makes or takes over a placeholder at each of paths. It returns
 // them, the paths to mount read-only (the placeholders, and any that turned
 // out to exist meanwhile), and what could not be reserved.
+//
+// The placeholders are made side by side: each creation is a metadata
+// update that may wait for the file system's journal, and waits overlap.
 func reserve(paths []string) (r *reservation, mounts, lost []string) {
+	fds := make([]int, len(paths))
+	errs := make([]error, len(paths))
+	parallel(len(paths), func(i int) { fds[i], errs[i] = holdPlaceholder(paths[i]) })
 	r = &reservation{}
-	for _, p := range paths {
-		fd, err := holdPlaceholder(p)
+	for i, p := range paths {
 		switch {
-		case err != nil:
-			lost = append(lost, fmt.Sprintf("cannot reserve %s: %v", p, err))
+		case errs[i] != nil:
+			lost = append(lost, fmt.Sprintf("cannot reserve %s: %v", p, errs[i]))
 			continue
-		case fd >= 0:
-			r.held = append(r.held, heldDir{p, fd})
+		case fds[i] >= 0:
+			r.held = append(r.held, heldDir{p, fds[i]})
 		}
 		mounts = append(mounts, p)
 	}
 	return r, mounts, lost
+}
+
+// parallel runs f(0) … f(n-1) at once and waits for them all.
+func parallel(n int, f func(int)) {
+	if n == 1 {
+		f(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { f(i) })
+	}
+	wg.Wait()
 }
 
 // holdPlaceholder makes a placeholder directory at path, or takes over the
@@ -237,11 +255,15 @@ func (r *reservation) release() {
 	held := r.held
 	r.held = nil
 	r.mu.Unlock()
-	for _, h := range held {
+	// Side by side: a directory that was a mount point until the sandbox
+	// ended is removed only after an RCU grace period, and grace periods
+	// waited for together are one wait.
+	parallel(len(held), func(i int) {
+		h := held[i]
 		if unix.Flock(h.fd, unix.LOCK_EX|unix.LOCK_NB) == nil && sameFile(h.fd, h.path) {
 			// Fails, and leaves it, if anything was put in it.
 			_ = unix.Rmdir(h.path)
 		}
 		unix.Close(h.fd)
-	}
+	})
 }

@@ -64,6 +64,7 @@ func protectedSetup(t *testing.T) (ws, home string, p *Policy) {
 		filepath.Join(ws, "sub/.mcp.json"):           "{}",
 		filepath.Join(ws, "a/b/c/.MCP.json"):         "{}", // depth 3, another case
 		filepath.Join(ws, "src/main.go"):             "package main",
+		filepath.Join(ws, ".bashrc"):                 "{}", // the user\'s, in a workspace that is not the home directory
 		filepath.Join(home, ".claude/settings.json"): "{}",
 		filepath.Join(home, ".claude.json"):          "{}",
 	}
@@ -143,7 +144,7 @@ func testProtectedAcrossSessions(t *testing.T, b box) {
 	}
 
 	// Session 2, outside the sandbox: what the user's programs find.
-	for _, f := range []string{".claude/settings.json", ".vscode/tasks.json", "sub/.mcp.json", "a/b/c/.MCP.json"} {
+	for _, f := range []string{".claude/settings.json", ".vscode/tasks.json", "sub/.mcp.json", "a/b/c/.MCP.json", ".bashrc"} {
 		if b, err := os.ReadFile(filepath.Join(ws, f)); err != nil || string(b) != "{}" {
 			t.Errorf("%s: %q, %v; want it unchanged", f, b, err)
 		}
@@ -151,7 +152,7 @@ func testProtectedAcrossSessions(t *testing.T, b box) {
 	if b, err := os.ReadFile(filepath.Join(agent, "settings.json")); err != nil || string(b) != "{}" {
 		t.Errorf("the agent's settings.json: %q, %v; want it unchanged", b, err)
 	}
-	for _, f := range []string{".mcp.json", ".gemini", ".codex", ".bashrc", ".gitmodules", "opencode.json", ".git", ".claude-old", ".vscode-old", ".claude/commands", ".claude/settings.local.json"} {
+	for _, f := range []string{".mcp.json", ".gemini", ".codex", ".gitmodules", "opencode.json", ".git", ".claude-old", ".vscode-old", ".claude/commands", ".claude/settings.local.json"} {
 		mustNotExist(t, filepath.Join(ws, f))
 	}
 	mustNotExist(t, filepath.Join(agent, "commands"))
@@ -226,8 +227,16 @@ func TestDefaultProtected(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	t.Setenv("HOME", t.TempDir())
 	got := DefaultProtected(root)
-	for _, want := range []string{".mcp.json", ".vscode", ".claude", "a/.VSCode", "a/b/c/.claude"} {
+	if slices.Contains(got, filepath.Join(root, ".bashrc")) {
+		t.Errorf("DefaultProtected reserves .bashrc in a root that is not the home directory")
+	}
+	t.Setenv("HOME", root)
+	if !slices.Contains(DefaultProtected(root), filepath.Join(root, ".bashrc")) {
+		t.Errorf("DefaultProtected lacks .bashrc in the home directory")
+	}
+	for _, want := range []string{".mcp.json", ".vscode", ".claude", ".git", "a/.VSCode", "a/b/c/.claude"} {
 		if !slices.Contains(got, filepath.Join(root, want)) {
 			t.Errorf("DefaultProtected lacks %s", want)
 		}

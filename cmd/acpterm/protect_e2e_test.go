@@ -53,7 +53,8 @@ var plantLines = []string{
 }
 
 // protectWorkspace is a workspace in a repository of the user's, with no
-// .git of its own, holding a .claude/settings.json and a .vscode.
+// .git of its own, holding a .claude/settings.json, a .vscode and a
+// .bashrc.
 func protectWorkspace(t *testing.T) string {
 	t.Helper()
 	outer := t.TempDir()
@@ -66,8 +67,12 @@ func protectWorkspace(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(ws, ".claude/settings.json"), []byte("{}"), 0o644); err != nil {
-		t.Fatal(err)
+	// The user's .bashrc: in a workspace that is not the home directory
+	// it is protected where it exists.
+	for _, f := range []string{".claude/settings.json", ".bashrc"} {
+		if err := os.WriteFile(filepath.Join(ws, f), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return ws
 }
@@ -77,8 +82,10 @@ func protectWorkspace(t *testing.T) string {
 // that git status there runs nothing.
 func nothingPlanted(t *testing.T, ws, marker string, want []string) {
 	t.Helper()
-	if b, _ := os.ReadFile(filepath.Join(ws, ".claude/settings.json")); string(b) != "{}" {
-		t.Errorf(".claude/settings.json holds %q", b)
+	for _, f := range []string{".claude/settings.json", ".bashrc"} {
+		if b, _ := os.ReadFile(filepath.Join(ws, f)); string(b) != "{}" {
+			t.Errorf("%s holds %q", f, b)
+		}
 	}
 	var got []string
 	entries, _ := os.ReadDir(ws)
@@ -120,7 +127,7 @@ func TestProtectCommands(t *testing.T) {
 	if !strings.Contains(r.stdout, "wrote-notes") {
 		t.Errorf("the ordinary file was not written")
 	}
-	nothingPlanted(t, ws, marker, []string{".claude", ".vscode", "notes.txt"})
+	nothingPlanted(t, ws, marker, []string{".bashrc", ".claude", ".vscode", "notes.txt"})
 	if t.Failed() {
 		t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
@@ -164,7 +171,7 @@ func TestProtectAgentState(t *testing.T) {
 			t.Errorf("stdout lacks %q: the agent could not do what it must", w)
 		}
 	}
-	nothingPlanted(t, ws, marker, []string{".claude", ".vscode", "notes.txt"})
+	nothingPlanted(t, ws, marker, []string{".bashrc", ".claude", ".vscode", "notes.txt"})
 	if b, _ := os.ReadFile(filepath.Join(state, "settings.json")); string(b) != "{}\n" {
 		t.Errorf("~/.claude/settings.json holds %q, want the seed", b)
 	}
