@@ -31,6 +31,7 @@ var errSymlink = errors.New("it is a symlink, which cannot be mounted over")
 // protected is named in pr.unprotected.
 func (pr *prepared) addProtected(p *Policy) {
 	seen := map[string]bool{}
+	rs := resolver{}
 	for _, path := range p.Protected {
 		if filepath.Base(path) == ".git" && p.WritableGit || filepath.Base(path) != ".git" && p.WritableConfig {
 			continue
@@ -39,7 +40,7 @@ func (pr *prepared) addProtected(p *Policy) {
 			pr.unprotected = append(pr.unprotected, fmt.Sprintf("cannot protect %q: not an absolute path", path))
 			continue
 		}
-		real, at, err := locate(path)
+		real, at, err := rs.locate(path)
 		if err != nil {
 			if real != "" && pr.writableAt(real) {
 				pr.unprotected = append(pr.unprotected, fmt.Sprintf("cannot protect %s: %v", path, err))
@@ -65,7 +66,7 @@ func (pr *prepared) addProtected(p *Policy) {
 // the real path of its longest existing prefix), and at what must be
 // mounted over to protect it: real itself when it exists, else its first
 // missing component. A symlink at path is errSymlink, with real set.
-func locate(path string) (real, at string, err error) {
+func (rs resolver) locate(path string) (real, at string, err error) {
 	path = filepath.Clean(path)
 	var rest []string
 	for p := path; ; p = filepath.Dir(p) {
@@ -81,18 +82,24 @@ func locate(path string) (real, at string, err error) {
 			return "", "", err
 		}
 		if len(rest) == 0 && fi.Mode()&fs.ModeSymlink != 0 {
-			dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+			dir, err := rs.eval(filepath.Dir(p))
 			if err != nil {
 				return "", "", err
 			}
 			return filepath.Join(dir, filepath.Base(p)), "", errSymlink
 		}
-		r, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			return "", "", err
-		}
+		var r string
 		if len(rest) == 0 {
+			// The entry itself is no symlink: its directory's real path.
+			dir, err := rs.eval(filepath.Dir(p))
+			if err != nil {
+				return "", "", err
+			}
+			r = filepath.Join(dir, filepath.Base(p))
 			return r, r, nil
+		}
+		if r, err = rs.eval(p); err != nil {
+			return "", "", err
 		}
 		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
 			return "", "", fmt.Errorf("%s is not a directory", p)
@@ -103,6 +110,21 @@ func locate(path string) (real, at string, err error) {
 		}
 		return r, first, nil
 	}
+}
+
+// resolver caches filepath.EvalSymlinks of the directories the protected
+// paths lie in: most share one (a root).
+type resolver map[string]string
+
+func (rs resolver) eval(dir string) (string, error) {
+	if r, ok := rs[dir]; ok {
+		return r, nil
+	}
+	r, err := filepath.EvalSymlinks(dir)
+	if err == nil {
+		rs[dir] = r
+	}
+	return r, err
 }
 
 // writableAt reports whether path is one of the writable files or lies in
