@@ -148,17 +148,28 @@ func under(path string, dirs []string) bool {
 	return false
 }
 
-// reservation is the placeholders one sandbox holds: a shared flock on
-// each, so that only the last sandbox using one removes it.
+// reservation is the placeholders one sandbox holds.
 type reservation struct {
 	mu   sync.Mutex
-	held []heldDir
+	held []*heldDir
 }
 
+// heldDir is a placeholder this process holds: a descriptor of it with a
+// shared flock, so that only the last sandbox of any process removes it,
+// and how many of this process's sandboxes use it.
 type heldDir struct {
 	path string
 	fd   int
+	refs int // guarded by heldDirs
 }
+
+// heldDirs are this process's placeholders by path. A sandbox that starts
+// while another of the process holds a placeholder (the session's agent,
+// its spawner) shares it, without touching the file system.
+var heldDirs = struct {
+	sync.Mutex
+	m map[string]*heldDir
+}{m: map[string]*heldDir{}}
 
 // reserve makes or takes over a placeholder at each of paths. It returns
 // them, the paths to mount read-only (the placeholders, and any that turned
@@ -167,17 +178,31 @@ type heldDir struct {
 // The placeholders are made side by side: each creation is a metadata
 // update that may wait for the file system's journal, and waits overlap.
 func reserve(paths []string) (r *reservation, mounts, lost []string) {
-	fds := make([]int, len(paths))
-	errs := make([]error, len(paths))
-	parallel(len(paths), func(i int) { fds[i], errs[i] = holdPlaceholder(paths[i]) })
+	heldDirs.Lock()
+	defer heldDirs.Unlock()
 	r = &reservation{}
-	for i, p := range paths {
+	var todo []string
+	for _, p := range paths {
+		if h := heldDirs.m[p]; h != nil && sameFile(h.fd, p) {
+			h.refs++
+			r.held = append(r.held, h)
+			mounts = append(mounts, p)
+			continue
+		}
+		todo = append(todo, p)
+	}
+	fds := make([]int, len(todo))
+	errs := make([]error, len(todo))
+	parallel(len(todo), func(i int) { fds[i], errs[i] = holdPlaceholder(todo[i]) })
+	for i, p := range todo {
 		switch {
 		case errs[i] != nil:
 			lost = append(lost, fmt.Sprintf("cannot reserve %s: %v", p, errs[i]))
 			continue
 		case fds[i] >= 0:
-			r.held = append(r.held, heldDir{p, fds[i]})
+			h := &heldDir{path: p, fd: fds[i], refs: 1}
+			heldDirs.m[p] = h // one that was removed under us is dropped
+			r.held = append(r.held, h)
 		}
 		mounts = append(mounts, p)
 	}
@@ -267,8 +292,9 @@ func sameFile(fd int, path string) bool {
 	return unix.Fstat(fd, &a) == nil && unix.Lstat(path, &b) == nil && a.Dev == b.Dev && a.Ino == b.Ino
 }
 
-// release removes each placeholder no other sandbox holds, and lets go of
-// the rest. It may be called more than once.
+// release removes each placeholder that no other sandbox holds, of this
+// process or another, and lets go of the rest. It may be called more than
+// once.
 func (r *reservation) release() {
 	if r == nil {
 		return
@@ -277,11 +303,22 @@ func (r *reservation) release() {
 	held := r.held
 	r.held = nil
 	r.mu.Unlock()
+	var done []*heldDir
+	heldDirs.Lock()
+	for _, h := range held {
+		if h.refs--; h.refs == 0 {
+			if heldDirs.m[h.path] == h {
+				delete(heldDirs.m, h.path)
+			}
+			done = append(done, h)
+		}
+	}
+	heldDirs.Unlock()
 	// Side by side: a directory that was a mount point until the sandbox
 	// ended is removed only after an RCU grace period, and grace periods
 	// waited for together are one wait.
-	parallel(len(held), func(i int) {
-		h := held[i]
+	parallel(len(done), func(i int) {
+		h := done[i]
 		if unix.Flock(h.fd, unix.LOCK_EX|unix.LOCK_NB) == nil && sameFile(h.fd, h.path) {
 			// Fails, and leaves it, if anything was put in it.
 			_ = unix.Rmdir(h.path)
