@@ -391,6 +391,7 @@ func (m *Manager) start(pl plan) (*term, error) {
 	if err != nil {
 		pr.Close()
 		m.removeTemp(spec.tmp)
+		_ = spec.applied.Cleanup()
 		return nil, startErr(info, err)
 	}
 	info.PID = p.pid()
