@@ -92,7 +92,10 @@
 // stays, empty, until the next sandbox that protects the same path takes
 // it over and removes it when done. An empty directory is what the
 // placeholder looks like to everyone meanwhile: git ignores it, and a
-// program reading a file of that name gets EISDIR. A <root>/.git that
+// program reading a file of that name gets EISDIR. Sandboxes of one
+// process share the placeholders one of them holds without touching the
+// file system; making them costs a start a few milliseconds (a directory
+// made, and removed after an RCU grace period, per name). A <root>/.git that
 // does not exist is reserved the same way, so that a command cannot make
 // the workspace a repository of its own (git init, then core.fsmonitor
 // runs at the user's next git status there).
