@@ -96,6 +96,11 @@ func TestRealClaudeProtect(t *testing.T) {
 		t.Fatalf("the confined turn did not complete (exit %d, command ran %v)", s1.r.code, s1.ran)
 	}
 	mustContain(t, "stderr", s1.r.stderr, "sandbox: agent and its commands: workspace-write")
+	for _, f := range []string{".claude", ".mcp.json", ".git", ".vscode"} {
+		if _, err := os.Lstat(filepath.Join(ws, f)); err == nil {
+			t.Errorf("after the confined run the workspace holds %s: planted, or a placeholder left", f)
+		}
+	}
 	sessions, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", "*.jsonl"))
 	if len(sessions) == 0 {
 		t.Errorf("the confined agent saved no session under ~/.claude/projects")
