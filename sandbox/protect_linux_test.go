@@ -204,6 +204,40 @@ func TestProtectedShared(t *testing.T) {
 	mustNotExist(t, left)
 }
 
+// TestProtectedOtherProcess: a placeholder another process's sandbox
+// holds (a shared flock on its own open of the directory, as that
+// process's reservation has) is left in place when this one ends, and
+// removed by the next sandbox once that one let go.
+func TestProtectedOtherProcess(t *testing.T) {
+	need(t, true)
+	ws := t.TempDir()
+	mcp := filepath.Join(ws, ".mcp.json")
+	p := &Policy{Mode: WorkspaceWrite, Writable: []string{ws}, Protected: []string{mcp}}
+	a := wrap(t, p, exec.Command("/bin/true"))
+	other, err := unix.Open(mcp, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("no placeholder at %s: %v", mcp, err)
+	}
+	if err := unix.Flock(other, unix.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(mcp); err != nil || !fi.IsDir() {
+		t.Fatalf("the placeholder another sandbox holds was removed: %v", err)
+	}
+	if out := (box{}).session(t, p, ws, "echo {} > .mcp.json && echo planted"); strings.Contains(out, "planted") {
+		t.Errorf("while another sandbox holds the placeholder, a command planted .mcp.json")
+	}
+	if fi, err := os.Lstat(mcp); err != nil || !fi.IsDir() {
+		t.Fatalf("the placeholder another sandbox holds was removed: %v", err)
+	}
+	unix.Close(other)
+	(box{}).session(t, p, ws, "true")
+	mustNotExist(t, mcp)
+}
+
 // TestProtectedSymlink: a protected name that is a symlink cannot be
 // covered by a mount; it is named, not skipped in silence.
 func TestProtectedSymlink(t *testing.T) {
