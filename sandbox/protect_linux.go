@@ -47,12 +47,19 @@ func (pr *prepared) addProtected(p *Policy) {
 			}
 			continue
 		}
-		if seen[at] || !pr.writableAt(at) || under(at, pr.pl.ReadOnly) || under(at, pr.protect) || under(at, pr.reserve) {
+		if seen[at] || !pr.writableAt(at) {
+			continue
+		}
+		// A placeholder left by a killed run is taken over, to be removed
+		// at the end, even where it is mounted read-only anyway (a .git
+		// the search for repositories found).
+		leftover := markedPlaceholder(at)
+		if !leftover && (under(at, pr.pl.ReadOnly) || under(at, pr.protect) || under(at, pr.reserve)) {
 			continue
 		}
 		seen[at] = true
 		pr.protected = append(pr.protected, real)
-		if _, err := os.Lstat(at); err == nil && at == real && !markedPlaceholder(real) {
+		if _, err := os.Lstat(at); err == nil && at == real && !leftover {
 			pr.protect = append(pr.protect, real)
 			continue
 		}

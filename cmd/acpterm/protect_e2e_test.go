@@ -258,3 +258,32 @@ func TestProtectUnprotectable(t *testing.T) {
 		t.Errorf("no terminal_created event's sandbox.missing names the unprotected .mcp.json:\n%s", r.stdout)
 	}
 }
+
+// TestProtectKilled: a kill -9 of acpterm leaves the placeholders of the
+// protected names that did not exist (empty directories, marked); the next
+// session in that workspace takes them over and removes them at its end.
+func TestProtectKilled(t *testing.T) {
+	t.Parallel()
+	s := startAcpterm(t, nil, "run", "--format", "json", "--approve-all", "-p", "sleep 30", "--", acptermBin, "agent")
+	s.stdout.waitFor(t, `"event":"terminal_created"`)
+	ws := s.cmd.Dir
+	if err := s.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	s.wait()
+	fi, err := os.Lstat(filepath.Join(ws, ".mcp.json"))
+	if err != nil || !fi.IsDir() {
+		t.Fatalf("after a kill -9, .mcp.json: %v, want the placeholder left", err)
+	}
+	r := acpterm(t, opts{plain: true, dir: ws}, "run", "--approve-all", "-p", "true", "--", plainAcpterm(t), "agent")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if entries, _ := os.ReadDir(ws); len(entries) > 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("after the next session the workspace holds %q, want nothing", names)
+	}
+}
