@@ -65,6 +65,11 @@ type Profile struct {
 	// take the sandbox's placeholder, a directory, for a broken config).
 	ConfigFiles []PathSpec
 	ConfigDirs  []PathSpec
+	// ConfigIfPresent are config files protected only where they exist:
+	// ones whose mere presence changes what the agent does (an empty
+	// ~/.gemini/.env would hide the ~/.env gemini-cli falls back to), so
+	// that neither a seed nor a placeholder may stand in for them.
+	ConfigIfPresent []PathSpec
 }
 
 // EnvDir is a variable of LastingEnv and the directory it is set to.
@@ -239,9 +244,9 @@ var profiles = map[string]Profile{
 		ConfigFiles: []PathSpec{
 			{Env: "GEMINI_CLI_HOME", Under: ".gemini/settings.json", Rel: ".gemini/settings.json", Seed: "{}\n"},
 			{Env: "GEMINI_CLI_HOME", Under: ".gemini/trustedFolders.json", Rel: ".gemini/trustedFolders.json", Seed: "{}\n"},
-			{Env: "GEMINI_CLI_HOME", Under: ".gemini/.env", Rel: ".gemini/.env"},
 		},
-		ConfigDirs: underEach("GEMINI_CLI_HOME", ".gemini", ".gemini", "extensions", "commands", "skills", "agents", "policies")},
+		ConfigIfPresent: []PathSpec{{Env: "GEMINI_CLI_HOME", Under: ".gemini/.env", Rel: ".gemini/.env"}},
+		ConfigDirs:      underEach("GEMINI_CLI_HOME", ".gemini", ".gemini", "extensions", "commands", "skills", "agents", "policies")},
 	// opencode follows XDG: its data (a SQLite database, logs), state,
 	// cache and config directories.
 	// Of its config directory, opencode.json(c) names MCP servers and
@@ -269,9 +274,9 @@ var profiles = map[string]Profile{
 		LastingEnv: []EnvDir{nodeCompileCache("qwen")},
 		ConfigFiles: []PathSpec{
 			{Env: "QWEN_HOME", Under: "settings.json", Rel: ".qwen/settings.json", Seed: "{}\n"},
-			{Env: "QWEN_HOME", Under: ".env", Rel: ".qwen/.env"},
 		},
-		ConfigDirs: underEach("QWEN_HOME", "", ".qwen", "extensions", "commands", "agents", "skills")},
+		ConfigIfPresent: []PathSpec{{Env: "QWEN_HOME", Under: ".env", Rel: ".qwen/.env"}},
+		ConfigDirs:      underEach("QWEN_HOME", "", ".qwen", "extensions", "commands", "agents", "skills")},
 	// omp keeps a SQLite database and its sessions in ~/.omp.
 	// Its agent directory's extensions/ (TypeScript it loads), hooks/ and
 	// skills/, as pi's.
@@ -437,6 +442,13 @@ func (p Profile) Resolve(getenv func(string) string, extra []string) (*Resolved,
 			r.Config = append(r.Config, path)
 		}
 	}
+	for _, f := range p.ConfigIfPresent {
+		if path := f.resolve(getenv); path != "" {
+			if _, err := os.Lstat(path); err == nil {
+				r.Config = append(r.Config, path)
+			}
+		}
+	}
 	for _, e := range extra {
 		if e == "" {
 			continue
@@ -543,6 +555,13 @@ func (p Profile) Describe() string {
 	}
 	for _, e := range p.RootEnv {
 		parts = append(parts, e+" as root")
+	}
+	if n := len(p.ConfigFiles) + len(p.ConfigDirs) + len(p.ConfigIfPresent); n > 0 {
+		var names []string
+		for _, c := range slices.Concat(p.ConfigFiles, p.ConfigDirs, p.ConfigIfPresent) {
+			names = append(names, filepath.Base(c.Rel))
+		}
+		parts = append(parts, "read-only unless --writable-config: "+strings.Join(names, ", "))
 	}
 	if p.NotByDefault != "" {
 		parts = append(parts, "not confined unless --sandbox-agent: "+p.NotByDefault)
