@@ -136,9 +136,27 @@ func TestProtectCommands(t *testing.T) {
 // TestProtectAgentState: a confined agent (claude's profile, in a
 // temporary HOME) cannot plant a SessionStart hook, a command or a plugin
 // in its own state, nor in the workspace, while its session is saved; the
-// next session finds nothing of it.
+// next session finds nothing of it. Under --sandbox read-only too, where
+// its state is all it may write.
 func TestProtectAgentState(t *testing.T) {
 	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		flags []string
+		mode  string // on the confinement line
+		ws    bool   // the workspace is writable
+	}{
+		{"workspace-write", nil, "workspace-write", true},
+		{"read-only", []string{"--sandbox", "read-only"}, "read-only", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			testProtectAgentState(t, tt.flags, tt.mode, tt.ws)
+		})
+	}
+}
+
+func testProtectAgentState(t *testing.T, flags []string, mode string, wsWritable bool) {
 	ws := protectWorkspace(t)
 	home := t.TempDir()
 	marker := filepath.Join(t.TempDir(), "marker")
@@ -156,22 +174,28 @@ func TestProtectAgentState(t *testing.T) {
 	), "\n")
 	env := []string{fakeAgentEnv + "=plant", plantEnv + "=" + line, "MARKER=" + marker, "HOME=" + home,
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache")}
-	r := acpterm(t, opts{dir: ws, env: env}, "run", "--approve-all", "-p", "go", "--", filepath.Join(bin, "claude-agent-acp"))
+	args := append(append([]string{"run", "--approve-all"}, flags...), "-p", "go", "--", filepath.Join(bin, "claude-agent-acp"))
+	r := acpterm(t, opts{dir: ws, env: env}, args...)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "sandbox: agent and its commands: workspace-write") {
-		t.Errorf("the agent was not confined")
+	if !strings.Contains(r.stderr, "sandbox: agent and its commands: "+mode) {
+		t.Errorf("the agent was not confined (%s)", mode)
 	}
 	if strings.Contains(r.stdout, "planted-") {
 		t.Errorf("the agent planted:\n%s", r.stdout)
 	}
-	for _, w := range []string{"wrote-notes", "wrote-session"} {
-		if !strings.Contains(r.stdout, w) {
-			t.Errorf("stdout lacks %q: the agent could not do what it must", w)
-		}
+	if !strings.Contains(r.stdout, "wrote-session") {
+		t.Errorf("stdout lacks \"wrote-session\": the agent could not write its state")
 	}
-	nothingPlanted(t, ws, marker, []string{".bashrc", ".claude", ".vscode", "notes.txt"})
+	want := []string{".bashrc", ".claude", ".vscode"}
+	if wsWritable {
+		if !strings.Contains(r.stdout, "wrote-notes") {
+			t.Errorf("stdout lacks \"wrote-notes\": the agent could not write the workspace")
+		}
+		want = append(want, "notes.txt")
+	}
+	nothingPlanted(t, ws, marker, want)
 	if b, _ := os.ReadFile(filepath.Join(state, "settings.json")); string(b) != "{}\n" {
 		t.Errorf("~/.claude/settings.json holds %q, want the seed", b)
 	}
