@@ -161,8 +161,12 @@ func (p *Policy) prepare() (*prepared, error) {
 		if pr.pl.ReadOnlyAll {
 			what = append(what, "stop chmod, chown and utimes outside the writable paths")
 		}
-		if len(pr.protected) > 0 {
-			what = append(what, "protect "+strings.Join(pr.protected, ", "))
+		if n := len(pr.protected); n > 0 {
+			names := strings.Join(pr.protected[:min(n, 3)], ", ")
+			if n > 3 {
+				names += fmt.Sprintf(" and %d more", n-3)
+			}
+			what = append(what, "protect the files editors and agents run things from ("+names+")")
 		}
 		msg := fmt.Sprintf("no mount namespace (%v): cannot %s", nsErr, strings.Join(what, ", nor "))
 		if p.WithoutMountNamespace {
