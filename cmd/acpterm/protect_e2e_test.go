@@ -141,24 +141,31 @@ func TestProtectCommands(t *testing.T) {
 func TestProtectAgentState(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		name  string
-		flags []string
-		mode  string // on the confinement line
-		ws    bool   // the workspace is writable
+		name   string
+		flags  []string
+		mode   string // on the confinement line
+		ws     bool   // the workspace is writable
+		wsHome bool   // the workspace is the home directory
 	}{
-		{"workspace-write", nil, "workspace-write", true},
-		{"read-only", []string{"--sandbox", "read-only"}, "read-only", false},
+		{"workspace-write", nil, "workspace-write", true, false},
+		{"read-only", []string{"--sandbox", "read-only"}, "read-only", false, false},
+		// ~/.claude is then among the workspace's protected names; the
+		// agent must still write its sessions there.
+		{"home", nil, "workspace-write", true, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			testProtectAgentState(t, tt.flags, tt.mode, tt.ws)
+			testProtectAgentState(t, tt.flags, tt.mode, tt.ws, tt.wsHome)
 		})
 	}
 }
 
-func testProtectAgentState(t *testing.T, flags []string, mode string, wsWritable bool) {
+func testProtectAgentState(t *testing.T, flags []string, mode string, wsWritable, wsHome bool) {
 	ws := protectWorkspace(t)
 	home := t.TempDir()
+	if wsHome {
+		home = ws
+	}
 	marker := filepath.Join(t.TempDir(), "marker")
 	bin := t.TempDir()
 	// Named as claude's adapter, the fake agent gets claude's profile.
@@ -189,6 +196,9 @@ func testProtectAgentState(t *testing.T, flags []string, mode string, wsWritable
 		t.Errorf("stdout lacks \"wrote-session\": the agent could not write its state")
 	}
 	want := []string{".bashrc", ".claude", ".vscode"}
+	if wsHome {
+		want = []string{".bashrc", ".claude", ".claude.json", ".vscode"}
+	}
 	if wsWritable {
 		if !strings.Contains(r.stdout, "wrote-notes") {
 			t.Errorf("stdout lacks \"wrote-notes\": the agent could not write the workspace")
@@ -196,8 +206,12 @@ func testProtectAgentState(t *testing.T, flags []string, mode string, wsWritable
 		want = append(want, "notes.txt")
 	}
 	nothingPlanted(t, ws, marker, want)
-	if b, _ := os.ReadFile(filepath.Join(state, "settings.json")); string(b) != "{}\n" {
-		t.Errorf("~/.claude/settings.json holds %q, want the seed", b)
+	seed := "{}\n"
+	if wsHome {
+		seed = "{}" // protectWorkspace's
+	}
+	if b, _ := os.ReadFile(filepath.Join(state, "settings.json")); string(b) != seed {
+		t.Errorf("~/.claude/settings.json holds %q, want %q", b, seed)
 	}
 	for _, d := range []string{"commands", "plugins", "agents", "hooks"} {
 		if _, err := os.Lstat(filepath.Join(state, d)); err == nil {

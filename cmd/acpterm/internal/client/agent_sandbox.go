@@ -40,7 +40,14 @@ func (d *driver) agentPolicy() (*sandbox.Policy, error) {
 		if err := prof.PrepareConfig(); err != nil {
 			return nil, err
 		}
-		p.Protected = append(slices.Clone(p.Protected), prof.Config...)
+		// A workspace's protected names cover an agent's whole state
+		// directory when the workspace is the home directory (~/.claude
+		// among them); there the profile's finer list stands instead, so
+		// that the agent can still write its sessions.
+		p.Protected = slices.DeleteFunc(slices.Clone(p.Protected), func(x string) bool {
+			return slices.ContainsFunc(prof.Paths(), func(w string) bool { return w == x || strings.HasPrefix(w, x+"/") })
+		})
+		p.Protected = append(p.Protected, prof.Config...)
 	}
 	if p.Mode == sandbox.ReadOnly {
 		p.Mode, p.Writable = sandbox.WorkspaceWrite, nil
