@@ -203,6 +203,10 @@ func reserve(paths []string) (r *reservation, mounts, lost []string) {
 	parallel(len(todo), func(i int) { fds[i], errs[i] = holdPlaceholder(todo[i]) })
 	for i, p := range todo {
 		switch {
+		case errors.Is(errs[i], unix.EACCES), errors.Is(errs[i], unix.EPERM), errors.Is(errs[i], unix.EROFS):
+			// What this process may not create there, the command, with
+			// the same ids and fewer rights, may not either.
+			continue
 		case errs[i] != nil:
 			lost = append(lost, fmt.Sprintf("cannot reserve %s: %v", p, errs[i]))
 			continue
