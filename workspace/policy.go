@@ -69,7 +69,7 @@ func (p WritePolicy) guardsConfig() bool {
 }
 
 func configRefusal(path, name string) error {
-	return fmt.Errorf("%w: %q: not written: %s is a file that editors or agents run things from when they open the workspace, outside the sandbox (--writable-config allows it)",
+	return fmt.Errorf("%w: %q: not written: editors, shells or agents run what %s holds when they start or open the workspace, outside the sandbox (--writable-config allows it)",
 		acp.ErrPermissionDenied, path, name)
 }
 
