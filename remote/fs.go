@@ -41,7 +41,7 @@ func (s *server) workspace() (*workspace.Workspace, error) {
 			roots = t.Policy.Roots
 		}
 		if sp := t.Policy.Sandbox; sp != nil {
-			wp = workspace.WritePolicy{Mode: sp.Mode, WritableGit: sp.WritableGit}
+			wp = workspace.WritePolicy{Mode: sp.Mode, WritableGit: sp.WritableGit, WritableConfig: sp.WritableConfig}
 		}
 	}
 	if wp.Mode != sandbox.Off && s.hello.Sandbox.Error != "" {

@@ -191,6 +191,9 @@ func sandboxInfo(p *terminal.Policy, cwd string) SandboxInfo {
 			roots = []string{cwd}
 		}
 		sp.Writable, sp.Caches = roots, sandbox.DefaultCaches()
+		if sp.Protected == nil {
+			sp.Protected = sandbox.DefaultProtected(roots...)
+		}
 	}
 	a, err := sp.Wrap(newPlanCmd())
 	if err != nil {

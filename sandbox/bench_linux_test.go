@@ -20,10 +20,19 @@ func BenchmarkStart(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		p    Policy
+		held bool // another sandbox of the session holds the placeholders
 	}{
-		{"read-only", Policy{Mode: ReadOnly}},
-		{"read-only+deny", Policy{Mode: ReadOnly, Network: DenyNetwork}},
-		{"workspace-write+git+deny", Policy{Mode: WorkspaceWrite, Network: DenyNetwork, Writable: []string{root}}},
+		{"read-only", Policy{Mode: ReadOnly}, false},
+		{"read-only+deny", Policy{Mode: ReadOnly, Network: DenyNetwork}, false},
+		{"workspace-write+git+deny", Policy{Mode: WorkspaceWrite, Network: DenyNetwork, Writable: []string{root}}, false},
+		// As a run's: its roots' protected files, all missing here, so
+		// that each start makes, mounts and removes every placeholder.
+		{"workspace-write+git+deny+protect", Policy{Mode: WorkspaceWrite, Network: DenyNetwork, Writable: []string{root},
+			Protected: DefaultProtected(root)}, false},
+		// As in a run, where the agent's sandbox or the session's spawner
+		// holds them: each start shares them.
+		{"workspace-write+git+deny+protect-held", Policy{Mode: WorkspaceWrite, Network: DenyNetwork, Writable: []string{root},
+			Protected: DefaultProtected(root)}, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			if bc.p.Mode == WorkspaceWrite {
@@ -31,6 +40,13 @@ func BenchmarkStart(b *testing.B) {
 			}
 			tmp := b.TempDir()
 			bc.p.TempDir = tmp // what a session would do: one TMPDIR, made once
+			if bc.held {
+				a, err := bc.p.Wrap(exec.Command("/bin/true"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer a.Cleanup()
+			}
 			var direct, boxed, directCPU, boxedCPU time.Duration
 			for b.Loop() {
 				t0 := time.Now()
@@ -40,10 +56,14 @@ func BenchmarkStart(b *testing.B) {
 				}
 				t1 := time.Now()
 				cmd := exec.Command("/bin/sh", "-c", "true")
-				if _, err := bc.p.Wrap(cmd); err != nil {
+				a, err := bc.p.Wrap(cmd)
+				if err != nil {
 					b.Fatal(err)
 				}
 				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+				if err := a.Cleanup(); err != nil {
 					b.Fatal(err)
 				}
 				direct += t1.Sub(t0)

@@ -76,6 +76,31 @@
 // user runs git; Landlock cannot carve a read-only hole in a writable
 // tree). Policy.WritableGit turns this off, for agents that commit.
 //
+// # Protected files
+//
+// Policy.Protected names files that programs run things from later,
+// outside any sandbox (DefaultProtected: a workspace's .vscode, .claude,
+// .mcp.json, dotfiles; an agent's profile adds its own settings, hooks and
+// extensions). Those that exist are mounted read-only, as .git is. A bind
+// mount needs something to cover, so for one that does not exist Wrap
+// makes an empty directory at the first missing component of its path
+// (marked with the extended attribute user.acpterm.placeholder), mounts it
+// read-only, and Applied.Cleanup or Spawner.Close removes it: the name
+// cannot be created, and no directory is left once the sandbox is done.
+// Each sandbox that uses a placeholder holds a shared flock(2) on it, and
+// only the last one removes it (an rmdir on the host would detach the
+// mounts over it in the other sandboxes). After a kill -9 the placeholder
+// stays, empty, until the next sandbox that protects the same path takes
+// it over and removes it when done. An empty directory is what the
+// placeholder looks like to everyone meanwhile: git ignores it, and a
+// program reading a file of that name gets EISDIR. Sandboxes of one
+// process share the placeholders one of them holds without touching the
+// file system; making them costs a start a few milliseconds (a directory
+// made, and removed after an RCU grace period, per name). A <root>/.git that
+// does not exist is reserved the same way, so that a command cannot make
+// the workspace a repository of its own (git init, then core.fsmonitor
+// runs at the user's next git status there).
+//
 // Network: DenyNetwork gives the command a network namespace of its own
 // with only a loopback interface, and a seccomp filter that lets sockets
 // through as an allow-list: socket(2) of AF_INET, AF_INET6 and AF_NETLINK
@@ -127,6 +152,12 @@
 //     Policy.Caches past the search's budget (Applied.GitSearchCut), is not
 //     found. In Policy.Writable the search has no budget that a command
 //     could exhaust (past a million directories Wrap fails).
+//   - A protected name created in a new directory below a root (sub/.claude
+//     where sub did not exist), a file an existing setting points to (a
+//     hook script kept outside the protected directories) and files
+//     that an agent must write to run (Claude Code's ~/.claude.json) are
+//     not protected; nor is a protected name that is a symlink (named in
+//     Applied.Missing: a mount cannot cover a symlink).
 //   - Inside the writable paths metadata is the command's to change, as
 //     is everything else there.
 //   - With the network allowed, the host's unix sockets are reachable.

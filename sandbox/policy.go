@@ -92,6 +92,26 @@ type Policy struct {
 	// time the user runs git. The price: a sandboxed `git commit` fails.
 	WritableGit bool
 
+	// Protected lists files and directories in the writable paths that a
+	// WorkspaceWrite command may neither change nor create, because
+	// programs run what they hold later, with the user's rights: an
+	// editor's tasks, an agent's hooks and MCP servers, a shell's rc file.
+	// DefaultProtected gives a workspace's; an agent's own settings, hooks
+	// and extensions in its state directory belong here too. One that
+	// exists is mounted read-only, as .git is. One that does not is
+	// reserved: Wrap makes an empty directory at the first missing
+	// component of its path and mounts it read-only, and Applied.Cleanup
+	// (Spawner.Close) removes it; see "Protected files" in the package doc.
+	// Entries named .git follow WritableGit, the others WritableConfig.
+	// What cannot be protected (a symlink at a protected name, a directory
+	// that cannot be made, no mount namespace) is named in
+	// Applied.Missing and does not fail Wrap.
+	Protected []string
+
+	// WritableConfig leaves the entries of Protected not named .git
+	// writable, for agents that are to change their own configuration.
+	WritableConfig bool
+
 	// TempDir is the command's private temporary directory, writable in
 	// every mode but Off and exported as TMPDIR. Empty: Wrap creates one,
 	// and Applied.Cleanup removes it.
@@ -126,6 +146,10 @@ type Applied struct {
 	// (the .git of writable directories, and the directories their gitdir
 	// lines name).
 	ReadOnly []string
+	// Protected lists the paths of Policy.Protected that the command may
+	// neither change nor create: those that exist are mounted read-only,
+	// the others reserved.
+	Protected []string
 	// ReadOnlyElsewhere: everything outside Writable is mounted read-only
 	// in the command's mount namespace, so that changes Landlock does not
 	// check (chmod, chown, utimes, extended attributes) fail there with
@@ -170,7 +194,8 @@ type Applied struct {
 	// commands (see Policy.NewSpawner).
 	Shared bool
 
-	ownTemp bool // Wrap created TempDir
+	ownTemp bool         // Wrap created TempDir
+	holds   *reservation // the placeholders Wrap made or shares
 }
 
 // Confined reports whether the command's writes are confined.
@@ -179,8 +204,18 @@ func (a *Applied) Confined() bool { return a.LandlockABI > 0 }
 // Cleanup removes the temporary directory Wrap created, with whatever the
 // command left in it; call it once the command has exited. It does nothing
 // for a TempDir the caller supplied.
+//
+// It also removes the placeholders Wrap made for protected paths that do
+// not exist (see Policy.Protected), unless another sandbox still uses
+// them: call it only once the command and its descendants are gone, since
+// a placeholder removed while they run no longer protects its name.
 func (a *Applied) Cleanup() error {
-	if a == nil || !a.ownTemp || a.TempDir == "" {
+	if a == nil {
+		return nil
+	}
+	a.holds.release()
+	a.holds = nil
+	if !a.ownTemp || a.TempDir == "" {
 		return nil
 	}
 	a.ownTemp = false
@@ -197,6 +232,9 @@ func (a *Applied) String() string {
 	}
 	if len(a.ReadOnly) > 0 {
 		parts = append(parts, fmt.Sprintf("read-only .git %d", len(a.ReadOnly)))
+	}
+	if len(a.Protected) > 0 {
+		parts = append(parts, fmt.Sprintf("protected %d", len(a.Protected)))
 	}
 	if a.GitSearchCut {
 		parts = append(parts, "search for .git in the caches cut short")

@@ -163,6 +163,12 @@ func (p *Policy) NewSpawnerContext(ctx context.Context) (*Spawner, error) {
 		}
 	}
 	s.applied.Shared = true
+	if len(pr.reserve) > 0 {
+		var mounts, lost []string
+		s.applied.holds, mounts, lost = reserve(pr.reserve)
+		pl.ReadOnly = append(pl.ReadOnly, mounts...)
+		s.applied.Missing = append(s.applied.Missing, lost...)
+	}
 	if err := s.startHelper(ctx, &pl, pr.nsFlags); err != nil {
 		s.removeRoot()
 		return nil, err
@@ -242,6 +248,7 @@ func (s *Spawner) err() error {
 // each command's is in its Child.Applied). Shared is set.
 func (s *Spawner) Applied() *Applied {
 	a := s.applied
+	a.holds = nil // the spawner's, released by Close
 	return &a
 }
 
@@ -259,6 +266,7 @@ func (s *Spawner) Start(c *Cmd) (*Child, error) {
 		return nil, errors.New("sandbox: Cmd.Path is empty")
 	}
 	a := s.applied
+	a.holds = nil // the spawner's
 	ch := &Child{s: s, applied: &a, pidfd: -1, started: make(chan struct{}), done: make(chan struct{})}
 	env := withoutEnv(c.Env, planEnv)
 	if s.confined {
@@ -385,6 +393,7 @@ func (s *Spawner) Close() error {
 }
 
 func (s *Spawner) removeRoot() {
+	s.applied.holds.release()
 	if s.ownRoot && s.tmpRoot != "" {
 		_ = os.RemoveAll(s.tmpRoot)
 	}

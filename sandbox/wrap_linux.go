@@ -71,6 +71,12 @@ type prepared struct {
 	degraded []string
 	nsFlags  uintptr // namespaces to create, with a user namespace
 	rootDirs int     // how many of pl.Dirs come from Policy.Writable (the first ones)
+
+	// Policy.Protected sorted out (addProtected): the paths protected,
+	// those of them that exist (mounted read-only), the first missing
+	// component of the others (reserved by Wrap), and what cannot be
+	// protected, which is reported and does not fail Wrap.
+	protected, protect, reserve, unprotected []string
 }
 
 // prepare works out what p means here, without side effects. The TempDir
@@ -102,6 +108,7 @@ func (p *Policy) prepare() (*prepared, error) {
 					return nil, err
 				}
 			}
+			pr.addProtected(p)
 		}
 		for _, d := range nullDevices {
 			if _, err := os.Stat(d); err == nil {
@@ -131,7 +138,7 @@ func (p *Policy) prepare() (*prepared, error) {
 		// them into EROFS everywhere else.
 		pr.pl.ReadOnlyAll = true
 	}
-	needMounts := len(pr.pl.ReadOnly) > 0 || pr.pl.ReadOnlyAll
+	needMounts := len(pr.pl.ReadOnly) > 0 || pr.pl.ReadOnlyAll || len(pr.protected) > 0
 	var nsErr error
 	if p.Network == DenyNetwork || needMounts {
 		nsErr = namespaceProbe()
@@ -161,6 +168,13 @@ func (p *Policy) prepare() (*prepared, error) {
 		if pr.pl.ReadOnlyAll {
 			what = append(what, "stop chmod, chown and utimes outside the writable paths")
 		}
+		if n := len(pr.protected); n > 0 {
+			names := strings.Join(pr.protected[:min(n, 3)], ", ")
+			if n > 3 {
+				names += fmt.Sprintf(" and %d more", n-3)
+			}
+			what = append(what, "protect the files editors and agents run things from ("+names+")")
+		}
 		msg := fmt.Sprintf("no mount namespace (%v): cannot %s", nsErr, strings.Join(what, ", nor "))
 		if p.WithoutMountNamespace {
 			pr.degraded = append(pr.degraded, msg)
@@ -168,6 +182,7 @@ func (p *Policy) prepare() (*prepared, error) {
 			pr.missing = append(pr.missing, msg)
 		}
 		pr.pl.ReadOnly, pr.pl.ReadOnlyAll = nil, false
+		pr.protected, pr.protect, pr.reserve = nil, nil, nil
 	}
 	if nsErr == nil && needMounts {
 		pr.nsFlags |= unix.CLONE_NEWNS
@@ -184,13 +199,15 @@ func (p *Policy) prepare() (*prepared, error) {
 		a.Writable = append(append([]string(nil), pr.pl.Dirs...), pr.pl.Files...)
 	}
 	a.ReadOnly = pr.pl.ReadOnly
+	a.Protected = pr.protected
+	pr.pl.ReadOnly = append(append([]string(nil), pr.pl.ReadOnly...), pr.protect...)
 	a.ReadOnlyElsewhere = pr.pl.ReadOnlyAll
 	a.Scoped = pr.pl.Scoped
 	a.NetNamespace = pr.pl.Loopback
 	a.TCPRules = pr.pl.TCPDeny
 	a.NoUnixSockets = pr.pl.NoUnix
 	a.PrivatePTS = pr.pl.PrivatePTS
-	a.Missing = append(pr.missing, pr.degraded...)
+	a.Missing = append(append(pr.missing, pr.degraded...), pr.unprotected...)
 	return pr, nil
 }
 
@@ -289,6 +306,12 @@ func (p *Policy) Wrap(cmd *exec.Cmd) (*Applied, error) {
 		// Best effort found nothing to enforce: no helper, no re-exec.
 		cmd.Env = env
 		return &a, nil
+	}
+	if len(pr.reserve) > 0 {
+		var mounts, lost []string
+		a.holds, mounts, lost = reserve(pr.reserve)
+		pl.ReadOnly = append(pl.ReadOnly, mounts...)
+		a.Missing = append(a.Missing, lost...)
 	}
 	if pr.nsFlags != 0 {
 		sp := cmd.SysProcAttr

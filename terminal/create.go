@@ -391,6 +391,7 @@ func (m *Manager) start(pl plan) (*term, error) {
 	if err != nil {
 		pr.Close()
 		m.removeTemp(spec.tmp)
+		_ = spec.applied.Cleanup()
 		return nil, startErr(info, err)
 	}
 	info.PID = p.pid()
@@ -454,6 +455,9 @@ func (m *Manager) sandboxFor(info Info) *sandbox.Policy {
 		sp.Writable = []string{info.Cwd}
 		if len(sp.Caches) == 0 {
 			sp.Caches = sandbox.DefaultCaches()
+		}
+		if sp.Protected == nil {
+			sp.Protected = sandbox.DefaultProtected(info.Cwd)
 		}
 	}
 	return &sp

@@ -330,6 +330,11 @@ func (m *Manager) finish(t *term, registered bool) {
 	t.mu.Unlock()
 	t.proc.release(m.cfg.logf)
 	m.removeTemp(t.tmp)
+	// A command wrapped on its own holds the placeholders of the
+	// protected paths that do not exist (see sandbox.Policy.Protected).
+	if err := t.info.Sandbox.Cleanup(); err != nil {
+		m.cfg.logf("terminal: %v", err)
+	}
 
 	t.mu.Lock()
 	t.released = true

@@ -101,7 +101,9 @@ type Policy struct {
 	//
 	// A WorkspaceWrite policy with no Writable paths gets Roots (or the
 	// command's cwd when Roots is empty) as Writable and, unless it has
-	// Caches of its own, sandbox.DefaultCaches() as Caches. TempDir is ignored: each terminal gets a private TMPDIR,
+	// Caches of its own, sandbox.DefaultCaches() as Caches; one with no
+	// Protected paths gets sandbox.DefaultProtected of the same
+	// (Policy.WritableConfig turns them off). TempDir is ignored: each terminal gets a private TMPDIR,
 	// removed at release. When the kernel cannot enforce the policy and
 	// BestEffort is not set, create fails with ErrDenied, naming what is
 	// missing; Info.Sandbox says what was applied.
@@ -292,6 +294,9 @@ func newConfig(o *Options) config {
 			if len(sp.Caches) == 0 {
 				sp.Caches = sandbox.DefaultCaches()
 			}
+		}
+		if sp.Mode == sandbox.WorkspaceWrite && sp.Protected == nil && len(c.roots) > 0 {
+			sp.Protected = sandbox.DefaultProtected(c.roots...)
 		}
 		c.sandbox = &sp
 	}

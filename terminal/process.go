@@ -67,6 +67,9 @@ func (s *spawnSpec) wrap(cmd *exec.Cmd) error {
 		}
 		sp.TempDir = s.tmp
 	}
+	// A second try lets go of what the first one holds (the placeholders
+	// of protected paths).
+	_ = s.applied.Cleanup()
 	a, err := sp.Wrap(cmd)
 	if err != nil {
 		return &sandboxError{err}

@@ -53,6 +53,35 @@ type WritePolicy struct {
 	// WritableGit lets WorkspaceWrite write git's files too, as
 	// sandbox.Policy.WritableGit lets the commands.
 	WritableGit bool
+	// WritableConfig lets WorkspaceWrite write the files that editors,
+	// shells and agents run things from when they open the workspace
+	// (sandbox.ProtectedNames: .vscode, .claude, .mcp.json, .bashrc, …),
+	// as sandbox.Policy.WritableConfig lets the commands. Without it a
+	// path with such a name among its components, at any depth and in any
+	// case, is refused.
+	WritableConfig bool
+}
+
+// guardsConfig tells whether writes must keep out of the files programs
+// run things from.
+func (p WritePolicy) guardsConfig() bool {
+	return p.Mode == sandbox.WorkspaceWrite && !p.WritableConfig
+}
+
+func configRefusal(path, name string) error {
+	return fmt.Errorf("%w: %q: not written: editors, shells or agents run what %s holds when they start or open the workspace, outside the sandbox (--writable-config allows it)",
+		acp.ErrPermissionDenied, path, name)
+}
+
+// protectedIn returns the first component of rel that is one of
+// sandbox.ProtectedNames, in any case, or "".
+func protectedIn(rel string) string {
+	for c := range strings.SplitSeq(rel, string(filepath.Separator)) {
+		if sandbox.IsProtectedName(c) {
+			return c
+		}
+	}
+	return ""
 }
 
 // guardsGit tells whether writes must keep out of git's files.
@@ -168,6 +197,18 @@ type gitWalk struct {
 func (ws *Workspace) writeDir(i int, rel, path string) (*os.Root, string, error) {
 	root := ws.dirs[i]
 	name := filepath.Base(rel)
+	if ws.policy.guardsConfig() {
+		// Where the write lands (resolve followed the links), and the
+		// path as the request wrote it.
+		if c := protectedIn(rel); c != "" {
+			return nil, "", configRefusal(path, c)
+		}
+		if r, err := filepath.Rel(ws.roots[i], filepath.Clean(path)); err == nil {
+			if c := protectedIn(r); c != "" {
+				return nil, "", configRefusal(path, c)
+			}
+		}
+	}
 	if !ws.policy.guardsGit() {
 		dir, err := root.OpenRoot(filepath.Dir(rel))
 		return dir, name, err

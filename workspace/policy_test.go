@@ -104,7 +104,7 @@ var (
 		{"x/git~1", `makes its directory a git repository`},
 	}
 	plainWrites = []string{
-		"plain.txt", "new.txt", ".gitignore", ".gitmodules", ".github/ci.yml", "a/b/src/main.go",
+		"plain.txt", "new.txt", ".gitignore", ".github/ci.yml", "a/b/src/main.go",
 		"wt/file.txt", "sp/file.txt", "sep/file.txt", "abs/file.txt", "slnk/file.txt", "x/.gitx",
 	}
 )

@@ -72,6 +72,7 @@ func newAgentFlags(out io.Writer) *agentFlags {
 	f.fs.StringVar(&f.sandbox.network, "network", f.sandbox.network, "the network of commands run locally, `NET`: allow, or deny")
 	f.fs.Var(listFlag{&f.sandbox.writable}, "writable", "also let locally run commands write `PATH`; repeatable")
 	f.fs.BoolVar(&f.sandbox.gitRW, "writable-git", false, "leave the .git of writable directories writable")
+	f.fs.BoolVar(&f.sandbox.cfgRW, "writable-config", false, "leave the files editors and agents run things from writable")
 	f.fs.Usage = usageText(f.fs, agentUsage)
 	return f
 }
@@ -166,13 +167,14 @@ func (f *sandboxFlags) policy() (*sandbox.Policy, error) {
 	}
 	// As acpterm run: on Landlock alone where no user namespace can be
 	// had, saying what is missing.
-	sp := &sandbox.Policy{Mode: cfg.Sandbox, Network: cfg.Network, WritableGit: cfg.WritableGit, WithoutMountNamespace: true}
+	sp := &sandbox.Policy{Mode: cfg.Sandbox, Network: cfg.Network, WritableGit: cfg.WritableGit, WritableConfig: cfg.WritableConfig, WithoutMountNamespace: true}
 	if len(cfg.Writable) > 0 && cfg.Sandbox == sandbox.WorkspaceWrite {
 		wd, err := os.Getwd()
 		if err != nil {
 			return nil, err
 		}
 		sp.Writable, sp.Caches = append([]string{wd}, cfg.Writable...), sandbox.DefaultCaches()
+		sp.Protected = sandbox.DefaultProtected(wd)
 	}
 	return sp, nil
 }

@@ -56,6 +56,7 @@ type execServerFlags struct {
 	network  string
 	writable []string
 	gitRW    bool
+	cfgRW    bool
 	passEnv  []string
 	agent    bool
 	// confineAgent is --sandbox-agent, with --agent (hostedAgent).
@@ -71,6 +72,7 @@ func newExecServerFlags(out io.Writer) *execServerFlags {
 	f.fs.StringVar(&f.network, "network", "allow", "the commands' network, `NET`: allow, or deny")
 	f.fs.Var(listFlag{&f.writable}, "writable", "also let the commands write `PATH`; repeatable; workspace-write only")
 	f.fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable")
+	f.fs.BoolVar(&f.cfgRW, "writable-config", false, "leave the files editors and agents run things from writable")
 	f.fs.Var(listFlag{&f.passEnv}, "pass-env", "let the credential variable `NAME` reach the commands; repeatable")
 	f.fs.BoolVar(&f.agent, "agent", false, "run the agent given after -- on stdin and stdout, ended with all it\nstarted when stdin ends, instead of serving terminals (no other flag)")
 	f.fs.BoolVar(&f.confineAgent, "sandbox-agent", false, "with --agent: run the agent in a sandbox where it writes only its own\nstate (its profile here) and its npm cache, as acpterm run confines it")
@@ -88,7 +90,7 @@ func (f *execServerFlags) options() (*remote.ServerOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	sp := &sandbox.Policy{WritableGit: f.gitRW, WithoutMountNamespace: true}
+	sp := &sandbox.Policy{WritableGit: f.gitRW, WritableConfig: f.cfgRW, WithoutMountNamespace: true}
 	if sp.Mode, err = parseMode(f.mode); err != nil {
 		return nil, err
 	}
@@ -100,6 +102,7 @@ func (f *execServerFlags) options() (*remote.ServerOptions, error) {
 	}
 	if len(f.writable) > 0 {
 		sp.Writable, sp.Caches = []string{cwd}, sandbox.DefaultCaches()
+		sp.Protected = sandbox.DefaultProtected(cwd)
 		for _, w := range f.writable {
 			abs, err := filepath.Abs(w)
 			if err != nil {

@@ -22,6 +22,7 @@ type sandboxFlags struct {
 	network  string
 	writable []string
 	gitRW    bool
+	cfgRW    bool
 	passEnv  []string
 	agent    autoBool
 }
@@ -55,6 +56,7 @@ func (f *sandboxFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.network, "network", f.network, "the sandboxed commands' network, `NET`: allow, or deny (only a loopback\nof their own)")
 	fs.Var(listFlag{&f.writable}, "writable", "also let sandboxed commands write `PATH` (with everything below it);\nrepeatable; workspace-write only")
 	fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable (by default it is\nread-only: hooks and config written there would run outside the sandbox)")
+	fs.BoolVar(&f.cfgRW, "writable-config", false, "let the sandbox write the files that editors and agents run things from\n(.vscode, .claude, .mcp.json, shell rc files, the agent's own hooks and\nextensions; read-only by default, since programs started later, outside the\nsandbox, run them)")
 	fs.Var(listFlag{&f.passEnv}, "pass-env", "let the variable `NAME` reach the commands although it carries a credential\n(a name with KEY, SECRET, TOKEN, PASSWORD, PASSWD, PASSPHRASE, AUTH,\nCREDENTIAL or COOKIE, or ending in _PAT or _DSN, but not SSH_AUTH_SOCK;\na value that is a URL with a password); repeatable")
 	fs.Var(&f.agent, "sandbox-agent", "run the agent itself, and all it starts, in the same sandbox, with\nthe writable paths of its profile (acpterm agents); on by default for an\nagent with a profile, =false turns it off")
 }
@@ -109,6 +111,7 @@ func (f *sandboxFlags) apply(cfg *client.Config) error {
 		return errors.New("--sandbox-agent with --sandbox off and --network allow confines nothing")
 	}
 	cfg.WritableGit = f.gitRW
+	cfg.WritableConfig = f.cfgRW
 	for _, n := range f.passEnv {
 		if n == "" || strings.ContainsAny(n, "=\x00") {
 			return fmt.Errorf("--pass-env wants a variable name, not %q", n)

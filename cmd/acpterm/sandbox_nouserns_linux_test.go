@@ -100,7 +100,7 @@ func TestSandboxNoUserNamespaces(t *testing.T) {
 	mustContain(t, "stdout", stdout, "Permission denied")
 	// The line names what this configuration lacks, and the rest shows it.
 	first, _, _ := strings.Cut(stderr, "\n")
-	mustContain(t, "the first line of stderr", first, "acpterm: sandbox: ", "missing: no mount namespace", ".git", "chmod")
+	mustContain(t, "the first line of stderr", first, "acpterm: sandbox: ", "missing: no mount namespace", ".git", "chmod", "protect the files")
 	if strings.Contains(stderr, "cannot be set up") {
 		t.Errorf("a part of acpterm refused what the run accepted:\n%s", stderr)
 	}

@@ -58,6 +58,22 @@ type Profile struct {
 	// followed: a cache the confined agent writes must not be one that
 	// unconfined programs read.
 	LastingEnv []EnvDir
+	// ConfigFiles and ConfigDirs are the files and directories of the
+	// agent's state that the agent itself, started later without acpterm's
+	// confinement (by an editor, or by the user), runs things from: its
+	// settings (hooks, MCP servers, notify commands), plugins, extensions,
+	// custom commands, subagents and skills. A confined agent may not write
+	// them, unless --writable-config: they are mounted read-only, and
+	// ones missing are reserved by the sandbox (directories) or created
+	// first, holding their Seed (files: the agent reads them, and would
+	// take the sandbox's placeholder, a directory, for a broken config).
+	ConfigFiles []PathSpec
+	ConfigDirs  []PathSpec
+	// ConfigIfPresent are config files protected only where they exist:
+	// ones whose mere presence changes what the agent does (an empty
+	// ~/.gemini/.env would hide the ~/.env gemini-cli falls back to), so
+	// that neither a seed nor a placeholder may stand in for them.
+	ConfigIfPresent []PathSpec
 }
 
 // EnvDir is a variable of LastingEnv and the directory it is set to.
@@ -188,11 +204,23 @@ var profiles = map[string]Profile{
 	// go to /tmp/claude-UID unless CLAUDE_CODE_TMPDIR says otherwise: it
 	// does not read TMPDIR. As root it refuses to start unless IS_SANDBOX
 	// is 1.
+	//
+	// Of its config directory, settings.json holds hooks (commands run on
+	// SessionStart and the like), statusLine and apiKeyHelper commands;
+	// plugins/ holds plugins (hooks, MCP servers); commands, agents,
+	// skills, workflows and routines what its model runs on a word; hooks/
+	// is where hook scripts are kept. ~/.claude.json also lists MCP
+	// servers (mcpServers, and per project), but Claude Code rewrites it
+	// on every start: it cannot be read-only, and is not protected.
 	"claude-agent-acp": {
-		Dirs:    []PathSpec{{Env: "CLAUDE_CONFIG_DIR", Rel: ".claude"}},
-		Files:   []PathSpec{{Env: "CLAUDE_CONFIG_DIR", Under: ".claude.json", Rel: ".claude.json", Seed: claudeJSON}},
-		TempEnv: []string{"CLAUDE_CODE_TMPDIR"},
-		RootEnv: []string{"IS_SANDBOX=1"},
+		Dirs: []PathSpec{{Env: "CLAUDE_CONFIG_DIR", Rel: ".claude"}},
+		ConfigFiles: []PathSpec{
+			{Env: "CLAUDE_CONFIG_DIR", Under: "settings.json", Rel: ".claude/settings.json", Seed: "{}\n"},
+		},
+		ConfigDirs: underEach("CLAUDE_CONFIG_DIR", "", ".claude", "commands", "agents", "skills", "workflows", "routines", "plugins", "hooks"),
+		Files:      []PathSpec{{Env: "CLAUDE_CONFIG_DIR", Under: ".claude.json", Rel: ".claude.json", Seed: claudeJSON}},
+		TempEnv:    []string{"CLAUDE_CODE_TMPDIR"},
+		RootEnv:    []string{"IS_SANDBOX=1"},
 	},
 	// codex keeps its config, auth, logs and session database in
 	// CODEX_HOME, else ~/.codex. Its own modes run each command in
@@ -200,27 +228,64 @@ var profiles = map[string]Profile{
 	// where bwrap is missing, crashes every command (exit 101); confined by
 	// acpterm, whose sandbox holds every command it runs, it is told to
 	// run them directly.
+	// Its config.toml names the notify program and MCP servers; rules/
+	// holds the command prefixes it runs without asking; skills/ what its
+	// model runs on a word.
 	"codex-acp": {
 		Dirs:         []PathSpec{{Env: "CODEX_HOME", Rel: ".codex"}},
+		ConfigFiles:  []PathSpec{{Env: "CODEX_HOME", Under: "config.toml", Rel: ".codex/config.toml"}},
+		ConfigDirs:   underEach("CODEX_HOME", "", ".codex", "rules", "skills"),
 		ConfinedArgs: []string{"-c", `sandbox_mode="danger-full-access"`},
 	},
 	// gemini-cli writes ~/.gemini (settings, history, tmp); GEMINI_CLI_HOME
 	// stands in for the home directory. Its shell tool runs in a pty.
-	"gemini": {Dirs: []PathSpec{{Env: "GEMINI_CLI_HOME", Under: ".gemini", Rel: ".gemini"}}, PTY: true},
+	// Its settings.json names MCP servers, hooks and tool discovery
+	// commands; trustedFolders.json lets a project's .gemini/settings.json
+	// apply; .env is loaded into its environment; extensions (MCP servers,
+	// hooks), commands (with shell injection), skills, agents and
+	// policies (rules that allow tools).
+	"gemini": {Dirs: []PathSpec{{Env: "GEMINI_CLI_HOME", Under: ".gemini", Rel: ".gemini"}}, PTY: true,
+		ConfigFiles: []PathSpec{
+			{Env: "GEMINI_CLI_HOME", Under: ".gemini/settings.json", Rel: ".gemini/settings.json", Seed: "{}\n"},
+			{Env: "GEMINI_CLI_HOME", Under: ".gemini/trustedFolders.json", Rel: ".gemini/trustedFolders.json", Seed: "{}\n"},
+		},
+		ConfigIfPresent: []PathSpec{{Env: "GEMINI_CLI_HOME", Under: ".gemini/.env", Rel: ".gemini/.env"}},
+		ConfigDirs:      underEach("GEMINI_CLI_HOME", ".gemini", ".gemini", "extensions", "commands", "skills", "agents", "policies")},
 	// opencode follows XDG: its data (a SQLite database, logs), state,
 	// cache and config directories.
+	// Of its config directory, opencode.json(c) names MCP servers and
+	// plugins; plugin(s)/ and tool(s)/ hold JavaScript it imports;
+	// command(s), agent(s), mode(s), skill(s) what its model runs.
 	"opencode": {Dirs: []PathSpec{
 		{Base: DataHome, Rel: "opencode"},
 		{Base: StateHome, Rel: "opencode"},
 		{Base: CacheHome, Rel: "opencode"},
 		{Base: ConfigHome, Rel: "opencode"},
-	}},
+	},
+		ConfigFiles: []PathSpec{
+			{Base: ConfigHome, Rel: "opencode/opencode.json", Seed: "{}\n"},
+			{Base: ConfigHome, Rel: "opencode/opencode.jsonc", Seed: "{}\n"},
+			{Base: ConfigHome, Rel: "opencode/config.json", Seed: "{}\n"},
+		},
+		ConfigDirs: inBase(ConfigHome, "opencode", "plugin", "plugins", "tool", "tools", "command", "commands",
+			"agent", "agents", "mode", "modes", "skill", "skills")},
 	// qwen-code writes ~/.qwen (settings, chats, tmp), or QWEN_HOME.
 	// Its shell tool runs in a pty, as gemini-cli's does.
+	// As gemini-cli's, which it derives from: settings.json (MCP
+	// servers, hooks, tool discovery commands), .env, extensions,
+	// commands, agents, skills.
 	"qwen": {Dirs: []PathSpec{{Env: "QWEN_HOME", Rel: ".qwen"}}, PTY: true,
-		LastingEnv: []EnvDir{nodeCompileCache("qwen")}},
+		LastingEnv: []EnvDir{nodeCompileCache("qwen")},
+		ConfigFiles: []PathSpec{
+			{Env: "QWEN_HOME", Under: "settings.json", Rel: ".qwen/settings.json", Seed: "{}\n"},
+		},
+		ConfigIfPresent: []PathSpec{{Env: "QWEN_HOME", Under: ".env", Rel: ".qwen/.env"}},
+		ConfigDirs:      underEach("QWEN_HOME", "", ".qwen", "extensions", "commands", "agents", "skills")},
 	// omp keeps a SQLite database and its sessions in ~/.omp.
-	"omp": {Dirs: []PathSpec{{Rel: ".omp"}}},
+	// Its agent directory's extensions/ (TypeScript it loads), hooks/ and
+	// skills/, as pi's.
+	"omp": {Dirs: []PathSpec{{Rel: ".omp"}},
+		ConfigDirs: underEach("", "", ".omp/agent", "extensions", "hooks", "skills")},
 	// pi-acp runs pi, which keeps its settings and sessions in ~/.pi
 	// (PI_CODING_AGENT_DIR for its agent directory). pi's entry point
 	// turns on node's compile cache, which lives in NODE_COMPILE_CACHE,
@@ -230,8 +295,36 @@ var profiles = map[string]Profile{
 	// a 1.2 s turn, the whole of what confining pi cost. Its cache is kept
 	// apart from the one of unconfined runs, which the confined agent
 	// must not write.
+	//
+	// pi's settings.json lists packages and extensions it loads;
+	// extensions/ holds TypeScript it runs; skills/ what its model runs.
 	"pi-acp": {Dirs: []PathSpec{{Rel: ".pi"}, {Env: "PI_CODING_AGENT_DIR", Rel: ".pi/agent"}},
-		LastingEnv: []EnvDir{nodeCompileCache("pi-acp")}},
+		LastingEnv:  []EnvDir{nodeCompileCache("pi-acp")},
+		ConfigFiles: []PathSpec{{Env: "PI_CODING_AGENT_DIR", Under: "settings.json", Rel: ".pi/agent/settings.json", Seed: "{}\n"}},
+		ConfigDirs:  underEach("PI_CODING_AGENT_DIR", "", ".pi/agent", "extensions", "skills")},
+}
+
+// underEach is a PathSpec for each of names in a state directory that is
+// env/under when the variable env is set ("" for none), else ~/rel.
+func underEach(env, under, rel string, names ...string) []PathSpec {
+	out := make([]PathSpec, 0, len(names))
+	for _, n := range names {
+		u := n
+		if under != "" {
+			u = under + "/" + n
+		}
+		out = append(out, PathSpec{Env: env, Under: u, Rel: rel + "/" + n})
+	}
+	return out
+}
+
+// inBase is a PathSpec for each of names in dir of base.
+func inBase(base Base, dir string, names ...string) []PathSpec {
+	out := make([]PathSpec, 0, len(names))
+	for _, n := range names {
+		out = append(out, PathSpec{Base: base, Rel: dir + "/" + n})
+	}
+	return out
 }
 
 // nodeCompileCache is the LastingEnv entry of a node agent that turns on
@@ -289,6 +382,11 @@ type Resolved struct {
 	Seeds map[string]string
 	// Env is what LastingEnv sets, as VAR=PATH, each PATH one of Dirs.
 	Env []string
+	// Config is the agent's ConfigFiles and ConfigDirs, absolute, for
+	// sandbox.Policy.Protected; ConfigSeeds maps those of them that are
+	// files to what Prepare creates them with when missing.
+	Config      []string
+	ConfigSeeds map[string]string
 	// TempEnv, RootEnv, ConfinedArgs and NotByDefault as in Profile.
 	TempEnv      []string
 	RootEnv      []string
@@ -301,7 +399,7 @@ type Resolved struct {
 // directories or files, whichever they are ("" entries are skipped). A
 // path that cannot be resolved (no HOME) is an error.
 func (p Profile) Resolve(getenv func(string) string, extra []string) (*Resolved, error) {
-	r := &Resolved{Seeds: map[string]string{}, TempEnv: slices.Clone(p.TempEnv), RootEnv: slices.Clone(p.RootEnv),
+	r := &Resolved{Seeds: map[string]string{}, ConfigSeeds: map[string]string{}, TempEnv: slices.Clone(p.TempEnv), RootEnv: slices.Clone(p.RootEnv),
 		ConfinedArgs: slices.Clone(p.ConfinedArgs), NotByDefault: p.NotByDefault}
 	for _, d := range p.Dirs {
 		path := d.resolve(getenv)
@@ -329,6 +427,24 @@ func (p Profile) Resolve(getenv func(string) string, extra []string) (*Resolved,
 		}
 		r.Files = append(r.Files, path)
 		r.Seeds[path] = f.Seed
+	}
+	for _, f := range p.ConfigFiles {
+		if path := f.resolve(getenv); path != "" {
+			r.Config = append(r.Config, path)
+			r.ConfigSeeds[path] = f.Seed
+		}
+	}
+	for _, d := range p.ConfigDirs {
+		if path := d.resolve(getenv); path != "" {
+			r.Config = append(r.Config, path)
+		}
+	}
+	for _, f := range p.ConfigIfPresent {
+		if path := f.resolve(getenv); path != "" {
+			if _, err := os.Lstat(path); err == nil {
+				r.Config = append(r.Config, path)
+			}
+		}
 	}
 	for _, e := range extra {
 		if e == "" {
@@ -408,6 +524,29 @@ func prepareFile(f, seed string) error {
 	return nil
 }
 
+// PrepareConfig creates the agent's config files that are missing, mode
+// 0600, holding their seed, so that the sandbox can keep them read-only
+// (see Profile.ConfigFiles); it leaves the directories to the sandbox.
+func (r *Resolved) PrepareConfig() error {
+	for path, seed := range r.ConfigSeeds {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return fmt.Errorf("creating the agent's config file: %w", err)
+		}
+		h, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("creating the agent's config file: %w", err)
+		}
+		_, werr := h.WriteString(seed)
+		if err := errors.Join(werr, h.Close()); err != nil {
+			return fmt.Errorf("creating the agent's config file: %w", err)
+		}
+	}
+	return nil
+}
+
 // Paths are Dirs, then Files.
 func (r *Resolved) Paths() []string {
 	return append(slices.Clone(r.Dirs), r.Files...)
@@ -441,6 +580,13 @@ func (p Profile) Describe() string {
 	}
 	for _, e := range p.RootEnv {
 		parts = append(parts, e+" as root")
+	}
+	if n := len(p.ConfigFiles) + len(p.ConfigDirs) + len(p.ConfigIfPresent); n > 0 {
+		var names []string
+		for _, c := range slices.Concat(p.ConfigFiles, p.ConfigDirs, p.ConfigIfPresent) {
+			names = append(names, filepath.Base(c.Rel))
+		}
+		parts = append(parts, "read-only unless --writable-config: "+strings.Join(names, ", "))
 	}
 	if p.NotByDefault != "" {
 		parts = append(parts, "not confined unless --sandbox-agent: "+p.NotByDefault)

@@ -201,6 +201,22 @@ func agentPolicy(base *sandbox.Policy, prof *agents.Resolved, extra string) (*sa
 			return nil, err
 		}
 		paths = prof.Paths()
+		if !p.WritableConfig {
+			// Its config files exist, so that they are mounted read-only
+			// rather than reserved by a directory the agent cannot read.
+			if err := prof.PrepareConfig(); err != nil {
+				return nil, err
+			}
+			// A workspace's protected names cover an agent's whole state
+			// directory when the workspace is the home directory
+			// (~/.claude among them); there the profile's finer list
+			// stands instead, so that the agent can still write its
+			// sessions.
+			p.Protected = slices.DeleteFunc(slices.Clone(p.Protected), func(x string) bool {
+				return slices.ContainsFunc(paths, func(w string) bool { return w == x || strings.HasPrefix(w, x+"/") })
+			})
+			p.Protected = append(p.Protected, prof.Config...)
+		}
 	}
 	if extra != "" {
 		paths = append(paths, extra)

@@ -92,6 +92,9 @@ func (d *driver) serverArgs() []string {
 	if c.WritableGit {
 		args = append(args, "--writable-git")
 	}
+	if c.WritableConfig {
+		args = append(args, "--writable-config")
+	}
 	for _, n := range c.PassEnv {
 		args = append(args, "--pass-env", n)
 	}
@@ -136,7 +139,7 @@ func (d *driver) commandSandbox(ctx context.Context, roots []string) (*sandbox.P
 	// A description of the target's sandbox: the commands do not run
 	// here, and the agent does not run in it (--sandbox-agent is refused
 	// with --remote).
-	return &sandbox.Policy{Mode: d.cfg.Sandbox, Network: d.cfg.Network, WritableGit: d.cfg.WritableGit}, ExitOK
+	return &sandbox.Policy{Mode: d.cfg.Sandbox, Network: d.cfg.Network, WritableGit: d.cfg.WritableGit, WritableConfig: d.cfg.WritableConfig}, ExitOK
 }
 
 // connectRemote copies acpterm to the target when needed, starts the exec

@@ -134,6 +134,11 @@ type Config struct {
 	// WritableGit leaves the .git of writable directories writable
 	// (sandbox.Policy.WritableGit).
 	WritableGit bool
+	// WritableConfig leaves writable the files that editors and agents
+	// run things from (sandbox.Policy.WritableConfig): the workspace's
+	// (sandbox.DefaultProtected) and the agent's own (its profile's
+	// Config), for the commands, the agent and fs/write_text_file.
+	WritableConfig bool
 	// SandboxAgent runs the agent itself, and everything it starts, in
 	// the same sandbox (with its own private TMPDIR).
 	SandboxAgent bool

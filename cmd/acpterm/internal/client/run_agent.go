@@ -283,10 +283,11 @@ func (d *driver) sandboxPolicy(roots []string) (*sandbox.Policy, int) {
 	// Without user namespaces (stock Ubuntu 24.04 and later) Landlock
 	// still confines writes; what needs a mount namespace is named on the
 	// run's first line (confinementLine), never dropped in silence.
-	sp := &sandbox.Policy{Mode: c.Sandbox, Network: c.Network, WritableGit: c.WritableGit, WithoutMountNamespace: true}
+	sp := &sandbox.Policy{Mode: c.Sandbox, Network: c.Network, WritableGit: c.WritableGit, WritableConfig: c.WritableConfig, WithoutMountNamespace: true}
 	if c.Sandbox == sandbox.WorkspaceWrite {
 		sp.Writable = slices.Clone(roots)
 		sp.Caches = sandbox.DefaultCaches()
+		sp.Protected = sandbox.DefaultProtected(roots...)
 	}
 	for _, w := range c.Writable {
 		if !filepath.IsAbs(w) {

@@ -97,7 +97,7 @@ func (d *driver) openWorkspace() (*workspace.Workspace, error) {
 	}
 	// fs/write_text_file obeys the sandbox of the commands: the same mode
 	// and .git rule as sandboxPolicy gives them.
-	ws, err := workspace.NewWorkspace(roots, &workspace.WritePolicy{Mode: c.Sandbox, WritableGit: c.WritableGit})
+	ws, err := workspace.NewWorkspace(roots, &workspace.WritePolicy{Mode: c.Sandbox, WritableGit: c.WritableGit, WritableConfig: c.WritableConfig})
 	if err != nil {
 		return nil, fmt.Errorf("--root: %v", err)
 	}

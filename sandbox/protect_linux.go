@@ -1,0 +1,339 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// placeholderAttr marks the directories Wrap makes to reserve a protected
+// name, so that another sandbox, or the next start after a kill -9, knows
+// the directory for a placeholder and not the user's own.
+const placeholderAttr = "user.acpterm.placeholder"
+
+// placeholderSeq tells apart the temporary names of placeholders being made.
+var placeholderSeq atomic.Uint64
+
+// errSymlink: a protected name is a symlink, which no mount can cover.
+var errSymlink = errors.New("it is a symlink, which cannot be mounted over")
+
+// addProtected sorts Policy.Protected into the paths that exist in the
+// writable paths (mounted read-only by the helper) and the first missing
+// component of those that do not (reserved by Wrap). Paths outside the
+// writable paths are read-only anyway, and left out; what cannot be
+// protected is named in pr.unprotected.
+func (pr *prepared) addProtected(p *Policy) {
+	seen := map[string]bool{}
+	rs := evalCache{}
+	for _, path := range p.Protected {
+		if filepath.Base(path) == ".git" && p.WritableGit || filepath.Base(path) != ".git" && p.WritableConfig {
+			continue
+		}
+		if !filepath.IsAbs(path) {
+			pr.unprotected = append(pr.unprotected, fmt.Sprintf("cannot protect %q: not an absolute path", path))
+			continue
+		}
+		real, at, err := rs.locate(path)
+		if err != nil {
+			if real != "" && pr.writableAt(real) {
+				pr.unprotected = append(pr.unprotected, fmt.Sprintf("cannot protect %s: %v", path, err))
+			}
+			continue
+		}
+		if seen[at] || !pr.writableAt(at) {
+			continue
+		}
+		// A placeholder left by a killed run is taken over, to be removed
+		// at the end, even where it is mounted read-only anyway (a .git
+		// the search for repositories found).
+		leftover := markedPlaceholder(at)
+		if !leftover && (under(at, pr.pl.ReadOnly) || under(at, pr.protect) || under(at, pr.reserve)) {
+			continue
+		}
+		seen[at] = true
+		pr.protected = append(pr.protected, real)
+		if _, err := os.Lstat(at); err == nil && at == real && !leftover {
+			pr.protect = append(pr.protect, real)
+			continue
+		}
+		// Missing, or a placeholder of another sandbox or of a killed
+		// run: Wrap takes it over.
+		pr.reserve = append(pr.reserve, at)
+	}
+}
+
+// locate resolves path: real is its real path (the missing part joined to
+// the real path of its longest existing prefix), and at what must be
+// mounted over to protect it: real itself when it exists, else its first
+// missing component. A symlink at path is errSymlink, with real set.
+func (rs evalCache) locate(path string) (real, at string, err error) {
+	path = filepath.Clean(path)
+	var rest []string
+	for p := path; ; p = filepath.Dir(p) {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			if filepath.Dir(p) == p {
+				return "", "", err
+			}
+			rest = append(rest, filepath.Base(p))
+			continue
+		}
+		if err != nil {
+			return "", "", err
+		}
+		if len(rest) == 0 && fi.Mode()&fs.ModeSymlink != 0 {
+			dir, err := rs.eval(filepath.Dir(p))
+			if err != nil {
+				return "", "", err
+			}
+			return filepath.Join(dir, filepath.Base(p)), "", errSymlink
+		}
+		var r string
+		if len(rest) == 0 {
+			// The entry itself is no symlink: its directory's real path.
+			dir, err := rs.eval(filepath.Dir(p))
+			if err != nil {
+				return "", "", err
+			}
+			r = filepath.Join(dir, filepath.Base(p))
+			return r, r, nil
+		}
+		if r, err = rs.eval(p); err != nil {
+			return "", "", err
+		}
+		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
+			return "", "", fmt.Errorf("%s is not a directory", p)
+		}
+		first := filepath.Join(r, rest[len(rest)-1])
+		for i := len(rest) - 1; i >= 0; i-- {
+			r = filepath.Join(r, rest[i])
+		}
+		return r, first, nil
+	}
+}
+
+// evalCache caches filepath.EvalSymlinks of the directories the protected
+// paths lie in: most share one (a root).
+type evalCache map[string]string
+
+func (rs evalCache) eval(dir string) (string, error) {
+	if r, ok := rs[dir]; ok {
+		return r, nil
+	}
+	r, err := filepath.EvalSymlinks(dir)
+	if err == nil {
+		rs[dir] = r
+	}
+	return r, err
+}
+
+// writableAt reports whether path is one of the writable files or lies in
+// one of the writable directories.
+func (pr *prepared) writableAt(path string) bool {
+	for _, f := range pr.pl.Files {
+		if f == path {
+			return true
+		}
+	}
+	return under(path, pr.pl.Dirs)
+}
+
+// under reports whether path is one of dirs or lies below one.
+func under(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if path == d || strings.HasPrefix(path, d+"/") || d == "/" {
+			return true
+		}
+	}
+	return false
+}
+
+// reservation is the placeholders one sandbox holds.
+type reservation struct {
+	mu   sync.Mutex
+	held []*heldDir
+}
+
+// heldDir is a placeholder this process holds: a descriptor of it with a
+// shared flock, so that only the last sandbox of any process removes it,
+// and how many of this process's sandboxes use it.
+type heldDir struct {
+	path string
+	fd   int
+	refs int // guarded by heldDirs
+}
+
+// heldDirs are this process's placeholders by path. A sandbox that starts
+// while another of the process holds a placeholder (the session's agent,
+// its spawner) shares it, without touching the file system.
+var heldDirs = struct {
+	sync.Mutex
+	m map[string]*heldDir
+}{m: map[string]*heldDir{}}
+
+// reserve makes or takes over a placeholder at each of paths. It returns
+// them, the paths to mount read-only (the placeholders, and any that turned
+// out to exist meanwhile), and what could not be reserved.
+//
+// The placeholders are made side by side: each creation is a metadata
+// update that may wait for the file system's journal, and waits overlap.
+func reserve(paths []string) (r *reservation, mounts, lost []string) {
+	heldDirs.Lock()
+	defer heldDirs.Unlock()
+	r = &reservation{}
+	var todo []string
+	for _, p := range paths {
+		if h := heldDirs.m[p]; h != nil && sameFile(h.fd, p) {
+			h.refs++
+			r.held = append(r.held, h)
+			mounts = append(mounts, p)
+			continue
+		}
+		todo = append(todo, p)
+	}
+	fds := make([]int, len(todo))
+	errs := make([]error, len(todo))
+	parallel(len(todo), func(i int) { fds[i], errs[i] = holdPlaceholder(todo[i]) })
+	for i, p := range todo {
+		switch {
+		case errors.Is(errs[i], unix.EACCES), errors.Is(errs[i], unix.EPERM), errors.Is(errs[i], unix.EROFS):
+			// What this process may not create there, the command, with
+			// the same ids and fewer rights, may not either.
+			continue
+		case errs[i] != nil:
+			lost = append(lost, fmt.Sprintf("cannot reserve %s: %v", p, errs[i]))
+			continue
+		case fds[i] >= 0:
+			h := &heldDir{path: p, fd: fds[i], refs: 1}
+			heldDirs.m[p] = h // one that was removed under us is dropped
+			r.held = append(r.held, h)
+		}
+		mounts = append(mounts, p)
+	}
+	return r, mounts, lost
+}
+
+// parallel runs f(0) … f(n-1) at once and waits for them all.
+func parallel(n int, f func(int)) {
+	if n == 1 {
+		f(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { f(i) })
+	}
+	wg.Wait()
+}
+
+// holdPlaceholder makes a placeholder directory at path, or takes over the
+// one there, and returns a descriptor of it holding a shared flock; or -1
+// when path is now something else (which is then protected as it is). The
+// directory is made under a temporary name, marked, and renamed into
+// place, so that no other sandbox sees it unmarked.
+func holdPlaceholder(path string) (int, error) {
+	for range 3 {
+		tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".acpterm-placeholder-%d-%d", os.Getpid(), placeholderSeq.Add(1)))
+		if err := unix.Mkdir(tmp, 0o755); err != nil {
+			return -1, err
+		}
+		// Not every file system has user extended attributes: without
+		// the mark, a placeholder left by a kill -9 is taken for the
+		// user's own directory and stays.
+		_ = unix.Lsetxattr(tmp, placeholderAttr, []byte("1"), 0)
+		made := true
+		if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_NOREPLACE); err != nil {
+			_ = unix.Rmdir(tmp)
+			if !errors.Is(err, unix.EEXIST) {
+				return -1, err
+			}
+			made = false
+		}
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		switch {
+		case errors.Is(err, unix.ENOENT):
+			continue // removed by its last holder meanwhile
+		case errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ELOOP):
+			return -1, nil
+		case err != nil:
+			return -1, err
+		}
+		if !made && !isPlaceholder(fd) {
+			unix.Close(fd)
+			return -1, nil
+		}
+		if err := unix.Flock(fd, unix.LOCK_SH); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+		if !sameFile(fd, path) {
+			// Its last holder removed it between the open and the lock.
+			unix.Close(fd)
+			continue
+		}
+		return fd, nil
+	}
+	return -1, errors.New("it kept changing")
+}
+
+// markedPlaceholder reports whether path is a directory with the mark.
+func markedPlaceholder(path string) bool {
+	var b [8]byte
+	_, err := unix.Lgetxattr(path, placeholderAttr, b[:])
+	return err == nil
+}
+
+// isPlaceholder reports whether the directory fd carries the mark.
+func isPlaceholder(fd int) bool {
+	var b [8]byte
+	_, err := unix.Fgetxattr(fd, placeholderAttr, b[:])
+	return err == nil
+}
+
+// sameFile reports whether path still names the file open at fd.
+func sameFile(fd int, path string) bool {
+	var a, b unix.Stat_t
+	return unix.Fstat(fd, &a) == nil && unix.Lstat(path, &b) == nil && a.Dev == b.Dev && a.Ino == b.Ino
+}
+
+// release removes each placeholder that no other sandbox holds, of this
+// process or another, and lets go of the rest. It may be called more than
+// once.
+func (r *reservation) release() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	held := r.held
+	r.held = nil
+	r.mu.Unlock()
+	var done []*heldDir
+	heldDirs.Lock()
+	for _, h := range held {
+		if h.refs--; h.refs == 0 {
+			if heldDirs.m[h.path] == h {
+				delete(heldDirs.m, h.path)
+			}
+			done = append(done, h)
+		}
+	}
+	heldDirs.Unlock()
+	// Side by side: a directory that was a mount point until the sandbox
+	// ended is removed only after an RCU grace period, and grace periods
+	// waited for together are one wait.
+	parallel(len(done), func(i int) {
+		h := done[i]
+		if unix.Flock(h.fd, unix.LOCK_EX|unix.LOCK_NB) == nil && sameFile(h.fd, h.path) {
+			// Fails, and leaves it, if anything was put in it.
+			_ = unix.Rmdir(h.path)
+		}
+		unix.Close(h.fd)
+	})
+}
