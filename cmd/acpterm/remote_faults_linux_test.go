@@ -156,6 +156,13 @@ func TestRemoteSSHConnectionLost(t *testing.T) {
 			args := append([]string{"run", "--approve-all", "--format", format}, remoteArgs(t, s, targetDir(t))...)
 			args = append(args, "-p", remoteMarkVar+"="+mark+" sleep 1081", "--", testExe(t))
 			cmd, stdout, stderr, done := startRemote(t, mark, 1, []string{fakeAgentEnv + "=remote-term"}, args...)
+			// Cut only once the create is answered: the command runs on
+			// the target a moment before that.
+			select {
+			case <-stderr.saw("fake agent: terminal created"):
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the terminal's create was not answered within 30 s\nstderr:\n%s", stderr)
+			}
 			ssh := childOf(t, cmd.Process.Pid, "ssh")
 			if err := syscall.Kill(ssh, syscall.SIGKILL); err != nil {
 				t.Fatal(err)

@@ -42,6 +42,9 @@ func (a *remoteTermAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*
 			}
 			continue
 		}
+		// Tests that cut the transport mid-command wait for this line:
+		// the command runs on the target before its create is answered.
+		fmt.Fprintln(os.Stderr, "fake agent: terminal created")
 		if _, err := term.WaitForExit(ctx); err != nil {
 			if err := say("wait: %v\n", err); err != nil {
 				return nil, err
