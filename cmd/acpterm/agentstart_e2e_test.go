@@ -174,8 +174,7 @@ func npmRegistry(t *testing.T) string {
 	t.Helper()
 	tgz := npmPackage(t)
 	sum := sha512.Sum512(tgz)
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, ".tgz") {
 			w.Header().Set("Content-Type", "application/octet-stream")
 			_, _ = w.Write(tgz)
@@ -187,7 +186,7 @@ func npmRegistry(t *testing.T) string {
 		}
 		version := map[string]any{"name": "@zed-industries/claude-agent-acp", "version": "1.0.0",
 			"bin": map[string]string{"claude-agent-acp": "run.sh"},
-			"dist": map[string]string{"tarball": srv.URL + "/claude-agent-acp-1.0.0.tgz",
+			"dist": map[string]string{"tarball": "http://" + r.Host + "/claude-agent-acp-1.0.0.tgz",
 				"integrity": "sha512-" + base64.StdEncoding.EncodeToString(sum[:])}}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"name": "@zed-industries/claude-agent-acp",
