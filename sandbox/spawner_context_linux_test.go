@@ -3,7 +3,9 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -37,7 +39,7 @@ func TestSpawnerContextCancelled(t *testing.T) {
 		t.Fatalf("NewSpawnerContext cancelled mid-start = %v, %v; want context.Canceled", s, err)
 	}
 	if kids := proctest.Children(os.Getpid()); len(kids) > 0 {
-		t.Fatalf("processes left behind: %v", kids)
+		t.Fatalf("processes left behind: %v %s", kids, cmdlines(kids))
 	}
 
 	ctx, cancel = context.WithCancel(context.Background())
@@ -62,4 +64,14 @@ func TestSpawnerContextCancelled(t *testing.T) {
 		t.Fatal(st, err)
 	}
 	c.Release()
+}
+
+// cmdlines says what each of pids runs, for a failure's message.
+func cmdlines(pids []int) string {
+	var b strings.Builder
+	for _, pid := range pids {
+		c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		fmt.Fprintf(&b, "\n%d: %q", pid, c)
+	}
+	return b.String()
 }
