@@ -60,19 +60,9 @@ func npxDir(writable []string) (string, error) {
 // makeNpxDir makes dir, and its package.json, and clears anything else in
 // it: nothing but acpterm writes there, so anything else was planted.
 func makeNpxDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	// Lstat: in a shared directory, someone else may have put a symlink,
-	// or a directory of theirs, there first.
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() || !ownedByUs(fi) {
-		return fmt.Errorf("%s is not a directory of this user", dir)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
+	// In a shared directory, someone else may have put a symlink, or a
+	// directory of theirs, there first: makeOwnDir refuses both.
+	if err := makeOwnDir(dir); err != nil {
 		return err
 	}
 	ents, err := os.ReadDir(dir)
