@@ -36,6 +36,11 @@ func TestMain(m *testing.M) {
 	if n := os.Getenv(rssHelperEnv); n != "" {
 		os.Exit(rssHelper(n))
 	}
+	// The /proc scan's test of a process seen mid-execve re-executes the
+	// test binary as that process (see procscan_linux_test.go).
+	if os.Getenv(hideEnvironEnv) != "" {
+		os.Exit(hideEnvironHelper())
+	}
 	// Under -race a binary sleeps a second before it exits; the tests
 	// re-execute this one (helpers, sandboxed commands) hundreds of times.
 	if os.Getenv("GORACE") == "" {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -40,10 +41,7 @@ func (iso *isolator) scanKill(markers []string) {
 		for m := range batch {
 			set[m] = true
 		}
-		// Repeat until a pass finds nobody: a process may have forked
-		// between being listed and being killed.
-		for pass := 0; pass < 10 && scanProc(set) > 0; pass++ {
-		}
+		scanUntilNone(set)
 		closed := map[chan struct{}]bool{}
 		for _, chs := range batch {
 			for _, ch := range chs {
@@ -59,43 +57,115 @@ func (iso *isolator) scanKill(markers []string) {
 	iso.scanMu.Unlock()
 }
 
+// scanUntilNone kills every process carrying one of markers. It repeats
+// the scan until a pass finds nobody, since a process may fork between
+// being listed and being killed; then it looks again, a few times and
+// briefly, at the processes whose environment read empty. A process
+// reads so between the two halves of an execve (its new memory map is
+// installed before its environment is placed in it), which a command
+// that just called setsid and execs is likely to be in; one that waits
+// out the scan there would carry its marker past it.
+func scanUntilNone(markers map[string]bool) {
+	// Bounded in all: a hostile command cannot keep the sweep going.
+	for round := 0; round < 3; round++ {
+		var unsure []int
+		for pass := 0; pass < 10; pass++ {
+			var killed int
+			killed, unsure = scanProc(markers)
+			if killed == 0 {
+				break
+			}
+		}
+		if !recheck(markers, unsure) {
+			return
+		}
+		// What was caught late may have forked before it died: scan again.
+	}
+}
+
+// recheck looks again at the processes of unsure, five times at most, a
+// millisecond apart, and kills those that turn out to carry a marker. It
+// reports whether it killed any.
+func recheck(markers map[string]bool, unsure []int) bool {
+	buf := make([]byte, 0, 64<<10)
+	killed := false
+	for try := 0; try < 5 && len(unsure) > 0; try++ {
+		// An execve completes in microseconds; a process whose
+		// environment is really empty stays so, and costs the sweep
+		// these five milliseconds.
+		time.Sleep(time.Millisecond)
+		var again []int
+		for _, pid := range unsure {
+			var k, u bool
+			buf, k, u = checkKill(pid, markers, buf)
+			killed = killed || k
+			if u {
+				again = append(again, pid)
+			}
+		}
+		unsure = again
+	}
+	return killed
+}
+
 // scanProc sends SIGKILL to each live process whose environment has
-// MarkerEnv set to a value in markers and returns how many it killed.
-func scanProc(markers map[string]bool) int {
+// MarkerEnv set to a value in markers. It returns how many it killed and
+// the processes it could not tell about: live, not kernel threads, with an
+// empty environment.
+func scanProc(markers map[string]bool) (killed int, unsure []int) {
 	d, err := os.Open("/proc")
 	if err != nil {
-		return 0
+		return 0, nil
 	}
 	names, _ := d.Readdirnames(-1)
 	_ = d.Close()
 	self := os.Getpid()
-	killed := 0
 	buf := make([]byte, 0, 64<<10)
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
 		if err != nil || pid == self {
 			continue
 		}
-		if buf, err = readEnviron(pid, buf); err != nil || !hasMarker(buf, markers) {
-			continue
+		var k, u bool
+		buf, k, u = checkKill(pid, markers, buf)
+		if k {
+			killed++
 		}
-		// Open a pidfd, then look again: the PID may have been reused
-		// between the read and the open; the pidfd pins the process.
-		fd, err := unix.PidfdOpen(pid, 0)
-		if err != nil {
-			if err == unix.ENOSYS && unix.Kill(pid, unix.SIGKILL) == nil {
-				killed++
-			}
-			continue
+		if u {
+			unsure = append(unsure, pid)
 		}
-		if buf, err = readEnviron(pid, buf); err == nil && hasMarker(buf, markers) {
-			if unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
-				killed++
-			}
-		}
-		_ = unix.Close(fd)
 	}
-	return killed
+	return killed, unsure
+}
+
+// checkKill sends SIGKILL to process pid if its environment has one of
+// markers, and says whether it did; unsure is true when the environment
+// read empty from a process that has a program (neither a kernel thread
+// nor a zombie), which is what a process in the middle of an execve
+// looks like. buf is scratch space, returned for reuse.
+func checkKill(pid int, markers map[string]bool, buf []byte) (_ []byte, killed, unsure bool) {
+	buf, err := readEnviron(pid, buf)
+	if err != nil {
+		return buf, false, false
+	}
+	if len(buf) == 0 {
+		_, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+		return buf, false, err == nil
+	}
+	if !hasMarker(buf, markers) {
+		return buf, false, false
+	}
+	// Open a pidfd, then look again: the PID may have been reused
+	// between the read and the open; the pidfd pins the process.
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return buf, err == unix.ENOSYS && unix.Kill(pid, unix.SIGKILL) == nil, false
+	}
+	defer unix.Close(fd)
+	if buf, err = readEnviron(pid, buf); err == nil && hasMarker(buf, markers) {
+		return buf, unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil, false
+	}
+	return buf, false, false
 }
 
 // maxEnviron bounds how much of a process's environment readEnviron
