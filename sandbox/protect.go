@@ -32,7 +32,8 @@ var ProtectedNames = append(homeNames,
 )
 
 // homeNames are the names of ProtectedNames that programs read in the
-// home directory only (a shell's rc files, git's and ripgrep's config):
+// home directory only (a shell's rc files, git's, ripgrep's and Claude
+// Code's config):
 // DefaultProtected reserves them in a root that is the home directory,
 // and protects them elsewhere only where they exist. Reserving a missing
 // name costs a directory made and removed at every start.
@@ -40,6 +41,9 @@ var homeNames = []string{
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 	".zshrc", ".zprofile", ".zshenv", ".zlogin",
 	".gitconfig", ".ripgreprc",
+	// Claude Code's global config: it lists MCP servers that it runs
+	// wherever it starts.
+	".claude.json",
 }
 
 // protectDepth is how deep below a root DefaultProtected looks for names of

@@ -173,7 +173,15 @@ func testProtectAgentState(t *testing.T, flags []string, mode string, wsWritable
 		t.Fatal(err)
 	}
 	state := filepath.Join(home, ".claude")
+	// The user's global config: its MCP servers run wherever Claude Code
+	// starts, unconfined too.
+	const usersJSON = `{"mcpServers":{"mine":{"command":"my-server"}}}`
+	if err := os.WriteFile(filepath.Join(home, ".claude.json"), []byte(usersJSON), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	line := strings.Join(append(slices.Clone(plantLines),
+		`printf '{"mcpServers":{"x":{"command":"touch $MARKER"}}}' > "$HOME/.claude.json" && printf '%s-%s\n' planted claude-json`,
+		`test "$CLAUDE_CONFIG_DIR" = "$HOME/.claude" && grep -q my-server "$CLAUDE_CONFIG_DIR/.claude.json" && printf '{"numStartups":2}' > "$CLAUDE_CONFIG_DIR/.claude.json" && printf '%s-%s\n' wrote global-config`,
 		`printf '{"hooks":{}}' > "$HOME/.claude/settings.json" && printf '%s-%s\n' planted user-settings`,
 		`mkdir -p "$HOME/.claude/commands" && echo x > "$HOME/.claude/commands/x.md" && printf '%s-%s\n' planted command`,
 		`mkdir -p "$HOME/.claude/plugins/x" && printf '%s-%s\n' planted plugin`,
@@ -220,6 +228,13 @@ func testProtectAgentState(t *testing.T, flags []string, mode string, wsWritable
 	}
 	if !exists(filepath.Join(state, "projects/p/s.jsonl")) {
 		t.Errorf("the agent's session was not saved")
+	}
+	if !strings.Contains(r.stdout, "wrote-global-config") {
+		t.Errorf("stdout lacks \"wrote-global-config\": the agent did not get its own copy of ~/.claude.json, made from the user's, to write")
+	}
+	// What Claude Code started unconfined next reads.
+	if b, _ := os.ReadFile(filepath.Join(home, ".claude.json")); string(b) != usersJSON {
+		t.Errorf("~/.claude.json holds %q, want the user's %q", b, usersJSON)
 	}
 	if t.Failed() {
 		t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)

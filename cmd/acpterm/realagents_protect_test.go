@@ -46,6 +46,10 @@ func TestRealClaudeProtect(t *testing.T) {
 	bin := filepath.Join(dir, "node_modules", ".bin")
 	home, ws, marks := t.TempDir(), t.TempDir(), t.TempDir()
 	hookMark, userHookMark, mcpMark := filepath.Join(marks, "hook"), filepath.Join(marks, "user-hook"), filepath.Join(marks, "mcp")
+	userMCPMark := filepath.Join(marks, "user-mcp")
+	// A user-scope MCP server, in ~/.claude.json, which Claude Code
+	// rewrites on every start: the confined one works on a copy.
+	userMCP := fmt.Sprintf(`{"mcpServers":{"user":{"command":"sh","args":["-c","touch %s"]}}}`, userMCPMark)
 	hook := func(mark string) string {
 		return fmt.Sprintf(`{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch %s"}]}]}}`, mark)
 	}
@@ -56,6 +60,7 @@ func TestRealClaudeProtect(t *testing.T) {
 		`printf '%s' '{"enableAllProjectMcpServers":true}' > .claude/settings.local.json`,
 		"printf '%s' '" + mcp + "' > .mcp.json",
 		"printf '%s' '" + hook(userHookMark) + "' > \"$HOME/.claude/settings.json\"",
+		"printf '%s' '" + userMCP + "' > \"$HOME/.claude.json\"",
 	}, "; ")
 
 	run := func(name string, flags []string, command string) scriptedRun {
@@ -111,7 +116,7 @@ func TestRealClaudeProtect(t *testing.T) {
 	if s2.r.code != 0 {
 		t.Errorf("the unconfined turn: exit %d", s2.r.code)
 	}
-	for _, m := range []string{hookMark, userHookMark, mcpMark} {
+	for _, m := range []string{hookMark, userHookMark, mcpMark, userMCPMark} {
 		if exists(m) {
 			t.Errorf("the unconfined claude ran what the confined one planted: %s exists", filepath.Base(m))
 		}

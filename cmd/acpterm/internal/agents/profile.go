@@ -69,11 +69,37 @@ type Profile struct {
 	// take the sandbox's placeholder, a directory, for a broken config).
 	ConfigFiles []PathSpec
 	ConfigDirs  []PathSpec
+	// Shadows are config files the agent keeps outside its Dirs, that the
+	// same agent started unconfined runs things from and that it also
+	// rewrites as it goes, so that they can be neither writable nor
+	// read-only. Confined (unless --writable-config), the agent works on a
+	// copy of its own instead: see Shadow.
+	Shadows []Shadow
 	// ConfigIfPresent are config files protected only where they exist:
 	// ones whose mere presence changes what the agent does (an empty
 	// ~/.gemini/.env would hide the ~/.env gemini-cli falls back to), so
 	// that neither a seed nor a placeholder may stand in for them.
 	ConfigIfPresent []PathSpec
+}
+
+// A Shadow moves one file of an agent's, for its confined runs, to where
+// only confined runs look: Var, a variable the agent reads, is set to Dir
+// (one of the profile's Dirs), and the agent then keeps the file as
+// Dir/Name. The first confined run finds it there made from the original,
+// File (or holding Seed when there is none); later ones find what the
+// confined agent left in it, which nothing unconfined reads. The original
+// stays as the user and the agent's unconfined runs left it: the sandbox
+// does not let a confined agent write the home directory.
+//
+// Where the agent's environment sets Var already, the agent keeps the file
+// under Dir anyway, where a confined run may write it: the shadow cannot
+// apply, and Resolve names the file in Resolved.Unprotected.
+type Shadow struct {
+	Var  string
+	Dir  PathSpec
+	File PathSpec
+	Name string
+	Seed string
 }
 
 // EnvDir is a variable of LastingEnv and the directory it is set to.
@@ -191,16 +217,17 @@ var profiles = map[string]Profile{
 	// claude-agent-acp runs Claude Code, which keeps its config directory
 	// (CLAUDE_CONFIG_DIR, else ~/.claude) and a global config file that
 	// sits in the home directory itself (~/.claude.json; inside
-	// CLAUDE_CONFIG_DIR when that is set). Making the home directory
-	// writable for the sake of that one file would undo the sandbox
-	// (~/.bashrc, ~/.ssh), so the file alone is writable. Claude Code
-	// writes it atomically (a temporary file beside it, then a rename),
-	// which needs the home directory; when that fails it writes the file
-	// in place, which a rule for the file allows; its lock
-	// (~/.claude.json.lock) fails the same way and it goes on without. A
-	// rule needs an existing file, so a missing one is created holding an
-	// empty JSON object, which Claude Code reads as a fresh config (an
-	// empty file it would take for a corrupted one). Its temporary files
+	// CLAUDE_CONFIG_DIR when that is set). Confined, it keeps that file in
+	// its config directory (see below), which it writes atomically (a
+	// temporary file beside it, then a rename). With --writable-config it
+	// writes ~/.claude.json itself: making the home directory writable for
+	// the sake of that one file would undo the sandbox (~/.bashrc,
+	// ~/.ssh), so the file alone is; the atomic write fails, Claude Code
+	// writes the file in place, which a rule for the file allows, and its
+	// lock (~/.claude.json.lock) fails the same way and it goes on
+	// without. Either file, when missing, is created holding an empty JSON
+	// object, which Claude Code reads as a fresh config (an empty file it
+	// would take for a corrupted one). Its temporary files
 	// go to /tmp/claude-UID unless CLAUDE_CODE_TMPDIR says otherwise: it
 	// does not read TMPDIR. As root it refuses to start unless IS_SANDBOX
 	// is 1.
@@ -210,17 +237,25 @@ var profiles = map[string]Profile{
 	// plugins/ holds plugins (hooks, MCP servers); commands, agents,
 	// skills, workflows and routines what its model runs on a word; hooks/
 	// is where hook scripts are kept. ~/.claude.json also lists MCP
-	// servers (mcpServers, and per project), but Claude Code rewrites it
-	// on every start: it cannot be read-only, and is not protected.
+	// servers (mcpServers, and per project), which Claude Code started
+	// anywhere runs, but it rewrites that file on every start: it cannot
+	// be read-only. Confined, Claude Code is given CLAUDE_CONFIG_DIR set
+	// to its config directory, and then keeps that file there as
+	// .claude.json (its path is $CLAUDE_CONFIG_DIR/.claude.json when the
+	// variable is set, else ~/.claude.json): a shadow (Shadow).
+	// --writable-config lets it write ~/.claude.json itself instead.
 	"claude-agent-acp": {
 		Dirs: []PathSpec{{Env: "CLAUDE_CONFIG_DIR", Rel: ".claude"}},
 		ConfigFiles: []PathSpec{
 			{Env: "CLAUDE_CONFIG_DIR", Under: "settings.json", Rel: ".claude/settings.json", Seed: "{}\n"},
 		},
 		ConfigDirs: underEach("CLAUDE_CONFIG_DIR", "", ".claude", "commands", "agents", "skills", "workflows", "routines", "plugins", "hooks"),
-		Files:      []PathSpec{{Env: "CLAUDE_CONFIG_DIR", Under: ".claude.json", Rel: ".claude.json", Seed: claudeJSON}},
-		TempEnv:    []string{"CLAUDE_CODE_TMPDIR"},
-		RootEnv:    []string{"IS_SANDBOX=1"},
+		Shadows: []Shadow{{
+			Var: "CLAUDE_CONFIG_DIR", Dir: PathSpec{Env: "CLAUDE_CONFIG_DIR", Rel: ".claude"},
+			File: PathSpec{Rel: ".claude.json"}, Name: ".claude.json", Seed: claudeJSON,
+		}},
+		TempEnv: []string{"CLAUDE_CODE_TMPDIR"},
+		RootEnv: []string{"IS_SANDBOX=1"},
 	},
 	// codex keeps its config, auth, logs and session database in
 	// CODEX_HOME, else ~/.codex. Its own modes run each command in
@@ -387,6 +422,10 @@ type Resolved struct {
 	// files to what Prepare creates them with when missing.
 	Config      []string
 	ConfigSeeds map[string]string
+	// Shadows are the profile's shadows that apply here; Unprotected says
+	// which files of the others a confined run may write (see Shadow).
+	Shadows     []ResolvedShadow
+	Unprotected []string
 	// TempEnv, RootEnv, ConfinedArgs and NotByDefault as in Profile.
 	TempEnv      []string
 	RootEnv      []string
@@ -445,6 +484,17 @@ func (p Profile) Resolve(getenv func(string) string, extra []string) (*Resolved,
 				r.Config = append(r.Config, path)
 			}
 		}
+	}
+	for _, sh := range p.Shadows {
+		dir, file := sh.Dir.resolve(getenv), sh.File.resolve(getenv)
+		if dir == "" || file == "" {
+			return nil, fmt.Errorf("cannot place %s: HOME is not an absolute path", sh.File)
+		}
+		if v := getenv(sh.Var); v != "" {
+			r.Unprotected = append(r.Unprotected, fmt.Sprintf("%s: with %s set, the agent keeps it in the directory it writes, and its unconfined runs trust what a confined one wrote there", filepath.Join(dir, sh.Name), sh.Var))
+			continue
+		}
+		r.Shadows = append(r.Shadows, ResolvedShadow{Var: sh.Var, Dir: dir, File: file, Path: filepath.Join(dir, sh.Name), Seed: sh.Seed})
 	}
 	for _, e := range extra {
 		if e == "" {
@@ -524,6 +574,96 @@ func prepareFile(f, seed string) error {
 	return nil
 }
 
+// ResolvedShadow is a Shadow worked out: Path is Dir/Name.
+type ResolvedShadow struct {
+	Var, Dir, File, Path, Seed string
+}
+
+// ShadowEnv is what the agent's environment gets for its shadows when
+// PrepareShadows made them: each Var=Dir.
+func (r *Resolved) ShadowEnv() []string {
+	var env []string
+	for _, sh := range r.Shadows {
+		env = append(env, sh.Var+"="+sh.Dir)
+	}
+	return env
+}
+
+// Unshadowed is what stands instead of the shadows where they are not used
+// (--writable-config): the original files, writable, as Files are.
+func (r *Resolved) Unshadowed() error {
+	for _, sh := range r.Shadows {
+		if err := prepareFile(sh.File, sh.Seed); err != nil {
+			return err
+		}
+		if !slices.Contains(r.Files, sh.File) {
+			r.Files = append(r.Files, sh.File)
+		}
+	}
+	return nil
+}
+
+// PrepareShadows makes each shadow's copy that is missing, mode 0600: the
+// original file's content, or the seed when there is none. A copy that
+// exists is the confined agent's, and is left as it is. Prepare must have
+// made the directories.
+//
+// Nothing is written through a link: the copy is made under a temporary
+// name (O_EXCL) in its directory, which the confined agent cannot replace
+// (its parent is not writable to it), and linked into place only where
+// the name is free: a link there, which a confined run may have left,
+// counts as the copy, and nothing is written through it. The original is read as the user's
+// own file: following a link (dotfiles often are), a regular file only.
+func (r *Resolved) PrepareShadows() error {
+	for _, sh := range r.Shadows {
+		if err := prepareShadow(sh); err != nil {
+			return fmt.Errorf("making the agent's copy of %s: %w", sh.File, err)
+		}
+	}
+	return nil
+}
+
+func prepareShadow(sh ResolvedShadow) error {
+	if _, err := os.Lstat(sh.Path); err == nil {
+		return nil
+	}
+	content := []byte(sh.Seed)
+	if b, err := readRegular(sh.File); err == nil {
+		content = b
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(sh.Path), "."+filepath.Base(sh.Path)+".acpterm-*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(content)
+	if err := errors.Join(werr, tmp.Chmod(0o600), tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	// A hard link, as a rename that replaces nothing: where something
+	// appeared meanwhile, it is the agent's and stays.
+	err = os.Link(tmp.Name(), sh.Path)
+	if errors.Is(err, fs.ErrExist) {
+		err = nil
+	}
+	return errors.Join(err, os.Remove(tmp.Name()))
+}
+
+// readRegular reads the regular file at path, following links; a FIFO or
+// a device there is an error, not a read that blocks or has effects.
+func readRegular(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return os.ReadFile(path)
+}
+
 // PrepareConfig creates the agent's config files that are missing, mode
 // 0600, holding their seed, so that the sandbox can keep them read-only
 // (see Profile.ConfigFiles); it leaves the directories to the sandbox.
@@ -580,6 +720,9 @@ func (p Profile) Describe() string {
 	}
 	for _, e := range p.RootEnv {
 		parts = append(parts, e+" as root")
+	}
+	for _, sh := range p.Shadows {
+		parts = append(parts, fmt.Sprintf("%s as %s%s (%s set), made from it on the first confined run", sh.File, sh.Dir, pathSuffix(sh.Name), sh.Var))
 	}
 	if n := len(p.ConfigFiles) + len(p.ConfigDirs) + len(p.ConfigIfPresent); n > 0 {
 		var names []string

@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,7 +66,7 @@ func TestResolveFollowsEnv(t *testing.T) {
 		{"codex-acp", false, []string{"/c"}, nil},
 		// npm's cache is not the agent's to write, whatever
 		// npm_config_cache says: the client gives it one of acpterm's.
-		{"claude-agent-acp", true, []string{"/cc"}, []string{"/cc/.claude.json"}},
+		{"claude-agent-acp", true, []string{"/cc"}, nil},
 		{"opencode", false, []string{"/d/opencode", "/h/.local/state/opencode", "/h/.cache/opencode", "/h/.config/opencode"}, nil},
 	}
 	for _, tt := range tests {
@@ -79,6 +80,26 @@ func TestResolveFollowsEnv(t *testing.T) {
 			t.Errorf("%s: dirs %q files %q; want %q %q", tt.prog, r.Dirs, r.Files, tt.dirs, tt.files)
 		}
 	}
+	// With CLAUDE_CONFIG_DIR set, Claude Code keeps its global config in
+	// it: no shadow, and the file is named as unprotected.
+	r, err := profiles["claude-agent-acp"].Resolve(e, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Shadows) != 0 || len(r.Unprotected) != 1 || !strings.HasPrefix(r.Unprotected[0], "/cc/.claude.json: ") {
+		t.Errorf("with CLAUDE_CONFIG_DIR set: shadows %+v, unprotected %q", r.Shadows, r.Unprotected)
+	}
+	r, err = profiles["claude-agent-acp"].Resolve(env(map[string]string{"HOME": "/h"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ResolvedShadow{{Var: "CLAUDE_CONFIG_DIR", Dir: "/h/.claude", File: "/h/.claude.json", Path: "/h/.claude/.claude.json", Seed: claudeJSON}}
+	if !slices.Equal(r.Shadows, want) || len(r.Unprotected) != 0 || len(r.Files) != 0 {
+		t.Errorf("shadows %+v, unprotected %q, files %q; want %+v, none, none", r.Shadows, r.Unprotected, r.Files, want)
+	}
+	if got := r.ShadowEnv(); !slices.Equal(got, []string{"CLAUDE_CONFIG_DIR=/h/.claude"}) {
+		t.Errorf("ShadowEnv() = %q", got)
+	}
 	if _, err := profiles["codex-acp"].Resolve(env(map[string]string{"HOME": "rel"}), nil); err == nil {
 		t.Error("Resolve with a relative HOME: no error")
 	}
@@ -86,13 +107,17 @@ func TestResolveFollowsEnv(t *testing.T) {
 
 // TestPrepare: missing directories are made 0700, a missing file is made
 // with its seed, an existing file is left as it is, and a directory where
-// a file should be is an error.
+// a file should be is an error. The file is claude's ~/.claude.json, which
+// the agent writes itself under --writable-config (Unshadowed).
 func TestPrepare(t *testing.T) {
 	home := t.TempDir()
 	p := profiles["claude-agent-acp"]
 	extraDir := filepath.Join(home, "extra", "state")
 	r, err := p.Resolve(env(map[string]string{"HOME": home}), []string{extraDir})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Unshadowed(); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Prepare(); err != nil {
@@ -125,7 +150,7 @@ func TestPrepare(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ = p.Resolve(env(map[string]string{"HOME": bad}), nil)
-	if err := r.Prepare(); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if err := r.Unshadowed(); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("Prepare with a directory as .claude.json: %v", err)
 	}
 }
@@ -188,7 +213,7 @@ func TestPrepareRefusesPlantedLinks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = r.Prepare()
+			err = errors.Join(r.Unshadowed(), r.Prepare())
 			if err == nil || !strings.Contains(err.Error(), link) || !strings.Contains(err.Error(), "symlink") {
 				t.Errorf("Prepare = %v, want an error naming the link %s", err, link)
 			}
@@ -201,3 +226,91 @@ func TestPrepareRefusesPlantedLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestPrepareShadows: claude's copy of ~/.claude.json is made from the
+// original when missing (or holds the seed when there is none), and is
+// left as the confined agent left it after that; the original is never
+// written; a link the agent left in the copy's place is not written
+// through; a FIFO as the original is an error, not a read that blocks.
+func TestPrepareShadows(t *testing.T) {
+	home := t.TempDir()
+	p := profiles["claude-agent-acp"]
+	r, err := p.Resolve(env(map[string]string{"HOME": home}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, copyPath := filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude", ".claude.json")
+	read := func(p string) string { b, _ := os.ReadFile(p); return string(b) }
+
+	if err := errors.Join(r.Prepare(), r.PrepareShadows()); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(copyPath); got != claudeJSON {
+		t.Errorf("with no original, the copy holds %q, want the seed", got)
+	}
+	if exists(orig) {
+		t.Errorf("the original was created")
+	}
+
+	// The user's own, and a fresh start: the copy is made from it.
+	users := `{"mcpServers":{"mine":{"command":"my-server"}}}`
+	if err := os.WriteFile(orig, []byte(users), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(copyPath)
+	if err := r.PrepareShadows(); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(copyPath); got != users {
+		t.Errorf("the copy holds %q, want the original's %q", got, users)
+	}
+	if fi, err := os.Stat(copyPath); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the copy: %v, %v; want mode 0600", fi, err)
+	}
+
+	// What the confined agent wrote stays, and the original is untouched.
+	planted := `{"mcpServers":{"x":{"command":"touch /tmp/marker"}}}`
+	if err := os.WriteFile(copyPath, []byte(planted), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.PrepareShadows(); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(copyPath); got != planted {
+		t.Errorf("the agent's copy was replaced: %q", got)
+	}
+	if got := read(orig); got != users {
+		t.Errorf("the original holds %q, want the user's %q", got, users)
+	}
+
+	// A link in the copy's place, to a file of the user's.
+	bashrc := filepath.Join(home, ".bashrc")
+	if err := os.WriteFile(bashrc, []byte("# mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(copyPath)
+	if err := os.Symlink(bashrc, copyPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.PrepareShadows(); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(bashrc); got != "# mine\n" {
+		t.Errorf(".bashrc was written through the link: %q", got)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(home, ".claude", ".*.acpterm-*")); len(leftovers) > 0 {
+		t.Errorf("temporary files left: %q", leftovers)
+	}
+
+	// A FIFO as the original.
+	os.Remove(copyPath)
+	os.Remove(orig)
+	if err := mkfifo(orig); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if err := r.PrepareShadows(); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("with a FIFO as the original: %v", err)
+	}
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }

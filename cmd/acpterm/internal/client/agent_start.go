@@ -104,7 +104,13 @@ func (s *AgentStart) Command() (*exec.Cmd, *sandbox.Applied, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot sandbox the agent: %v (--sandbox-agent=false runs it unconfined)", err)
 	}
-	agentEnv(cmd, a, s.Profile)
+	agentEnv(cmd, a, s.Profile, !ap.WritableConfig)
+	if s.Profile != nil && !ap.WritableConfig {
+		// Said where the sandbox's own gaps are: the first line.
+		for _, u := range s.Profile.Unprotected {
+			a.Missing = append(a.Missing, "cannot protect "+u)
+		}
+	}
 	return cmd, a, nil
 }
 
@@ -197,8 +203,19 @@ func agentPolicy(base *sandbox.Policy, prof *agents.Resolved, extra string) (*sa
 	}
 	var paths []string
 	if prof != nil {
+		if p.WritableConfig {
+			// The agent writes the originals of its shadows then.
+			if err := prof.Unshadowed(); err != nil {
+				return nil, err
+			}
+		}
 		if err := prof.Prepare(); err != nil {
 			return nil, err
+		}
+		if !p.WritableConfig {
+			if err := prof.PrepareShadows(); err != nil {
+				return nil, err
+			}
 		}
 		paths = prof.Paths()
 		if !p.WritableConfig {
@@ -237,9 +254,10 @@ func agentPolicy(base *sandbox.Policy, prof *agents.Resolved, extra string) (*sa
 
 // agentEnv adds to cmd's environment (after Wrap, which set TMPDIR) the
 // profile's variables: its temporary-directory variables at the agent's
-// TMPDIR, its caches at their lasting directories, and as root the
-// variables that tell the agent it is sandboxed, which it now is.
-func agentEnv(cmd *exec.Cmd, a *sandbox.Applied, prof *agents.Resolved) {
+// TMPDIR, its caches at their lasting directories, those that point it at
+// its shadows when shadowed, and as root the variables that tell the
+// agent it is sandboxed, which it now is.
+func agentEnv(cmd *exec.Cmd, a *sandbox.Applied, prof *agents.Resolved, shadowed bool) {
 	if prof == nil {
 		return
 	}
@@ -252,6 +270,9 @@ func agentEnv(cmd *exec.Cmd, a *sandbox.Applied, prof *agents.Resolved) {
 		// every run: it is kept where the profile says, which the
 		// agent's policy made writable.
 		env = append(env, prof.Env...)
+	}
+	if shadowed {
+		env = append(env, prof.ShadowEnv()...)
 	}
 	if os.Geteuid() == 0 && a.Confined() {
 		env = append(env, prof.RootEnv...)
