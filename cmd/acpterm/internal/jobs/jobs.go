@@ -46,8 +46,6 @@ const (
 	ToolCall
 )
 
-const kinds = 3
-
 // String names the kind for people.
 func (k Kind) String() string {
 	switch k {
@@ -168,8 +166,8 @@ type Tracker struct {
 	now   func() time.Time
 	next  int
 	live  map[key]*Item
-	more  [kinds]int // running items not kept, by kind
-	ended []Item     // the last maxEnded items that ended, oldest first
+	more  [2]int // running items not kept: terminals, tool calls (classOf)
+	ended []Item // the last maxEnded items that ended, oldest first
 }
 
 // NewTracker returns a Tracker keeping at most max running items
@@ -209,7 +207,7 @@ func (t *Tracker) Start(it Item) int {
 		return cur.Ref
 	}
 	if len(it.ID) > MaxID || len(t.live) >= t.max {
-		t.more[it.Kind-1]++
+		t.more[classOf(it.Kind)]++
 		return 0
 	}
 	t.next++
@@ -227,14 +225,24 @@ func (t *Tracker) Start(it Item) int {
 	return n.Ref
 }
 
-// Relabel changes the label of a running item, as an agent that names its
-// command after it announced it does.
-func (t *Tracker) Relabel(kind Kind, id, label string) {
+// Update changes the label (when not "") and the terminals (when not
+// nil) of a running item, and reports whether there was one: an agent
+// names its command after it announced it, and a tool call's content
+// replaces the last.
+func (t *Tracker) Update(kind Kind, id, label string, terminals []string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if cur := t.live[key{kind, id}]; cur != nil && label != "" {
+	cur := t.live[key{kind, id}]
+	if cur == nil {
+		return false
+	}
+	if label != "" {
 		cur.Label = clip(label)
 	}
+	if terminals != nil {
+		cur.Terminals = keepTerminals(terminals)
+	}
+	return true
 }
 
 // End records that an item ended, and how. An item not kept that ends is
@@ -248,20 +256,54 @@ func (t *Tracker) End(kind Kind, id, how string) {
 		t.endLocked(k, cur, how)
 		return
 	}
-	for i := range t.ended {
-		if t.ended[i].Kind == kind && t.ended[i].ID == id {
+	t.endUnknownLocked(kind, id)
+}
+
+// EndTerminal records that the terminal id ended, whether it is a client
+// or a display terminal (their IDs cannot clash: display messages naming
+// one of acpterm's own terminals are dropped before they get here).
+func (t *Tracker) EndTerminal(id, how string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, kind := range []Kind{ClientTerminal, DisplayTerminal} {
+		if cur := t.live[key{kind, id}]; cur != nil {
+			t.endLocked(key{kind, id}, cur, how)
 			return
 		}
 	}
-	if kind >= ClientTerminal && kind <= ToolCall && t.more[kind-1] > 0 {
-		// Beyond the bound the count is all there is: an item not kept
-		// that ends takes one off it.
-		t.more[kind-1]--
+	t.endUnknownLocked(ClientTerminal, id)
+}
+
+// endUnknownLocked handles the end of an item not running: one that ended
+// already is left as it is; else it was one of those not kept (or never
+// started), and beyond the bound the count is all there is: it takes one
+// off it.
+func (t *Tracker) endUnknownLocked(kind Kind, id string) {
+	for i := range t.ended {
+		if e := &t.ended[i]; e.ID == id && (e.Kind == kind || kind != ToolCall && e.Kind != ToolCall) {
+			return
+		}
+	}
+	if c := classOf(kind); c >= 0 && t.more[c] > 0 {
+		t.more[c]--
 	}
 }
 
-// EndAll ends every running item of a kind, and forgets those not kept:
-// the tool calls of a cancelled turn, which the client marks cancelled.
+// classOf is the count of items not kept that an item of kind is counted
+// in: terminals (client or display) or tool calls; -1 for no kind.
+func classOf(kind Kind) int {
+	switch kind {
+	case ClientTerminal, DisplayTerminal:
+		return 0
+	case ToolCall:
+		return 1
+	}
+	return -1
+}
+
+// EndAll ends every running item of a kind, and forgets those not kept
+// (of its class: terminals or tool calls): the tool calls of a cancelled
+// turn, which the client marks cancelled.
 func (t *Tracker) EndAll(kind Kind, how string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -270,8 +312,8 @@ func (t *Tracker) EndAll(kind Kind, how string) {
 			t.endLocked(k, cur, how)
 		}
 	}
-	if kind >= ClientTerminal && kind <= ToolCall {
-		t.more[kind-1] = 0
+	if c := classOf(kind); c >= 0 {
+		t.more[c] = 0
 	}
 }
 

@@ -55,7 +55,9 @@ func TestRunningListsInStartOrder(t *testing.T) {
 	if items[1].Label != "npm run dev -- --port 3000" {
 		t.Errorf("label %q, not updated", items[1].Label)
 	}
-	tr.Relabel(ToolCall, "call_3", "Fetch the docs")
+	if !tr.Update(ToolCall, "call_3", "Fetch the docs", nil) || tr.Update(ToolCall, "call_9", "x", nil) {
+		t.Errorf("Update found an unknown item, or not a known one")
+	}
 	if it, ok := tr.Find("5"); !ok || it.Label != "Fetch the docs" {
 		t.Errorf("Find(5) = %+v, %v", it, ok)
 	}
@@ -187,7 +189,7 @@ func TestBounded(t *testing.T) {
 	// Ending them all: the kept ones move to the bounded list of ended
 	// ones, the others come off the count.
 	for i := range n {
-		tr.End(DisplayTerminal, fmt.Sprintf("t%d", i), "exit 0")
+		tr.EndTerminal(fmt.Sprintf("t%d", i), "exit 0")
 	}
 	items, more = tr.Running()
 	if len(items) != 0 || more != 0 {
