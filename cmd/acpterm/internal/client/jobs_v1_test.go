@@ -100,13 +100,12 @@ func TestJobsFromV1(t *testing.T) {
 	if got := running(j); got != want {
 		t.Fatalf("running after the turn:\n%s\nwant\n%s", got, want)
 	}
-	// The command of acpterm's terminal exits: its tool call, still
-	// open, is what runs; the display terminal's tool call ends, and
-	// with it its terminal.
+	// The command of acpterm's terminal exits: its tool call, left
+	// open, is over too; the display terminal's tool call ends, and with
+	// it its terminal.
 	j.r.TerminalEvent(exited("term_1", 0))
 	j.replay(t, `{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"failed"}}`)
 	want = strings.Join([]string{
-		`tool_call call_sleep "sleep 1000" stop=false`,
 		`display_terminal call_dev "npm run dev" stop=false`,
 		`tool_call call_fetch "Fetch docs" stop=false`,
 	}, "\n")

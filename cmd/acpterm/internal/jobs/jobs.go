@@ -125,8 +125,7 @@ type Item struct {
 	Cancel   func(ctx context.Context) error
 	NoCancel string
 	// Terminals are the IDs of the terminals a tool call embeds (its
-	// content): a tool call running one of the terminals listed is the
-	// same work, listed once, as the terminal.
+	// content): such a tool call is their work, listed as them (Running).
 	Terminals []string
 }
 
@@ -328,20 +327,16 @@ func (t *Tracker) endLocked(k key, cur *Item, how string) {
 
 // Running lists the items still running (or being stopped), in the order
 // they started, with the count of those not listed: the running items the
-// tracker did not keep. A tool call that embeds a terminal listed is
-// listed as that terminal only.
+// tracker did not keep. A tool call that embeds terminals is their work:
+// it is listed as its terminals while they run, and not at all once they
+// have ended (an agent may leave such a tool call open, but what it ran
+// is over).
 func (t *Tracker) Running() ([]Item, int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	terms := map[string]bool{}
-	for k := range t.live {
-		if k.kind != ToolCall {
-			terms[k.id] = true
-		}
-	}
 	var out []Item
 	for _, it := range t.live {
-		if it.Kind == ToolCall && slices.ContainsFunc(it.Terminals, func(id string) bool { return terms[id] }) {
+		if it.Kind == ToolCall && len(it.Terminals) > 0 {
 			continue
 		}
 		out = append(out, copyItem(it))

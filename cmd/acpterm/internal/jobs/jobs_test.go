@@ -46,13 +46,17 @@ func TestRunningListsInStartOrder(t *testing.T) {
 	if n := tr.Start(Item{Kind: DisplayTerminal, ID: "call_2", Label: "npm run dev -- --port 3000"}); n != 3 {
 		t.Errorf("update got Ref %d, want 3", n)
 	}
-	// The terminal ends: its tool call, still open, is listed again.
+	// The terminal ends: its tool call, left open, is not listed on its
+	// own; it is open (Find) until the agent ends it.
 	tr.End(ClientTerminal, "term_1", "exit 0")
 	items, _ = tr.Running()
-	if got, want := refs(items), "2:tool_call:call_1:running 3:display_terminal:call_2:running 5:tool_call:call_3:running"; got != want {
+	if it, ok := tr.Find("call_1"); !ok || it.State != Running {
+		t.Errorf("Find(call_1) = %+v, %v", it, ok)
+	}
+	if got, want := refs(items), "3:display_terminal:call_2:running 5:tool_call:call_3:running"; got != want {
 		t.Fatalf("after the end of term_1:\n got %s\nwant %s", got, want)
 	}
-	if items[1].Label != "npm run dev -- --port 3000" {
+	if items[0].Label != "npm run dev -- --port 3000" {
 		t.Errorf("label %q, not updated", items[1].Label)
 	}
 	if !tr.Update(ToolCall, "call_3", "Fetch the docs", nil) || tr.Update(ToolCall, "call_9", "x", nil) {
