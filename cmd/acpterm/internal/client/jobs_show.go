@@ -92,7 +92,7 @@ func (d *driver) listJobs() {
 		fmt.Fprintf(&b, "… and %d more that acpterm does not keep track of (it keeps %d)\n", more, jobs.DefaultMax)
 	}
 	if agents {
-		b.WriteString("/cancel ID stops a terminal; what the agent runs itself ACP v1 gives no way to stop, short of Ctrl-C during a turn\n")
+		b.WriteString("/cancel ID stops a terminal; ACP v1 has no way to stop what the agent runs itself (Ctrl-C during a turn cancels the turn)\n")
 	}
 	d.say(strings.TrimRight(b.String(), "\n"))
 }
@@ -154,7 +154,7 @@ func atExit(it jobs.Item) (wire, text string) {
 	if it.Kind == jobs.ClientTerminal {
 		return "killed", "killed now: acpterm's terminals end with it"
 	}
-	return "agent_shutdown", "the agent's own: it ends as the agent is shut down"
+	return "agent_shutdown", "the agent's own: stopped as the agent is shut down, with its process group or cgroup"
 }
 
 // leftAtExit is what is still running as the run ends, before the
