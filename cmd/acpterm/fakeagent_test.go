@@ -22,7 +22,9 @@ const fakeAgentEnv = "ACPTERM_E2E_FAKE_AGENT"
 //   - crash: starts `sleep 30` in a terminal, shows it, and exits 7 mid-turn;
 //   - stubborn: starts `sleep 30` and ignores session/cancel;
 //   - display: runs "make test" itself and streams it through the
-//     _meta.terminal_output display extension, if the client offers it.
+//     _meta.terminal_output display extension, if the client offers it;
+//   - background: starts `sleep 1000` in a client terminal and ends the
+//     turn without releasing it (backgrounder).
 func fakeAgent(mode string) int {
 	switch mode {
 	case "garbage":
@@ -39,6 +41,8 @@ func fakeAgent(mode string) int {
 		return serveAgent(&displayer{})
 	case "crash", "stubborn":
 		return serveAgent(&sleeper{mode: mode})
+	case "background":
+		return serveAgent(&backgrounder{exited: make(chan string, 1)})
 	}
 	if run, ok := hostileAgents[mode]; ok {
 		return run()
@@ -126,4 +130,70 @@ func (a *displayer) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.Pr
 		}
 	}
 	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+}
+
+// bgMarkEnv names the variable whose value backgrounder passes to its
+// `sleep 1000` as ACPTERM_BG_SLEEP, so that a test finds that process,
+// and no other, in /proc.
+const bgMarkEnv = "ACPTERM_E2E_BG_MARK"
+
+// backgrounder plays an agent that leaves work running after its turn (a
+// dev server, a watcher): "start" runs `sleep 1000` in a client terminal
+// under an open tool call and ends the turn; it waits for the command's
+// exit meanwhile, and "status" answers with what it saw (waiting for it).
+type backgrounder struct {
+	baseAgent
+	exited chan string // the exit status of the sleep, once
+}
+
+func (a *backgrounder) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	return &acp.NewSessionResponse{SessionID: "sess_bg"}, nil
+}
+
+func (a *backgrounder) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	conn := a.conn.Load()
+	say := func(text string) error {
+		return conn.SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID,
+			Update: &acp.AgentMessageChunk{Content: &acp.TextContent{Text: text + "\n"}}})
+	}
+	switch promptText(req) {
+	case "status":
+		select {
+		case st := <-a.exited:
+			logCall("exit:%s", st)
+			return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, say("the sleep ended: " + st)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	case "start":
+	default:
+		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, say("say start or status")
+	}
+	term, err := conn.CreateTerminal(ctx, &acp.CreateTerminalRequest{SessionID: req.SessionID, Command: "sleep", Args: []string{"1000"},
+		Env: []acp.EnvVariable{{Name: "ACPTERM_BG_SLEEP", Value: os.Getenv(bgMarkEnv)}}})
+	if err != nil {
+		return nil, err
+	}
+	call := acp.NewTerminalToolCall("call_sleep", "sleep 1000", term.ID)
+	if err := conn.SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID, Update: call}); err != nil {
+		return nil, err
+	}
+	// The wait outlives the turn: it ends with the command, or with the
+	// connection.
+	waitCtx, stop := context.WithCancel(context.Background())
+	go func() {
+		defer stop()
+		select {
+		case <-conn.Done():
+		case <-waitCtx.Done():
+		}
+	}()
+	go func() {
+		defer stop()
+		st, err := term.WaitForExit(waitCtx)
+		if err == nil {
+			a.exited <- acp.TerminalExitStatus{ExitCode: st.ExitCode, Signal: st.Signal}.String()
+		}
+	}()
+	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, say("started sleep 1000")
 }

@@ -33,8 +33,15 @@ the same ACP session (line editing, and history with up and down). Ctrl-C
 during a turn cancels it, a second one ends the session; Ctrl-D, /exit, or
 Ctrl-C at an empty line end it (exit status 0). In-session commands: /help
 (acpterm's commands and the agent's slash commands), /mode [ID] and
-/model [ID] (show the current one and the choices, or switch), /exit. A
-line naming one of the agent's slash commands is sent to it as it is.
+/model [ID] (show the current one and the choices, or switch), /jobs
+(what still runs in the background: terminals the agent has not released,
+commands it runs itself, open tool calls), /cancel ID (stop one of those
+terminals: SIGTERM, then SIGKILL), /exit. A line naming one of the agent's
+slash commands is sent to it as it is.
+
+What still runs when acpterm exits is listed on stderr (and with --format
+json as a still_running event before the last one): acpterm's terminals
+are killed, what the agent runs itself ends with the agent.
 
 Sessions are remembered per agent and directory in the state directory
 ($XDG_STATE_HOME/acpterm, else ~/.local/state/acpterm; "acpterm sessions"

@@ -75,6 +75,7 @@ func (d *driver) interact(ctx context.Context) (int, string) {
 func (d *driver) interactiveTurn(ctx context.Context, text string) (bool, int) {
 	reason, code, msg := d.turn(ctx, text, phaseIdle)
 	d.r.Finish(reason)
+	d.jobs.endTurn(reason)
 	if msg != "" {
 		if reason == "" {
 			d.r.Error(msg, code)
@@ -88,6 +89,7 @@ func (d *driver) interactiveTurn(ctx context.Context, text string) (bool, int) {
 		return true, code
 	}
 	d.endTurn()
+	d.sayRunning()
 	return false, ExitOK
 }
 

@@ -16,6 +16,8 @@ var builtinCommands = []struct{ name, args, help string }{
 	{"help", "", "list the commands"},
 	{"mode", "[ID]", "show the session's mode and the modes offered, or switch to ID"},
 	{"model", "[ID]", "show the session's model and the models offered, or switch to ID"},
+	{"jobs", "", "list what still runs in the background: terminals, the agent's own commands, open tool calls"},
+	{"cancel", "ID", "stop a terminal still running in the background (its ID in /jobs)"},
 	{"exit", "", "end the session (so do Ctrl-D, and Ctrl-C at an empty line)"},
 }
 
@@ -43,6 +45,12 @@ func (d *driver) command(ctx context.Context, line string) (prompt, end bool, co
 		return false, d.setCommand(ctx, settingMode, arg), ExitOK
 	case "model":
 		return false, d.setCommand(ctx, settingModel, arg), ExitOK
+	case "jobs":
+		d.listJobs()
+		return false, false, ExitOK
+	case "cancel":
+		d.cancelJob(ctx, arg)
+		return false, d.quitting() || d.agentGone(), ExitOK
 	}
 	if d.agentCommand(name) != nil || strings.Contains(name, "/") {
 		return true, false, ExitOK

@@ -148,18 +148,35 @@ func (s *switchRenderer) resumed(sid acp.SessionID) {
 // a dim note in text, a "replay" event in JSON.
 func (s *switchRenderer) mark(sid acp.SessionID, state, text string) {
 	if s.json {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(struct {
+		s.emitLocked(struct {
 			Event     string        `json:"event"`
 			SessionID acp.SessionID `json:"sessionId"`
 			State     string        `json:"state"`
 		}{"replay", sid, state})
-		_, _ = s.out.Write(textsafe.JSON(buf.Bytes()))
 		return
 	}
 	_, _ = io.WriteString(s.out, s.st.Dim(text)+"\n")
+}
+
+// emitJSON writes an event of acpterm's own between two renderers' with
+// --format json (still_running); nothing in text.
+func (s *switchRenderer) emitJSON(v any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.json {
+		s.emitLocked(v)
+	}
+}
+
+// emitLocked writes one JSON event (s.mu held), sanitized as the JSON
+// renderer's are: it may carry the agent's text.
+func (s *switchRenderer) emitLocked(v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) == nil {
+		_, _ = s.out.Write(textsafe.JSON(buf.Bytes()))
+	}
 }
 
 // showUser shows the replayed user message gathered so far (s.mu held,

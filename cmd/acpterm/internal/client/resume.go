@@ -93,11 +93,13 @@ func (d *driver) resume(ctx context.Context, auth *authRun, id acp.SessionID) (*
 	case caps.LoadSession:
 		var resp *acp.LoadSessionResponse
 		d.sw.beginReplay(id)
+		d.jobs.replay(true)
 		code, msg := auth.call(ctx, "session/load", func(ctx context.Context) error {
 			var err error
 			resp, err = d.conn.LoadSession(ctx, &acp.LoadSessionRequest{SessionID: id, Cwd: d.cwd, MCPServers: []acp.MCPServer{}})
 			return err
 		})
+		d.jobs.replay(false)
 		d.sw.endReplay(id)
 		if code != ExitOK {
 			return nil, code, msg

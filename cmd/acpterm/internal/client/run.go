@@ -203,6 +203,7 @@ type driver struct {
 	cfg  Config
 	cwd  string
 	r    render.Renderer
+	jobs *jobsLayer      // r itself: keeps the background work (jobs_v1.go)
 	view *sessionView    // in front of r: the session's mode and model
 	sw   *switchRenderer // behind view: a fresh renderer for each turn
 	ask  *prompter       // nil when there is no terminal to ask on
@@ -304,20 +305,28 @@ func (d *driver) run(ctx context.Context) int {
 }
 
 // finish shows the end of the run and shuts the agent down, in the order
-// that lets the user read why a run failed; it returns code.
+// that lets the user read why a run failed; it returns code. What was
+// still running is said first, as it is before the terminals are
+// released.
 //
 // The end of the turn is shown as soon as it is known, before the agent
 // is shut down: an agent that ignores the end of its stdin holds the
 // shutdown for seconds (see shutdown). The session's terminals go first,
 // so that their ends are part of what is shown.
 func (d *driver) finish(reason acp.StopReason, code int, msg string) int {
+	d.jobs.endTurn(reason)
+	left, more := d.leftAtExit()
 	d.settle(code == ExitAgent || d.wasKilled())
 	d.end.close(func() {
+		if len(left)+more > 0 {
+			d.sw.emitJSON(stillRunningEvent(left, more))
+		}
 		d.r.Finish(reason)
 		if msg != "" && reason == "" {
 			d.r.Error(msg, code)
 		}
 	})
+	d.showLeft(left, more)
 	if hard := code == ExitAgent || d.wasKilled(); hard && d.stderrMode() == AgentStderrAuto {
 		// The agent is gone or going: its last words on stderr, read
 		// to their end once it is shut down, explain the failure

@@ -116,7 +116,8 @@ func (d *driver) startRendering() {
 	d.sw = newSwitchRenderer(c)
 	d.view = newSessionView(d.sw)
 	d.end = &endGate{Renderer: d.view}
-	d.r = d.end
+	d.jobs = newJobsLayer(d.end, d.stopTerminal)
+	d.r = d.jobs
 	var p *prompter
 	if c.TTYIn != nil && c.TTYOut != nil {
 		p = newPrompter(c.TTYIn, c.TTYOut, d.r.Suspend)
