@@ -115,8 +115,9 @@ func TestRemoteAgentConfinedThere(t *testing.T) {
 	}
 	mustContain(t, "stdout", r.stdout, "marker not written")
 	mustContain(t, "stderr", r.stderr, "sandbox: agent, on the target: its own state only")
-	// Its profile there was prepared: the state it may write.
-	if _, err := os.Stat(filepath.Join(home, ".claude.json")); err != nil {
+	// Its profile there was prepared: the state it may write, with its
+	// own copy of Claude Code's global config.
+	if _, err := os.Stat(filepath.Join(home, ".claude", ".claude.json")); err != nil {
 		t.Errorf("the agent's state on the target: %v", err)
 	}
 	if strings.Contains(r.stderr, "exec-server: --agent takes no other flag") {
