@@ -5,6 +5,7 @@ package cgroup
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 )
@@ -30,7 +31,16 @@ var watched = struct {
 	// written, closed by the kernel when this process ends, however it
 	// ends.
 	ends []*os.File
+	pids []int
 }{parents: make(map[string]bool)}
+
+// Watchdogs returns the PIDs of this process's watchdogs: children that
+// live as long as it does, by design, for tests that count children.
+func Watchdogs() []int {
+	watched.Lock()
+	defer watched.Unlock()
+	return slices.Clone(watched.pids)
+}
 
 // watch starts, once per parent, a process that kills this process's
 // cgroups under parent when this process is gone: killed with SIGKILL, by
@@ -64,6 +74,7 @@ func watch(parent, prefix string) {
 	}
 	// Not waited for: it lives as long as this process does. Released, so
 	// that no goroutine waits on it.
+	watched.pids = append(watched.pids, cmd.Process.Pid)
 	_ = cmd.Process.Release()
 	watched.parents[parent] = true
 	watched.ends = append(watched.ends, w)
