@@ -73,7 +73,13 @@ func checkedArgv(opts *CommandOptions, argv []string) []string {
 // ssh runs its command through the remote user's login shell, so each word
 // is single-quoted for a POSIX shell there; the others pass argv as is.
 // ssh's "--" ends its options, so a host cannot be taken for one (nor can
-// it start with "-": ParseTarget refuses that). Start it with Dial.
+// it start with "-": ParseTarget refuses that).
+//
+// The command is made to start in a process group of its own (on Unix),
+// so that a Ctrl-C at the caller's terminal reaches the caller alone, which
+// can cancel the turn, and does not kill the transport and with it every
+// command on the target. Keep that when adding to its SysProcAttr. Start
+// it with Dial.
 func Command(t Target, opts *CommandOptions) (*exec.Cmd, error) {
 	if opts == nil {
 		opts = &CommandOptions{}
@@ -91,7 +97,9 @@ func Command(t Target, opts *CommandOptions) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	return exec.Command(argv[0], argv[1:]...), nil
+	cmd := exec.Command(argv[0], argv[1:]...)
+	ownProcessGroup(cmd)
+	return cmd, nil
 }
 
 // transportArgv is the local command that runs the words of remote on

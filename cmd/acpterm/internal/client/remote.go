@@ -203,7 +203,7 @@ func InstallRemote(ctx context.Context, rc *Remote, writable []string) (*remote.
 }
 
 // DialRemote starts acpterm exec-server with serverArgs on the target,
-// through its tool in a process group of its own, from the acpterm that
+// through its tool (in a process group of its own: remote.Command), from the acpterm that
 // InstallRemote found or copied there (checked there before it runs), and makes the hello exchange, bounded by ctx. A failure is told
 // in the transport's words when it wrote any (ssh's "Connection
 // refused"). Closing the client ends the exec server and everything it
@@ -214,7 +214,6 @@ func DialRemote(ctx context.Context, rc *Remote, in *remote.Installed, serverArg
 	if err != nil {
 		return nil, err
 	}
-	ownProcessGroup(cmd)
 	conn, err := remote.Dial(cmd)
 	if err != nil {
 		return nil, err
