@@ -52,7 +52,7 @@ func (b *autoBool) IsBoolFlag() bool { return true }
 
 func (f *sandboxFlags) add(fs *flag.FlagSet) {
 	f.mode, f.network = "workspace-write", "allow"
-	fs.StringVar(&f.mode, "sandbox", f.mode, "confine the agent's commands: `MODE` off, read-only (write only a private\nTMPDIR) or workspace-write (also the roots and the build caches)")
+	fs.StringVar(&f.mode, "sandbox", f.mode, "confine the agent's commands: `MODE` off, read-only (write only a private\nTMPDIR) or workspace-write (also the roots and build caches of their own)")
 	fs.StringVar(&f.network, "network", f.network, "the sandboxed commands' network, `NET`: allow, or deny (only a loopback\nof their own)")
 	fs.Var(listFlag{&f.writable}, "writable", "also let sandboxed commands write `PATH` (with everything below it);\nrepeatable; workspace-write only")
 	fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable (by default it is\nread-only: hooks and config written there would run outside the sandbox)")

@@ -83,6 +83,46 @@ func TestAgentStartNpx(t *testing.T) {
 	}
 }
 
+// TestAgentStartNpxConfinedCache: a confined agent started through npx
+// runs from an npm cache of its own, not from the run's commands' npm
+// cache below CacheDir, which every sandboxed command writes; the rest of
+// CacheDir's variables reach it, for the commands it runs itself.
+func TestAgentStartNpxConfinedCache(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	ws, cacheDir := t.TempDir(), filepath.Join(t.TempDir(), "sandbox-cache")
+	s := &AgentStart{Agent: []string{"npx", "-y", "@zed-industries/claude-agent-acp"}, Dir: ws, Confine: true,
+		Policy: &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Writable: []string{ws}, CacheDir: cacheDir, BestEffort: true, WithoutMountNamespace: true}}
+	cmd, a, err := s.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Cleanup()
+	last := func(name string) string {
+		v := ""
+		for _, kv := range cmd.Env {
+			if k, x, _ := strings.Cut(kv, "="); k == name {
+				v = x
+			}
+		}
+		return v
+	}
+	if got, want := last("npm_config_cache"), filepath.Join(state, "acpterm", "npm", npmCacheKey(s.Agent, true)); got != want {
+		t.Errorf("npm_config_cache = %s, want the agent's own %s", got, want)
+	}
+	if got, want := last("GOCACHE"), filepath.Join(cacheDir, "go-build"); got != want {
+		t.Errorf("GOCACHE = %s, want %s", got, want)
+	}
+	// Read-only mode: the agent's own state only, no caches.
+	p, err := agentPolicy(&sandbox.Policy{Mode: sandbox.ReadOnly, CacheDir: cacheDir}, &agents.Resolved{Dirs: []string{ws}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.CacheDir != "" {
+		t.Errorf("read-only: CacheDir %q, want none", p.CacheDir)
+	}
+}
+
 // TestNpmCacheDirNotALink: a cache directory that is a symlink (one a
 // command could have made) is not used.
 func TestNpmCacheDirNotALink(t *testing.T) {
