@@ -79,9 +79,29 @@ func DefaultCacheDir() string {
 // out, a directory below tmp, which the command may write and which goes
 // with it (a cold cache, but never the user's). GOPROXY is set too (see
 // goProxyFor), from what env says before it is changed.
-func cacheEnv(env []string, dirs map[string]string, tmp string) []string {
-	proxy := goProxyFor(env)
+//
+// A variable whose user's cache (userCache) lies in writable, the
+// policy's Writable paths (real), names that cache: the user made it
+// writable knowingly (--writable ~/.cache/go-build), or the workspace
+// holds it (the home directory), and the command may write it anyway.
+func cacheEnv(env []string, dirs map[string]string, tmp string, writable []string) []string {
+	orig := env // the loop makes new slices
+	getenv := func(k string) string { return lookupEnv(orig, k) }
+	file := readGoEnvFile(getenv)
+	get := func(k string) string {
+		if v := getenv(k); v != "" {
+			return v
+		}
+		return file[k]
+	}
+	proxy := goProxy(get("GOPROXY"), userModCache(get))
 	for _, c := range ownCaches {
+		if u := userCache(c.env, get); u != "" && writableAlready(u, writable) {
+			// Set, not left unset: its default may follow another
+			// variable set here (GOCACHE follows XDG_CACHE_HOME).
+			env = append(withoutEnv(env, c.env), c.env+"="+u)
+			continue
+		}
 		d := dirs[c.dir]
 		if d == "" {
 			if tmp == "" {
@@ -96,6 +116,62 @@ func cacheEnv(env []string, dirs map[string]string, tmp string) []string {
 	// that every sandboxed command may rewrite in place.
 	env = append(withoutEnv(env, "UV_LINK_MODE"), "UV_LINK_MODE=copy")
 	return append(withoutEnv(env, "GOPROXY"), "GOPROXY="+proxy)
+}
+
+// userCache is where the user's tool keeps the cache that variable names
+// when get describes its environment (and, for Go, its environment
+// file); "" when that cannot be told.
+func userCache(variable string, get func(string) string) string {
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p)
+		}
+		return ""
+	}
+	home := abs(get("HOME"))
+	under := func(base string, elem ...string) string {
+		if base == "" {
+			return ""
+		}
+		return filepath.Join(append([]string{base}, elem...)...)
+	}
+	cache := abs(get("XDG_CACHE_HOME"))
+	if cache == "" {
+		cache = under(home, ".cache")
+	}
+	if v := abs(get(variable)); v != "" {
+		return v
+	}
+	switch variable {
+	case "GOCACHE":
+		return under(cache, "go-build")
+	case "GOMODCACHE":
+		return abs(userModCache(get))
+	case "npm_config_cache":
+		return under(home, ".npm")
+	case "PIP_CACHE_DIR":
+		return under(cache, "pip")
+	case "CARGO_HOME":
+		return under(home, ".cargo")
+	case "UV_CACHE_DIR":
+		return under(cache, "uv")
+	case "XDG_CACHE_HOME":
+		return cache
+	}
+	return ""
+}
+
+// writableAlready reports whether path, or the path it resolves to, lies
+// in one of writable (real paths).
+func writableAlready(path string, writable []string) bool {
+	if len(writable) == 0 {
+		return false
+	}
+	if within(path, writable) {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(path)
+	return err == nil && within(real, writable)
 }
 
 // goProxyFor is the GOPROXY of a sandboxed command whose environment

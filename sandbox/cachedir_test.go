@@ -71,7 +71,7 @@ func TestGoProxy(t *testing.T) {
 func TestCacheEnv(t *testing.T) {
 	env := []string{"HOME=/h", "GOENV=off", "GOCACHE=/h/.cache/go-build", "GOMODCACHE=/h/mod", "XDG_CACHE_HOME=/h/.cache", "KEEP=1", "UV_LINK_MODE=hardlink"}
 	dirs := map[string]string{"go-build": "/d/go-build", "go-mod": "/d/go-mod", "npm": "/d/npm", "pip": "/d/pip", "cargo": "/d/cargo", "uv": "/d/uv"}
-	got := cacheEnv(slices.Clone(env), dirs, "/tmp/t")
+	got := cacheEnv(slices.Clone(env), dirs, "/tmp/t", []string{"/ws"})
 	want := map[string]string{
 		"GOCACHE":          "/d/go-build",
 		"GOMODCACHE":       "/d/go-mod",
@@ -97,6 +97,66 @@ func TestCacheEnv(t *testing.T) {
 			t.Errorf("%s is in the environment twice: %q", k, got)
 		}
 		seen[k] = true
+	}
+}
+
+// TestCacheEnvWritable: a user's cache that the policy makes writable
+// (--writable ~/.cache/go-build, or a workspace that holds it) keeps its
+// variable pointing at it, where the caller's environment has it or, not
+// set, where the tool's default is.
+func TestCacheEnvWritable(t *testing.T) {
+	dirs := map[string]string{}
+	for _, c := range ownCaches {
+		dirs[c.dir] = "/d/" + c.dir
+	}
+	env := []string{"HOME=/h", "GOENV=off", "npm_config_cache=/n"}
+	for _, tc := range []struct {
+		name     string
+		writable []string
+		kept     []string // at the user's caches
+	}{
+		{"none", []string{"/ws"}, nil},
+		{"the Go build cache", []string{"/ws", "/h/.cache/go-build"}, []string{"GOCACHE"}},
+		{"~/.cache", []string{"/ws", "/h/.cache"}, []string{"GOCACHE", "PIP_CACHE_DIR", "UV_CACHE_DIR", "XDG_CACHE_HOME"}},
+		{"npm's, as the environment names it", []string{"/ws", "/n"}, []string{"npm_config_cache"}},
+		{"the home directory", []string{"/h"}, []string{"GOCACHE", "GOMODCACHE", "PIP_CACHE_DIR", "CARGO_HOME", "UV_CACHE_DIR", "XDG_CACHE_HOME"}},
+	} {
+		got := cacheEnv(slices.Clone(env), dirs, "/tmp/t", tc.writable)
+		for _, c := range ownCaches {
+			want := "/d/" + c.dir
+			if slices.Contains(tc.kept, c.env) {
+				want = userCache(c.env, func(k string) string { return lookupEnv(env, k) })
+			}
+			if g := lookupEnv(got, c.env); g != want {
+				t.Errorf("%s: %s = %q, want %q", tc.name, c.env, g, want)
+			}
+		}
+	}
+}
+
+// TestUserCache: where the user's tools keep their caches, as the
+// environment says or by their defaults.
+func TestUserCache(t *testing.T) {
+	for _, tc := range []struct {
+		env            []string
+		variable, want string
+	}{
+		{[]string{"HOME=/h"}, "GOCACHE", "/h/.cache/go-build"},
+		{[]string{"HOME=/h", "XDG_CACHE_HOME=/x"}, "GOCACHE", "/x/go-build"},
+		{[]string{"HOME=/h", "GOCACHE=/g"}, "GOCACHE", "/g"},
+		{[]string{"HOME=/h", "GOPATH=/p:/q"}, "GOMODCACHE", "/p/pkg/mod"},
+		{[]string{"HOME=/h"}, "GOMODCACHE", "/h/go/pkg/mod"},
+		{[]string{"HOME=/h"}, "npm_config_cache", "/h/.npm"},
+		{[]string{"HOME=/h", "XDG_CACHE_HOME=/x"}, "PIP_CACHE_DIR", "/x/pip"},
+		{[]string{"HOME=/h"}, "CARGO_HOME", "/h/.cargo"},
+		{[]string{"HOME=/h"}, "UV_CACHE_DIR", "/h/.cache/uv"},
+		{[]string{"HOME=/h", "XDG_CACHE_HOME=rel"}, "XDG_CACHE_HOME", "/h/.cache"},
+		{nil, "GOCACHE", ""},
+	} {
+		get := func(k string) string { return lookupEnv(tc.env, k) }
+		if got := userCache(tc.variable, get); got != tc.want {
+			t.Errorf("%q: %s is %q, want %q", tc.env, tc.variable, got, tc.want)
+		}
 	}
 }
 

@@ -113,7 +113,11 @@ type Policy struct {
 	//	GOPROXY=file://USERMODCACHE/cache/download,USERPROXY
 	//
 	// For a cache left out, the variable names a directory in the
-	// command's TMPDIR instead: a cold cache, never the user's.
+	// command's TMPDIR instead: a cold cache, never the user's. A
+	// variable whose user's cache (where the command's environment, or
+	// the tool's default, puts it) lies in a Writable path names that
+	// cache instead: the user made it writable knowingly, or the
+	// workspace holds it.
 	//
 	// GOPROXY lets a confined Go build start from the modules the user
 	// has downloaded, without the network: the download directory of the
@@ -255,6 +259,9 @@ type Applied struct {
 	// ownCache.dir; nil when the policy has no CacheDir. cacheEnv points
 	// the command at them.
 	ownDirs map[string]string
+	// writableRoots are the directories of Policy.Writable (real): a
+	// user's cache in one of them keeps its variable (cacheEnv).
+	writableRoots []string
 	holds   *reservation // the placeholders Wrap made or shares
 }
 
@@ -354,7 +361,10 @@ var initCalled atomic.Bool
 // DefaultWritable is a Writable list for WorkspaceWrite: the roots
 // followed by those of DefaultCaches that exist and that no symlink a
 // sandbox could have made leads to. The command's TempDir is always
-// writable and need not be listed.
+// writable and need not be listed. The user's caches in it can be
+// poisoned for the user's later, unconfined builds (see DefaultCaches):
+// Policy{Writable: roots, CacheDir: DefaultCacheDir()} gives commands
+// caches of their own instead.
 //
 // Policy{Writable: roots, Caches: DefaultCaches()} is the same list
 // checked again at every Wrap, with what is left out named in
@@ -382,8 +392,9 @@ func DefaultWritable(roots ...string) []string {
 //
 // The caches are there so that builds and tests work; the price is that a
 // sandboxed command can poison them (a doctored Go build cache entry or
-// package runs later in unsandboxed builds). Leave them out for untrusted
-// agents that do not need to build.
+// package runs later in unsandboxed builds). Policy.CacheDir keeps builds
+// working without that price, with caches that only sandboxed commands
+// use; list these only for commands trusted not to poison them.
 //
 // Locations follow the tools' environment variables and defaults; values
 // set only in a tool's own config file (`go env -w`, .npmrc, pip.conf) are

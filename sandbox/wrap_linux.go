@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -115,6 +116,7 @@ func (p *Policy) prepare() (*prepared, error) {
 				return nil, err
 			}
 			pr.applied.ownDirs = pr.ownDirs
+			pr.applied.writableRoots = slices.Clone(pr.pl.Dirs[:pr.rootDirs])
 			if !p.WritableGit {
 				if err := pr.addGit(); err != nil {
 					return nil, err
@@ -313,7 +315,7 @@ func (p *Policy) Wrap(cmd *exec.Cmd) (*Applied, error) {
 		}
 		env = append(withoutEnv(env, "TMPDIR"), "TMPDIR="+tmp)
 		if a.ownDirs != nil {
-			env = cacheEnv(env, a.ownDirs, tmp)
+			env = cacheEnv(env, a.ownDirs, tmp, a.writableRoots)
 		}
 	}
 

@@ -77,6 +77,20 @@ func TestOwnCachesAcrossSessions(t *testing.T) {
 	if s3 := readWS(t, ws, "s3.txt"); r.code != 0 || s3 != want {
 		t.Errorf("session 3, unconfined: exit %d, found\n%s\nwant\n%s", r.code, s3, want)
 	}
+
+	// Session 4, sandboxed, given the user's Go build cache knowingly:
+	// GOCACHE names that one, and its commands may write it.
+	userGo := filepath.Join(home, ".cache", "go-build")
+	script = `{ echo session4 > "${GOCACHE:-$HOME/.cache/go-build}/optin" && echo "GOCACHE=$GOCACHE"; if command -v go >/dev/null; then echo "go env GOCACHE=$(go env GOCACHE)"; fi; } > s4.txt 2>&1`
+	r = acpterm(t, o, "run", "--approve-all", "--writable", userGo, "-p", script, "--", acptermBin, "agent")
+	want = "GOCACHE=" + userGo + "\n"
+	if goErr == nil {
+		want += "go env GOCACHE=" + userGo + "\n"
+	}
+	if s4 := readWS(t, ws, "s4.txt"); r.code != 0 || s4 != want {
+		t.Errorf("session 4, --writable %s: exit %d, said\n%s\nwant\n%s", userGo, r.code, s4, want)
+	}
+	wantFile(t, filepath.Join(userGo, "optin"), "session4\n")
 }
 
 // userCachePaths is userCacheEntries as shell words.

@@ -183,9 +183,11 @@ The modes (run and demo use workspace-write unless told otherwise):
   off              commands run with your rights
   read-only        commands read anywhere and write only their private
                    TMPDIR and /dev/null, /dev/zero, /dev/full
-  workspace-write  read-only, plus the workspace roots, the build caches of
-                   Go, npm, pip and cargo, ~/.cache and each --writable
-                   path; the .git of each writable directory stays read-only
+  workspace-write  read-only, plus the workspace roots, build caches of their
+                   own (Go, npm, pip, cargo, uv, XDG_CACHE_HOME, in
+                   ~/.local/state/acpterm/sandbox-cache; yours stay
+                   read-only) and each --writable path; the .git of each
+                   writable directory stays read-only
 Network deny runs the commands in a network namespace with only a
 loopback of their own: not even the host's 127.0.0.1 is reachable.
 
