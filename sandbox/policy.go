@@ -254,7 +254,8 @@ type Applied struct {
 	// commands (see Policy.NewSpawner).
 	Shared bool
 
-	ownTemp bool // Wrap created TempDir
+	ownTemp bool         // Wrap created TempDir
+	holds   *reservation // the placeholders Wrap made or shares
 	// ownDirs are the writable caches below Policy.CacheDir, by
 	// ownCache.dir; nil when the policy has no CacheDir. cacheEnv points
 	// the command at them.
@@ -262,7 +263,6 @@ type Applied struct {
 	// writableRoots are the directories of Policy.Writable (real): a
 	// user's cache in one of them keeps its variable (cacheEnv).
 	writableRoots []string
-	holds   *reservation // the placeholders Wrap made or shares
 }
 
 // Confined reports whether the command's writes are confined.
