@@ -266,7 +266,8 @@ func agentPolicy(base *sandbox.Policy, prof *agents.Resolved, extra string) (*sa
 
 // agentEnv adds to cmd's environment (after Wrap, which set TMPDIR) the
 // profile's variables: its temporary-directory variables at the agent's
-// TMPDIR, its caches at their lasting directories, those that point it at
+// TMPDIR, its caches at their lasting directories, XDG_CACHE_HOME back at
+// the cache directory its state is in (Resolved.CacheHome), those that point it at
 // its shadows when shadowed, and as root the variables that tell the
 // agent it is sandboxed, which it now is.
 func agentEnv(cmd *exec.Cmd, a *sandbox.Applied, prof *agents.Resolved, shadowed bool) {
@@ -282,6 +283,9 @@ func agentEnv(cmd *exec.Cmd, a *sandbox.Applied, prof *agents.Resolved, shadowed
 		// every run: it is kept where the profile says, which the
 		// agent's policy made writable.
 		env = append(env, prof.Env...)
+		if prof.CacheHome != "" {
+			env = append(env, "XDG_CACHE_HOME="+prof.CacheHome)
+		}
 	}
 	if shadowed {
 		env = append(env, prof.ShadowEnv()...)

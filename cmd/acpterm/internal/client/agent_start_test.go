@@ -2,6 +2,7 @@ package client
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -113,6 +114,17 @@ func TestAgentStartNpxConfinedCache(t *testing.T) {
 	if got, want := last("GOCACHE"), filepath.Join(cacheDir, "go-build"); got != want {
 		t.Errorf("GOCACHE = %s, want %s", got, want)
 	}
+	// An agent that keeps state in XDG_CACHE_HOME (opencode) is given the
+	// user's back, where its profile made that state writable, rather
+	// than the commands' own, which every sandboxed command writes.
+	prof := &agents.Resolved{Dirs: []string{filepath.Join(state, "oc")}, CacheHome: "/home/u/.cache"}
+	oc := exec.Command("/bin/true")
+	oc.Env = []string{"XDG_CACHE_HOME=" + filepath.Join(cacheDir, "xdg")}
+	agentEnv(oc, &sandbox.Applied{TempDir: "/tmp/t"}, prof, false)
+	if got := oc.Env[len(oc.Env)-1]; got != "XDG_CACHE_HOME=/home/u/.cache" {
+		t.Errorf("opencode's environment ends in %q, want its XDG_CACHE_HOME back", got)
+	}
+
 	// Read-only mode: the agent's own state only, no caches.
 	p, err := agentPolicy(&sandbox.Policy{Mode: sandbox.ReadOnly, CacheDir: cacheDir}, &agents.Resolved{Dirs: []string{ws}}, "")
 	if err != nil {
