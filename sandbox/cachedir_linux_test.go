@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -272,4 +273,20 @@ func tree(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestGoEnvFileFIFO: GOENV may come from the agent's request; naming a
+// FIFO (or a device) must not block the host, which reads it before the
+// command starts. Without O_NONBLOCK the open would wait for a writer
+// forever.
+func TestGoEnvFileFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "env")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{fifo, "/dev/zero"} {
+		if got := goProxyFor([]string{"GOENV=" + name, "GOMODCACHE=/m"}); got != "file:///m/cache/download,"+defaultGoProxy {
+			t.Errorf("GOENV=%s: GOPROXY = %q", name, got)
+		}
+	}
 }
