@@ -38,9 +38,12 @@ type InstallOptions struct {
 	// The copy is what runs unconfined there, so it is never kept where
 	// a command confined by the exec server could replace it: not in the
 	// target's directory (Target.Dir, or where the transport starts when
-	// it names none), nor in Writable, nor in the caches that every
-	// workspace-write sandbox lets commands write (the user's cache
-	// directory, the Go, npm, pip and cargo caches, sandbox.DefaultWritable).
+	// it names none), nor in Writable, nor in the caches a workspace-write
+	// sandbox lets commands write: their own (sandbox.DefaultCacheDir,
+	// ${XDG_STATE_HOME:-~/.local/state}/acpterm/sandbox-cache) and, for an
+	// exec server of an older acpterm or a policy with Caches, the user's
+	// (the user's cache directory, the Go, npm, pip and cargo caches,
+	// sandbox.DefaultCaches).
 	// The data directory is the XDG place for files a program installs
 	// for the user and that no sandbox of acpterm's lets commands write.
 	// A Dir that lies in one of those is refused.
@@ -226,7 +229,9 @@ const hashToolScript = `hs=; for x in /usr/bin/sha256sum /bin/sha256sum /sbin/sh
 
 // avoidScript defines under, which tells whether $1 lies in a directory
 // in which commands confined by an exec server may write (then named by
-// w): what sandbox.DefaultWritable lists, the server's cwd (the target's
+// w): the commands' own caches (sandbox.DefaultCacheDir), what
+// sandbox.DefaultWritable lists (the user's caches, which older exec
+// servers let commands write), the server's cwd (the target's
 // directory, or where the transport starts) and its --writable, each
 // resolved where it exists.
 func avoidScript(t Target, writable []string) string {
@@ -235,7 +240,7 @@ func avoidScript(t Target, writable []string) string {
 	// started there refuses to run, as its own executable would be in
 	// its writable set, and a target named with a directory may still
 	// use a copy in /tmp.
-	b.WriteString(`s0=$(pwd -P); if [ "$s0" = / ]; then s0=; fi; under() { w=; for uv in "$XDG_CACHE_HOME" "$GOCACHE" "$GOMODCACHE" "$npm_config_cache" "$PIP_CACHE_DIR" "$CARGO_HOME" ` +
+	b.WriteString(`s0=$(pwd -P); if [ "$s0" = / ]; then s0=; fi; sc=${XDG_STATE_HOME:-${HOME:+$HOME/.local/state}}; sc=${sc:+$sc/acpterm/sandbox-cache}; under() { w=; for uv in "$sc" "$XDG_CACHE_HOME" "$GOCACHE" "$GOMODCACHE" "$npm_config_cache" "$PIP_CACHE_DIR" "$CARGO_HOME" ` +
 		`"${GOPATH:+${GOPATH%%:*}/pkg/mod}" "${HOME:+$HOME/.cache}" "${HOME:+$HOME/Library/Caches}" "${HOME:+$HOME/.npm}" "${HOME:+$HOME/.cargo}" "${HOME:+$HOME/go/pkg/mod}" `)
 	dirs := append([]string{t.Dir}, writable...)
 	for i, w := range dirs {

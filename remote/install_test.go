@@ -329,9 +329,11 @@ func TestInstallKeepsOutOfWritable(t *testing.T) {
 	}{
 		{"in the target's directory", filepath.Join(ws, "data"), nil},
 		{"in a --writable", filepath.Join(other, "data"), []string{other}},
+		// The commands' own caches (sandbox.DefaultCacheDir).
+		{"in the commands' caches", filepath.Join(other, "state", "acpterm", "sandbox-cache", "xdg", "data"), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tool := fakeEngine(t, map[string]string{"XDG_DATA_HOME": tc.data, "TMPDIR": tmp}, "")
+			tool := fakeEngine(t, map[string]string{"XDG_DATA_HOME": tc.data, "XDG_STATE_HOME": filepath.Join(other, "state"), "TMPDIR": tmp}, "")
 			tg := remote.Target{Kind: remote.Podman, Container: "fake", Dir: ws}
 			in, err := remote.Install(testCtx(t), tg, &remote.CommandOptions{Tool: tool}, &remote.InstallOptions{Local: bin, Writable: tc.writable})
 			if err != nil {

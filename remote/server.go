@@ -185,12 +185,12 @@ func sandboxInfo(p *terminal.Policy, cwd string) SandboxInfo {
 	if sp.Mode == sandbox.Off && sp.Network == sandbox.AllowNetwork {
 		return info
 	}
-	if sp.Mode == sandbox.WorkspaceWrite && len(sp.Writable) == 0 && len(sp.Caches) == 0 {
+	if sp.Mode == sandbox.WorkspaceWrite && len(sp.Writable) == 0 && len(sp.Caches) == 0 && sp.CacheDir == "" {
 		roots := p.Roots
 		if len(roots) == 0 {
 			roots = []string{cwd}
 		}
-		sp.Writable, sp.Caches = roots, sandbox.DefaultCaches()
+		sp.Writable, sp.CacheDir = roots, sandbox.DefaultCacheDir()
 		if sp.Protected == nil {
 			sp.Protected = sandbox.DefaultProtected(roots...)
 		}

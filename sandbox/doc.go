@@ -22,7 +22,7 @@
 //		Mode:     sandbox.WorkspaceWrite,
 //		Network:  sandbox.DenyNetwork,
 //		Writable: []string{root},
-//		Caches:   sandbox.DefaultCaches(), // left out, and named, when unsafe
+//		CacheDir: sandbox.DefaultCacheDir(), // GOCACHE, npm's cache… of their own
 //	}
 //	applied, err := p.Wrap(cmd) // just before Start
 //	if err != nil {
@@ -57,7 +57,8 @@
 // Filesystem (Landlock, ABI 3 or later for every kind of write): the
 // command reads and executes anywhere and writes only to its private
 // TempDir (exported as TMPDIR), /dev/null, /dev/zero and /dev/full, plus in
-// WorkspaceWrite the Policy.Writable paths. /dev/tty is not writable: it is
+// WorkspaceWrite the Policy.Writable paths and the caches of their own
+// below Policy.CacheDir. /dev/tty is not writable: it is
 // the user's terminal. Renames and links out of the writable paths are
 // writes outside them and fail. Landlock ABI 6 also keeps the command from
 // signalling processes outside its sandbox or connecting to their abstract
@@ -137,12 +138,29 @@
 //   - Reads are not confined: secrets in the user's home are readable.
 //   - /tmp and /dev/shm are not writable (TMPDIR is the private way);
 //     programs that hard-code them, or POSIX semaphores, fail.
-//   - The caches in DefaultCaches can be poisoned for later, unsandboxed
-//     builds. What they cannot do is widen a later sandbox: a writable path
-//     reached through a symlink in the home directory, the temporary
-//     directory or another writable path is refused (ResolvePath), and the
-//     helper opens each writable path without following links and checks
-//     it is the one Wrap saw.
+//   - The user's caches (Go's build and module caches, npm's, pip's,
+//     cargo's, ~/.cache) feed builds that run later with the user's
+//     rights; with Policy.CacheDir commands get caches of their own
+//     instead, which only sandboxed commands use, and the user's stay
+//     read-only to them. That leaves:
+//   - The own caches are shared by every command of the same CacheDir,
+//     whatever its workspace: a hostile command can poison what another
+//     workspace's sandboxed build takes from them (a doctored Go build
+//     cache entry ends up in the binary built there, which the user may
+//     then run). Give commands that must not affect each other different
+//     CacheDirs. Their .git directories are not searched for (nobody runs
+//     git there unconfined).
+//   - Tools whose cache is not named by one of CacheDir's variables write
+//     where they always do, which is read-only to the command unless it is
+//     a Writable path: pnpm's store, yarn 2's global cache, Gradle's and
+//     Maven's caches (~/.gradle, ~/.m2) fail or fall back.
+//   - The caches in Policy.Caches (DefaultCaches), and a cache given as a
+//     Writable path, can be poisoned for later, unsandboxed builds. What
+//     they cannot do is widen a later sandbox: a writable path reached
+//     through a symlink in the home directory, the temporary directory or
+//     another writable path is refused (ResolvePath), and the helper opens
+//     each writable path without following links and checks it is the one
+//     Wrap saw.
 //   - A terminal device the user owns can be read by path (/dev/pts/N).
 //   - A command cannot run a sandbox of its own inside this one: it cannot
 //     write /proc/self/uid_map.

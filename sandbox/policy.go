@@ -84,7 +84,66 @@ type Policy struct {
 	// could have made is left out and named in Applied.LeftOut rather
 	// than failing Wrap. The search for repositories in them has a budget
 	// (Applied.GitSearchCut). DefaultCaches gives the usual list.
+	//
+	// A cache listed here is one the user's own builds, run later and
+	// unconfined, trust: a command can poison it (a doctored Go build
+	// cache entry or module source, an npm tarball, a pip wheel, a crate's
+	// source) and the user's next `go build` or `npm install` runs what it
+	// put there. CacheDir gives commands caches of their own instead;
+	// list a user's cache here only knowingly.
 	Caches []string
+
+	// CacheDir, when set, gives WorkspaceWrite commands caches of their
+	// own below it, which only sandboxed commands use, so that the user's
+	// caches can stay read-only to them. Wrap and the Spawner make these
+	// directories (mode 0700, as real directories: no symlink is
+	// followed where a sandbox could have made one), make them writable
+	// as they do Caches (checked at each Wrap and NewSpawner; one reached
+	// through such a symlink, a link planted in place of CacheDir/go-build
+	// say, is left out and named in Applied.LeftOut), and set in the
+	// command's environment, over what it had:
+	//
+	//	GOCACHE=CacheDir/go-build       Go's build cache
+	//	GOMODCACHE=CacheDir/go-mod      Go's module cache
+	//	npm_config_cache=CacheDir/npm   npm's cache
+	//	PIP_CACHE_DIR=CacheDir/pip      pip's cache
+	//	CARGO_HOME=CacheDir/cargo       cargo's registry and git checkouts
+	//	UV_CACHE_DIR=CacheDir/uv        uv's cache (and UV_LINK_MODE=copy)
+	//	XDG_CACHE_HOME=CacheDir/xdg     everything else that follows XDG
+	//	GOPROXY=file://USERMODCACHE/cache/download,USERPROXY
+	//
+	// For a cache left out, the variable names a directory in the
+	// command's TMPDIR instead: a cold cache, never the user's. A
+	// variable whose user's cache (where the command's environment, or
+	// the tool's default, puts it) lies in a Writable path names that
+	// cache instead: the user made it writable knowingly, or the
+	// workspace holds it.
+	//
+	// GOPROXY lets a confined Go build start from the modules the user
+	// has downloaded, without the network: the download directory of the
+	// user's module cache (GOMODCACHE, else GOPATH's first entry's
+	// pkg/mod, else ~/go/pkg/mod, as the command's environment and Go's
+	// environment file say) comes first, as a file:// proxy, then the
+	// user's GOPROXY (the environment's, else the one in Go's environment
+	// file, GOENV or ~/.config/go/env, else https://proxy.golang.org,direct).
+	// GOPROXY=off stays off. go checks what a file:// proxy serves
+	// against go.sum and the checksum database as it does any proxy's, so
+	// the user's cache is read, never trusted. Queries for the latest
+	// version (go get -u, @latest) see the versions in the user's cache
+	// first; GONOPROXY and GOPRIVATE modules still need the network.
+	//
+	// CARGO_HOME moves cargo's home: ~/.cargo/config.toml and
+	// ~/.cargo/credentials.toml are then not read as CARGO_HOME's, though
+	// cargo still reads the .cargo/config.toml of every directory above
+	// the one it runs in, which includes ~/.cargo/config.toml for a
+	// workspace in the home directory.
+	//
+	// The own caches are shared by every sandboxed command that uses the
+	// same CacheDir, whatever its workspace: a command can poison what
+	// another workspace's sandboxed build takes from them. Give commands
+	// that must not affect each other different CacheDirs.
+	// DefaultCacheDir gives the usual one. Other modes ignore CacheDir.
+	CacheDir string
 
 	// WritableGit leaves the .git of each writable directory writable. By
 	// default it is mounted read-only for the command, because hooks and
@@ -164,9 +223,10 @@ type Applied struct {
 	// stopped at its budget of directories, so a repository further on
 	// is writable. (In Policy.Writable the search is not cut.)
 	GitSearchCut bool
-	// LeftOut names the paths of Policy.Caches that were not made
-	// writable, and why: each is reached through a symlink that a
-	// sandboxed command could have made.
+	// LeftOut names the paths of Policy.Caches, and of the caches below
+	// Policy.CacheDir, that were not made writable, and why: each is
+	// reached through a symlink that a sandboxed command could have made
+	// (or, below CacheDir, could not be made).
 	LeftOut []string
 	// TempDir is the command's private TMPDIR ("" in mode Off).
 	TempDir string
@@ -196,6 +256,13 @@ type Applied struct {
 
 	ownTemp bool         // Wrap created TempDir
 	holds   *reservation // the placeholders Wrap made or shares
+	// ownDirs are the writable caches below Policy.CacheDir, by
+	// ownCache.dir; nil when the policy has no CacheDir. cacheEnv points
+	// the command at them.
+	ownDirs map[string]string
+	// writableRoots are the directories of Policy.Writable (real): a
+	// user's cache in one of them keeps its variable (cacheEnv).
+	writableRoots []string
 }
 
 // Confined reports whether the command's writes are confined.
@@ -294,7 +361,10 @@ var initCalled atomic.Bool
 // DefaultWritable is a Writable list for WorkspaceWrite: the roots
 // followed by those of DefaultCaches that exist and that no symlink a
 // sandbox could have made leads to. The command's TempDir is always
-// writable and need not be listed.
+// writable and need not be listed. The user's caches in it can be
+// poisoned for the user's later, unconfined builds (see DefaultCaches):
+// Policy{Writable: roots, CacheDir: DefaultCacheDir()} gives commands
+// caches of their own instead.
 //
 // Policy{Writable: roots, Caches: DefaultCaches()} is the same list
 // checked again at every Wrap, with what is left out named in
@@ -322,8 +392,9 @@ func DefaultWritable(roots ...string) []string {
 //
 // The caches are there so that builds and tests work; the price is that a
 // sandboxed command can poison them (a doctored Go build cache entry or
-// package runs later in unsandboxed builds). Leave them out for untrusted
-// agents that do not need to build.
+// package runs later in unsandboxed builds). Policy.CacheDir keeps builds
+// working without that price, with caches that only sandboxed commands
+// use; list these only for commands trusted not to poison them.
 //
 // Locations follow the tools' environment variables and defaults; values
 // set only in a tool's own config file (`go env -w`, .npmrc, pip.conf) are

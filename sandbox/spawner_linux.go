@@ -276,6 +276,9 @@ func (s *Spawner) Start(c *Cmd) (*Child, error) {
 		}
 		ch.tmp, a.TempDir = tmp, tmp
 		env = append(withoutEnv(env, "TMPDIR"), "TMPDIR="+tmp)
+		if a.ownDirs != nil {
+			env = cacheEnv(env, a.ownDirs, tmp, a.writableRoots)
+		}
 	}
 	args := c.Args
 	if len(args) == 0 {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,6 +72,12 @@ type prepared struct {
 	degraded []string
 	nsFlags  uintptr // namespaces to create, with a user namespace
 	rootDirs int     // how many of pl.Dirs come from Policy.Writable (the first ones)
+	// searchDirs is how many of pl.Dirs are searched for repositories:
+	// all but the caches below Policy.CacheDir, which come last.
+	searchDirs int
+	// ownDirs are the caches below Policy.CacheDir made writable, by
+	// ownCache.dir (real paths); nil without CacheDir.
+	ownDirs map[string]string
 
 	// Policy.Protected sorted out (addProtected): the paths protected,
 	// those of them that exist (mounted read-only), the first missing
@@ -79,8 +86,9 @@ type prepared struct {
 	protected, protect, reserve, unprotected []string
 }
 
-// prepare works out what p means here, without side effects. The TempDir
-// Wrap may create is not in it yet.
+// prepare works out what p means here. Its one side effect is making the
+// directories of the caches below p.CacheDir. The TempDir Wrap may create
+// is not in it yet.
 func (p *Policy) prepare() (*prepared, error) {
 	switch p.Mode {
 	case Off, ReadOnly, WorkspaceWrite:
@@ -100,9 +108,15 @@ func (p *Policy) prepare() (*prepared, error) {
 			if len(p.Writable) == 0 {
 				return nil, errors.New("sandbox: workspace-write needs at least one Writable path (see DefaultWritable)")
 			}
-			if err := pr.addWritables(p); err != nil {
+			var own []ownPath
+			if p.CacheDir != "" {
+				own = pr.makeOwnCaches(p)
+			}
+			if err := pr.addWritables(p, own); err != nil {
 				return nil, err
 			}
+			pr.applied.ownDirs = pr.ownDirs
+			pr.applied.writableRoots = slices.Clone(pr.pl.Dirs[:pr.rootDirs])
 			if !p.WritableGit {
 				if err := pr.addGit(); err != nil {
 					return nil, err
@@ -221,7 +235,7 @@ func (p *Policy) prepare() (*prepared, error) {
 // modules/*/config, …) and keeps .git from being renamed away and
 // replaced: a mount point cannot be.
 func (pr *prepared) addGit() error {
-	found, exhausted, err := findGit(pr.pl.Dirs, pr.rootDirs, rootSearchMax, gitSearchBudget)
+	found, exhausted, err := findGit(pr.pl.Dirs[:pr.searchDirs], pr.rootDirs, rootSearchMax, gitSearchBudget)
 	if err != nil {
 		return err
 	}
@@ -300,6 +314,9 @@ func (p *Policy) Wrap(cmd *exec.Cmd) (*Applied, error) {
 			a.Writable = append(a.Writable, real)
 		}
 		env = append(withoutEnv(env, "TMPDIR"), "TMPDIR="+tmp)
+		if a.ownDirs != nil {
+			env = cacheEnv(env, a.ownDirs, tmp, a.writableRoots)
+		}
 	}
 
 	if pl.ABI == 0 && pr.nsFlags == 0 {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -26,30 +28,45 @@ type fileID struct {
 	Ino uint64 `json:"ino"`
 }
 
-// addWritables adds p.Writable and p.Caches, resolved, to the plan. A
-// refused path of Writable is an error; one of Caches is left out, and
-// named in Applied.LeftOut, as is a cache that does not exist skipped.
-func (pr *prepared) addWritables(p *Policy) error {
+// addWritables adds p.Writable, p.Caches and the caches below p.CacheDir
+// (own, from makeOwnCaches), resolved, to the plan. A refused path of
+// Writable is an error; one of the caches is left out, and named in
+// Applied.LeftOut, as is a cache of p.Caches that does not exist skipped.
+// The own caches are pinned last, after pr.searchDirs, and are left out
+// of the search for repositories: no one runs git in them unconfined.
+func (pr *prepared) addWritables(p *Policy, own []ownPath) error {
 	names := append(slices.Clone(p.Writable), p.Caches...)
-	r := newResolver(names...)
+	for _, o := range own {
+		names = append(names, o.path)
+	}
+	// A link in CacheDir itself is refused wherever CacheDir lies: only
+	// a sandbox, or someone tampering with it, would put one there.
+	r := newResolver(append(slices.Clone(names), p.CacheDir)...)
 	type resolved struct {
 		name, real string
 		steps      []linkStep
 		cache      bool
+		own        string // the ownCache's dir, for one of CacheDir's
 	}
 	var all []resolved
 	for i, w := range names {
 		cache := i >= len(p.Writable)
-		if cache && slices.Contains(names[:i], w) {
+		ownDir := ""
+		if j := i - len(p.Writable) - len(p.Caches); j >= 0 {
+			ownDir = own[j].dir
+		}
+		if cache && ownDir == "" && slices.Contains(names[:i], w) {
 			continue
 		}
 		real, steps, err := r.resolve(w)
 		var le *LinkError
 		switch {
 		case err == nil:
-			all = append(all, resolved{w, real, steps, cache})
+			all = append(all, resolved{w, real, steps, cache, ownDir})
 		case cache && errors.As(err, &le):
 			pr.applied.LeftOut = append(pr.applied.LeftOut, le.Error())
+		case ownDir != "":
+			pr.applied.LeftOut = append(pr.applied.LeftOut, fmt.Sprintf("%s: %v", w, err))
 		case cache && errors.Is(err, fs.ErrNotExist):
 		case cache && !strings.HasPrefix(w, "/"):
 			return fmt.Errorf("sandbox: cache path %q is not absolute", w)
@@ -80,14 +97,63 @@ func (pr *prepared) addWritables(p *Policy) error {
 		case refused != "":
 			return errors.New("sandbox: writable path " + refused)
 		}
-		if _, err := pr.pl.pin(x.real); err != nil {
+		dir, err := pr.pl.pin(x.real)
+		if err != nil {
 			return fmt.Errorf("sandbox: writable path: %w", err)
 		}
-		if !x.cache {
+		switch {
+		case x.own != "" && !dir:
+			// Made as a directory; something else is there now.
+			pr.pl.Files = slices.DeleteFunc(pr.pl.Files, func(f string) bool { return f == x.real })
+			pr.applied.LeftOut = append(pr.applied.LeftOut, x.name+" is not a directory")
+		case x.own != "":
+			pr.ownDirs[x.own] = x.real
+		case !x.cache:
 			pr.rootDirs = len(pr.pl.Dirs)
+			pr.searchDirs = len(pr.pl.Dirs)
+		default:
+			pr.searchDirs = len(pr.pl.Dirs)
 		}
 	}
 	return nil
+}
+
+// ownPath is one of the caches below Policy.CacheDir, by the path it is
+// to have there.
+type ownPath struct {
+	dir  string // ownCache.dir
+	path string // CacheDir/dir, as made
+}
+
+// makeOwnCaches makes p.CacheDir and a directory in it for each of
+// ownCaches, mode 0700, without following a symlink where a sandbox
+// could have made one (MkdirAll), and returns where they are; what
+// cannot be made is named in Applied.LeftOut. A directory that exists
+// already is left as it is: addWritables checks what it is.
+func (pr *prepared) makeOwnCaches(p *Policy) []ownPath {
+	pr.ownDirs = map[string]string{}
+	if !filepath.IsAbs(p.CacheDir) {
+		pr.applied.LeftOut = append(pr.applied.LeftOut, fmt.Sprintf("the sandbox's caches: CacheDir %q is not absolute", p.CacheDir))
+		return nil
+	}
+	base, err := MkdirAll(p.CacheDir, 0o700)
+	if err != nil {
+		pr.applied.LeftOut = append(pr.applied.LeftOut, fmt.Sprintf("the sandbox's caches: %v", err))
+		return nil
+	}
+	var out []ownPath
+	for _, c := range ownCaches {
+		// The path as the policy names it, so that a link in its place
+		// is named by it; Mkdir does not follow a link at its last
+		// component.
+		path := filepath.Join(filepath.Clean(p.CacheDir), c.dir)
+		if err := os.Mkdir(filepath.Join(base, c.dir), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			pr.applied.LeftOut = append(pr.applied.LeftOut, fmt.Sprintf("%s: %v", path, err))
+			continue
+		}
+		out = append(out, ownPath{dir: c.dir, path: path})
+	}
+	return out
 }
 
 // pin adds real, a path without symlinks, to the plan's writable

@@ -453,8 +453,8 @@ func (m *Manager) sandboxFor(info Info) *sandbox.Policy {
 	if sp.Mode == sandbox.WorkspaceWrite && len(sp.Writable) == 0 {
 		// No roots: the workspace is where the command runs.
 		sp.Writable = []string{info.Cwd}
-		if len(sp.Caches) == 0 {
-			sp.Caches = sandbox.DefaultCaches()
+		if len(sp.Caches) == 0 && sp.CacheDir == "" {
+			sp.CacheDir = sandbox.DefaultCacheDir()
 		}
 		if sp.Protected == nil {
 			sp.Protected = sandbox.DefaultProtected(info.Cwd)

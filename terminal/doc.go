@@ -149,7 +149,9 @@
 // in any mode but Off it gets a private TMPDIR, created for the terminal
 // and removed at release. A WorkspaceWrite policy without Writable paths
 // writes in Policy.Roots (the command's cwd when there are no roots) and
-// sandbox.DefaultCaches(), the caches checked at every start. Info.Sandbox records what was applied. When
+// in caches of its own below sandbox.DefaultCacheDir(), which its GOCACHE,
+// GOMODCACHE, npm_config_cache and the like point at, checked at every
+// start; the user's caches stay read-only. Info.Sandbox records what was applied. When
 // the kernel cannot enforce the policy, create fails with ErrDenied (see
 // Errors) and nothing runs, unless the policy has BestEffort.
 //

@@ -101,7 +101,8 @@ type Policy struct {
 	//
 	// A WorkspaceWrite policy with no Writable paths gets Roots (or the
 	// command's cwd when Roots is empty) as Writable and, unless it has
-	// Caches of its own, sandbox.DefaultCaches() as Caches; one with no
+	// Caches or a CacheDir, sandbox.DefaultCacheDir() as CacheDir: caches
+	// of the commands' own, the user's staying read-only; one with no
 	// Protected paths gets sandbox.DefaultProtected of the same
 	// (Policy.WritableConfig turns them off). TempDir is ignored: each terminal gets a private TMPDIR,
 	// removed at release. When the kernel cannot enforce the policy and
@@ -291,8 +292,8 @@ func newConfig(o *Options) config {
 		sp.TempDir = ""
 		if sp.Mode == sandbox.WorkspaceWrite && len(sp.Writable) == 0 && len(c.roots) > 0 {
 			sp.Writable = slices.Clone(c.roots)
-			if len(sp.Caches) == 0 {
-				sp.Caches = sandbox.DefaultCaches()
+			if len(sp.Caches) == 0 && sp.CacheDir == "" {
+				sp.CacheDir = sandbox.DefaultCacheDir()
 			}
 		}
 		if sp.Mode == sandbox.WorkspaceWrite && sp.Protected == nil && len(c.roots) > 0 {

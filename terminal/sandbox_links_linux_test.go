@@ -12,15 +12,18 @@ import (
 )
 
 // TestSandboxCacheLinkNextManager: the default writable set of a
-// WorkspaceWrite policy (what an exec server on a remote target uses): a
-// command of one manager makes ~/.cache/pip, absent, a link to the home
-// directory; a command of the next manager, with the same options, cannot
-// write ~/.bashrc, and Info.Sandbox names the cache left out.
+// WorkspaceWrite policy (what an exec server on a remote target uses)
+// has caches of the commands' own (sandbox.DefaultCacheDir): a command of
+// one manager can neither make ~/.cache/pip, absent, a link to the home
+// directory, nor replace its own PIP_CACHE_DIR with one. Where something
+// else did the latter, a command of the next manager, with the same
+// options, cannot write ~/.bashrc, and Info.Sandbox names the cache left
+// out.
 // Not parallel: it sets HOME.
 func TestSandboxCacheLinkNextManager(t *testing.T) {
 	home, ws := t.TempDir(), t.TempDir()
 	t.Setenv("HOME", home)
-	for _, v := range []string{"XDG_CACHE_HOME", "GOCACHE", "GOMODCACHE", "GOPATH", "npm_config_cache", "PIP_CACHE_DIR", "CARGO_HOME"} {
+	for _, v := range []string{"XDG_CACHE_HOME", "XDG_STATE_HOME", "GOCACHE", "GOMODCACHE", "GOPATH", "npm_config_cache", "PIP_CACHE_DIR", "CARGO_HOME"} {
 		t.Setenv(v, "")
 	}
 	if err := os.Mkdir(filepath.Join(home, ".cache"), 0o755); err != nil {
@@ -40,16 +43,25 @@ func TestSandboxCacheLinkNextManager(t *testing.T) {
 		mustRelease(t, m, info)
 		return info
 	}
-	link := filepath.Join(home, ".cache", "pip")
-	session(`ln -s "$HOME" "$HOME/.cache/pip"`)
-	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		t.Fatalf("the first manager's command did not plant the link: %v", err)
+	own := filepath.Join(home, ".local", "state", "acpterm", "sandbox-cache", "pip")
+	session(`ln -s "$HOME" "$HOME/.cache/pip"; rm -rf "$PIP_CACHE_DIR"; ln -s "$HOME" "$PIP_CACHE_DIR"`)
+	if _, err := os.Lstat(filepath.Join(home, ".cache", "pip")); !os.IsNotExist(err) {
+		t.Errorf("the first manager's command made ~/.cache/pip: %v", err)
 	}
-	info := session(`echo 'echo planted' >> "$HOME/.bashrc"`)
+	if fi, err := os.Lstat(own); err != nil || !fi.IsDir() {
+		t.Fatalf("the first manager's command replaced %s: %v, %v", own, fi, err)
+	}
+	if err := os.RemoveAll(own); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(home, own); err != nil {
+		t.Fatal(err)
+	}
+	info := session(`echo 'echo planted' >> "$HOME/.bashrc"; echo 'echo planted' >> "$PIP_CACHE_DIR/.bashrc"`)
 	if b, _ := os.ReadFile(filepath.Join(home, ".bashrc")); string(b) != bashrc {
 		t.Errorf("~/.bashrc was written by the next manager's command: %q", b)
 	}
-	if info.Sandbox == nil || !strings.Contains(strings.Join(info.Sandbox.LeftOut, "\n"), link) {
-		t.Errorf("Info.Sandbox %v does not name %s as left out", info.Sandbox, link)
+	if info.Sandbox == nil || !strings.Contains(strings.Join(info.Sandbox.LeftOut, "\n"), own) {
+		t.Errorf("Info.Sandbox %v does not name %s as left out", info.Sandbox, own)
 	}
 }

@@ -136,10 +136,9 @@ func agentCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 // (false).
 func checkLocalSandbox(sp *sandbox.Policy, stderr io.Writer) bool {
 	// Only a plan: Wrap starts nothing. The terminal runtime gives a
-	// policy without Writable paths those of each command's cwd and the
-	// build caches; the plan here takes the cwd alone, since the caches
-	// change nothing in what is missing and cost the search for
-	// repositories in them (50 ms with a warm Go cache).
+	// policy without Writable paths those of each command's cwd and
+	// caches of their own (sandbox.DefaultCacheDir); the plan here takes
+	// the cwd alone, since the caches change nothing in what is missing.
 	check := *sp
 	if wd, err := os.Getwd(); err == nil && len(check.Writable) == 0 && check.Mode == sandbox.WorkspaceWrite {
 		check.Writable = []string{wd}
@@ -157,8 +156,8 @@ func checkLocalSandbox(sp *sandbox.Policy, stderr io.Writer) bool {
 }
 
 // policy is the sandbox of the commands the agent runs itself. Without
-// --writable, a workspace-write command may write its cwd and the build
-// caches (terminal.Policy.Sandbox); --writable adds to those of the
+// --writable, a workspace-write command may write its cwd and caches of
+// its own (terminal.Policy.Sandbox); --writable adds to those of the
 // agent's working directory.
 func (f *sandboxFlags) policy() (*sandbox.Policy, error) {
 	var cfg client.Config
@@ -173,7 +172,7 @@ func (f *sandboxFlags) policy() (*sandbox.Policy, error) {
 		if err != nil {
 			return nil, err
 		}
-		sp.Writable, sp.Caches = append([]string{wd}, cfg.Writable...), sandbox.DefaultCaches()
+		sp.Writable, sp.CacheDir = append([]string{wd}, cfg.Writable...), sandbox.DefaultCacheDir()
 		sp.Protected = sandbox.DefaultProtected(wd)
 	}
 	return sp, nil

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
@@ -101,7 +102,7 @@ func (f *execServerFlags) options() (*remote.ServerOptions, error) {
 		return nil, fmt.Errorf("--writable and --writable-git need --sandbox workspace-write (not %s)", f.mode)
 	}
 	if len(f.writable) > 0 {
-		sp.Writable, sp.Caches = []string{cwd}, sandbox.DefaultCaches()
+		sp.Writable, sp.CacheDir = []string{cwd}, sandbox.DefaultCacheDir()
 		sp.Protected = sandbox.DefaultProtected(cwd)
 		for _, w := range f.writable {
 			abs, err := filepath.Abs(w)
@@ -112,9 +113,14 @@ func (f *execServerFlags) options() (*remote.ServerOptions, error) {
 		}
 	}
 	if sp.Mode == sandbox.WorkspaceWrite {
-		writable := sp.Writable
+		// What the commands may write: the roots (the terminal makes the
+		// cwd one) or the --writable paths, and their caches.
+		writable := slices.Clone(sp.Writable)
 		if len(writable) == 0 {
-			writable = sandbox.DefaultWritable(cwd)
+			writable = []string{cwd}
+		}
+		if d := sandbox.DefaultCacheDir(); d != "" {
+			writable = append(writable, d)
 		}
 		if err := outsideWritable(writable); err != nil {
 			return nil, err
@@ -132,7 +138,7 @@ func (f *execServerFlags) options() (*remote.ServerOptions, error) {
 
 // outsideWritable refuses to serve from an executable that the commands
 // could replace: this program runs unconfined, and a copy of it in a
-// writable path (the workspace, a cache, --writable) would be what the
+// writable path (the workspace, the commands' caches, --writable) would be what the
 // next connection runs, whatever a command made of it.
 func outsideWritable(writable []string) error {
 	exe, err := os.Executable()

@@ -4,7 +4,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,26 +73,48 @@ func wantFile(t *testing.T, path, want string) {
 	}
 }
 
-// TestHostileCacheLinkNextSession: a command makes ~/.cache/go-build
-// (absent, as for a user who never built Go) a link to the home
-// directory; the next run leaves that cache out, says so on its first
-// line and in its JSON, and its command cannot write ~/.bashrc.
+// TestHostileCacheLinkNextSession: the commands' own caches cannot be
+// replaced by a command: it cannot make ~/.cache/go-build (the user's,
+// read-only to it) nor CacheDir/go-build a link to the home directory,
+// not even when the whole cache directory is writable. Where something
+// else made CacheDir/go-build such a link, the next run leaves that
+// cache out, says so on its first line and in its JSON, and its command
+// cannot write ~/.bashrc through its GOCACHE.
 func TestHostileCacheLinkNextSession(t *testing.T) {
 	t.Parallel()
 	home, bashrc, env := linkHome(t)
 	ws := t.TempDir()
-	link := filepath.Join(home, ".cache", "go-build")
+	cacheDir := filepath.Join(home, ".local", "state", "acpterm", "sandbox-cache")
+	link := filepath.Join(cacheDir, "go-build")
 	o := opts{env: env, dir: ws}
-	r := acpterm(t, o, "run", "--approve-all", "-p", `ln -s "$HOME" "$HOME/.cache/go-build"`, "--", acptermBin, "agent")
-	if fi, err := os.Lstat(link); r.code != 0 || err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		t.Fatalf("session 1 did not plant the link (exit %d, %v)\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	r := acpterm(t, o, "run", "--approve-all", "-p", `ln -s "$HOME" "$HOME/.cache/go-build"; rm -rf "$GOCACHE"; ln -s "$HOME" "$GOCACHE"; true`, "--", acptermBin, "agent")
+	if _, err := os.Lstat(filepath.Join(home, ".cache", "go-build")); r.code != 0 || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("session 1 (exit %d) made ~/.cache/go-build (%v)\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	if fi, err := os.Lstat(link); err != nil || !fi.IsDir() {
+		t.Fatalf("session 1 replaced %s: %v, %v", link, fi, err)
 	}
 
-	r = acpterm(t, o, "run", "--format", "json", "--approve-all", "-p", `echo 'echo planted' >> "$HOME/.bashrc"`, "--", acptermBin, "agent", "--keep-going")
+	// Not even a run given the whole cache directory (--writable) can:
+	// each cache is a mount point while a sandbox runs.
+	r = acpterm(t, o, "run", "--approve-all", "--writable", cacheDir, "-p", `rm -rf "$GOCACHE"; ln -s "$HOME" "$GOCACHE"; true`, "--", acptermBin, "agent")
+	if fi, err := os.Lstat(link); r.code != 0 || err != nil || !fi.IsDir() {
+		t.Fatalf("session 2, with --writable %s (exit %d), replaced %s: %v, %v", cacheDir, r.code, link, fi, err)
+	}
+	// Something unconfined does (an older acpterm let commands write
+	// ~/.local/state with the workspace in the home directory).
+	if err := os.RemoveAll(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(home, link); err != nil {
+		t.Fatal(err)
+	}
+
+	r = acpterm(t, o, "run", "--format", "json", "--approve-all", "-p", `echo 'echo planted' >> "$HOME/.bashrc"; echo 'echo planted' >> "$GOCACHE/../.bashrc"; echo 'echo planted' >> "$GOCACHE/.bashrc"`, "--", acptermBin, "agent", "--keep-going")
 	wantFile(t, filepath.Join(home, ".bashrc"), bashrc)
 	first, _, _ := strings.Cut(r.stderr, "\n")
 	if !strings.HasPrefix(first, "acpterm: sandbox:") || !strings.Contains(first, "left out") || !strings.Contains(first, link) {
-		t.Errorf("session 2's first line does not name the cache left out: %q", first)
+		t.Errorf("session 3's first line does not name the cache left out: %q", first)
 	}
 	created := ofKind(parseEvents(t, r.stdout), "terminal_created")
 	if len(created) != 1 {
@@ -102,7 +126,8 @@ func TestHostileCacheLinkNextSession(t *testing.T) {
 	}
 }
 
-// TestHostileProfileLinkNextSession: a command makes ~/.cache/opencode,
+// TestHostileProfileLinkNextSession: a command (of a run given --writable
+// ~/.cache) makes ~/.cache/opencode,
 // one of the confined opencode's writable directories, a link to the
 // home directory; the next confined run of opencode refuses to start,
 // naming the link, and nothing writes ~/.bashrc.
@@ -116,7 +141,9 @@ func TestHostileProfileLinkNextSession(t *testing.T) {
 	}
 	link := filepath.Join(home, ".cache", "opencode")
 	o := opts{env: env, dir: ws}
-	r := acpterm(t, o, "run", "--approve-all", "-p", `ln -s "$HOME" "$HOME/.cache/opencode"`, "--", acptermBin, "agent")
+	// Only a run the user let write ~/.cache can: commands have caches
+	// of their own.
+	r := acpterm(t, o, "run", "--approve-all", "--writable", filepath.Join(home, ".cache"), "-p", `ln -s "$HOME" "$HOME/.cache/opencode"`, "--", acptermBin, "agent")
 	if fi, err := os.Lstat(link); r.code != 0 || err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("session 1 did not plant the link (exit %d, %v)\n%s\n%s", r.code, err, r.stdout, r.stderr)
 	}
@@ -155,7 +182,8 @@ func TestHostileGitSearchNextSession(t *testing.T) {
 	}
 }
 
-// TestHostileWritableLinkNextSession: a command makes ~/.cache/proj a
+// TestHostileWritableLinkNextSession: a command (of a run given --writable
+// ~/.cache) makes ~/.cache/proj a
 // link to the home directory; a next run given --writable ~/.cache/proj
 // refuses to start, naming the link, rather than make the home
 // directory writable.
@@ -165,7 +193,7 @@ func TestHostileWritableLinkNextSession(t *testing.T) {
 	ws := t.TempDir()
 	link := filepath.Join(home, ".cache", "proj")
 	o := opts{env: env, dir: ws}
-	r := acpterm(t, o, "run", "--approve-all", "-p", `ln -s "$HOME" "$HOME/.cache/proj"`, "--", acptermBin, "agent")
+	r := acpterm(t, o, "run", "--approve-all", "--writable", filepath.Join(home, ".cache"), "-p", `ln -s "$HOME" "$HOME/.cache/proj"`, "--", acptermBin, "agent")
 	if fi, err := os.Lstat(link); r.code != 0 || err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("session 1 did not plant the link (exit %d, %v)\n%s\n%s", r.code, err, r.stdout, r.stderr)
 	}

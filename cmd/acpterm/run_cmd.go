@@ -94,10 +94,12 @@ _meta.terminal_output extension, which acpterm advertises) are shown like
 acpterm's own terminals; in JSON their terminal_created has "display":true.
 
 Sandbox: by default the agent's commands run in workspace-write: they read
-anywhere but write only in the roots, the build caches (Go, npm, pip,
-cargo, ~/.cache), a private TMPDIR and the --writable paths; the .git of
-each writable directory stays read-only, and /tmp is not writable (TMPDIR
-is). A denied write fails with the program's own "Permission denied"; the
+anywhere but write only in the roots, build caches of their own (Go,
+npm, pip, cargo, uv, XDG_CACHE_HOME, kept in
+${XDG_STATE_HOME:-~/.local/state}/acpterm/sandbox-cache: the user's caches
+are read-only to them, since the user's own builds run what is there), a
+private TMPDIR and the --writable paths; the .git of each writable
+directory stays read-only, and /tmp is not writable (TMPDIR is). A denied write fails with the program's own "Permission denied"; the
 tool call's terminal says "sandbox: MODE". --sandbox off turns it off;
 --network deny also cuts the network, loopback included. An agent with a
 profile (acpterm agents: the named agents, their programs by name, an

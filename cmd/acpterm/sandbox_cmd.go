@@ -52,7 +52,7 @@ func (b *autoBool) IsBoolFlag() bool { return true }
 
 func (f *sandboxFlags) add(fs *flag.FlagSet) {
 	f.mode, f.network = "workspace-write", "allow"
-	fs.StringVar(&f.mode, "sandbox", f.mode, "confine the agent's commands: `MODE` off, read-only (write only a private\nTMPDIR) or workspace-write (also the roots and the build caches)")
+	fs.StringVar(&f.mode, "sandbox", f.mode, "confine the agent's commands: `MODE` off, read-only (write only a private\nTMPDIR) or workspace-write (also the roots and build caches of their own)")
 	fs.StringVar(&f.network, "network", f.network, "the sandboxed commands' network, `NET`: allow, or deny (only a loopback\nof their own)")
 	fs.Var(listFlag{&f.writable}, "writable", "also let sandboxed commands write `PATH` (with everything below it);\nrepeatable; workspace-write only")
 	fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable (by default it is\nread-only: hooks and config written there would run outside the sandbox)")
@@ -183,9 +183,11 @@ The modes (run and demo use workspace-write unless told otherwise):
   off              commands run with your rights
   read-only        commands read anywhere and write only their private
                    TMPDIR and /dev/null, /dev/zero, /dev/full
-  workspace-write  read-only, plus the workspace roots, the build caches of
-                   Go, npm, pip and cargo, ~/.cache and each --writable
-                   path; the .git of each writable directory stays read-only
+  workspace-write  read-only, plus the workspace roots, build caches of their
+                   own (Go, npm, pip, cargo, uv, XDG_CACHE_HOME, in
+                   ~/.local/state/acpterm/sandbox-cache; yours stay
+                   read-only) and each --writable path; the .git of each
+                   writable directory stays read-only
 Network deny runs the commands in a network namespace with only a
 loopback of their own: not even the host's 127.0.0.1 is reachable.
 

@@ -417,6 +417,14 @@ type Resolved struct {
 	Seeds map[string]string
 	// Env is what LastingEnv sets, as VAR=PATH, each PATH one of Dirs.
 	Env []string
+	// CacheHome is the cache directory ($XDG_CACHE_HOME, else ~/.cache)
+	// that Dirs of the profile's are placed in, when one is; "" when
+	// none is. A confined agent's sandbox points XDG_CACHE_HOME at the
+	// commands' own caches (sandbox.Policy.CacheDir), which every
+	// sandboxed command writes; the agent is given this one back, so
+	// that it keeps its state where its profile says, which only it
+	// writes.
+	CacheHome string
 	// Config is the agent's ConfigFiles and ConfigDirs, absolute, for
 	// sandbox.Policy.Protected; ConfigSeeds maps those of them that are
 	// files to what Prepare creates them with when missing.
@@ -444,6 +452,9 @@ func (p Profile) Resolve(getenv func(string) string, extra []string) (*Resolved,
 		path := d.resolve(getenv)
 		if path == "" {
 			return nil, fmt.Errorf("cannot place %s: HOME is not an absolute path", d)
+		}
+		if d.Base == CacheHome && (d.Env == "" || getenv(d.Env) == "") {
+			r.CacheHome = CacheHome.dir(getenv)
 		}
 		if !slices.Contains(r.Dirs, path) {
 			r.Dirs = append(r.Dirs, path)

@@ -62,12 +62,13 @@ func TestResolveFollowsEnv(t *testing.T) {
 		prog        string
 		npx         bool
 		dirs, files []string
+		cacheHome   string
 	}{
-		{"codex-acp", false, []string{"/c"}, nil},
+		{"codex-acp", false, []string{"/c"}, nil, ""},
 		// npm's cache is not the agent's to write, whatever
 		// npm_config_cache says: the client gives it one of acpterm's.
-		{"claude-agent-acp", true, []string{"/cc"}, nil},
-		{"opencode", false, []string{"/d/opencode", "/h/.local/state/opencode", "/h/.cache/opencode", "/h/.config/opencode"}, nil},
+		{"claude-agent-acp", true, []string{"/cc"}, nil, ""},
+		{"opencode", false, []string{"/d/opencode", "/h/.local/state/opencode", "/h/.cache/opencode", "/h/.config/opencode"}, nil, "/h/.cache"},
 	}
 	for _, tt := range tests {
 		p := profiles[tt.prog]
@@ -76,8 +77,8 @@ func TestResolveFollowsEnv(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(r.Dirs, tt.dirs) || !slices.Equal(r.Files, tt.files) {
-			t.Errorf("%s: dirs %q files %q; want %q %q", tt.prog, r.Dirs, r.Files, tt.dirs, tt.files)
+		if !slices.Equal(r.Dirs, tt.dirs) || !slices.Equal(r.Files, tt.files) || r.CacheHome != tt.cacheHome {
+			t.Errorf("%s: dirs %q files %q cache home %q; want %q %q %q", tt.prog, r.Dirs, r.Files, r.CacheHome, tt.dirs, tt.files, tt.cacheHome)
 		}
 	}
 	// With CLAUDE_CONFIG_DIR set, Claude Code keeps its global config in

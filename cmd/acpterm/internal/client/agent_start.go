@@ -43,8 +43,8 @@ type AgentStart struct {
 	// Policy is the sandbox the agent's writable paths are added to: the
 	// run's commands' own, or nil for the agent's state alone (read-only
 	// mode, which agentPolicy turns into the profile's paths). Its
-	// Writable paths are also those a command of the run may write, which
-	// npx's directory and cache must not be among.
+	// Writable paths, Caches and CacheDir are also those a command of the
+	// run may write, which npx's directory and cache must not be among.
 	Policy *sandbox.Policy
 }
 
@@ -66,10 +66,13 @@ func (s *AgentStart) Command() (*exec.Cmd, *sandbox.Applied, error) {
 	cmd.Dir = s.Dir
 	var cache string
 	if isNpx(s.Agent) {
-		// Commands of this run write its Writable paths; without a
-		// policy (sessions, login) those a run in Dir would make
-		// writable.
+		// Commands of this run write its Writable paths, Caches and
+		// CacheDir; without a policy (sessions, login) those a run in
+		// Dir would make writable: Dir and the default CacheDir.
 		writable := append(slices.Clone(p.Writable), p.Caches...)
+		if p.CacheDir != "" {
+			writable = append(writable, p.CacheDir)
+		}
 		if s.Policy == nil {
 			dir := s.Dir
 			if dir == "" {
@@ -78,7 +81,10 @@ func (s *AgentStart) Command() (*exec.Cmd, *sandbox.Applied, error) {
 					return nil, nil, fmt.Errorf("cannot get the current directory: %v", err)
 				}
 			}
-			writable = sandbox.DefaultWritable(dir)
+			writable = []string{dir}
+			if d := sandbox.DefaultCacheDir(); d != "" {
+				writable = append(writable, d)
+			}
 		}
 		dir, err := npxDir(writable)
 		if err != nil {
@@ -103,6 +109,12 @@ func (s *AgentStart) Command() (*exec.Cmd, *sandbox.Applied, error) {
 	a, err := ap.Wrap(cmd)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot sandbox the agent: %v (--sandbox-agent=false runs it unconfined)", err)
+	}
+	if cache != "" {
+		// Wrap pointed npm_config_cache at the run's commands' own
+		// cache (Policy.CacheDir), which every sandboxed command writes;
+		// npx runs the agent from the agent's own (the last entry wins).
+		cmd.Env = append(cmd.Env, "npm_config_cache="+cache)
 	}
 	agentEnv(cmd, a, s.Profile, !ap.WritableConfig)
 	if s.Profile != nil && !ap.WritableConfig {
@@ -242,7 +254,7 @@ func agentPolicy(base *sandbox.Policy, prof *agents.Resolved, extra string) (*sa
 		return &p, nil
 	}
 	if p.Mode == sandbox.ReadOnly {
-		p.Mode, p.Writable, p.Caches = sandbox.WorkspaceWrite, nil, nil
+		p.Mode, p.Writable, p.Caches, p.CacheDir = sandbox.WorkspaceWrite, nil, nil, ""
 	}
 	for _, w := range paths {
 		if !slices.Contains(p.Writable, w) {
@@ -254,7 +266,8 @@ func agentPolicy(base *sandbox.Policy, prof *agents.Resolved, extra string) (*sa
 
 // agentEnv adds to cmd's environment (after Wrap, which set TMPDIR) the
 // profile's variables: its temporary-directory variables at the agent's
-// TMPDIR, its caches at their lasting directories, those that point it at
+// TMPDIR, its caches at their lasting directories, XDG_CACHE_HOME back at
+// the cache directory its state is in (Resolved.CacheHome), those that point it at
 // its shadows when shadowed, and as root the variables that tell the
 // agent it is sandboxed, which it now is.
 func agentEnv(cmd *exec.Cmd, a *sandbox.Applied, prof *agents.Resolved, shadowed bool) {
@@ -270,6 +283,9 @@ func agentEnv(cmd *exec.Cmd, a *sandbox.Applied, prof *agents.Resolved, shadowed
 		// every run: it is kept where the profile says, which the
 		// agent's policy made writable.
 		env = append(env, prof.Env...)
+		if prof.CacheHome != "" {
+			env = append(env, "XDG_CACHE_HOME="+prof.CacheHome)
+		}
 	}
 	if shadowed {
 		env = append(env, prof.ShadowEnv()...)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -80,6 +81,57 @@ func TestAgentStartNpx(t *testing.T) {
 		if fi, err := os.Lstat(tc.npm); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
 			t.Errorf("%s: the cache: %v, %v; want a directory 0700", tc.name, fi, err)
 		}
+	}
+}
+
+// TestAgentStartNpxConfinedCache: a confined agent started through npx
+// runs from an npm cache of its own, not from the run's commands' npm
+// cache below CacheDir, which every sandboxed command writes; the rest of
+// CacheDir's variables reach it, for the commands it runs itself.
+func TestAgentStartNpxConfinedCache(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	ws, cacheDir := t.TempDir(), filepath.Join(t.TempDir(), "sandbox-cache")
+	s := &AgentStart{Agent: []string{"npx", "-y", "@zed-industries/claude-agent-acp"}, Dir: ws, Confine: true,
+		Policy: &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Writable: []string{ws}, CacheDir: cacheDir, BestEffort: true, WithoutMountNamespace: true}}
+	cmd, a, err := s.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Cleanup()
+	last := func(name string) string {
+		v := ""
+		for _, kv := range cmd.Env {
+			if k, x, _ := strings.Cut(kv, "="); k == name {
+				v = x
+			}
+		}
+		return v
+	}
+	if got, want := last("npm_config_cache"), filepath.Join(state, "acpterm", "npm", npmCacheKey(s.Agent, true)); got != want {
+		t.Errorf("npm_config_cache = %s, want the agent's own %s", got, want)
+	}
+	if got, want := last("GOCACHE"), filepath.Join(cacheDir, "go-build"); got != want {
+		t.Errorf("GOCACHE = %s, want %s", got, want)
+	}
+	// An agent that keeps state in XDG_CACHE_HOME (opencode) is given the
+	// user's back, where its profile made that state writable, rather
+	// than the commands' own, which every sandboxed command writes.
+	prof := &agents.Resolved{Dirs: []string{filepath.Join(state, "oc")}, CacheHome: "/home/u/.cache"}
+	oc := exec.Command("/bin/true")
+	oc.Env = []string{"XDG_CACHE_HOME=" + filepath.Join(cacheDir, "xdg")}
+	agentEnv(oc, &sandbox.Applied{TempDir: "/tmp/t"}, prof, false)
+	if got := oc.Env[len(oc.Env)-1]; got != "XDG_CACHE_HOME=/home/u/.cache" {
+		t.Errorf("opencode's environment ends in %q, want its XDG_CACHE_HOME back", got)
+	}
+
+	// Read-only mode: the agent's own state only, no caches.
+	p, err := agentPolicy(&sandbox.Policy{Mode: sandbox.ReadOnly, CacheDir: cacheDir}, &agents.Resolved{Dirs: []string{ws}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.CacheDir != "" {
+		t.Errorf("read-only: CacheDir %q, want none", p.CacheDir)
 	}
 }
 

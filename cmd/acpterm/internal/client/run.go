@@ -127,7 +127,9 @@ type Config struct {
 	// Network is the sandbox's network setting.
 	Network sandbox.Network
 	// Writable lists absolute paths that a WorkspaceWrite sandbox may
-	// write on top of the roots and the caches (sandbox.DefaultCaches).
+	// write on top of the roots and the commands' own caches
+	// (sandbox.DefaultCacheDir): a user's cache listed here is one that
+	// sandboxed commands can poison for the user's unconfined builds.
 	// Each must exist, and be reached through no symlink that a sandbox
 	// could have made (sandbox.ResolvePath): the run fails otherwise.
 	Writable []string

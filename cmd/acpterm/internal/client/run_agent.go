@@ -272,9 +272,10 @@ func warnLine(line string) string {
 }
 
 // sandboxPolicy is the policy of the run's terminals (and agent): the
-// roots, then Config.Writable, and the caches (sandbox.DefaultCaches),
-// which each Wrap checks again and leaves out, naming them, when a link
-// on their way could have been made by a sandboxed command.
+// roots, then Config.Writable, and caches of the commands' own below
+// sandbox.DefaultCacheDir (the user's stay read-only), which each Wrap
+// checks again and leaves out, naming them, when a link on their way
+// could have been made by a sandboxed command.
 // It checks the policy against this machine now, so that a sandbox the
 // kernel cannot provide ends the run at once, rather than fail each
 // command the agent tries; on failure it returns nil and the exit status.
@@ -286,7 +287,7 @@ func (d *driver) sandboxPolicy(roots []string) (*sandbox.Policy, int) {
 	sp := &sandbox.Policy{Mode: c.Sandbox, Network: c.Network, WritableGit: c.WritableGit, WritableConfig: c.WritableConfig, WithoutMountNamespace: true}
 	if c.Sandbox == sandbox.WorkspaceWrite {
 		sp.Writable = slices.Clone(roots)
-		sp.Caches = sandbox.DefaultCaches()
+		sp.CacheDir = sandbox.DefaultCacheDir()
 		sp.Protected = sandbox.DefaultProtected(roots...)
 	}
 	for _, w := range c.Writable {

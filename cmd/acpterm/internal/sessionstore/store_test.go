@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpterm/acpterm/sandbox"
 )
 
 func newStore(t *testing.T) (*Store, *[]string) {
@@ -292,4 +294,22 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSandboxCacheDirInStateDir: the sandbox package works out the
+// commands' caches' directory itself (it cannot import this one); it is
+// sandbox-cache in the state directory, whatever XDG_STATE_HOME says.
+// Not parallel: it sets the environment.
+func TestSandboxCacheDirInStateDir(t *testing.T) {
+	for _, xdg := range []string{"", "/xdg/state", "relative/state"} {
+		t.Setenv("XDG_STATE_HOME", xdg)
+		t.Setenv("HOME", "/home/u")
+		dir, err := StateDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := sandbox.DefaultCacheDir(), filepath.Join(dir, "sandbox-cache"); got != want {
+			t.Errorf("XDG_STATE_HOME=%q: sandbox.DefaultCacheDir() = %s, want %s", xdg, got, want)
+		}
+	}
 }
