@@ -187,3 +187,33 @@ func runAgents(t *testing.T, env []string) string {
 	}
 	return r.stdout
 }
+
+// TestNamedAgentPinnedRelease: an agents.json entry that replaces codex
+// with npx and a release of its package (the maintained one, or the
+// former @zed-industries one) starts that, with codex's profile: confined,
+// and switched to its confined mode. A fake npx says what it was asked
+// and runs the self-executing fake agent.
+func TestNamedAgentPinnedRelease(t *testing.T) {
+	t.Parallel()
+	for _, pkg := range []string{"@agentclientprotocol/codex-acp@2.5.0", "@zed-industries/codex-acp@0.16.0"} {
+		_, _, env := selfExecAsCodex(t)
+		bin, cfg := t.TempDir(), t.TempDir()
+		script := "#!/bin/sh\necho \"npx-args=$*\" >&2\nexec " + testExe(t) + "\n"
+		if err := os.WriteFile(filepath.Join(bin, "npx"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(cfg, "acpterm"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		entry := `{"codex": {"command": ["npx", "-y", "` + pkg + `"]}}`
+		if err := os.WriteFile(filepath.Join(cfg, "acpterm", "agents.json"), []byte(entry), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, "XDG_CONFIG_HOME="+cfg, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		r := acpterm(t, opts{env: env, plain: true}, "run", "--approve-all", "-p", "true", "codex")
+		if r.code != 0 || !strings.Contains(r.stderr, "npx-args=-y "+pkg) || !strings.Contains(r.stderr, "sandbox: agent and its commands") ||
+			!strings.Contains(r.stdout, "done in mode agent-full-access\n") {
+			t.Errorf("%s: exit %d; want 0, npx asked for it, the agent confined and in mode agent-full-access\nstdout:\n%s\nstderr:\n%s", pkg, r.code, r.stdout, r.stderr)
+		}
+	}
+}
