@@ -5,7 +5,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,10 +23,26 @@ type scriptedAgent struct {
 	// silent: the agent sends none of its command's output over ACP
 	// (gemini's tool call carries content: []), so none can be shown.
 	silent bool
+	// saves is where, relative to HOME, the agent keeps a session it
+	// ran (matchSaved's pattern): TestRealAgentsWrites checks that it
+	// still does when confined.
+	saves string
+	// deniedOnPurpose are files (matchSaved's patterns, relative to HOME)
+	// the agent writes unconfined that its profile does not let it write
+	// confined, on purpose: they hold what an unconfined run would later
+	// execute or load. It works without them.
+	deniedOnPurpose []string
+	// confinedMode is the mode acpterm switches the agent's session to
+	// when it confines it (its profile's ConfinedModes); unconfined, the
+	// agent's own default stays.
+	confinedMode string
 }
 
 var scriptedAgents = []scriptedAgent{
-	{name: "codex",
+	{name: "codex", saves: ".codex/sessions/**/rollout-*.jsonl", confinedMode: "agent-full-access",
+		// The skills codex installs from its binary, under skills/,
+		// which is read-only: what a skill says, codex's model runs.
+		deniedOnPurpose: []string{".codex/skills/.system/**/*"},
 		files: func(url string) map[string]string {
 			return map[string]string{".codex/config.toml": fmt.Sprintf(`model = "mock-model"
 model_provider = "mock"
@@ -40,17 +55,17 @@ wire_api = "responses"
 `, url)}
 		},
 		env: func(string) []string { return []string{"OPENAI_API_KEY=dummy"} }},
-	{name: "claude",
+	{name: "claude", saves: ".claude/projects/*/*.jsonl",
 		env: func(url string) []string {
 			return []string{"ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
 		}},
-	{name: "gemini",
+	{name: "gemini", saves: ".gemini/tmp/*/chats/session-*.jsonl",
 		files: func(string) map[string]string {
 			return map[string]string{".gemini/settings.json": `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`}
 		},
 		env:    func(url string) []string { return []string{"GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL=" + url} },
 		silent: true},
-	{name: "opencode",
+	{name: "opencode", saves: ".local/share/opencode/opencode.db",
 		files: func(url string) map[string]string {
 			return map[string]string{".config/opencode/opencode.json": fmt.Sprintf(`{
   "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "mock",
@@ -62,11 +77,11 @@ wire_api = "responses"
 		env: func(string) []string {
 			return []string{"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1"}
 		}},
-	{name: "qwen",
+	{name: "qwen", saves: ".qwen/projects/*/chats/*.jsonl",
 		env: func(url string) []string {
 			return []string{"OPENAI_API_KEY=dummy", "OPENAI_BASE_URL=" + url + "/v1", "OPENAI_MODEL=mock-model"}
 		}},
-	{name: "omp",
+	{name: "omp", saves: ".omp/agent/sessions/*/*.jsonl",
 		files: func(url string) map[string]string {
 			return map[string]string{".omp/agent/models.yml": fmt.Sprintf(`providers:
   mock:
@@ -79,7 +94,7 @@ wire_api = "responses"
 `, url)}
 		},
 		args: []string{"--model", "mock/mock-model"}},
-	{name: "pi",
+	{name: "pi", saves: ".pi/agent/sessions/*/*.jsonl",
 		files: func(url string) map[string]string {
 			return map[string]string{
 				".pi/agent/models.json": fmt.Sprintf(`{"providers": {"mock": {"baseUrl": "%s/v1", "api": "openai-completions", "apiKey": "dummy",
@@ -109,11 +124,13 @@ type scriptedRun struct {
 	called bool // the server sent the shell tool call
 	ran    bool // and got its output back: the command ran
 	m      *modelServer
+	home   string // the fresh HOME it ran in
+	start  time.Time
 }
 
 // cache, when set, is XDG_CACHE_HOME, kept across runs as a user's is;
-// "" is one in the fresh home.
-func runScripted(t *testing.T, bin string, a scriptedAgent, flags []string, marker, cache string) scriptedRun {
+// "" is one in the fresh home. extraEnv is added last.
+func runScripted(t *testing.T, bin string, a scriptedAgent, flags []string, marker, cache string, extraEnv ...string) scriptedRun {
 	t.Helper()
 	m := newModelServer(marker)
 	defer m.Close()
@@ -147,19 +164,16 @@ func runScripted(t *testing.T, bin string, a scriptedAgent, flags []string, mark
 		// (acpterm says so itself when it confines it).
 		env = append(env, "IS_SANDBOX=1")
 	}
-	if _, err := exec.LookPath("bwrap"); err != nil && a.name == "codex" && slices.Contains(flags, "--sandbox-agent=false") {
-		// Unconfined, codex runs its commands in bubblewrap, which is
-		// missing: its full-access mode runs them directly.
-		flags = append(slices.Clone(flags), "--mode", "full-access")
-	}
+	env = append(env, extraEnv...)
 	const turnTimeout = 90 * time.Second
 	args := append([]string{"run", "--approve-all", "--turn-timeout", turnTimeout.String()}, flags...)
 	args = append(args, "-p", "Run the command, then say what it printed.", a.name)
 	args = append(args, a.args...)
 	ws := t.TempDir()
+	start := time.Now()
 	r := runBinary(t, acptermBin, opts{env: env, dir: ws, bound: turnTimeout + 60*time.Second}, args...)
 	called, ran := m.ToolCalled()
-	return scriptedRun{r: r, called: called, ran: ran, m: m}
+	return scriptedRun{r: r, called: called, ran: ran, m: m, home: home, start: start}
 }
 
 func filesOf(a scriptedAgent, url string) map[string]string {
@@ -210,6 +224,12 @@ func TestRealAgentsScripted(t *testing.T) {
 					}
 					if !a.silent && !strings.Contains(r.stdout, s.m.Output) {
 						t.Errorf("stdout lacks the command's output %q", s.m.Output)
+					}
+					if a.confinedMode != "" {
+						switched := strings.Contains(r.stdout, "mode "+a.confinedMode+" ")
+						if confined := v.name != "unsandboxed"; switched != confined {
+							t.Errorf("confined %v, but the session's mode line says %q: want mode %s only when confined", confined, firstLine(r.stdout, "mode "), a.confinedMode)
+						}
 					}
 				})
 			}
@@ -276,4 +296,14 @@ func medianDuration(d []time.Duration) time.Duration {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// firstLine is the first line of s that starts with prefix, or "".
+func firstLine(s, prefix string) string {
+	for line := range strings.Lines(s) {
+		if strings.HasPrefix(line, prefix) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
 }
