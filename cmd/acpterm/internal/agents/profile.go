@@ -246,6 +246,11 @@ var profiles = map[string]Profile{
 	// Its config.toml names the notify program, hooks and MCP servers;
 	// hooks.json holds hooks too; rules/ the command prefixes it runs
 	// without asking; skills/ and plugins/ what its model runs on a word.
+	// codex installs its own system skills in skills/.system at start
+	// (imagegen, openai-docs, skill-creator, …, scripts included):
+	// confined, that fails ("failed to install system skills: … Read-only
+	// file system", on its stderr) and it runs without them, unless an
+	// unconfined run installed them before.
 	"codex-acp": {
 		Dirs: []PathSpec{{Env: "CODEX_HOME", Rel: ".codex"}},
 		ConfigFiles: []PathSpec{
