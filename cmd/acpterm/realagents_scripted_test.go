@@ -27,11 +27,12 @@ type scriptedAgent struct {
 	// ran (matchSaved's pattern): TestRealAgentsWrites checks that it
 	// still does when confined.
 	saves string
-	// deniedOnPurpose are files (matchSaved's patterns, relative to HOME)
-	// the agent writes unconfined that its profile does not let it write
-	// confined, on purpose: they hold what an unconfined run would later
-	// execute or load. It works without them.
-	deniedOnPurpose []string
+	// unconfinedOnly are files (matchSaved's patterns, relative to HOME)
+	// the agent writes unconfined and not confined, each for a reason
+	// given beside it: mostly what its profile keeps read-only on purpose
+	// (what an unconfined run would later execute or load), which the
+	// agent works without.
+	unconfinedOnly []string
 	// confinedMode is the mode acpterm switches the agent's session to
 	// when it confines it (its profile's ConfinedModes); unconfined, the
 	// agent's own default stays.
@@ -42,7 +43,7 @@ var scriptedAgents = []scriptedAgent{
 	{name: "codex", saves: ".codex/sessions/**/rollout-*.jsonl", confinedMode: "agent-full-access",
 		// The skills codex installs from its binary, under skills/,
 		// which is read-only: what a skill says, codex's model runs.
-		deniedOnPurpose: []string{".codex/skills/.system/**/*"},
+		unconfinedOnly: []string{".codex/skills/.system/**/*"},
 		files: func(url string) map[string]string {
 			return map[string]string{".codex/config.toml": fmt.Sprintf(`model = "mock-model"
 model_provider = "mock"
@@ -56,6 +57,15 @@ wire_api = "responses"
 		},
 		env: func(string) []string { return []string{"OPENAI_API_KEY=dummy"} }},
 	{name: "claude", saves: ".claude/projects/*/*.jsonl",
+		unconfinedOnly: []string{
+			// plugins/ is read-only confined (plugins bring hooks and
+			// MCP servers); Claude Code records its built-in one there.
+			".claude/plugins/**/*",
+			// A backup of ~/.claude.json, which it makes when it finds
+			// none and creates it; confined, acpterm has created it
+			// first (holding {}), as the profile says.
+			".claude/backups/.claude.json.backup.*",
+		},
 		env: func(url string) []string {
 			return []string{"ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
 		}},
@@ -78,6 +88,9 @@ wire_api = "responses"
 			return []string{"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1"}
 		}},
 	{name: "qwen", saves: ".qwen/projects/*/chats/*.jsonl",
+		// extensions/ is read-only confined (extensions bring MCP
+		// servers and commands).
+		unconfinedOnly: []string{".qwen/extensions/extension-enablement.json"},
 		env: func(url string) []string {
 			return []string{"OPENAI_API_KEY=dummy", "OPENAI_BASE_URL=" + url + "/v1", "OPENAI_MODEL=mock-model"}
 		}},

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -71,7 +72,7 @@ func TestRealAgentsWrites(t *testing.T) {
 				if slices.ContainsFunc(buildCaches, func(c string) bool { return strings.HasPrefix(f, c) }) {
 					continue
 				}
-				if slices.ContainsFunc(a.deniedOnPurpose, func(pat string) bool { return matchSaved(pat, f) }) {
+				if slices.ContainsFunc(a.unconfinedOnly, func(pat string) bool { return matchSaved(pat, f) }) {
 					continue
 				}
 				p := filepath.Join(s.home, f)
@@ -94,6 +95,25 @@ func TestRealAgentsWrites(t *testing.T) {
 			t.Logf("confined, %s wrote in HOME:\n  %s", a.name, strings.Join(saved, "\n  "))
 			if !slices.ContainsFunc(saved, func(f string) bool { return matchSaved(a.saves, f) }) {
 				t.Errorf("confined, %s saved nothing that matches %s; it wrote:\n  %s", a.name, a.saves, strings.Join(saved, "\n  "))
+			}
+			// Its settings, logs and databases too: each file of the
+			// unconfined run has one of the same shape (names with their
+			// numbers, IDs and times blanked out) in the confined run.
+			shapes := map[string]bool{}
+			for _, f := range saved {
+				shapes[fileShape(f)] = true
+			}
+			for _, f := range written {
+				if strings.HasPrefix(f, ".local/state/acpterm/") || slices.ContainsFunc(buildCaches, func(c string) bool { return strings.HasPrefix(f, c) }) ||
+					slices.ContainsFunc(a.unconfinedOnly, func(pat string) bool { return matchSaved(pat, f) }) {
+					continue
+				}
+				if transient(f) {
+					continue
+				}
+				if !shapes[fileShape(f)] {
+					t.Errorf("unconfined, %s wrote %s; confined, nothing like it", a.name, f)
+				}
 			}
 		})
 	}
@@ -164,4 +184,25 @@ func matchSaved(pattern, f string) bool {
 		}
 		rest = after
 	}
+}
+
+// idLike are the parts of a file name that differ from run to run: runs
+// of hex digits, dashes and underscores with a digit among them (IDs,
+// UUIDs, times, the number of the test's temporary directory).
+var idLike = regexp.MustCompile(`[0-9a-fA-F_-]*[0-9][0-9a-fA-F_-]*`)
+
+// fileShape is f with what differs from run to run blanked out.
+func fileShape(f string) string { return idLike.ReplaceAllString(f, "#") }
+
+// transient reports whether f is a file that lives only while a program
+// has another one open: SQLite's write-ahead log and shared memory, a
+// lock. Whether it is still there when the agent has stopped says how it
+// stopped, not what it saved.
+func transient(f string) bool {
+	for _, suf := range []string{"-wal", "-shm", "-journal", ".lock"} {
+		if strings.HasSuffix(f, suf) {
+			return true
+		}
+	}
+	return false
 }
