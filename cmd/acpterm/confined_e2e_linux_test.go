@@ -217,3 +217,27 @@ func TestNamedAgentPinnedRelease(t *testing.T) {
 		}
 	}
 }
+
+// TestInteractiveConfinedFailure: in an interactive session, a turn whose
+// commands all failed in the sandbox is said so at its end, and the
+// session goes on (it ends with status 0).
+func TestInteractiveConfinedFailure(t *testing.T) {
+	t.Parallel()
+	prog, home, env := selfExecAsCodex(t)
+	out, code := runPTY(t, env, func(s *ptyScreen, tty *os.File) {
+		s.expect(t, "› ")
+		tty.WriteString("echo hi > " + filepath.Join(home, "outside") + "\r")
+		s.expect(t, "failed in acpterm's sandbox")
+		s.expect(t, "› ")
+		tty.WriteString("echo fine\r")
+		s.expect(t, "done in mode agent-full-access")
+		s.expect(t, "› ")
+		tty.WriteString("\x04")
+	}, "run", "--no-color", "--approve-all", "--", prog)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0:\n%q", code, out)
+	}
+	if n := strings.Count(out, "failed in acpterm's sandbox"); n != 1 {
+		t.Errorf("the sandbox's refusal said %d times, want once (for the first turn only):\n%q", n, out)
+	}
+}
