@@ -37,6 +37,9 @@ type scriptedAgent struct {
 	// when it confines it (its profile's ConfinedModes); unconfined, the
 	// agent's own default stays.
 	confinedMode string
+	// command, when set, is the shell line the model asks for instead of
+	// the model server's own (whose output proves it ran).
+	command string
 }
 
 var scriptedAgents = []scriptedAgent{
@@ -147,6 +150,9 @@ func runScripted(t *testing.T, bin string, a scriptedAgent, flags []string, mark
 	t.Helper()
 	m := newModelServer(marker)
 	defer m.Close()
+	if a.command != "" {
+		m.Command = a.command
+	}
 	home := t.TempDir()
 	for rel, body := range filesOf(a, m.URL()) {
 		p := filepath.Join(home, rel)
@@ -319,4 +325,63 @@ func firstLine(s, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// TestRealAgentsModeChoices: --mode with a mode codex does not offer is a
+// usage error (exit 2) that lists the modes codex-acp offers, confined or
+// not, and nothing is sent to the model.
+//
+//	ACPTERM_REAL_AGENTS=1 ACPTERM_REAL_AGENTS_DIR=DIR go test -tags realagents ./cmd/acpterm -run TestRealAgentsModeChoices -v
+func TestRealAgentsModeChoices(t *testing.T) {
+	if os.Getenv(realAgentsEnv) == "" {
+		t.Skipf("set %s=1 to install the real agents from npm and run them", realAgentsEnv)
+	}
+	bin := installRealAgents(t)
+	i := slices.IndexFunc(scriptedAgents, func(a scriptedAgent) bool { return a.name == "codex" })
+	for _, flags := range [][]string{nil, {"--sandbox-agent=false"}} {
+		s := runScripted(t, bin, scriptedAgents[i], append(flags, "--mode", "danger"), "codex-mode", "")
+		const want = `--mode danger: the agent offers no such mode; it offers read-only, workspace-write, agent, agent-full-access`
+		if s.r.code != 2 || !strings.Contains(s.r.stderr, want) || s.called {
+			t.Errorf("%q: exit %d, model called %v; want 2, none, and %q\nstderr:\n%s", flags, s.r.code, s.called, want, s.r.stderr)
+		}
+	}
+}
+
+// TestRealAgentsConfinedFailure: codex, confined by default, is asked by
+// its model to write outside the writable paths; acpterm's sandbox
+// refuses, and the run exits 6 saying so, where unconfined the same turn
+// exits 0. A command that fails on its own (a missing directory) exits 0
+// confined too.
+//
+//	ACPTERM_REAL_AGENTS=1 ACPTERM_REAL_AGENTS_DIR=DIR go test -tags realagents ./cmd/acpterm -run TestRealAgentsConfinedFailure -v
+func TestRealAgentsConfinedFailure(t *testing.T) {
+	if os.Getenv(realAgentsEnv) == "" {
+		t.Skipf("set %s=1 to install the real agents from npm and run them", realAgentsEnv)
+	}
+	bin := installRealAgents(t)
+	i := slices.IndexFunc(scriptedAgents, func(a scriptedAgent) bool { return a.name == "codex" })
+	a := scriptedAgents[i]
+	for _, tt := range []struct {
+		name    string
+		command string
+		flags   []string
+		code    int
+	}{
+		{"confined, a write to HOME", "touch \"$HOME/acpterm-outside\"", nil, 6},
+		{"unconfined, a write to HOME", "touch \"$HOME/acpterm-outside\"", []string{"--sandbox-agent=false"}, 0},
+		{"confined, a missing directory", "touch /nonexistent-acpterm-dir/x", nil, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a.command = tt.command
+			s := runScripted(t, bin, a, tt.flags, "codex-refused", "")
+			t.Logf("exit %d\nstdout:\n%.3000s\nstderr:\n%.3000s", s.r.code, s.r.stdout, s.r.stderr)
+			if s.r.code != tt.code || !s.called {
+				t.Errorf("exit %d (tool called %v), want %d", s.r.code, s.called, tt.code)
+			}
+			said := strings.Contains(s.r.stderr, "failed in acpterm's sandbox")
+			if said != (tt.code == 6) || tt.code == 6 && !strings.Contains(s.r.stderr, "--writable PATH") {
+				t.Errorf("stderr says the sandbox refused: %v, want %v, with what widens it", said, tt.code == 6)
+			}
+		})
+	}
 }
