@@ -347,11 +347,14 @@ func TestRealAgentsModeChoices(t *testing.T) {
 	}
 }
 
-// TestRealAgentsConfinedFailure: codex, confined by default, is asked by
-// its model to write outside the writable paths; acpterm's sandbox
-// refuses, and the run exits 6 saying so, where unconfined the same turn
-// exits 0. A command that fails on its own (a missing directory) exits 0
-// confined too.
+// TestRealAgentsConfinedFailure: codex and claude, confined by default,
+// are asked by their model to write outside the writable paths; acpterm's
+// sandbox refuses, and the run exits 6 saying so, where unconfined the
+// same turn exits 0. A command that fails on its own (a missing
+// directory) exits 0 confined too. claude runs in its mode "default"
+// (asking, and --approve-all allows), since its default "auto" mode asks
+// the model server to classify the command, which it cannot answer, and
+// blocks it before it runs.
 //
 //	ACPTERM_REAL_AGENTS=1 ACPTERM_REAL_AGENTS_DIR=DIR go test -tags realagents ./cmd/acpterm -run TestRealAgentsConfinedFailure -v
 func TestRealAgentsConfinedFailure(t *testing.T) {
@@ -359,29 +362,35 @@ func TestRealAgentsConfinedFailure(t *testing.T) {
 		t.Skipf("set %s=1 to install the real agents from npm and run them", realAgentsEnv)
 	}
 	bin := installRealAgents(t)
-	i := slices.IndexFunc(scriptedAgents, func(a scriptedAgent) bool { return a.name == "codex" })
-	a := scriptedAgents[i]
-	for _, tt := range []struct {
-		name    string
-		command string
-		flags   []string
-		code    int
-	}{
-		{"confined, a write to HOME", "touch \"$HOME/acpterm-outside\"", nil, 6},
-		{"unconfined, a write to HOME", "touch \"$HOME/acpterm-outside\"", []string{"--sandbox-agent=false"}, 0},
-		{"confined, a missing directory", "touch /nonexistent-acpterm-dir/x", nil, 0},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			a.command = tt.command
-			s := runScripted(t, bin, a, tt.flags, "codex-refused", "")
-			t.Logf("exit %d\nstdout:\n%.3000s\nstderr:\n%.3000s", s.r.code, s.r.stdout, s.r.stderr)
-			if s.r.code != tt.code || !s.called {
-				t.Errorf("exit %d (tool called %v), want %d", s.r.code, s.called, tt.code)
-			}
-			said := strings.Contains(s.r.stderr, "failed in acpterm's sandbox")
-			if said != (tt.code == 6) || tt.code == 6 && !strings.Contains(s.r.stderr, "--writable PATH") {
-				t.Errorf("stderr says the sandbox refused: %v, want %v, with what widens it", said, tt.code == 6)
-			}
-		})
+	for _, name := range []string{"codex", "claude"} {
+		i := slices.IndexFunc(scriptedAgents, func(a scriptedAgent) bool { return a.name == name })
+		a := scriptedAgents[i]
+		var mode []string
+		if name == "claude" {
+			mode = []string{"--mode", "default"}
+		}
+		for _, tt := range []struct {
+			name    string
+			command string
+			flags   []string
+			code    int
+		}{
+			{"confined, a write to HOME", "touch \"$HOME/acpterm-outside\"", nil, 6},
+			{"unconfined, a write to HOME", "touch \"$HOME/acpterm-outside\"", []string{"--sandbox-agent=false"}, 0},
+			{"confined, a missing directory", "touch /nonexistent-acpterm-dir/x", nil, 0},
+		} {
+			t.Run(name+"/"+tt.name, func(t *testing.T) {
+				a.command = tt.command
+				s := runScripted(t, bin, a, append(slices.Clone(mode), tt.flags...), name+"-refused", "")
+				t.Logf("exit %d\nstdout:\n%.3000s\nstderr:\n%.3000s", s.r.code, s.r.stdout, s.r.stderr)
+				if s.r.code != tt.code || !s.called {
+					t.Errorf("exit %d (tool called %v), want %d", s.r.code, s.called, tt.code)
+				}
+				said := strings.Contains(s.r.stderr, "failed in acpterm's sandbox")
+				if said != (tt.code == 6) || tt.code == 6 && !strings.Contains(s.r.stderr, "--writable PATH") {
+					t.Errorf("stderr says the sandbox refused: %v, want %v, with what widens it", said, tt.code == 6)
+				}
+			})
+		}
 	}
 }

@@ -75,6 +75,7 @@ func TestConfinedVerdict(t *testing.T) {
 		{"codex, a write to HOME refused", recordedUpdates(t, "codex-touch-home.jsonl"), box, true, "Read-only file system"},
 		{"codex, the same unconfined", recordedUpdates(t, "codex-touch-home.jsonl"), nil, false, ""},
 		{"codex, a missing file (kind read)", recordedUpdates(t, "codex-ls-missing.jsonl"), box, false, ""},
+		{"claude, a write to HOME refused", recordedUpdates(t, "claude-touch-home.jsonl"), box, true, "Read-only file system"},
 		{"claude, blocked by its auto mode", recordedUpdates(t, "claude-automode.jsonl"), box, false, ""},
 		{"codex, its own bubblewrap (the model's view)", textCall("c1", "failed", "Process exited with code 1\nOutput:\nbwrap: setting up uid map: Read-only file system\n"), box, true, "bwrap"},
 		{"permission denied outside", textCall("c1", "failed", "sh: 1: cannot create /home/u/.bashrc: Permission denied"), box, true, "/home/u/.bashrc"},
