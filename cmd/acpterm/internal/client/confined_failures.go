@@ -239,11 +239,12 @@ func (w *execWatch) terminalEvent(ev terminal.Event) {
 
 // confinedVerdict says whether every execute tool call of the turn failed
 // because of acpterm's sandbox, and if so the number of calls and the
-// first confinement error seen. agentConfined says whether the agent ran
-// in acpterm's sandbox (then everything it ran did too); agentWritable,
-// cmdWritable and the read-only lists are the sandboxes' writable and
-// read-only paths (nil when there is no such sandbox), to tell a denied
-// write outside them from one that is the command's own business.
+// first confinement error seen. agent is the agent's sandbox, nil when
+// it is not confined (when it is, everything it runs is too); cmds is the
+// sandbox of the commands it runs in acpterm's terminals, nil when there
+// is none. Their writable and read-only paths tell a denied write outside
+// them from one that is the command's own business. A call still running
+// at the turn's end, or one that did not fail, means no.
 func (w *execWatch) confinedVerdict(agent, cmds *sandbox.Applied) (n int, evidence string, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
