@@ -295,6 +295,7 @@ func TestRealAgentsSandboxCost(t *testing.T) {
 				}
 			}
 		}
+		t.Logf("%s: unsandboxed %v, sandboxed %v", a.name, roundAll(off), roundAll(on))
 		mo, mn := medianDuration(off), medianDuration(on)
 		ratio := mn.Seconds() / mo.Seconds()
 		fmt.Fprintf(&table, "| %s | %.2f | %.2f | %.2f |\n", a.name, mo.Seconds(), mn.Seconds(), ratio)
