@@ -84,17 +84,21 @@
 // .mcp.json, dotfiles; an agent's profile adds its own settings, hooks and
 // extensions). Those that exist are mounted read-only, as .git is. A bind
 // mount needs something to cover, so for one that does not exist Wrap
-// makes an empty directory at the first missing component of its path
-// (marked with the extended attribute user.acpterm.placeholder), mounts it
-// read-only, and Applied.Cleanup or Spawner.Close removes it: the name
-// cannot be created, and no directory is left once the sandbox is done.
+// makes an empty directory at the first missing component of its path, or
+// an empty file when that is a name programs open as a file (.mcp.json,
+// opencode.json, the dotfiles), marked with the extended attribute
+// user.acpterm.placeholder, mounts it read-only, and Applied.Cleanup or
+// Spawner.Close removes it: the name cannot be created, and nothing is
+// left once the sandbox is done.
 // Each sandbox that uses a placeholder holds a shared flock(2) on it, and
 // only the last one removes it (an rmdir on the host would detach the
 // mounts over it in the other sandboxes). After a kill -9 the placeholder
 // stays, empty, until the next sandbox that protects the same path takes
-// it over and removes it when done. An empty directory is what the
-// placeholder looks like to everyone meanwhile: git ignores it, and a
-// program reading a file of that name gets EISDIR. Sandboxes of one
+// it over and removes it when done. An empty directory or file is what the
+// placeholder looks like to everyone meanwhile, the user's unconfined
+// programs too: git ignores an empty directory, and a program reads an
+// empty file as no settings (a directory where it opens a file would give
+// it EISDIR, on which opencode 1.18 does not start). Sandboxes of one
 // process share the placeholders one of them holds without touching the
 // file system; making them costs a start a few milliseconds (a directory
 // made, and removed after an RCU grace period, per name). A <root>/.git that

@@ -46,6 +46,20 @@ var homeNames = []string{
 	".claude.json",
 }
 
+// fileNames are the names of ProtectedNames that programs open as files.
+// A missing one is reserved with an empty file, not a directory: programs
+// read them at start, and some fail on a directory where they look for a
+// file (opencode 1.18 will not start with a directory opencode.json in its
+// project), where an empty file reads as no settings.
+var fileNames = append([]string{".gitmodules", ".mcp.json", "opencode.json", "opencode.jsonc"}, homeNames...)
+
+// placeholderIsFile reports whether the placeholder for path, the first
+// missing component of a protected path, is an empty file.
+func placeholderIsFile(path string) bool {
+	base := filepath.Base(path)
+	return slices.ContainsFunc(fileNames, func(n string) bool { return strings.EqualFold(n, base) })
+}
+
 // protectDepth is how deep below a root DefaultProtected looks for names of
 // ProtectedNames that exist: 3 reaches ROOT/a/b/c/.mcp.json, as Claude
 // Code's sandbox does.

@@ -167,7 +167,8 @@ type reservation struct {
 type heldDir struct {
 	path string
 	fd   int
-	refs int // guarded by heldDirs
+	file bool // an empty file, not a directory (placeholderIsFile)
+	refs int  // guarded by heldDirs
 }
 
 // heldDirs are this process's placeholders by path. A sandbox that starts
@@ -211,7 +212,7 @@ func reserve(paths []string) (r *reservation, mounts, lost []string) {
 			lost = append(lost, fmt.Sprintf("cannot reserve %s: %v", p, errs[i]))
 			continue
 		case fds[i] >= 0:
-			h := &heldDir{path: p, fd: fds[i], refs: 1}
+			h := &heldDir{path: p, fd: fds[i], file: placeholderIsFile(p), refs: 1}
 			heldDirs.m[p] = h // one that was removed under us is dropped
 			r.held = append(r.held, h)
 		}
@@ -239,9 +240,10 @@ func parallel(n int, f func(int)) {
 // directory is made under a temporary name, marked, and renamed into
 // place, so that no other sandbox sees it unmarked.
 func holdPlaceholder(path string) (int, error) {
+	file := placeholderIsFile(path)
 	for range 3 {
 		tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".acpterm-placeholder-%d-%d", os.Getpid(), placeholderSeq.Add(1)))
-		if err := unix.Mkdir(tmp, 0o755); err != nil {
+		if err := makePlaceholder(tmp, file); err != nil {
 			return -1, err
 		}
 		// Not every file system has user extended attributes: without
@@ -250,17 +252,17 @@ func holdPlaceholder(path string) (int, error) {
 		_ = unix.Lsetxattr(tmp, placeholderAttr, []byte("1"), 0)
 		made := true
 		if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_NOREPLACE); err != nil {
-			_ = unix.Rmdir(tmp)
+			removePlaceholder(tmp, file)
 			if !errors.Is(err, unix.EEXIST) {
 				return -1, err
 			}
 			made = false
 		}
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := openPlaceholder(path, file)
 		switch {
 		case errors.Is(err, unix.ENOENT):
 			continue // removed by its last holder meanwhile
-		case errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ELOOP):
+		case errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ELOOP), errors.Is(err, errNotPlaceholderKind):
 			return -1, nil
 		case err != nil:
 			return -1, err
@@ -283,7 +285,60 @@ func holdPlaceholder(path string) (int, error) {
 	return -1, errors.New("it kept changing")
 }
 
-// markedPlaceholder reports whether path is a directory with the mark.
+// errNotPlaceholderKind: what is at a placeholder's path is not of the
+// placeholder's kind (a directory where an empty file would be).
+var errNotPlaceholderKind = errors.New("not a placeholder")
+
+// makePlaceholder makes an empty directory, or an empty read-only file,
+// at path.
+func makePlaceholder(path string, file bool) error {
+	if !file {
+		return unix.Mkdir(path, 0o755)
+	}
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o444)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
+}
+
+// removePlaceholder removes the placeholder at path, if it is still
+// empty: an rmdir fails on a directory something was put in, and a file
+// that is no longer empty is left.
+func removePlaceholder(path string, file bool) {
+	if !file {
+		_ = unix.Rmdir(path)
+		return
+	}
+	var st unix.Stat_t
+	if unix.Lstat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size == 0 {
+		_ = unix.Unlink(path)
+	}
+}
+
+// openPlaceholder opens the placeholder at path, without following a
+// link and without blocking; errNotPlaceholderKind when it is of the
+// other kind.
+func openPlaceholder(path string, file bool) (int, error) {
+	if !file {
+		return unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		return -1, errNotPlaceholderKind
+	}
+	return fd, nil
+}
+
+// markedPlaceholder reports whether path is a placeholder with the mark.
 func markedPlaceholder(path string) bool {
 	var b [8]byte
 	_, err := unix.Lgetxattr(path, placeholderAttr, b[:])
@@ -331,8 +386,8 @@ func (r *reservation) release() {
 	parallel(len(done), func(i int) {
 		h := done[i]
 		if unix.Flock(h.fd, unix.LOCK_EX|unix.LOCK_NB) == nil && sameFile(h.fd, h.path) {
-			// Fails, and leaves it, if anything was put in it.
-			_ = unix.Rmdir(h.path)
+			// Leaves it if anything was put in it.
+			removePlaceholder(h.path, h.file)
 		}
 		unix.Close(h.fd)
 	})

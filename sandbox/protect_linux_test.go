@@ -205,8 +205,8 @@ func TestProtectedShared(t *testing.T) {
 }
 
 // TestProtectedOtherProcess: a placeholder another process's sandbox
-// holds (a shared flock on its own open of the directory, as that
-// process's reservation has) is left in place when this one ends, and
+// holds (a shared flock on its own open of it, as that process's
+// reservation has; for .mcp.json, an empty file) is left in place when this one ends, and
 // removed by the next sandbox once that one let go.
 func TestProtectedOtherProcess(t *testing.T) {
 	need(t, true)
@@ -214,7 +214,7 @@ func TestProtectedOtherProcess(t *testing.T) {
 	mcp := filepath.Join(ws, ".mcp.json")
 	p := &Policy{Mode: WorkspaceWrite, Writable: []string{ws}, Protected: []string{mcp}}
 	a := wrap(t, p, exec.Command("/bin/true"))
-	other, err := unix.Open(mcp, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	other, err := unix.Open(mcp, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatalf("no placeholder at %s: %v", mcp, err)
 	}
@@ -224,14 +224,14 @@ func TestProtectedOtherProcess(t *testing.T) {
 	if err := a.Cleanup(); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Lstat(mcp); err != nil || !fi.IsDir() {
-		t.Fatalf("the placeholder another sandbox holds was removed: %v", err)
+	if fi, err := os.Lstat(mcp); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+		t.Fatalf("the placeholder another sandbox holds was removed or changed: %v, %v", fi, err)
 	}
 	if out := (box{}).session(t, p, ws, "echo {} > .mcp.json && echo planted"); strings.Contains(out, "planted") {
 		t.Errorf("while another sandbox holds the placeholder, a command planted .mcp.json")
 	}
-	if fi, err := os.Lstat(mcp); err != nil || !fi.IsDir() {
-		t.Fatalf("the placeholder another sandbox holds was removed: %v", err)
+	if fi, err := os.Lstat(mcp); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+		t.Fatalf("the placeholder another sandbox holds was removed or changed: %v, %v", fi, err)
 	}
 	unix.Close(other)
 	(box{}).session(t, p, ws, "true")
@@ -311,4 +311,28 @@ func without(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// TestProtectedFilePlaceholder: a missing protected name that programs
+// open as a file is reserved with an empty file, which reads as empty
+// (opencode will not start with a directory where its opencode.json would
+// be) and cannot be written; one of a directory with an empty directory.
+// Neither is left afterwards.
+func TestProtectedFilePlaceholder(t *testing.T) {
+	need(t, true)
+	ws := t.TempDir()
+	p := &Policy{Mode: WorkspaceWrite, Writable: []string{ws}, Protected: []string{filepath.Join(ws, "opencode.json"), filepath.Join(ws, ".vscode")}}
+	out := (box{}).session(t, p, ws, `test -f opencode.json && test ! -s opencode.json && cat opencode.json && echo read-ok
+echo '{"mcp":{}}' > opencode.json && echo planted
+test -d .vscode && echo dir-ok`)
+	for _, want := range []string{"read-ok", "dir-ok"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the command's output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "planted") {
+		t.Errorf("a command wrote the placeholder of opencode.json:\n%s", out)
+	}
+	mustNotExist(t, filepath.Join(ws, "opencode.json"))
+	mustNotExist(t, filepath.Join(ws, ".vscode"))
 }

@@ -39,9 +39,16 @@ func newAgentsFlags(w io.Writer) *flag.FlagSet {
 
 Lists the agents "acpterm run NAME" knows, how each would be started here
 (installed: its program is on PATH; via npx: npx fetches its npm package;
-not installed) and the command line. Add or replace agents in the config
-file it names, as {"NAME": {"command": ["PROGRAM", "ARG", ...]}}.
-"acpterm run [flags] -- COMMAND [ARGS...]" runs any command as the agent.
+not installed) and the command line. claude and codex are the adapters
+@agentclientprotocol/claude-agent-acp and @agentclientprotocol/codex-acp
+(which took over from the unmaintained @zed-industries packages of the
+same programs). Add or replace agents in the config file it names, as
+{"NAME": {"command": ["PROGRAM", "ARG", ...]}}; to pin another release of
+a named agent, replace it with npx and a version, e.g.
+{"codex": {"command": ["npx", "-y", "@agentclientprotocol/codex-acp@2.5.0"]}}
+(an npx line of the agent's package, or of its former @zed-industries
+one, keeps the agent's profile). "acpterm run [flags] -- COMMAND
+[ARGS...]" runs any command as the agent.
 
 Then each agent's profile: what it writes besides the workspace, which
 "acpterm run" makes writable when it confines the agent as a whole

@@ -110,13 +110,13 @@ func TestSessionsLoginNpxPlantedInWorkspace(t *testing.T) {
 	env, _, _ := agentStartEnv(t, npx, "")
 	ws := t.TempDir()
 	marker := filepath.Join(t.TempDir(), "marker")
-	pkg := "node_modules/@zed-industries/claude-agent-acp"
+	pkg := "node_modules/@agentclientprotocol/claude-agent-acp"
 	plant := fmt.Sprintf(`set -e
 mkdir -p %[1]s node_modules/.bin
-printf '{"name": "@zed-industries/claude-agent-acp", "version": "9.9.9", "bin": {"claude-agent-acp": "run.sh"}}' > %[1]s/package.json
+printf '{"name": "@agentclientprotocol/claude-agent-acp", "version": "9.9.9", "bin": {"claude-agent-acp": "run.sh"}}' > %[1]s/package.json
 printf '#!/bin/sh\necho planted >> %[2]s\n' > %[1]s/run.sh
 chmod +x %[1]s/run.sh
-ln -s ../@zed-industries/claude-agent-acp/run.sh node_modules/.bin/claude-agent-acp
+ln -s ../@agentclientprotocol/claude-agent-acp/run.sh node_modules/.bin/claude-agent-acp
 echo planted-ok`, pkg, marker)
 	r := runCommand(t, env, ws, plant)
 	if !strings.Contains(r.stdout, "planted-ok") {
@@ -145,7 +145,7 @@ func npmPackage(t *testing.T) []byte {
 		name, body string
 		mode       int64
 	}{
-		{"package/package.json", `{"name": "@zed-industries/claude-agent-acp", "version": "1.0.0", "bin": {"claude-agent-acp": "run.sh"}}`, 0o644},
+		{"package/package.json", `{"name": "@agentclientprotocol/claude-agent-acp", "version": "1.0.0", "bin": {"claude-agent-acp": "run.sh"}}`, 0o644},
 		{"package/run.sh", "#!/bin/sh\necho 'the real package ran' >&2\nexit 1\n", 0o755},
 	}
 	var buf bytes.Buffer
@@ -184,12 +184,12 @@ func npmRegistry(t *testing.T) string {
 			http.NotFound(w, r)
 			return
 		}
-		version := map[string]any{"name": "@zed-industries/claude-agent-acp", "version": "1.0.0",
+		version := map[string]any{"name": "@agentclientprotocol/claude-agent-acp", "version": "1.0.0",
 			"bin": map[string]string{"claude-agent-acp": "run.sh"},
 			"dist": map[string]string{"tarball": "http://" + r.Host + "/claude-agent-acp-1.0.0.tgz",
 				"integrity": "sha512-" + base64.StdEncoding.EncodeToString(sum[:])}}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"name": "@zed-industries/claude-agent-acp",
+		_ = json.NewEncoder(w).Encode(map[string]any{"name": "@agentclientprotocol/claude-agent-acp",
 			"dist-tags": map[string]string{"latest": "1.0.0"}, "versions": map[string]any{"1.0.0": version}})
 	}))
 	t.Cleanup(srv.Close)
@@ -271,7 +271,7 @@ func TestNpmCacheOfConfinedAgentRunsConfined(t *testing.T) {
 	}
 	// What the agent, confined, could do to the cache it was started
 	// from: acpterm's, or npm's own where acpterm used that.
-	installed := filepath.Join("_npx", "*", "node_modules", "@zed-industries", "claude-agent-acp", "run.sh")
+	installed := filepath.Join("_npx", "*", "node_modules", "@agentclientprotocol", "claude-agent-acp", "run.sh")
 	found, _ := filepath.Glob(filepath.Join(state, "acpterm", "npm", "*", installed))
 	npmOwn, _ := filepath.Glob(filepath.Join(home, ".npm", installed))
 	found = append(found, npmOwn...)

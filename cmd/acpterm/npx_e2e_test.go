@@ -13,7 +13,7 @@ import (
 // earlier run could leave there.
 func plantPackage(t *testing.T, ws, marker string) {
 	t.Helper()
-	pkg := filepath.Join(ws, "node_modules", "@zed-industries", "claude-agent-acp")
+	pkg := filepath.Join(ws, "node_modules", "@agentclientprotocol", "claude-agent-acp")
 	bin := filepath.Join(ws, "node_modules", ".bin")
 	for _, d := range []string{pkg, bin} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -21,7 +21,7 @@ func plantPackage(t *testing.T, ws, marker string) {
 		}
 	}
 	files := map[string]string{
-		filepath.Join(pkg, "package.json"): `{"name": "@zed-industries/claude-agent-acp", "version": "9.9.9", "bin": {"claude-agent-acp": "run.sh"}}`,
+		filepath.Join(pkg, "package.json"): `{"name": "@agentclientprotocol/claude-agent-acp", "version": "9.9.9", "bin": {"claude-agent-acp": "run.sh"}}`,
 		filepath.Join(pkg, "run.sh"):       "#!/bin/sh\necho planted > " + marker + "\n",
 	}
 	for p, body := range files {
@@ -29,7 +29,7 @@ func plantPackage(t *testing.T, ws, marker string) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Symlink("../@zed-industries/claude-agent-acp/run.sh", filepath.Join(bin, "claude-agent-acp")); err != nil {
+	if err := os.Symlink("../@agentclientprotocol/claude-agent-acp/run.sh", filepath.Join(bin, "claude-agent-acp")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -90,7 +90,7 @@ func TestNpxPlantedPackageNotRun(t *testing.T) {
 	// is a fact about npx, not acpterm, and costs a second of node, so the
 	// -short run trusts it.
 	if !testing.Short() {
-		control := exec.Command(npx, "-y", "@zed-industries/claude-agent-acp")
+		control := exec.Command(npx, "-y", "@agentclientprotocol/claude-agent-acp")
 		control.Dir = ws
 		control.Env = append(os.Environ(), npmEnv...)
 		if out, err := control.CombinedOutput(); err != nil {

@@ -313,7 +313,8 @@ func TestProtectUnprotectable(t *testing.T) {
 }
 
 // TestProtectKilled: a kill -9 of acpterm leaves the placeholders of the
-// protected names that did not exist (empty directories, marked); the next
+// protected names that did not exist (empty directories, or empty files
+// for names of files, marked); the next
 // session in that workspace takes them over and removes them at its end.
 func TestProtectKilled(t *testing.T) {
 	t.Parallel()
@@ -325,8 +326,11 @@ func TestProtectKilled(t *testing.T) {
 	}
 	s.wait()
 	fi, err := os.Lstat(filepath.Join(ws, ".mcp.json"))
-	if err != nil || !fi.IsDir() {
-		t.Fatalf("after a kill -9, .mcp.json: %v, want the placeholder left", err)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+		t.Fatalf("after a kill -9, .mcp.json: %v, %v; want the placeholder left (an empty file)", fi, err)
+	}
+	if fi, err := os.Lstat(filepath.Join(ws, ".vscode")); err != nil || !fi.IsDir() {
+		t.Fatalf("after a kill -9, .vscode: %v, %v; want the placeholder left (an empty directory)", fi, err)
 	}
 	r := acpterm(t, opts{plain: true, dir: ws}, "run", "--approve-all", "-p", "true", "--", plainAcpterm(t), "agent")
 	if r.code != 0 {

@@ -108,16 +108,12 @@ func roundAll(d []time.Duration) []time.Duration {
 }
 
 // acpxCommand is the agent command acpx is given for a: the program and
-// arguments acpterm starts for it, as `acpterm agents` shows them, with
-// what the agent needs unconfined (codex runs its commands itself, in
-// bubblewrap unless told otherwise, and bubblewrap is missing here: so in
-// its full-access mode, as acpterm starts it when it confines it).
+// arguments acpterm starts for it, as `acpterm agents` shows them.
+// (codex-acp 2.6 reads nothing from its command line; unconfined, its
+// default mode runs commands in the bubblewrap codex bundles.)
 func acpxCommand(t *testing.T, acp string, a scriptedAgent) string {
 	t.Helper()
 	words := append(agentCommand(t, acp, a.name), a.args...)
-	if a.name == "codex" {
-		words = append(words, "-c", `sandbox_mode="danger-full-access"`)
-	}
 	quoted := make([]string, len(words))
 	for i, w := range words {
 		quoted[i] = shellQuote(w)
@@ -134,8 +130,8 @@ func timeAcpterm(t *testing.T, acp, bin string, a scriptedAgent, marker string) 
 	t.Helper()
 	m := newModelServer(marker)
 	defer m.Close()
-	env, extra := scriptedHome(t, bin, a, m, nil)
-	r := runCombined(t, acp, t.TempDir(), env, 150*time.Second, m.Reply, scriptedArgs(a, extra...)...)
+	env := scriptedHome(t, bin, a, m, nil)
+	r := runCombined(t, acp, t.TempDir(), env, 150*time.Second, m.Reply, scriptedArgs(a)...)
 	checkTimedRun(t, "acpterm", a, m, r)
 	return timed{r.elapsed, r.reply}
 }
@@ -145,7 +141,7 @@ func timeAcpx(t *testing.T, acpx, bin string, a scriptedAgent, command, marker s
 	t.Helper()
 	m := newModelServer(marker)
 	defer m.Close()
-	env, _ := scriptedHome(t, bin, a, m, []string{"--sandbox-agent=false"})
+	env := scriptedHome(t, bin, a, m, []string{"--sandbox-agent=false"})
 	ws := t.TempDir()
 	r := runCombined(t, acpx, ws, env, 150*time.Second, m.Reply,
 		"--approve-all", "--format", "text", "--cwd", ws, "--timeout", "90", "--agent", command, "exec", acpxPrompt)

@@ -39,9 +39,8 @@ func screenBin(t testing.TB) string {
 }
 
 // scriptedHome makes a fresh home for a against m, and returns the
-// environment of a run in it and the flags a needs beside flags: the same
-// as runScripted's.
-func scriptedHome(t testing.TB, bin string, a scriptedAgent, m *modelServer, flags []string) (env, extra []string) {
+// environment of a run in it with flags: the same as runScripted's.
+func scriptedHome(t testing.TB, bin string, a scriptedAgent, m *modelServer, flags []string) []string {
 	t.Helper()
 	home := t.TempDir()
 	for rel, body := range filesOf(a, m.URL()) {
@@ -53,7 +52,7 @@ func scriptedHome(t testing.TB, bin string, a scriptedAgent, m *modelServer, fla
 			t.Fatal(err)
 		}
 	}
-	env = []string{
+	env := []string{
 		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + home,
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
@@ -69,10 +68,7 @@ func scriptedHome(t testing.TB, bin string, a scriptedAgent, m *modelServer, fla
 	if a.name == "claude" && os.Geteuid() == 0 && unconfined {
 		env = append(env, "IS_SANDBOX=1") // see runScripted
 	}
-	if _, err := exec.LookPath("bwrap"); err != nil && a.name == "codex" && unconfined {
-		extra = []string{"--mode", "full-access"} // see runScripted
-	}
-	return env, extra
+	return env
 }
 
 // combined is a run whose stdout and stderr were one pipe, so that the
@@ -172,16 +168,16 @@ func TestRealAgentsScreen(t *testing.T) {
 			t.Run("text", func(t *testing.T) {
 				m := newModelServer(a.name + "-t")
 				defer m.Close()
-				env, extra := scriptedHome(t, bin, a, m, nil)
-				r := runCombined(t, acp, t.TempDir(), env, 150*time.Second, m.Reply, scriptedArgs(a, extra...)...)
+				env := scriptedHome(t, bin, a, m, nil)
+				r := runCombined(t, acp, t.TempDir(), env, 150*time.Second, m.Reply, scriptedArgs(a)...)
 				t.Logf("exit %d after %v:\n%.6000s", r.code, r.elapsed.Round(time.Millisecond), r.out)
 				checkTextScreen(t, a, m, r)
 			})
 			t.Run("json", func(t *testing.T) {
 				m := newModelServer(a.name + "-j")
 				defer m.Close()
-				env, extra := scriptedHome(t, bin, a, m, nil)
-				r := runBinary(t, acp, opts{env: env, bound: 150 * time.Second}, scriptedArgs(a, append(extra, "--format", "json")...)...)
+				env := scriptedHome(t, bin, a, m, nil)
+				r := runBinary(t, acp, opts{env: env, bound: 150 * time.Second}, scriptedArgs(a, "--format", "json")...)
 				t.Logf("exit %d after %v\nstdout:\n%.8000s\nstderr:\n%.3000s", r.code, r.elapsed.Round(time.Millisecond), r.stdout, r.stderr)
 				checkJSONScreen(t, a, m, r)
 			})

@@ -5,7 +5,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,10 +23,30 @@ type scriptedAgent struct {
 	// silent: the agent sends none of its command's output over ACP
 	// (gemini's tool call carries content: []), so none can be shown.
 	silent bool
+	// saves is where, relative to HOME, the agent keeps a session it
+	// ran (matchSaved's pattern): TestRealAgentsWrites checks that it
+	// still does when confined.
+	saves string
+	// unconfinedOnly are files (matchSaved's patterns, relative to HOME)
+	// the agent writes unconfined and not confined, each for a reason
+	// given beside it: mostly what its profile keeps read-only on purpose
+	// (what an unconfined run would later execute or load), which the
+	// agent works without.
+	unconfinedOnly []string
+	// confinedMode is the mode acpterm switches the agent's session to
+	// when it confines it (its profile's ConfinedModes); unconfined, the
+	// agent's own default stays.
+	confinedMode string
+	// command, when set, is the shell line the model asks for instead of
+	// the model server's own (whose output proves it ran).
+	command string
 }
 
 var scriptedAgents = []scriptedAgent{
-	{name: "codex",
+	{name: "codex", saves: ".codex/sessions/**/rollout-*.jsonl", confinedMode: "agent-full-access",
+		// The skills codex installs from its binary, under skills/,
+		// which is read-only: what a skill says, codex's model runs.
+		unconfinedOnly: []string{".codex/skills/.system/**/*"},
 		files: func(url string) map[string]string {
 			return map[string]string{".codex/config.toml": fmt.Sprintf(`model = "mock-model"
 model_provider = "mock"
@@ -40,17 +59,26 @@ wire_api = "responses"
 `, url)}
 		},
 		env: func(string) []string { return []string{"OPENAI_API_KEY=dummy"} }},
-	{name: "claude",
+	{name: "claude", saves: ".claude/projects/*/*.jsonl",
+		unconfinedOnly: []string{
+			// plugins/ is read-only confined (plugins bring hooks and
+			// MCP servers); Claude Code records its built-in one there.
+			".claude/plugins/**/*",
+			// A backup of ~/.claude.json, which it makes when it finds
+			// none and creates it; confined, acpterm has created it
+			// first (holding {}), as the profile says.
+			".claude/backups/.claude.json.backup.*",
+		},
 		env: func(url string) []string {
 			return []string{"ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
 		}},
-	{name: "gemini",
+	{name: "gemini", saves: ".gemini/tmp/*/chats/session-*.jsonl",
 		files: func(string) map[string]string {
 			return map[string]string{".gemini/settings.json": `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`}
 		},
 		env:    func(url string) []string { return []string{"GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL=" + url} },
 		silent: true},
-	{name: "opencode",
+	{name: "opencode", saves: ".local/share/opencode/opencode.db",
 		files: func(url string) map[string]string {
 			return map[string]string{".config/opencode/opencode.json": fmt.Sprintf(`{
   "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "mock",
@@ -62,11 +90,14 @@ wire_api = "responses"
 		env: func(string) []string {
 			return []string{"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1"}
 		}},
-	{name: "qwen",
+	{name: "qwen", saves: ".qwen/projects/*/chats/*.jsonl",
+		// extensions/ is read-only confined (extensions bring MCP
+		// servers and commands).
+		unconfinedOnly: []string{".qwen/extensions/extension-enablement.json"},
 		env: func(url string) []string {
 			return []string{"OPENAI_API_KEY=dummy", "OPENAI_BASE_URL=" + url + "/v1", "OPENAI_MODEL=mock-model"}
 		}},
-	{name: "omp",
+	{name: "omp", saves: ".omp/agent/sessions/*/*.jsonl",
 		files: func(url string) map[string]string {
 			return map[string]string{".omp/agent/models.yml": fmt.Sprintf(`providers:
   mock:
@@ -79,7 +110,7 @@ wire_api = "responses"
 `, url)}
 		},
 		args: []string{"--model", "mock/mock-model"}},
-	{name: "pi",
+	{name: "pi", saves: ".pi/agent/sessions/*/*.jsonl",
 		files: func(url string) map[string]string {
 			return map[string]string{
 				".pi/agent/models.json": fmt.Sprintf(`{"providers": {"mock": {"baseUrl": "%s/v1", "api": "openai-completions", "apiKey": "dummy",
@@ -109,14 +140,19 @@ type scriptedRun struct {
 	called bool // the server sent the shell tool call
 	ran    bool // and got its output back: the command ran
 	m      *modelServer
+	home   string // the fresh HOME it ran in
+	start  time.Time
 }
 
 // cache, when set, is XDG_CACHE_HOME, kept across runs as a user's is;
-// "" is one in the fresh home.
-func runScripted(t *testing.T, bin string, a scriptedAgent, flags []string, marker, cache string) scriptedRun {
+// "" is one in the fresh home. extraEnv is added last.
+func runScripted(t *testing.T, bin string, a scriptedAgent, flags []string, marker, cache string, extraEnv ...string) scriptedRun {
 	t.Helper()
 	m := newModelServer(marker)
 	defer m.Close()
+	if a.command != "" {
+		m.Command = a.command
+	}
 	home := t.TempDir()
 	for rel, body := range filesOf(a, m.URL()) {
 		p := filepath.Join(home, rel)
@@ -147,19 +183,16 @@ func runScripted(t *testing.T, bin string, a scriptedAgent, flags []string, mark
 		// (acpterm says so itself when it confines it).
 		env = append(env, "IS_SANDBOX=1")
 	}
-	if _, err := exec.LookPath("bwrap"); err != nil && a.name == "codex" && slices.Contains(flags, "--sandbox-agent=false") {
-		// Unconfined, codex runs its commands in bubblewrap, which is
-		// missing: its full-access mode runs them directly.
-		flags = append(slices.Clone(flags), "--mode", "full-access")
-	}
+	env = append(env, extraEnv...)
 	const turnTimeout = 90 * time.Second
 	args := append([]string{"run", "--approve-all", "--turn-timeout", turnTimeout.String()}, flags...)
 	args = append(args, "-p", "Run the command, then say what it printed.", a.name)
 	args = append(args, a.args...)
 	ws := t.TempDir()
+	start := time.Now()
 	r := runBinary(t, acptermBin, opts{env: env, dir: ws, bound: turnTimeout + 60*time.Second}, args...)
 	called, ran := m.ToolCalled()
-	return scriptedRun{r: r, called: called, ran: ran, m: m}
+	return scriptedRun{r: r, called: called, ran: ran, m: m, home: home, start: start}
 }
 
 func filesOf(a scriptedAgent, url string) map[string]string {
@@ -211,6 +244,12 @@ func TestRealAgentsScripted(t *testing.T) {
 					if !a.silent && !strings.Contains(r.stdout, s.m.Output) {
 						t.Errorf("stdout lacks the command's output %q", s.m.Output)
 					}
+					if a.confinedMode != "" {
+						switched := strings.Contains(r.stdout, "mode "+a.confinedMode+" ")
+						if confined := v.name != "unsandboxed"; switched != confined {
+							t.Errorf("confined %v, but the session's mode line says %q: want mode %s only when confined", confined, firstLine(r.stdout, "mode "), a.confinedMode)
+						}
+					}
 				})
 			}
 		})
@@ -256,6 +295,7 @@ func TestRealAgentsSandboxCost(t *testing.T) {
 				}
 			}
 		}
+		t.Logf("%s: unsandboxed %v, sandboxed %v", a.name, roundAll(off), roundAll(on))
 		mo, mn := medianDuration(off), medianDuration(on)
 		ratio := mn.Seconds() / mo.Seconds()
 		fmt.Fprintf(&table, "| %s | %.2f | %.2f | %.2f |\n", a.name, mo.Seconds(), mn.Seconds(), ratio)
@@ -276,4 +316,82 @@ func medianDuration(d []time.Duration) time.Duration {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// firstLine is the first line of s that starts with prefix, or "".
+func firstLine(s, prefix string) string {
+	for line := range strings.Lines(s) {
+		if strings.HasPrefix(line, prefix) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
+// TestRealAgentsModeChoices: --mode with a mode codex does not offer is a
+// usage error (exit 2) that lists the modes codex-acp offers, confined or
+// not, and nothing is sent to the model.
+//
+//	ACPTERM_REAL_AGENTS=1 ACPTERM_REAL_AGENTS_DIR=DIR go test -tags realagents ./cmd/acpterm -run TestRealAgentsModeChoices -v
+func TestRealAgentsModeChoices(t *testing.T) {
+	if os.Getenv(realAgentsEnv) == "" {
+		t.Skipf("set %s=1 to install the real agents from npm and run them", realAgentsEnv)
+	}
+	bin := installRealAgents(t)
+	i := slices.IndexFunc(scriptedAgents, func(a scriptedAgent) bool { return a.name == "codex" })
+	for _, flags := range [][]string{nil, {"--sandbox-agent=false"}} {
+		s := runScripted(t, bin, scriptedAgents[i], append(flags, "--mode", "danger"), "codex-mode", "")
+		const want = `--mode danger: the agent offers no such mode; it offers read-only, workspace-write, agent, agent-full-access`
+		if s.r.code != 2 || !strings.Contains(s.r.stderr, want) || s.called {
+			t.Errorf("%q: exit %d, model called %v; want 2, none, and %q\nstderr:\n%s", flags, s.r.code, s.called, want, s.r.stderr)
+		}
+	}
+}
+
+// TestRealAgentsConfinedFailure: codex and claude, confined by default,
+// are asked by their model to write outside the writable paths; acpterm's
+// sandbox refuses, and the run exits 6 saying so, where unconfined the
+// same turn exits 0. A command that fails on its own (a missing
+// directory) exits 0 confined too. claude runs in its mode "default"
+// (asking, and --approve-all allows), since its default "auto" mode asks
+// the model server to classify the command, which it cannot answer, and
+// blocks it before it runs.
+//
+//	ACPTERM_REAL_AGENTS=1 ACPTERM_REAL_AGENTS_DIR=DIR go test -tags realagents ./cmd/acpterm -run TestRealAgentsConfinedFailure -v
+func TestRealAgentsConfinedFailure(t *testing.T) {
+	if os.Getenv(realAgentsEnv) == "" {
+		t.Skipf("set %s=1 to install the real agents from npm and run them", realAgentsEnv)
+	}
+	bin := installRealAgents(t)
+	for _, name := range []string{"codex", "claude"} {
+		i := slices.IndexFunc(scriptedAgents, func(a scriptedAgent) bool { return a.name == name })
+		a := scriptedAgents[i]
+		var mode []string
+		if name == "claude" {
+			mode = []string{"--mode", "default"}
+		}
+		for _, tt := range []struct {
+			name    string
+			command string
+			flags   []string
+			code    int
+		}{
+			{"confined, a write to HOME", "touch \"$HOME/acpterm-outside\"", nil, 6},
+			{"unconfined, a write to HOME", "touch \"$HOME/acpterm-outside\"", []string{"--sandbox-agent=false"}, 0},
+			{"confined, a missing directory", "touch /nonexistent-acpterm-dir/x", nil, 0},
+		} {
+			t.Run(name+"/"+tt.name, func(t *testing.T) {
+				a.command = tt.command
+				s := runScripted(t, bin, a, append(slices.Clone(mode), tt.flags...), name+"-refused", "")
+				t.Logf("exit %d\nstdout:\n%.3000s\nstderr:\n%.3000s", s.r.code, s.r.stdout, s.r.stderr)
+				if s.r.code != tt.code || !s.called {
+					t.Errorf("exit %d (tool called %v), want %d", s.r.code, s.called, tt.code)
+				}
+				said := strings.Contains(s.r.stderr, "failed in acpterm's sandbox")
+				if said != (tt.code == 6) || tt.code == 6 && !strings.Contains(s.r.stderr, "--writable PATH") {
+					t.Errorf("stderr says the sandbox refused: %v, want %v, with what widens it", said, tt.code == 6)
+				}
+			})
+		}
+	}
 }

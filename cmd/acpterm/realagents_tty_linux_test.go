@@ -302,7 +302,7 @@ func TestRealAgentsTTY(t *testing.T) {
 				}
 				m.Command = "cd " + sub + " && " + m.Command
 			}
-			env, extra := scriptedHome(t, bin, a, m, nil)
+			env := scriptedHome(t, bin, a, m, nil)
 			env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "NO_COLOR=") })
 			env = append(env, "NO_COLOR=1", "TERM=tmux-256color")
 			if tc.shell {
@@ -312,7 +312,7 @@ func TestRealAgentsTTY(t *testing.T) {
 				}
 				env = append(env, "SHELL="+sh)
 			}
-			args := append([]string{"run", "--turn-timeout", "90s"}, extra...)
+			args := []string{"run", "--turn-timeout", "90s"}
 			args = append(args, strings.Fields(os.Getenv(screenFlagsEnv))...)
 			if dir := os.Getenv("ACPTERM_REAL_AGENTS_WIRE"); dir != "" {
 				wire := filepath.Join(dir, tc.name+".jsonl")

@@ -17,6 +17,10 @@ const maxPromptBytes = 16 << 20
 var runUsage = fmt.Sprintf(`usage: acpterm run [flags] -- AGENT [ARGS...]
        acpterm run [flags] NAME [ARGS...]     (a named agent: acpterm agents)
 
+Another release of a named agent: "acpterm run -- npx -y PACKAGE@VERSION"
+(it gets the agent's profile), or an entry in agents.json that replaces
+the name (see acpterm help agents).
+
 Runs a prompt, or an interactive session, with an ACP agent: starts AGENT
 (in its own process group, its stderr to ours), initializes it with
 terminal and fs support, opens a session in --cwd (or continues one), sends
@@ -106,8 +110,13 @@ profile (acpterm agents: the named agents, their programs by name, an
 agents.json entry with "writable" paths) is itself confined too, with
 everything it runs: it may also write its own state (its profile's paths,
 created if missing) and gets a private TMPDIR; --sandbox-agent=false
-leaves it unconfined, --sandbox-agent confines an agent without one. A dim
-line on stderr at the start says what is confined. An agent started
+leaves it unconfined, --sandbox-agent confines an agent without one. An
+agent with a sandbox of its own that cannot start inside acpterm's (codex)
+is switched, confined, to its mode that runs commands directly
+(agent-full-access), unless --mode names another. A dim
+line on stderr at the start says what is confined. When every command
+the agent ran in a turn failed because of the sandbox, acpterm says so on
+stderr, with the first error and the flags that widen it, and exits 6. An agent started
 through npx starts in acpterm's state directory, not the workspace, so
 that npx never runs a package planted in the workspace's node_modules,
 with an npm cache there that no command can write: one of its own for a

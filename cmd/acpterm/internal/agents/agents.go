@@ -27,6 +27,10 @@ type Agent struct {
 	Package string
 	// PackageArgs follow the package name on the npx command line.
 	PackageArgs []string
+	// FormerPackages are packages that provided the same program before
+	// Package did: started through npx by name (an agents.json entry
+	// pinning an older release), they get the agent's profile too.
+	FormerPackages []string
 	// FromConfig reports an entry of the user's config file.
 	FromConfig bool
 	// Writable are the paths an entry of the config file says the agent
@@ -35,13 +39,18 @@ type Agent struct {
 }
 
 // builtin are the agents people run most, with the launch commands their
-// packages document (checked with the npm releases of 2026-11: codex-acp
-// 0.16.0, gemini-cli 0.61.0, opencode-ai 1.18.33, claude-agent-acp 0.23.1,
-// qwen-code 0.24.4; omp 18.2.3, which needs bun, and pi-acp 0.0.34, which
-// needs pi, have no npx line).
+// packages document (checked with the npm releases of 2026-12:
+// @agentclientprotocol/claude-agent-acp 0.101.0 and
+// @agentclientprotocol/codex-acp 2.6.0, which took over from the
+// @zed-industries packages of the same programs, no longer maintained
+// (claude-agent-acp 0.23.x, codex-acp 0.16.0); gemini-cli 0.61.0,
+// opencode-ai 1.18.33, qwen-code 0.24.4; omp 18.2.3, which needs bun, and
+// pi-acp 0.0.34, which needs pi, have no npx line).
 var builtin = []Agent{
-	{Name: "claude", Command: []string{"claude-agent-acp"}, Package: "@zed-industries/claude-agent-acp"},
-	{Name: "codex", Command: []string{"codex-acp"}, Package: "@zed-industries/codex-acp"},
+	{Name: "claude", Command: []string{"claude-agent-acp"}, Package: "@agentclientprotocol/claude-agent-acp",
+		FormerPackages: []string{"@zed-industries/claude-agent-acp"}},
+	{Name: "codex", Command: []string{"codex-acp"}, Package: "@agentclientprotocol/codex-acp",
+		FormerPackages: []string{"@zed-industries/codex-acp"}},
 	{Name: "gemini", Command: []string{"gemini", "--acp"}, Package: "@google/gemini-cli", PackageArgs: []string{"--acp"}},
 	{Name: "opencode", Command: []string{"opencode", "acp"}, Package: "opencode-ai", PackageArgs: []string{"acp"}},
 	{Name: "qwen", Command: []string{"qwen", "--acp"}, Package: "@qwen-code/qwen-code", PackageArgs: []string{"--acp"}},

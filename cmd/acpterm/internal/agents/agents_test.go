@@ -43,7 +43,7 @@ func TestResolve(t *testing.T) {
 	}{
 		{"installed", codex, []string{"codex-acp", "npx"}, "codex-acp", Installed, ""},
 		{"npx", gemini, []string{"npx"}, "npx -y @google/gemini-cli --acp", ViaNpx, ""},
-		{"nothing", codex, nil, "", NotInstalled, "npm install -g @zed-industries/codex-acp"},
+		{"nothing", codex, nil, "", NotInstalled, "npm install -g @agentclientprotocol/codex-acp"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,6 +49,15 @@ type Profile struct {
 	// confines it: settings that turn off a sandbox of the agent's own,
 	// which acpterm's then stands in for.
 	ConfinedArgs []string
+	// ConfinedModes are the agent's session modes that turn its own
+	// sandbox off, for agents that take that choice over ACP rather than
+	// on their command line: when acpterm confines the agent and --mode
+	// names none, the session is switched to the first of them the agent
+	// offers (session/set_mode, or its config option of category mode)
+	// before the first prompt. A sandbox of the agent's own inside
+	// acpterm's fails every command (it cannot set up its namespaces and
+	// mounts on a read-only system), and acpterm's holds all it runs.
+	ConfinedModes []string
 	// LastingEnv are variables pointed, when the agent's writes are
 	// confined, at directories of its own that outlive the run (writable,
 	// as Dirs are). They are for caches the agent would otherwise keep in
@@ -257,20 +266,34 @@ var profiles = map[string]Profile{
 		TempEnv: []string{"CLAUDE_CODE_TMPDIR"},
 		RootEnv: []string{"IS_SANDBOX=1"},
 	},
-	// codex keeps its config, auth, logs and session database in
-	// CODEX_HOME, else ~/.codex. Its own modes run each command in
-	// bubblewrap, which nests a user namespace in acpterm's sandbox and,
-	// where bwrap is missing, crashes every command (exit 101); confined by
-	// acpterm, whose sandbox holds every command it runs, it is told to
-	// run them directly.
-	// Its config.toml names the notify program and MCP servers; rules/
-	// holds the command prefixes it runs without asking; skills/ what its
-	// model runs on a word.
+	// codex-acp (@agentclientprotocol/codex-acp 2.6, over codex 0.166)
+	// keeps its config, auth, logs, sessions and state databases in
+	// CODEX_HOME, else ~/.codex. Its modes read-only, workspace-write and
+	// agent (the default) run each command in codex's own bubblewrap
+	// sandbox, which inside acpterm's fails every command ("error
+	// building bubblewrap command: Read-only file system"); it reads no
+	// settings from its command line, so confined by acpterm, whose
+	// sandbox holds every command it runs, it is switched to the mode
+	// that runs them directly: agent-full-access, or full-access in the
+	// @zed-industries/codex-acp releases (0.16), which took
+	// `-c sandbox_mode=…` instead and offered read-only, auto and
+	// full-access.
+	// Its config.toml names the notify program, hooks and MCP servers;
+	// hooks.json holds hooks too; rules/ the command prefixes it runs
+	// without asking; skills/ and plugins/ what its model runs on a word.
+	// codex installs its own system skills in skills/.system at start
+	// (imagegen, openai-docs, skill-creator, …, scripts included):
+	// confined, that fails ("failed to install system skills: … Read-only
+	// file system", on its stderr) and it runs without them, unless an
+	// unconfined run installed them before.
 	"codex-acp": {
-		Dirs:         []PathSpec{{Env: "CODEX_HOME", Rel: ".codex"}},
-		ConfigFiles:  []PathSpec{{Env: "CODEX_HOME", Under: "config.toml", Rel: ".codex/config.toml"}},
-		ConfigDirs:   underEach("CODEX_HOME", "", ".codex", "rules", "skills"),
-		ConfinedArgs: []string{"-c", `sandbox_mode="danger-full-access"`},
+		Dirs: []PathSpec{{Env: "CODEX_HOME", Rel: ".codex"}},
+		ConfigFiles: []PathSpec{
+			{Env: "CODEX_HOME", Under: "config.toml", Rel: ".codex/config.toml"},
+		},
+		ConfigIfPresent: []PathSpec{{Env: "CODEX_HOME", Under: "hooks.json", Rel: ".codex/hooks.json"}},
+		ConfigDirs:      underEach("CODEX_HOME", "", ".codex", "rules", "skills", "plugins"),
+		ConfinedModes:   []string{"agent-full-access", "full-access"},
 	},
 	// gemini-cli writes ~/.gemini (settings, history, tmp); GEMINI_CLI_HOME
 	// stands in for the home directory. Its shell tool runs in a pty.
@@ -381,7 +404,7 @@ func (r *Registry) ProfileFor(command []string) (Profile, bool) {
 	if prog == "npx" {
 		pkg := NpxPackage(command[1:])
 		for _, a := range builtin {
-			if a.Package != "" && a.Package == pkg {
+			if a.Package != "" && a.Package == pkg || slices.Contains(a.FormerPackages, pkg) {
 				p, ok := profiles[a.Command[0]]
 				p.Npx = true
 				return p, ok
@@ -434,11 +457,13 @@ type Resolved struct {
 	// which files of the others a confined run may write (see Shadow).
 	Shadows     []ResolvedShadow
 	Unprotected []string
-	// TempEnv, RootEnv, ConfinedArgs and NotByDefault as in Profile.
-	TempEnv      []string
-	RootEnv      []string
-	ConfinedArgs []string
-	NotByDefault string
+	// TempEnv, RootEnv, ConfinedArgs, ConfinedModes and NotByDefault as
+	// in Profile.
+	TempEnv       []string
+	RootEnv       []string
+	ConfinedArgs  []string
+	ConfinedModes []string
+	NotByDefault  string
 }
 
 // Resolve works p out in the environment of getenv, with extra (an
@@ -447,7 +472,7 @@ type Resolved struct {
 // path that cannot be resolved (no HOME) is an error.
 func (p Profile) Resolve(getenv func(string) string, extra []string) (*Resolved, error) {
 	r := &Resolved{Seeds: map[string]string{}, ConfigSeeds: map[string]string{}, TempEnv: slices.Clone(p.TempEnv), RootEnv: slices.Clone(p.RootEnv),
-		ConfinedArgs: slices.Clone(p.ConfinedArgs), NotByDefault: p.NotByDefault}
+		ConfinedArgs: slices.Clone(p.ConfinedArgs), ConfinedModes: slices.Clone(p.ConfinedModes), NotByDefault: p.NotByDefault}
 	for _, d := range p.Dirs {
 		path := d.resolve(getenv)
 		if path == "" {
@@ -728,6 +753,9 @@ func (p Profile) Describe() string {
 	}
 	if len(p.ConfinedArgs) > 0 {
 		parts = append(parts, "confined with "+strings.Join(p.ConfinedArgs, " "))
+	}
+	if len(p.ConfinedModes) > 0 {
+		parts = append(parts, "confined in mode "+strings.Join(p.ConfinedModes, " or ")+" (its own sandbox off) unless --mode")
 	}
 	for _, e := range p.RootEnv {
 		parts = append(parts, e+" as root")

@@ -25,7 +25,11 @@ func TestProfileFor(t *testing.T) {
 	}{
 		{[]string{"codex-acp"}, true, false, "/h/.codex"},
 		{[]string{"/opt/node/bin/claude-agent-acp", "--x"}, true, false, "/h/.claude"},
+		{[]string{"npx", "-y", "@agentclientprotocol/claude-agent-acp"}, true, true, "/h/.claude"},
+		{[]string{"npx", "-y", "@agentclientprotocol/codex-acp@2.6.0"}, true, true, "/h/.codex"},
+		// The former packages of the same programs, pinned in agents.json.
 		{[]string{"npx", "-y", "@zed-industries/claude-agent-acp@0.23.1"}, true, true, "/h/.claude"},
+		{[]string{"npx", "-y", "@zed-industries/codex-acp@0.16.0"}, true, true, "/h/.codex"},
 		{[]string{"npx", "-y", "@google/gemini-cli", "--acp"}, true, true, "/h/.gemini"},
 		{[]string{"omp", "--mode", "acp"}, true, false, "/h/.omp"},
 		{[]string{"/usr/local/bin/pi-acp"}, true, false, "/h/.pi"},

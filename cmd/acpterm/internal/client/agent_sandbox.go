@@ -204,6 +204,12 @@ func (d *driver) showConfinement() {
 	d.writeStderr(render.Style{On: d.stderrColor()}.Dim("acpterm: " + d.confinementLine()))
 }
 
+// agentConfined reports whether the agent itself runs in acpterm's
+// sandbox.
+func (d *driver) agentConfined() bool {
+	return d.cfg.SandboxAgent && d.agentSandbox != nil && d.agentSandbox.Confined()
+}
+
 // rootHint is what to add to a failure of the agent that is known to come
 // from running it as root: Claude Code refuses to (its query closes before
 // session/new is answered) unless IS_SANDBOX=1, which acpterm sets when it
@@ -212,7 +218,7 @@ func (d *driver) rootHint(msg string) string {
 	if os.Geteuid() != 0 || !strings.Contains(msg, "Query closed before response received") {
 		return ""
 	}
-	if d.cfg.SandboxAgent && d.agentSandbox != nil && d.agentSandbox.Confined() {
+	if d.agentConfined() {
 		return ""
 	}
 	return "\n(hint: Claude Code refuses to run as root outside a sandbox: run it with --sandbox-agent, which sets IS_SANDBOX=1, or as another user)"

@@ -21,9 +21,9 @@ func TestNpmCacheKey(t *testing.T) {
 		confined bool
 		want     string
 	}{
-		{[]string{"npx", "-y", "@zed-industries/claude-agent-acp"}, true, "confined-@zed-industries+claude-agent-acp"},
-		{[]string{"npx", "-y", "@zed-industries/claude-agent-acp@0.23.1"}, true, "confined-@zed-industries+claude-agent-acp"},
-		{[]string{"npx", "-y", "@zed-industries/claude-agent-acp"}, false, "unconfined"},
+		{[]string{"npx", "-y", "@agentclientprotocol/claude-agent-acp"}, true, "confined-@agentclientprotocol+claude-agent-acp"},
+		{[]string{"npx", "-y", "@agentclientprotocol/claude-agent-acp@0.101.0"}, true, "confined-@agentclientprotocol+claude-agent-acp"},
+		{[]string{"npx", "-y", "@agentclientprotocol/claude-agent-acp"}, false, "unconfined"},
 		{[]string{"npx", "-y", "../../x"}, true, "confined-..+..+x"},
 		{[]string{"npx", "-y"}, true, "confined-+"},
 		{[]string{"npx", ".."}, true, "confined-+"},
@@ -42,7 +42,7 @@ func TestAgentStartNpx(t *testing.T) {
 	home := t.TempDir()
 	state := filepath.Join(home, "state")
 	t.Setenv("XDG_STATE_HOME", state)
-	agent := []string{"npx", "-y", "@zed-industries/claude-agent-acp"}
+	agent := []string{"npx", "-y", "@agentclientprotocol/claude-agent-acp"}
 	for _, tc := range []struct {
 		name     string
 		ws       string

@@ -64,19 +64,19 @@ func TestAutoAuthMethod(t *testing.T) {
 }
 
 func TestNextStep(t *testing.T) {
-	agent := []string{"npx", "@zed-industries/codex-acp", "it's"}
+	agent := []string{"npx", "@agentclientprotocol/codex-acp", "it's"}
 	tests := []struct {
 		o    acp.AuthOption
 		want string
 	}{
-		{codexMethods[0], "acpterm run --auth chatgpt [FLAGS] -- npx @zed-industries/codex-acp 'it'\\''s'"},
+		{codexMethods[0], "acpterm run --auth chatgpt [FLAGS] -- npx @agentclientprotocol/codex-acp 'it'\\''s'"},
 		{codexMethods[1], "export CODEX_API_KEY=…   (acpterm then uses it by itself, or pass --auth codex-api-key)"},
 		{acp.AuthOption{ID: "openai", Kind: acp.AuthKindTerminal, Args: []string{"--auth-type=openai"}},
-			"acpterm login --method openai -- npx @zed-industries/codex-acp 'it'\\''s'"},
+			"acpterm login --method openai -- npx @agentclientprotocol/codex-acp 'it'\\''s'"},
 		// An ID the agent chose to break the line: quoted, so the command
 		// stays one line and pastes as the same ID.
 		{acp.AuthOption{ID: "x\x1b[2J;rm -rf ~", Kind: acp.AuthKindAgent},
-			"acpterm run --auth $'x\\x1b[2J;rm -rf ~' [FLAGS] -- npx @zed-industries/codex-acp 'it'\\''s'"},
+			"acpterm run --auth $'x\\x1b[2J;rm -rf ~' [FLAGS] -- npx @agentclientprotocol/codex-acp 'it'\\''s'"},
 		{acp.AuthOption{ID: "k", Kind: acp.AuthKindEnvVar, Vars: []acp.AuthVar{{Name: "A"}, {Name: "B", Optional: true}, {Name: "C"}}},
 			"export A=… C=…   (acpterm then uses it by itself, or pass --auth k)"},
 		{acp.AuthOption{ID: "f", Kind: "oauth2"}, "(acpterm cannot use methods of type oauth2)"},

@@ -23,6 +23,12 @@ const (
 	ExitRefusal = 4
 	// ExitLimit: the turn ended with stopReason max_tokens or max_turn_requests.
 	ExitLimit = 5
+	// ExitConfined: the turn ended normally, but every command the agent
+	// ran in it failed because of acpterm's sandbox (a write outside the
+	// writable paths, a sandbox of the agent's own that cannot start
+	// inside acpterm's): the agent could not do its job, and says so
+	// perhaps only in words.
+	ExitConfined = 6
 	// ExitTimeout: --turn-timeout cancelled the turn (and killed the agent
 	// if it did not stop within the cancel grace). 124 is what timeout(1)
 	// exits with, so scripts already know it; it differs from 130 so that
@@ -65,6 +71,7 @@ var ExitMeanings = []ExitMeaning{
 	{ExitAgent, "the agent failed: could not start, crashed or exited mid-turn, did not answer initialize in time, or broke the protocol", "the agent failed"},
 	{ExitRefusal, "the agent refused (stopReason refusal)", "refusal"},
 	{ExitLimit, "the agent hit a limit (stopReason max_tokens or max_turn_requests)", "max_tokens or max_turn_requests"},
+	{ExitConfined, "every command the agent ran failed in acpterm's sandbox (the turn ended, the work was not done; stderr says what widens the sandbox)", "all commands failed in the sandbox"},
 	{ExitTimeout, "the turn ran longer than --turn-timeout (cancelled, then killed)", "--turn-timeout"},
 	{ExitCancelled, "cancelled by Ctrl-C or SIGTERM (stopReason cancelled)", "cancelled"},
 }

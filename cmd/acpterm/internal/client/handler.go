@@ -22,6 +22,8 @@ type handler struct {
 	// shown holds terminal/create's answer until the renderer has the
 	// terminal; nil answers at once.
 	shown *shownGate
+	// watch, when set, follows the execute tool calls.
+	watch *execWatch
 }
 
 // CreateTerminal serves terminal/create, answering once the renderer has
@@ -50,6 +52,9 @@ var (
 )
 
 func (h *handler) SessionUpdate(ctx context.Context, n *acp.SessionNotification) error {
+	if h.watch != nil {
+		h.watch.update(n.Update)
+	}
 	h.disp.SessionUpdate(n, acp.RawParams(ctx))
 	return nil
 }

@@ -74,6 +74,9 @@ func (d *driver) interact(ctx context.Context) (int, string) {
 // protocol).
 func (d *driver) interactiveTurn(ctx context.Context, text string) (bool, int) {
 	reason, code, msg := d.turn(ctx, text, phaseIdle)
+	if code == ExitOK && reason != "" {
+		msg = d.confinedFailure() // said, but the session goes on
+	}
 	d.r.Finish(reason)
 	d.jobs.endTurn(reason)
 	if msg != "" {

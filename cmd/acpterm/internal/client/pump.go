@@ -36,6 +36,7 @@ func (d *driver) pumpEvents(sub eventStream, disp *render.DisplayTerminals) {
 		if ev.Kind == terminal.EventCreated {
 			disp.OwnTerminal(ev.TerminalID)
 		}
+		d.watch.terminalEvent(ev)
 		d.r.TerminalEvent(ev)
 		switch ev.Kind {
 		case terminal.EventCreated:

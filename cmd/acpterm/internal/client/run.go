@@ -220,8 +220,11 @@ type driver struct {
 	// pumped is closed when pumpEvents has returned: every terminal
 	// event has been shown.
 	pumped chan struct{}
-	conn   *acp.ClientConn
-	cmd    *exec.Cmd
+	// watch follows the turn's execute tool calls, to tell when all of
+	// them failed in acpterm's sandbox (confined_failures.go).
+	watch *execWatch
+	conn  *acp.ClientConn
+	cmd   *exec.Cmd
 
 	sandbox      *sandbox.Policy  // of the terminals, and of the agent with SandboxAgent
 	agentSandbox *sandbox.Applied // the agent's, with SandboxAgent
@@ -301,7 +304,7 @@ func (d *driver) run(ctx context.Context) int {
 	}
 	disp := d.startPumps(sub)
 
-	h := &handler{terminals: d.mgr, fs: d.files(ws), perm: d.perm, r: d.r, disp: disp, shown: d.shown}
+	h := &handler{terminals: d.mgr, fs: d.files(ws), perm: d.perm, r: d.r, disp: disp, shown: d.shown, watch: d.watch}
 	reason, code, msg := d.session(ctx, d.client(h))
 	return d.finish(reason, code, msg)
 }
@@ -319,12 +322,18 @@ func (d *driver) finish(reason acp.StopReason, code int, msg string) int {
 	d.jobs.endTurn(reason)
 	left, more := d.leftAtExit()
 	d.settle(code == ExitAgent || d.wasKilled())
+	if code == ExitOK && reason != "" {
+		// After settle: the pump has passed on every terminal event.
+		if m := d.confinedFailure(); m != "" {
+			code, msg = ExitConfined, m
+		}
+	}
 	d.end.close(func() {
 		if len(left)+more > 0 {
 			d.sw.emitJSON(stillRunningEvent(left, more))
 		}
 		d.r.Finish(reason)
-		if msg != "" && reason == "" {
+		if msg != "" && (reason == "" || code == ExitConfined) {
 			d.r.Error(msg, code)
 		}
 	})

@@ -166,6 +166,7 @@ func (d *driver) startTerminals(ws *workspace.Workspace) (eventStream, error) {
 // signal watcher. It returns the display terminals the pump feeds.
 func (d *driver) startPumps(sub eventStream) *render.DisplayTerminals {
 	d.shown = newShownGate()
+	d.watch = newExecWatch()
 	disp := render.NewDisplayTerminals(d.r)
 	d.pumped = make(chan struct{})
 	d.wg.Add(3)

@@ -259,6 +259,10 @@ func (d *driver) configureSession(ctx context.Context, v *sessionView, st *sessi
 		if code, msg := d.setMode(ctx, v, "--mode", c.Mode); code != ExitOK {
 			return code, msg
 		}
+	} else if id := d.confinedMode(v.snapshot()); id != "" {
+		if code, msg := d.setMode(ctx, v, "the agent's confined mode", id); code != ExitOK {
+			return code, msg
+		}
 	}
 	if c.Model != "" {
 		if code, msg := d.setModel(ctx, v, "--model", c.Model); code != ExitOK {
@@ -345,4 +349,32 @@ func (d *driver) setOption(ctx context.Context, v *sessionView, o *acp.SessionCo
 	}
 	v.setOptions(resp.ConfigOptions)
 	return ExitOK, ""
+}
+
+// confinedMode is the mode of the agent's profile (ConfinedModes) that
+// turns its own sandbox off, when acpterm confines the agent and the agent
+// offers one: the first of them it offers, as a mode or as a value of its
+// config option of category mode; "" when there is none to switch to. It
+// is applied only where --mode names no mode: a mode the user chose is
+// theirs, and a turn whose commands all fail in acpterm's sandbox then
+// says so (ExitConfined).
+func (d *driver) confinedMode(st sessionState) string {
+	p := d.cfg.AgentProfile
+	if p == nil || len(p.ConfinedModes) == 0 || !d.agentConfined() {
+		return ""
+	}
+	var offered []choice
+	if st.modes != nil && len(st.modes.AvailableModes) > 0 {
+		offered = modeChoices(st.modes)
+	} else if o := findOptionByCategory(st.options, acp.SessionConfigOptionCategoryMode); o != nil {
+		offered = valueChoices(o)
+	}
+	for _, want := range p.ConfinedModes {
+		for _, c := range offered {
+			if c.id == want {
+				return want
+			}
+		}
+	}
+	return ""
 }
