@@ -60,6 +60,23 @@
 // refused a terminal/create as such); wrap a sentinel in front of it to
 // choose a code.
 //
+// # ACP v2 and the names of its types
+//
+// ACP v2 (in Preview; schema/v2/schema.json) is generated into
+// types_v2_gen.go beside v1. One vocabulary across versions: a v2
+// definition whose wire shape is the same as v1's (descriptions aside, and
+// everything it refers to the same too) is the v1 Go type, not a copy:
+// SessionID, ToolCallID, TerminalID, MessageID, Implementation,
+// UsageUpdate, CloseSessionRequest, StopReason. A definition whose shape
+// changed is a different fact and carries the prefix V2: V2PromptResponse
+// (a message id, not a stop reason), V2ToolCallUpdate (it gained
+// capabilities), V2InitializeRequest (capabilities and info). What v2
+// adds is prefixed too (V2StateUpdate, V2BackgroundWork). The prefix, not
+// a package of its own, keeps one import and lets the few hand-written
+// helpers (V2IdleStateUpdate.StopError) sit beside the generated code;
+// method names are one set of constants (MethodSessionPrompt serves both
+// versions; MethodTerminalCancel is v2's). V2Methods is v2's method table.
+//
 // # A complete agent and client
 //
 // An agent implements Agent (and AgentConnSetter to call the client from
