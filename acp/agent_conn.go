@@ -28,8 +28,12 @@ type AgentConn struct {
 	agent Agent
 	turns turns
 
+	negotiated
+
 	mu         sync.Mutex
 	clientCaps *ClientCapabilities // from the last initialize request
+	// clientCapsV2 is what a v2 client advertised.
+	clientCapsV2 *V2ClientCapabilities
 }
 
 // ServeAgent serves agent to a client over r (the agent's stdin) and w (its
@@ -100,7 +104,12 @@ func (a *AgentConn) ClientCapabilities() ClientCapabilities {
 func (a *AgentConn) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	switch req.Method {
 	case MethodInitialize:
-		return serve(ctx, req, a.initialize)
+		return a.initializeAny(ctx, req)
+	}
+	if a.isV2() {
+		return a.handleV2(ctx, req)
+	}
+	switch req.Method {
 	case MethodSessionNew:
 		return serve(ctx, req, a.agent.NewSession)
 	case MethodSessionPrompt:
@@ -152,7 +161,9 @@ func (a *AgentConn) handle(ctx context.Context, req *jsonrpc2.Request) (any, err
 }
 
 // initialize records the client's capabilities, runs the Agent's Initialize
-// and fills in the capabilities implied by the optional interfaces.
+// and fills in the capabilities implied by the optional interfaces. The
+// answer's version is 1: an Agent speaks v2 only through the SDK, which
+// answers a v2 initialize itself (initializeV2).
 func (a *AgentConn) initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error) {
 	caps := ClientCapabilities{}
 	if req.ClientCapabilities != nil {
@@ -166,9 +177,7 @@ func (a *AgentConn) initialize(ctx context.Context, req *InitializeRequest) (*In
 	if err != nil || resp == nil {
 		return resp, err
 	}
-	if resp.ProtocolVersion == 0 {
-		resp.ProtocolVersion = ProtocolVersion1
-	}
+	resp.ProtocolVersion = ProtocolVersion1
 	ac := AgentCapabilities{}
 	if resp.AgentCapabilities != nil {
 		ac = *resp.AgentCapabilities

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpterm/acpterm/internal/jsonrpc2"
@@ -16,6 +17,8 @@ type ClientConn struct {
 	client Client
 	proc   *agentProcess // set by StartAgent
 	models sessionModels // the draft's session models (models.go)
+	negotiated
+	v2init atomic.Pointer[V2InitializeResponse] // the agent's answer, if v2 was negotiated
 }
 
 // NewClientConn serves client on a connection to an agent: r carries what the
@@ -73,13 +76,6 @@ func (c *ClientConn) handle(ctx context.Context, req *jsonrpc2.Request) (any, er
 		}
 	}
 	return serveExt(ctx, c.client, req)
-}
-
-// Initialize sends initialize. The request's client capabilities are filled
-// in from the interfaces the Client implements (terminal, fs read and write);
-// a nil request sends protocol version 1 with those capabilities.
-func (c *ClientConn) Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error) {
-	return call[InitializeResponse](ctx, &c.conn, MethodInitialize, c.initializeRequest(req))
 }
 
 // initializeRequest is req (nil: protocol version 1 and nothing else) with
