@@ -40,6 +40,20 @@ type scripted struct {
 }
 
 func newScripted(t *testing.T, r io.Reader, w io.WriteCloser, answer func(method string, params json.RawMessage) string) *scripted {
+	return newReactor(t, r, w, func(method, id string, params json.RawMessage) []string {
+		if id == "" || method == "" {
+			return nil
+		}
+		if a := answer(method, params); a != "" {
+			return []string{`{"jsonrpc":"2.0","id":` + id + `,` + a + `}`}
+		}
+		return nil
+	})
+}
+
+// newReactor is a scripted peer that writes react's lines for each message it reads (id is ""
+// for a notification; method is "" for a response, and params the whole response).
+func newReactor(t *testing.T, r io.Reader, w io.WriteCloser, react func(method, id string, params json.RawMessage) []string) *scripted {
 	s := &scripted{done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
@@ -52,26 +66,31 @@ func newScripted(t *testing.T, r io.Reader, w io.WriteCloser, answer func(method
 				Method string          `json:"method"`
 				Params json.RawMessage `json:"params"`
 			}
-			if json.Unmarshal(lines.Bytes(), &m) != nil || m.Method == "" {
+			if json.Unmarshal(lines.Bytes(), &m) != nil {
 				continue
+			}
+			if m.Method == "" {
+				// A response: react sees it whole, with method "".
+				m.Params = append(json.RawMessage(nil), lines.Bytes()...)
 			}
 			s.mu.Lock()
 			s.got = append(s.got, m.Params)
 			s.meth = append(s.meth, m.Method)
 			s.mu.Unlock()
-			if len(m.ID) == 0 {
-				continue
-			}
-			a := answer(m.Method, m.Params)
-			if a == "" {
-				continue
-			}
-			if _, err := io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,`+a+"}\n"); err != nil {
-				return
+			for _, l := range react(m.Method, string(m.ID), m.Params) {
+				if _, err := io.WriteString(w, l+"\n"); err != nil {
+					return
+				}
 			}
 		}
 	}()
 	return s
+}
+
+func (s *scripted) methods() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.meth...)
 }
 
 func (s *scripted) params(i int) map[string]any {
@@ -87,10 +106,16 @@ func (s *scripted) params(i int) map[string]any {
 // clientAgainst connects a ClientConn to a scripted agent.
 func clientAgainst(t *testing.T, opts *acp.ConnOptions, answer func(method string, params json.RawMessage) string) (*acp.ClientConn, *scripted) {
 	t.Helper()
+	return clientWith(t, minimalV1Client{}, opts, func(r io.Reader, w io.WriteCloser) *scripted { return newScripted(t, r, w, answer) })
+}
+
+// clientWith connects a ClientConn serving client to the scripted peer start makes.
+func clientWith(t *testing.T, client acp.Client, opts *acp.ConnOptions, start func(io.Reader, io.WriteCloser) *scripted) (*acp.ClientConn, *scripted) {
+	t.Helper()
 	toAgentR, toAgentW := io.Pipe()
 	toClientR, toClientW := io.Pipe()
-	s := newScripted(t, toAgentR, toClientW, answer)
-	cc := acp.NewClientConn(minimalV1Client{}, toClientR, toAgentW, opts)
+	s := start(toAgentR, toClientW)
+	cc := acp.NewClientConn(client, toClientR, toAgentW, opts)
 	t.Cleanup(func() {
 		cc.Close()
 		<-s.done

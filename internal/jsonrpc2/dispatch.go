@@ -403,6 +403,9 @@ func (c *Conn) deliver(n int64, r response) {
 		}
 		return
 	}
+	if p.delivered != nil && r.err == nil {
+		p.delivered()
+	}
 	p.ch <- r
 }
 
