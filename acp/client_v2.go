@@ -135,7 +135,9 @@ func (c *ClientConn) sessionUpdateV2(ctx context.Context, raw json.RawMessage) e
 	v := c.View(n.SessionID)
 	fresh := v.apply(n.Update, env.Update)
 	if su, ok := n.Update.(*V2StateUpdate); ok {
-		c.turnState(n.SessionID, su.State)
+		// After the handler: a Prompt returns once the update that ends
+		// its turn has been handled, as in v1.
+		defer c.turnState(n.SessionID, su.State)
 	}
 	if h, ok := c.client.(V2UpdateHandler); ok {
 		return h.SessionUpdateV2(context.WithValue(ctx, rawParamsKey{}, raw), n)

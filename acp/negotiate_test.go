@@ -130,8 +130,16 @@ func (minimalV1Client) RequestPermission(context.Context, *acp.RequestPermission
 }
 func (minimalV1Client) SessionUpdate(context.Context, *acp.SessionNotification) error { return nil }
 
-// namedAgent is idleAgent with a name.
-type namedAgent struct{ idleAgent }
+// namedAgent answers the baseline methods, with a name and some capabilities.
+type namedAgent struct{}
+
+func (namedAgent) NewSession(context.Context, *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	return &acp.NewSessionResponse{SessionID: "s"}, nil
+}
+
+func (namedAgent) Prompt(context.Context, *acp.PromptRequest) (*acp.PromptResponse, error) {
+	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+}
 
 func (namedAgent) Initialize(_ context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
 	return &acp.InitializeResponse{

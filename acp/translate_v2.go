@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -114,4 +115,22 @@ func v1AuthMethods(ms []V2AuthMethod) []AuthMethod {
 		}
 	}
 	return out
+}
+
+// translatedCall sends req as its v2 counterpart (read from its JSON) and
+// reads the answer back as Resp.
+func translatedCall[V2Req, V2Resp, Resp any](ctx context.Context, c *conn, method string, req any) (*Resp, error) {
+	r := new(V2Req)
+	if err := convert(r, req); err != nil {
+		return nil, fmt.Errorf("acp: %s in v2's words: %w", method, err)
+	}
+	resp, err := call[V2Resp](ctx, c, method, r)
+	if err != nil {
+		return nil, err
+	}
+	out := new(Resp)
+	if err := convert(out, resp); err != nil {
+		return nil, fmt.Errorf("acp: the answer to %s in v1's words: %w", method, err)
+	}
+	return out, nil
 }
