@@ -122,7 +122,8 @@ func v2InitializeResponse(r *InitializeResponse) (*V2InitializeResponse, error) 
 //   - every state update lists the session's background work: the
 //     terminals announced with terminal_update that have not reported an
 //     exit status, and the tool calls registered with
-//     CancellableToolCall that have not reached a final status;
+//     CancellableToolCall that have not reached a final status; when one
+//     ends outside a turn, an idle state update with the new list follows;
 //   - a terminal registered with CancellableTerminal advertises
 //     capabilities.cancel until its exit status, and terminal/cancel calls
 //     its stop function (tool_call/cancel likewise);
@@ -546,13 +547,27 @@ func (a *AgentConn) sendUpdateV2(ctx context.Context, raw json.RawMessage) error
 	if err := json.Unmarshal(raw, n); err != nil {
 		return fmt.Errorf("acp: a session update v2 cannot read: %w", err)
 	}
-	a.track(n)
-	return a.rpc.Notify(ctx, MethodSessionUpdate, n)
+	if !a.track(n) {
+		return a.rpc.Notify(ctx, MethodSessionUpdate, n)
+	}
+	if err := a.rpc.Notify(ctx, MethodSessionUpdate, n); err != nil {
+		return err
+	}
+	// Background work ended: outside a turn, a state update says so at
+	// once (inside one, the turn's next state update will).
+	a.v2.mu.Lock()
+	idle := a.v2.session(n.SessionID).inTurn == 0
+	a.v2.mu.Unlock()
+	if idle {
+		return a.sendState(ctx, n.SessionID, &V2IdleStateUpdate{})
+	}
+	return nil
 }
 
 // track notes announced terminals, exits and final tool call statuses,
 // and puts capabilities.cancel on (or off) the updates of registered items.
-func (a *AgentConn) track(n *V2UpdateSessionNotification) {
+// It reports whether the update ends a piece of background work.
+func (a *AgentConn) track(n *V2UpdateSessionNotification) (ended bool) {
 	a.v2.mu.Lock()
 	defer a.v2.mu.Unlock()
 	s := a.v2.session(n.SessionID)
@@ -566,7 +581,7 @@ func (a *AgentConn) track(n *V2UpdateSessionNotification) {
 					u.Capabilities = &V2TerminalCapabilities{} // stop advertising cancel
 				}
 			}
-			return
+			return it != nil
 		}
 		if it == nil {
 			it = &agentItem{id: string(u.TerminalID)}
@@ -579,20 +594,21 @@ func (a *AgentConn) track(n *V2UpdateSessionNotification) {
 	case *V2ToolCallUpdate:
 		i, it := find(s.toolCalls, string(u.ToolCallID))
 		if it == nil {
-			return
+			return false
 		}
 		if u.Status != nil && isFinal(*u.Status) {
 			s.toolCalls = append(s.toolCalls[:i], s.toolCalls[i+1:]...)
 			if it.advertised && u.Capabilities == nil {
 				u.Capabilities = &V2ToolCallCapabilities{}
 			}
-			return
+			return true
 		}
 		if !it.advertised && u.Capabilities == nil {
 			u.Capabilities = &V2ToolCallCapabilities{Cancel: &V2ToolCallCancelCapabilities{}}
 			it.advertised = true
 		}
 	}
+	return false
 }
 
 func isFinal(st V2ToolCallStatus) bool {
