@@ -427,9 +427,12 @@ func (a *AgentConn) promptV2(ctx context.Context, req *jsonrpc2.Request) (any, e
 	a.v2.mu.Lock()
 	s := a.v2.session(sid)
 	s.inTurn++
-	for _, k := range []string{"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"} {
-		s.msgIDs[k] = MessageID(fmt.Sprintf("%s-%d", strings.TrimSuffix(k, "_chunk"), n))
-	}
+	// The acknowledged prompt is the user message the turn's user chunks
+	// belong to; the agent's answer and thoughts are one message each.
+	s.msgIDs["user_message_chunk"] = MessageID(fmt.Sprintf("user-%d", n))
+	s.msgIDs["agent_message_chunk"] = MessageID(fmt.Sprintf("agent-%d", n))
+	s.msgIDs["agent_thought_chunk"] = MessageID(fmt.Sprintf("thought-%d", n))
+	ack := &V2PromptResponse{MessageID: s.msgIDs["user_message_chunk"]}
 	a.v2.mu.Unlock()
 	if err := a.sendState(ctx, sid, &V2RunningStateUpdate{}); err != nil {
 		a.endTurnV2(sid)
@@ -454,7 +457,7 @@ func (a *AgentConn) promptV2(ctx context.Context, req *jsonrpc2.Request) (any, e
 			a.opts.logf("acp: the end of a v2 turn of session %q was not sent: %v", sid, err)
 		}
 	}()
-	return &V2PromptResponse{MessageID: MessageID(fmt.Sprintf("user-%d", n))}, nil
+	return ack, nil
 }
 
 func (r *PromptResponse) metaOrNil() Meta {

@@ -26,6 +26,7 @@ func TestTSClientGoAgentV2(t *testing.T) {
 		t.Fatalf("v2-client: %v\n%s", err, out)
 	}
 	tr := readTranscript(t, out)
+	keepTranscript(t, "v2", tr, cwd)
 
 	s := tr.step(t, "initialize")
 	wantJSON(t, s, "ok.protocolVersion", 2)
