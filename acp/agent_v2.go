@@ -621,9 +621,10 @@ func isFinal(st V2ToolCallStatus) bool {
 // CancellableTerminal registers how to stop a terminal the agent runs in
 // session sid and shows with terminal_update updates. On a v2 connection
 // its updates then advertise capabilities.cancel until the one with its
-// exit status, and the client's terminal/cancel calls stop, which must not
-// block and may be called more than once: the agent then reports the
-// exit status as usual. Registered after the terminal's first update, the
+// exit status, and the client's terminal/cancel calls stop, on a
+// goroutine of the connection's that Close and Wait join; stop may be
+// called more than once. The agent then reports the exit status as usual.
+// Registered after the terminal's first update, the
 // advertisement goes out at once (with ctx). On a v1 connection it does
 // nothing: v1 has no terminal/cancel.
 func (a *AgentConn) CancellableTerminal(ctx context.Context, sid SessionID, id TerminalID, stop func()) error {
@@ -672,7 +673,7 @@ func (a *AgentConn) cancelTerminalV2(ctx context.Context, r *V2CancelTerminalReq
 	if it == nil || it.stop == nil {
 		return nil, fmt.Errorf("%w: terminal %q of session %q is unknown, has exited or cannot be cancelled", ErrInvalidParams, r.TerminalID, r.SessionID)
 	}
-	it.stop()
+	a.stopItem(it.stop)
 	return &V2CancelTerminalResponse{}, nil
 }
 
@@ -683,8 +684,19 @@ func (a *AgentConn) cancelToolCallV2(ctx context.Context, r *V2CancelToolCallReq
 	if it == nil || it.stop == nil {
 		return nil, fmt.Errorf("%w: tool call %q of session %q is unknown, final or cannot be cancelled", ErrInvalidParams, r.ToolCallID, r.SessionID)
 	}
-	it.stop()
+	a.stopItem(it.stop)
 	return &V2CancelToolCallResponse{}, nil
+}
+
+// stopItem calls a registered stop function on a goroutine of the
+// connection's (Close and Wait join it): the answer means accepted, not
+// stopped, so it need not wait, and stop may take its time.
+func (a *AgentConn) stopItem(stop func()) {
+	a.v2.wg.Add(1)
+	go func() {
+		defer a.v2.wg.Done()
+		stop()
+	}()
 }
 
 // requestPermissionInV2 is RequestPermission on a v2 connection: the tool
