@@ -281,7 +281,7 @@ func (c *ClientConn) promptV2(ctx context.Context, req *PromptRequest) (*PromptR
 	defer c.endTurn(req.SessionID, t)
 	wait := c.opts.promptCancelWait()
 	if wait < 0 {
-		if err := c.rpc.CallOrdered(ctx, MethodSessionPrompt, p, new(V2PromptResponse), nil, func() { c.turnAcknowledged(t) }); err != nil {
+		if err := c.rpc.CallOrdered(ctx, MethodSessionPrompt, p, new(V2PromptResponse), nil, func(json.RawMessage) { c.turnAcknowledged(t) }); err != nil {
 			return nil, peerCallError(MethodSessionPrompt, err)
 		}
 		select {
@@ -319,7 +319,7 @@ func (c *ClientConn) promptV2(ctx context.Context, req *PromptRequest) (*PromptR
 	}()
 	// The acknowledgement counts where it falls among the updates: an
 	// idle one handled after it ends this turn, not one handled before.
-	err := c.rpc.CallOrdered(callCtx, MethodSessionPrompt, p, new(V2PromptResponse), queued, func() { c.turnAcknowledged(t) })
+	err := c.rpc.CallOrdered(callCtx, MethodSessionPrompt, p, new(V2PromptResponse), queued, func(json.RawMessage) { c.turnAcknowledged(t) })
 	if err != nil {
 		var re *jsonrpc2.Error
 		if ctx.Err() == nil || errors.As(err, &re) {

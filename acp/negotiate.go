@@ -73,7 +73,17 @@ func (c *ClientConn) Initialize(ctx context.Context, req *InitializeRequest) (*I
 		return nil, err
 	}
 	var raw json.RawMessage
-	if err := c.rpc.Call(ctx, MethodInitialize, offer, &raw); err != nil {
+	// The version takes effect where the answer falls among the agent's
+	// messages: one it sends right behind its answer is read in v2 already.
+	early := func(res json.RawMessage) {
+		var head struct {
+			ProtocolVersion ProtocolVersion `json:"protocolVersion"`
+		}
+		if json.Unmarshal(res, &head) == nil && head.ProtocolVersion == ProtocolVersion2 {
+			c.negotiated.set(ProtocolVersion2)
+		}
+	}
+	if err := c.rpc.CallOrdered(ctx, MethodInitialize, offer, &raw, nil, early); err != nil {
 		err = peerCallError(MethodInitialize, err)
 		if supportsOnly1(err) {
 			v1.ProtocolVersion = ProtocolVersion1
@@ -185,6 +195,7 @@ func initializeOffer(v1 *InitializeRequest) (json.RawMessage, error) {
 func (c *ClientConn) initializedV2(raw json.RawMessage) (*InitializeResponse, error) {
 	resp := new(V2InitializeResponse)
 	if err := json.Unmarshal(raw, resp); err != nil {
+		c.negotiated.set(0) // set early, on the version alone
 		if hasMember(raw, "agentCapabilities", "agentInfo") {
 			return nil, fmt.Errorf("%w: the agent answered protocol version 2 with a v1-shaped result (agentCapabilities/agentInfo, no info): %v", ErrVersionNegotiation, err)
 		}

@@ -319,3 +319,41 @@ func TestAgentRefusesV1ShapedV2Request(t *testing.T) {
 	}
 	toAgentW.Close()
 }
+
+// routeClient says which of its handlers got each update.
+type routeClient struct{ got chan string }
+
+func (c routeClient) RequestPermission(context.Context, *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
+	return &acp.RequestPermissionResponse{Outcome: &acp.CancelledPermissionOutcome{}}, nil
+}
+func (c routeClient) SessionUpdate(context.Context, *acp.SessionNotification) error {
+	c.got <- "v1"
+	return nil
+}
+func (c routeClient) SessionUpdateV2(context.Context, *acp.V2UpdateSessionNotification) error {
+	c.got <- "v2"
+	return nil
+}
+
+// An update the agent sends right behind its answer of 2 is read as v2: the version takes
+// effect where the answer falls, not when Initialize returns.
+func TestV2TakesEffectAtTheAnswer(t *testing.T) {
+	client := routeClient{got: make(chan string, 1)}
+	cc, _ := clientWith(t, client, &acp.ConnOptions{OfferV2: true}, func(r io.Reader, w io.WriteCloser) *scripted {
+		return newReactor(t, r, w, func(method, id string, _ json.RawMessage) []string {
+			if method != "initialize" {
+				return nil
+			}
+			return []string{
+				`{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":2,"info":{"name":"a","version":"1"}}}`,
+				`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"state_update","state":"idle"}}}`,
+			}
+		})
+	})
+	if _, err := cc.Initialize(ctxFor(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-client.got; got != "v2" {
+		t.Errorf("the update went to the %s handler", got)
+	}
+}

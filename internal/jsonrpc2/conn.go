@@ -219,7 +219,7 @@ type pendingCall struct {
 	ch     chan response // buffered: exactly one response is ever sent
 	direct bool          // made from a notification handler: deliver without waiting
 	// delivered, if set, is called as a result is handed over, in order with notifications.
-	delivered func()
+	delivered func(json.RawMessage)
 }
 
 type response struct {
@@ -317,12 +317,13 @@ func (c *Conn) CallQueued(ctx context.Context, method string, params, result any
 	return c.CallOrdered(ctx, method, params, result, queued, nil)
 }
 
-// CallOrdered is CallQueued, and calls delivered, if not nil, when the response is handed over:
-// after every notification read before the response has been handled and before any read
-// after it is, in the goroutine that handles them. It must not block. ACP v2's session/prompt
+// CallOrdered is CallQueued, and calls delivered, if not nil, with the result when a
+// successful response is handed over: after every notification read before the response has
+// been handled and before any read after it is, in the goroutine that handles them. It must not
+// block, nor keep the result. ACP v2's session/prompt
 // answer only acknowledges the prompt, and a client telling the state updates of its turn from
 // earlier ones needs to know where the answer fell among them.
-func (c *Conn) CallOrdered(ctx context.Context, method string, params, result any, queued, delivered func()) error {
+func (c *Conn) CallOrdered(ctx context.Context, method string, params, result any, queued func(), delivered func(result json.RawMessage)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -404,7 +404,7 @@ func (c *Conn) deliver(n int64, r response) {
 		return
 	}
 	if p.delivered != nil && r.err == nil {
-		p.delivered()
+		p.delivered(r.result)
 	}
 	p.ch <- r
 }
