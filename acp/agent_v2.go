@@ -116,8 +116,9 @@ func v2InitializeResponse(r *InitializeResponse) (*V2InitializeResponse, error) 
 //     WireError gives it; a turn the client ended: "cancelled");
 //   - the Agent's session updates go out in v2's words: chunks without a
 //     message id get one per turn and kind, a tool_call becomes a
-//     tool_call_update (v2's upsert), v1-only updates (plan,
-//     current_mode_update) are dropped; a permission request is preceded
+//     tool_call_update (v2's upsert), a plan a plan_update of the
+//     session's one plan ("plan"), current_mode_update (no v2 form) is
+//     dropped; a permission request is preceded
 //     by a requires_action state update and followed by running;
 //   - every state update lists the session's background work: the
 //     terminals announced with terminal_update that have not reported an
@@ -532,7 +533,15 @@ func (a *AgentConn) sessionUpdateInV2(ctx context.Context, n *SessionNotificatio
 		}
 	case "tool_call":
 		env.Update["sessionUpdate"] = json.RawMessage(`"tool_call_update"`)
-	case "plan", "current_mode_update":
+	case "plan":
+		// v2 names plans; a v1 agent has one per session, "plan".
+		items := map[string]json.RawMessage{"type": json.RawMessage(`"items"`), "planId": json.RawMessage(`"plan"`), "entries": env.Update["entries"]}
+		if items["entries"] == nil {
+			items["entries"] = json.RawMessage(`[]`)
+		}
+		plan, _ := json.Marshal(items)
+		env.Update = map[string]json.RawMessage{"sessionUpdate": json.RawMessage(`"plan_update"`), "plan": plan}
+	case "current_mode_update":
 		a.opts.logf("acp: a %s session update has no v2 form; not sent", kind)
 		return nil
 	}

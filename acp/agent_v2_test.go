@@ -318,3 +318,40 @@ func TestGoAgentServesV1Too(t *testing.T) {
 		t.Errorf("terminal/cancel in v1: %v", err)
 	}
 }
+
+// planAgent's turn sends a v1 plan.
+type planAgent struct{ *bothAgent }
+
+func (a *planAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	plan := &acp.Plan{Entries: []acp.PlanEntry{{Content: "build", Priority: acp.PlanEntryPriorityHigh, Status: acp.PlanEntryStatusInProgress}}}
+	if err := a.conn.SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID, Update: plan}); err != nil {
+		return nil, err
+	}
+	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+}
+
+// A v1 plan crosses v2 as the session's one plan_update and reaches a v1 handler as a plan again.
+func TestV2PlanBothWays(t *testing.T) {
+	rec := &v1Recorder{}
+	agent := &planAgent{newBothAgent()}
+	cc, _ := v2Pair(t, agent, rec, &acp.ConnOptions{OfferV2: true})
+	ctx := ctxFor(t)
+	if _, err := cc.Initialize(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cc.NewSession(ctx, &acp.NewSessionRequest{Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cc.Prompt(ctx, &acp.PromptRequest{SessionID: "s1", Prompt: []acp.ContentBlock{&acp.TextContent{Text: "plan"}}}); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.updates) != 1 {
+		t.Fatalf("updates %v", rec.updates)
+	}
+	p, ok := rec.updates[0].(*acp.Plan)
+	if !ok || len(p.Entries) != 1 || p.Entries[0].Content != "build" || p.Entries[0].Status != acp.PlanEntryStatusInProgress {
+		t.Errorf("plan %#v", rec.updates[0])
+	}
+}

@@ -169,6 +169,17 @@ func v1SessionUpdates(v *SessionView, u V2SessionUpdate, raw json.RawMessage, fr
 	switch u := u.(type) {
 	case *V2StateUpdate:
 		return nil
+	case *V2PlanUpdate:
+		// v1 has one plan per session: every items plan is it.
+		items, ok := u.Plan.(*V2PlanItems)
+		if !ok {
+			return nil
+		}
+		b, err := json.Marshal(map[string]any{"sessionUpdate": "plan", "entries": items.Entries})
+		if err != nil {
+			return nil
+		}
+		raw = b
 	case *V2ToolCallUpdate:
 		if fresh {
 			// v1 announces a tool call with tool_call; the view has it whole.

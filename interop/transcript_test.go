@@ -53,9 +53,26 @@ func keepTranscript(t *testing.T, name string, tr transcript, workspace string) 
 	}
 	got, want := transcriptKinds(t, buf.Bytes()), transcriptKinds(t, kept)
 	if !slices.Equal(got, want) {
-		t.Errorf("the exchange differs from %s (by direction and kind, sorted; %s=1 takes the new one):\n  got  %s\n  want %s",
-			path, updateTranscriptsEnv, strings.Join(got, " "), strings.Join(want, " "))
+		t.Errorf("the exchange differs from %s by direction and kind (%s=1 takes the new one):\n  only now:  %s\n  only kept: %s",
+			path, updateTranscriptsEnv, strings.Join(minus(got, want), ", "), strings.Join(minus(want, got), ", "))
 	}
+}
+
+// minus is a without the elements of b, counted: both sorted.
+func minus(a, b []string) []string {
+	var out []string
+	for i, j := 0, 0; i < len(a); {
+		switch {
+		case j < len(b) && a[i] == b[j]:
+			i, j = i+1, j+1
+		case j < len(b) && b[j] < a[i]:
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+		}
+	}
+	return out
 }
 
 // transcriptKinds lists each message of a transcript as direction and kind

@@ -41,9 +41,9 @@ func TestTSClientGoAgentV2(t *testing.T) {
 		wantJSON(t, s, "ok.stopReason", "end_turn")
 		kinds := stringsAt(s, "ok.kinds")
 		// running first; the permission request shows as requires_action,
-		// then running again; v1's tool_call is an upsert in v2; the v1-only
-		// plan is not sent.
-		for _, k := range []string{"state_update:running", "state_update:requires_action", "agent_message_chunk", "tool_call_update", "usage_update", "available_commands_update", "session_info_update"} {
+		// then running again; v1's tool_call is an upsert in v2, its plan
+		// a plan_update.
+		for _, k := range []string{"state_update:running", "state_update:requires_action", "agent_message_chunk", "tool_call_update", "usage_update", "available_commands_update", "session_info_update", "plan_update"} {
 			if !slices.Contains(kinds, k) {
 				t.Errorf("no %s in %q", k, kinds)
 			}
