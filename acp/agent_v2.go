@@ -204,6 +204,16 @@ func (v *agentV2) session(sid SessionID) *agentSessionV2 {
 	return s
 }
 
+// forget drops what is tracked of a closed session, unless a turn of it
+// still runs (it will end cancelled, and its state update needs the list).
+func (v *agentV2) forget(sid SessionID) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if s := v.sessions[sid]; s != nil && s.inTurn == 0 {
+		delete(v.sessions, sid)
+	}
+}
+
 func find(items []*agentItem, id string) (int, *agentItem) {
 	for i, it := range items {
 		if it.id == id {
@@ -246,10 +256,15 @@ func (a *AgentConn) handleV2(ctx context.Context, req *jsonrpc2.Request) (any, e
 		return serve(ctx, req, a.listSessionsV2)
 	case MethodSessionClose:
 		if h, ok := a.agent.(SessionCloser); ok {
-			return serve(ctx, req, a.closeSession(h, req.Seq))
+			closeSession := a.closeSession(h, req.Seq)
+			return serve(ctx, req, func(ctx context.Context, r *CloseSessionRequest) (*CloseSessionResponse, error) {
+				defer a.v2.forget(r.SessionID)
+				return closeSession(ctx, r)
+			})
 		}
 		return serve(ctx, req, func(ctx context.Context, r *CloseSessionRequest) (*CloseSessionResponse, error) {
 			a.turns.cancelSession(r.SessionID, req.Seq, errSessionClosed)
+			a.v2.forget(r.SessionID)
 			return &CloseSessionResponse{}, nil
 		})
 	case MethodSessionDelete:

@@ -212,7 +212,8 @@ func (c *ClientConn) SetSessionConfigOption(ctx context.Context, req *SetSession
 // after the agent reported the turn running (or waiting for the user) or
 // acknowledged the prompt. Its stop reason is the answer's; a stop reason
 // "error" is returned as the error (a *PeerError with the agent's error,
-// as a v1 agent's failed session/prompt is). A ctx that ends before the
+// as a v1 agent's failed session/prompt is). The turn's usage, which v2
+// reports in usage_update updates, is View(sid).Usage(). A ctx that ends before the
 // acknowledgement withdraws the prompt with $/cancel_request; after it,
 // cancelling works as in v1 below.
 //

@@ -107,6 +107,7 @@ func TestClientV2Turn(t *testing.T) {
 			update(`{"sessionUpdate":"agent_message_chunk","messageId":"m2","content":{"type":"text","text":"Hel"}}`),
 			result(id, `{"messageId":"m1"}`),
 			update(`{"sessionUpdate":"agent_message_chunk","messageId":"m2","content":{"type":"text","text":"lo"}}`),
+			update(`{"sessionUpdate":"usage_update","used":1200,"size":200000}`),
 			update(`{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn","background":[{"type":"terminal","terminalId":"term1"}]}`),
 		}
 	}, nil)
@@ -138,6 +139,9 @@ func TestClientV2Turn(t *testing.T) {
 	if _, ok := v.State().(*acp.V2IdleStateUpdate); !ok {
 		t.Errorf("state %T", v.State())
 	}
+	if u := v.Usage(); u == nil || u.Used != 1200 || u.Size != 200000 {
+		t.Errorf("usage %+v", u)
+	}
 	if _, err := cc.CancelTerminal(ctx, &acp.V2CancelTerminalRequest{SessionID: "s1", TerminalID: "term1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +153,7 @@ func TestClientV2Turn(t *testing.T) {
 	}
 	// The v1 handler: the tool call announced as tool_call, then updated; chunks as chunks; the
 	// terminal updates as the unknown updates package display reads; no state update.
-	want := "tool_call terminal_update terminal_output_chunk terminal_output_chunk tool_call_update agent_message_chunk agent_message_chunk"
+	want := "tool_call terminal_update terminal_output_chunk terminal_output_chunk tool_call_update agent_message_chunk agent_message_chunk usage_update"
 	if got := strings.Join(rec.kinds(), " "); got != want {
 		t.Errorf("v1 handler got\n  %s\nwant\n  %s", got, want)
 	}

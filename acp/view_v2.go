@@ -30,6 +30,7 @@ type SessionView struct {
 	output     map[TerminalID][]byte
 	messages   []*ViewMessage
 	byID       map[MessageID]*ViewMessage
+	usage      *UsageUpdate
 }
 
 // MaxViewTerminalOutput bounds the output a SessionView keeps per
@@ -127,6 +128,9 @@ func (v *SessionView) apply(u V2SessionUpdate, raw json.RawMessage) (fresh bool)
 		case *V2RequiresActionStateUpdate:
 			v.background, v.reported = s.Background, s.Background != nil
 		}
+	case *UsageUpdate:
+		c := *u
+		v.usage = &c
 	case *V2ToolCallUpdate:
 		return v.toolCalls.apply(string(u.ToolCallID), obj)
 	case *V2ToolCallContentChunk:
@@ -221,6 +225,18 @@ func (v *SessionView) Background() (items []BackgroundItem, reported bool) {
 	return items, v.reported
 }
 
+// Usage returns the last usage update (context window and cost), or nil:
+// v2 reports a turn's usage this way, not in the idle state update.
+func (v *SessionView) Usage() *UsageUpdate {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.usage == nil {
+		return nil
+	}
+	c := *v.usage
+	return &c
+}
+
 // ToolCall returns the current form of a tool call, or nil.
 func (v *SessionView) ToolCall(id ToolCallID) *V2ToolCallUpdate {
 	v.mu.Lock()
@@ -308,5 +324,5 @@ func (v *SessionView) reset() {
 	defer v.mu.Unlock()
 	v.state, v.background, v.reported = nil, nil, false
 	v.toolCalls, v.terminals = patched{}, patched{}
-	v.output, v.messages, v.byID = nil, nil, nil
+	v.output, v.messages, v.byID, v.usage = nil, nil, nil, nil
 }
