@@ -54,10 +54,7 @@ func (a *AgentConn) initializeV2(ctx context.Context, raw json.RawMessage) (any,
 	if resp == nil {
 		resp = &InitializeResponse{}
 	}
-	out, err := v2InitializeResponse(resp)
-	if err != nil {
-		return nil, err
-	}
+	out := v2InitializeResponse(resp)
 	a.mu.Lock()
 	a.clientCapsV2 = r.Capabilities
 	a.mu.Unlock()
@@ -74,7 +71,7 @@ func (a *AgentConn) ClientCapabilitiesV2() *V2ClientCapabilities {
 }
 
 // v2InitializeResponse says an Agent's v1 initialize result in v2's words.
-func v2InitializeResponse(r *InitializeResponse) (*V2InitializeResponse, error) {
+func v2InitializeResponse(r *InitializeResponse) *V2InitializeResponse {
 	out := &V2InitializeResponse{ProtocolVersion: ProtocolVersion2, Info: unknownImplementation, Meta: r.Meta}
 	if r.AgentInfo != nil {
 		out.Info = *r.AgentInfo
@@ -103,7 +100,7 @@ func v2InitializeResponse(r *InitializeResponse) (*V2InitializeResponse, error) 
 	}
 	out.Capabilities = caps
 	out.AuthMethods = v2AuthMethods(r.AuthMethods)
-	return out, nil
+	return out
 }
 
 // A Go Agent is written once, against the v1 types, and AgentConn serves
@@ -379,7 +376,7 @@ func (a *AgentConn) resumeV2(ctx context.Context, r *V2ResumeSessionRequest, seq
 		dirs[i] = string(d)
 	}
 	out := &V2ResumeSessionResponse{}
-	switch from := r.ReplayFrom.(type) {
+	switch r.ReplayFrom.(type) {
 	case nil:
 		h, ok := a.agent.(SessionResumer)
 		if !ok {
@@ -407,7 +404,6 @@ func (a *AgentConn) resumeV2(ctx context.Context, r *V2ResumeSessionRequest, seq
 			_ = convert(&out.ConfigOptions, resp.ConfigOptions)
 		}
 	default:
-		_ = from
 		return nil, fmt.Errorf("%w: unsupported replayFrom cursor", ErrInvalidParams)
 	}
 	var st V2State = &V2IdleStateUpdate{}

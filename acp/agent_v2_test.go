@@ -355,3 +355,52 @@ func TestV2PlanBothWays(t *testing.T) {
 		t.Errorf("plan %#v", rec.updates[0])
 	}
 }
+
+// v2Native sends v2 updates itself where the connection speaks v2.
+type v2Native struct{ *bothAgent }
+
+func (a *v2Native) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	n := &acp.V2UpdateSessionNotification{SessionID: req.SessionID, Update: &acp.V2AgentMessage{
+		MessageID: "m-native", Content: []acp.V2ContentBlock{&acp.V2TextContent{Text: "native"}},
+	}}
+	if err := a.conn.SessionUpdateV2(ctx, n); err != nil && !errors.Is(err, acp.ErrNotInVersion) {
+		return nil, err
+	}
+	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+}
+
+func TestAgentSessionUpdateV2(t *testing.T) {
+	for _, offer := range []bool{false, true} {
+		cc, _ := v2Pair(t, &v2Native{newBothAgent()}, &v1Recorder{}, &acp.ConnOptions{OfferV2: offer})
+		ctx := ctxFor(t)
+		if _, err := cc.Initialize(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cc.NewSession(ctx, &acp.NewSessionRequest{Cwd: "/w"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cc.Prompt(ctx, &acp.PromptRequest{SessionID: "s1", Prompt: []acp.ContentBlock{&acp.TextContent{Text: "x"}}}); err != nil {
+			t.Fatal(err)
+		}
+		msgs := cc.View("s1").Messages()
+		if offer && (len(msgs) != 1 || msgs[0].ID != "m-native") {
+			t.Errorf("v2: messages %+v", msgs)
+		}
+		if !offer && len(msgs) != 0 {
+			t.Errorf("v1: a v2 update was sent: %+v", msgs)
+		}
+	}
+}
+
+// A resume that asks for a replay the agent cannot give is invalid params, as the schema asks.
+func TestAgentV2ResumeWithoutReplay(t *testing.T) {
+	cc, _ := v2Pair(t, namedAgent{}, &v1Recorder{}, &acp.ConnOptions{OfferV2: true})
+	ctx := ctxFor(t)
+	if _, err := cc.Initialize(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := cc.ResumeSessionV2(ctx, &acp.V2ResumeSessionRequest{SessionID: "s", Cwd: "/w", ReplayFrom: &acp.V2ReplayFromStart{}})
+	if !errors.Is(err, acp.ErrInvalidParams) {
+		t.Errorf("err = %v", err)
+	}
+}
