@@ -24,7 +24,8 @@ import (
 
 // ErrVersionNegotiation is wrapped by the error ClientConn.Initialize
 // returns when the agent's answer names a protocol version the client did
-// not offer, or does not have the shape of the version it names.
+// not offer, or does not have the shape of the version it names. (A Go
+// client offers 2 with ConnOptions.OfferV2.)
 var ErrVersionNegotiation = errors.New("acp: protocol version negotiation failed")
 
 // ErrNotInVersion is wrapped by the error of a call that does not exist in
@@ -64,13 +65,20 @@ func notInVersion(method string, v ProtocolVersion) error {
 // agentCapabilities, authMethods, with ProtocolVersion 2); V2Initialized
 // has it whole. ProtocolVersion says which version the connection speaks.
 func (c *ClientConn) Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error) {
+	resp, _, err := c.negotiate(ctx, req)
+	return resp, err
+}
+
+// negotiate is Initialize; it also returns the answer's JSON in v1's words
+// (as the agent sent it, in v1), for InitializeAuth.
+func (c *ClientConn) negotiate(ctx context.Context, req *InitializeRequest) (*InitializeResponse, json.RawMessage, error) {
 	v1 := c.initializeRequest(req)
 	if c.opts == nil || !c.opts.OfferV2 {
 		return c.initializeV1(ctx, v1, false)
 	}
 	offer, err := initializeOffer(v1)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var raw json.RawMessage
 	// The version takes effect where the answer falls among the agent's
@@ -89,45 +97,50 @@ func (c *ClientConn) Initialize(ctx context.Context, req *InitializeRequest) (*I
 			v1.ProtocolVersion = ProtocolVersion1
 			return c.initializeV1(ctx, v1, true)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	var head struct {
 		ProtocolVersion *ProtocolVersion `json:"protocolVersion"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil || head.ProtocolVersion == nil {
-		return nil, fmt.Errorf("%w: the agent's initialize result has no protocolVersion: %.200s", ErrVersionNegotiation, raw)
+		return nil, nil, fmt.Errorf("%w: the agent's initialize result has no protocolVersion: %.200s", ErrVersionNegotiation, raw)
 	}
 	switch *head.ProtocolVersion {
 	case ProtocolVersion2:
-		return c.initializedV2(raw)
+		resp, err := c.initializedV2(raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		v1raw, err := json.Marshal(resp)
+		return resp, v1raw, err
 	case ProtocolVersion1:
 		resp := new(InitializeResponse)
 		if err := json.Unmarshal(raw, resp); err != nil {
-			return nil, fmt.Errorf("%w: the agent answered protocol version 1 with a result v1 cannot read: %v", ErrVersionNegotiation, err)
+			return nil, nil, fmt.Errorf("%w: the agent answered protocol version 1 with a result v1 cannot read: %v", ErrVersionNegotiation, err)
 		}
 		c.negotiated.set(ProtocolVersion1)
-		return resp, nil
+		return resp, raw, nil
 	}
-	return nil, fmt.Errorf("%w: the agent answered protocol version %d to an offer of 2; this client speaks 1 and 2", ErrVersionNegotiation, *head.ProtocolVersion)
+	return nil, nil, fmt.Errorf("%w: the agent answered protocol version %d to an offer of 2; this client speaks 1 and 2", ErrVersionNegotiation, *head.ProtocolVersion)
 }
 
 // initializeV1 sends a v1 initialize. afterOffer: the agent refused 2.
-func (c *ClientConn) initializeV1(ctx context.Context, req *InitializeRequest, afterOffer bool) (*InitializeResponse, error) {
-	resp, err := call[InitializeResponse](ctx, &c.conn, MethodInitialize, req)
+func (c *ClientConn) initializeV1(ctx context.Context, req *InitializeRequest, afterOffer bool) (*InitializeResponse, json.RawMessage, error) {
+	res, err := call[rawInitialize](ctx, &c.conn, MethodInitialize, req)
 	if err != nil {
 		if !afterOffer && supportsOnly(err, ProtocolVersion2) {
-			return nil, fmt.Errorf("%w: the agent speaks only protocol version 2; set ConnOptions.OfferV2: %w", ErrVersionNegotiation, err)
+			return nil, nil, fmt.Errorf("%w: the agent speaks only protocol version 2, and the client asked for 1: %w", ErrVersionNegotiation, err)
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	if resp.ProtocolVersion >= ProtocolVersion2 {
+	if v := res.resp.ProtocolVersion; v >= ProtocolVersion2 {
 		// An answer of 2 to an offer of 1 is the agent's mistake (it must
 		// answer 1 or refuse); going on in v1 would misread its prompt
 		// acknowledgements as turn ends.
-		return nil, fmt.Errorf("%w: the agent answered protocol version %d to an offer of 1; set ConnOptions.OfferV2 to speak 2", ErrVersionNegotiation, resp.ProtocolVersion)
+		return nil, nil, fmt.Errorf("%w: the agent answered protocol version %d to a client that asked for 1", ErrVersionNegotiation, v)
 	}
 	c.negotiated.set(ProtocolVersion1)
-	return resp, nil
+	return &res.resp, res.raw, nil
 }
 
 // supportsOnly1 reports whether err is an unsupported-protocol-version

@@ -270,7 +270,7 @@ func TestNegotiationBreaks(t *testing.T) {
 		answer string
 		want   string
 	}{
-		{"answer of 2 to an offer of 1", false, `"result":{"protocolVersion":2,"info":{"name":"a","version":"1"}}`, "answered protocol version 2 to an offer of 1"},
+		{"answer of 2 to an offer of 1", false, `"result":{"protocolVersion":2,"info":{"name":"a","version":"1"}}`, "answered protocol version 2 to a client that asked for 1"},
 		{"v1-shaped answer of 2", true, `"result":{"protocolVersion":2,"agentCapabilities":{},"agentInfo":{"name":"a","version":"1"}}`, "v1-shaped result"},
 		{"answer of 3", true, `"result":{"protocolVersion":3,"info":{"name":"a","version":"1"}}`, "answered protocol version 3"},
 		{"v2-only agent, v1 client", false, `"error":{"code":-32022,"message":"unsupported","data":{"requested":1,"supported":[2]}}`, "speaks only protocol version 2"},
@@ -355,5 +355,20 @@ func TestV2TakesEffectAtTheAnswer(t *testing.T) {
 	}
 	if got := <-client.got; got != "v2" {
 		t.Errorf("the update went to the %s handler", got)
+	}
+}
+
+// InitializeAuth negotiates as Initialize does, and reads a v2 agent's auth methods too.
+func TestInitializeAuthNegotiates(t *testing.T) {
+	cc, _ := v2Pair(t, namedAgent{}, minimalV1Client{}, &acp.ConnOptions{OfferV2: true})
+	_, opts, err := cc.InitializeAuth(ctxFor(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc.ProtocolVersion() != 2 {
+		t.Errorf("version %d", cc.ProtocolVersion())
+	}
+	if len(opts) != 1 || opts[0].ID != "oauth" {
+		t.Errorf("auth options %+v", opts)
 	}
 }
