@@ -39,10 +39,17 @@ var ErrNotInVersion = errors.New("acp: method does not exist in the negotiated p
 // initialize has been answered.
 type negotiated struct{ v atomic.Uint32 }
 
+func (n *negotiated) version() ProtocolVersion { return ProtocolVersion(n.v.Load()) }
+
 // ProtocolVersion returns the protocol version the connection negotiated
-// in initialize: ProtocolVersion1 or ProtocolVersion2, or 0 before
-// initialize has been answered.
-func (n *negotiated) ProtocolVersion() ProtocolVersion { return ProtocolVersion(n.v.Load()) }
+// in initialize: ProtocolVersion1 or ProtocolVersion2, or 0 before the
+// agent's answer has been taken.
+func (c *ClientConn) ProtocolVersion() ProtocolVersion { return c.negotiated.version() }
+
+// ProtocolVersion returns the protocol version the connection negotiated
+// in initialize: ProtocolVersion1 or ProtocolVersion2, or 0 before it has
+// been answered.
+func (a *AgentConn) ProtocolVersion() ProtocolVersion { return a.negotiated.version() }
 
 func (n *negotiated) set(v ProtocolVersion) { n.v.Store(uint32(v)) }
 
