@@ -2,7 +2,10 @@ package acp_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -490,4 +493,74 @@ func (c *listClient) SessionUpdateV2(_ context.Context, n *acp.V2UpdateSessionNo
 		c.listed <- len(items)
 	}
 	return nil
+}
+
+// elicitAgent's turn asks the client for a form (v1 types), and says what came back.
+type elicitAgent struct {
+	*bothAgent
+	asked *acp.CreateElicitationRequest
+}
+
+func (a *elicitAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	resp, err := a.conn.CreateElicitation(ctx, a.asked)
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := resp.Action.(*acp.ElicitationAcceptAction); !ok || len(r.Content) == 0 {
+		return nil, errors.New("not accepted")
+	}
+	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+}
+
+// elicitClient answers a form with the values of the golden file.
+type elicitClient struct {
+	v1Recorder
+	got    *acp.CreateElicitationRequest
+	answer *acp.CreateElicitationResponse
+}
+
+func (c *elicitClient) CreateElicitation(_ context.Context, req *acp.CreateElicitationRequest) (*acp.CreateElicitationResponse, error) {
+	c.got = req
+	return c.answer, nil
+}
+
+func (c *elicitClient) CompleteElicitation(context.Context, *acp.CompleteElicitationNotification) error {
+	return nil
+}
+
+// A form elicitation crosses v2 and back in v1's words on both sides.
+func TestV2ElicitationBothWays(t *testing.T) {
+	var asked acp.CreateElicitationRequest
+	var answer acp.CreateElicitationResponse
+	for file, v := range map[string]any{"CreateElicitationRequest.json": &asked, "CreateElicitationResponse.json": &answer} {
+		b, err := os.ReadFile(filepath.Join("testdata", "golden", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client := &elicitClient{answer: &answer}
+	cc, _ := v2Pair(t, &elicitAgent{bothAgent: newBothAgent(), asked: &asked}, client, &acp.ConnOptions{OfferV2: true})
+	ctx := ctxFor(t)
+	if _, err := cc.Initialize(ctx, &acp.InitializeRequest{ClientCapabilities: &acp.ClientCapabilities{
+		Elicitation: &acp.ElicitationCapabilities{Form: &acp.ElicitationFormCapabilities{}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cc.NewSession(ctx, &acp.NewSessionRequest{Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cc.Prompt(ctx, &acp.PromptRequest{SessionID: "s1", Prompt: []acp.ContentBlock{&acp.TextContent{Text: "ask"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if client.got == nil || client.got.Message != asked.Message {
+		t.Fatalf("the client got %+v", client.got)
+	}
+	want, _ := json.Marshal(&asked)
+	got, _ := json.Marshal(client.got)
+	if string(want) != string(got) {
+		t.Errorf("the form changed on the way:\n  sent %s\n  got  %s", want, got)
+	}
 }
