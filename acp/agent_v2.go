@@ -333,9 +333,13 @@ func (a *AgentConn) promptV2(ctx context.Context, req *jsonrpc2.Request) (any, e
 		a.endTurnV2(sid)
 		return nil, err
 	}
+	// The turn keeps the connection's drain waiting, as a v1 prompt
+	// being answered does: `agent < requests.jsonl` sees every turn end.
+	release, _ := a.rpc.Hold()
 	a.v2.wg.Add(1)
 	go func() {
 		defer a.v2.wg.Done()
+		defer release()
 		resp, err := a.runTurn(life, req.Seq, p)
 		a.endTurnV2(sid)
 		idle := &V2IdleStateUpdate{}

@@ -1,11 +1,14 @@
 package acp_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -563,4 +566,73 @@ func TestV2ElicitationBothWays(t *testing.T) {
 	if string(want) != string(got) {
 		t.Errorf("the form changed on the way:\n  sent %s\n  got  %s", want, got)
 	}
+}
+
+// A client that ends its input right after a v2 prompt: the turn, which goes on after its
+// acknowledgement, is waited for at the end of input (DrainTimeout), and its idle state update
+// is written before the agent's output ends.
+func TestGoAgentV2DrainsTurns(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	agent := &slowAgent{bothAgent: newBothAgent(), release: make(chan struct{})}
+	served := make(chan error, 1)
+	go func() { served <- acp.ServeAgent(context.Background(), agent, inR, outW, nil) }()
+	lines := bufio.NewScanner(outR)
+	var out []string
+	send := func(req string, answer string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, req+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		for lines.Scan() {
+			out = append(out, lines.Text())
+			if strings.Contains(lines.Text(), answer) {
+				return
+			}
+		}
+		t.Fatalf("no %s in %q", answer, out)
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"c","version":"1"}}}`, `"id":1,"result"`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w"}}`, `"id":2,"result"`)
+	send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"slow"}]}}`, `"id":3,"result"`)
+	inW.Close() // the end of input, with the turn still running
+	close(agent.release)
+	read := make(chan struct{})
+	go func() {
+		// Read to the end, so that the agent's writes never wait for us.
+		defer close(read)
+		for lines.Scan() {
+			out = append(out, lines.Text())
+		}
+	}()
+	err := <-served
+	outW.Close()
+	<-read
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(out, "\n")
+	if !strings.Contains(all, "slow but done") || !strings.Contains(all, `"state":"idle","stopReason":"end_turn"`) {
+		t.Errorf("output:\n%s", all)
+	}
+}
+
+// slowAgent's turn waits until its acknowledgement has been written, well after the end of
+// input has been read.
+type slowAgent struct {
+	*bothAgent
+	release chan struct{}
+}
+
+func (a *slowAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+	select {
+	case <-a.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	say := &acp.AgentMessageChunk{Content: &acp.TextContent{Text: "slow but done"}}
+	if err := a.conn.SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID, Update: say}); err != nil {
+		return nil, err
+	}
+	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 }

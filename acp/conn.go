@@ -79,9 +79,9 @@ type ConnOptions struct {
 	// the handlers still running have their ctx cancelled and their
 	// answers are dropped. Zero means 10 s; negative means no drain: the
 	// handlers' contexts are cancelled at the end of input and nothing
-	// more is answered. On a v2 connection a turn goes on after its
-	// session/prompt has been acknowledged, so it is not drained: its ctx
-	// is cancelled when the connection ends. A ClientConn never drains: an agent whose output
+	// more is answered. On a v2 connection a turn that goes on after its
+	// session/prompt was acknowledged is waited for the same way, up to
+	// its idle state update. A ClientConn never drains: an agent whose output
 	// ended has gone, and serving its queued terminal/create would start
 	// commands for nobody.
 	DrainTimeout time.Duration
