@@ -28,8 +28,13 @@ type AgentConn struct {
 	agent Agent
 	turns turns
 
+	negotiated
+	v2 agentV2
+
 	mu         sync.Mutex
 	clientCaps *ClientCapabilities // from the last initialize request
+	// clientCapsV2 is what a v2 client advertised.
+	clientCapsV2 *V2ClientCapabilities
 }
 
 // ServeAgent serves agent to a client over r (the agent's stdin) and w (its
@@ -84,7 +89,20 @@ func NewAgentConn(agent Agent, r io.Reader, w io.Writer, opts *ConnOptions) *Age
 // failed, or a write had failed before (what was queued behind it never
 // reached the client). Close is idempotent; every call returns the first
 // one's result.
-func (a *AgentConn) Close() error { return a.rpc.Close() }
+func (a *AgentConn) Close() error {
+	err := a.rpc.Close()
+	a.v2.stop()
+	return err
+}
+
+// Wait blocks until the connection has ended and every goroutine it
+// started has returned, v2 turns included (they end with the connection).
+// It returns the error that ended the connection, nil for a clean end.
+func (a *AgentConn) Wait() error {
+	err := a.rpc.Wait()
+	a.v2.wg.Wait()
+	return err
+}
 
 // ClientCapabilities returns the capabilities the client advertised in
 // initialize, or an empty value before initialize.
@@ -100,7 +118,12 @@ func (a *AgentConn) ClientCapabilities() ClientCapabilities {
 func (a *AgentConn) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	switch req.Method {
 	case MethodInitialize:
-		return serve(ctx, req, a.initialize)
+		return a.initializeAny(ctx, req)
+	}
+	if a.isV2() {
+		return a.handleV2(ctx, req)
+	}
+	switch req.Method {
 	case MethodSessionNew:
 		return serve(ctx, req, a.agent.NewSession)
 	case MethodSessionPrompt:
@@ -152,7 +175,9 @@ func (a *AgentConn) handle(ctx context.Context, req *jsonrpc2.Request) (any, err
 }
 
 // initialize records the client's capabilities, runs the Agent's Initialize
-// and fills in the capabilities implied by the optional interfaces.
+// and fills in the capabilities implied by the optional interfaces. The
+// answer's version is 1: an Agent speaks v2 only through the SDK, which
+// answers a v2 initialize itself (initializeV2).
 func (a *AgentConn) initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error) {
 	caps := ClientCapabilities{}
 	if req.ClientCapabilities != nil {
@@ -166,9 +191,7 @@ func (a *AgentConn) initialize(ctx context.Context, req *InitializeRequest) (*In
 	if err != nil || resp == nil {
 		return resp, err
 	}
-	if resp.ProtocolVersion == 0 {
-		resp.ProtocolVersion = ProtocolVersion1
-	}
+	resp.ProtocolVersion = ProtocolVersion1
 	ac := AgentCapabilities{}
 	if resp.AgentCapabilities != nil {
 		ac = *resp.AgentCapabilities
@@ -210,27 +233,46 @@ func (a *AgentConn) initialize(ctx context.Context, req *InitializeRequest) (*In
 }
 
 // SessionUpdate sends a session/update notification.
+// On a v2 connection the update goes out in v2's words (see AgentConn's
+// v2 notes in agent_v2.go).
 func (a *AgentConn) SessionUpdate(ctx context.Context, n *SessionNotification) error {
+	if a.isV2() {
+		return a.sessionUpdateInV2(ctx, n)
+	}
 	return a.rpc.Notify(ctx, MethodSessionUpdate, n)
 }
 
-// RequestPermission sends session/request_permission.
+// RequestPermission sends session/request_permission; on a v2 connection
+// in v2's words, with the session shown requiring action meanwhile.
 func (a *AgentConn) RequestPermission(ctx context.Context, req *RequestPermissionRequest) (*RequestPermissionResponse, error) {
+	if a.isV2() {
+		return a.requestPermissionInV2(ctx, req)
+	}
 	return call[RequestPermissionResponse](ctx, &a.conn, MethodSessionRequestPermission, req)
 }
 
 // ReadTextFile sends fs/read_text_file.
 func (a *AgentConn) ReadTextFile(ctx context.Context, req *ReadTextFileRequest) (*ReadTextFileResponse, error) {
+	if a.isV2() {
+		return nil, notInVersion(MethodFSReadTextFile, ProtocolVersion2)
+	}
 	return call[ReadTextFileResponse](ctx, &a.conn, MethodFSReadTextFile, req)
 }
 
 // WriteTextFile sends fs/write_text_file.
 func (a *AgentConn) WriteTextFile(ctx context.Context, req *WriteTextFileRequest) (*WriteTextFileResponse, error) {
+	if a.isV2() {
+		return nil, notInVersion(MethodFSWriteTextFile, ProtocolVersion2)
+	}
 	return call[WriteTextFileResponse](ctx, &a.conn, MethodFSWriteTextFile, req)
 }
 
 // CreateElicitation sends elicitation/create.
 func (a *AgentConn) CreateElicitation(ctx context.Context, req *CreateElicitationRequest) (*CreateElicitationResponse, error) {
+	if a.isV2() {
+		resp, err := translatedCall[V2CreateElicitationRequest, V2CreateElicitationResponse, CreateElicitationResponse](ctx, &a.conn, MethodElicitationCreate, req)
+		return resp, err
+	}
 	return call[CreateElicitationResponse](ctx, &a.conn, MethodElicitationCreate, req)
 }
 
@@ -241,6 +283,9 @@ func (a *AgentConn) CompleteElicitation(ctx context.Context, n *CompleteElicitat
 
 // TerminalOutput sends terminal/output. TerminalHandle.Output is the usual way.
 func (a *AgentConn) TerminalOutput(ctx context.Context, req *TerminalOutputRequest) (*TerminalOutputResponse, error) {
+	if a.isV2() {
+		return nil, notInVersion(MethodTerminalOutput, ProtocolVersion2)
+	}
 	return call[TerminalOutputResponse](ctx, &a.conn, MethodTerminalOutput, req)
 }
 
@@ -248,15 +293,24 @@ func (a *AgentConn) TerminalOutput(ctx context.Context, req *TerminalOutputReque
 // request is cancelled with $/cancel_request and ctx's error is returned; the
 // command keeps running.
 func (a *AgentConn) WaitForTerminalExit(ctx context.Context, req *WaitForTerminalExitRequest) (*WaitForTerminalExitResponse, error) {
+	if a.isV2() {
+		return nil, notInVersion(MethodTerminalWaitForExit, ProtocolVersion2)
+	}
 	return call[WaitForTerminalExitResponse](ctx, &a.conn, MethodTerminalWaitForExit, req)
 }
 
 // KillTerminal sends terminal/kill.
 func (a *AgentConn) KillTerminal(ctx context.Context, req *KillTerminalRequest) (*KillTerminalResponse, error) {
+	if a.isV2() {
+		return nil, notInVersion(MethodTerminalKill, ProtocolVersion2)
+	}
 	return call[KillTerminalResponse](ctx, &a.conn, MethodTerminalKill, req)
 }
 
 // ReleaseTerminal sends terminal/release.
 func (a *AgentConn) ReleaseTerminal(ctx context.Context, req *ReleaseTerminalRequest) (*ReleaseTerminalResponse, error) {
+	if a.isV2() {
+		return nil, notInVersion(MethodTerminalRelease, ProtocolVersion2)
+	}
 	return call[ReleaseTerminalResponse](ctx, &a.conn, MethodTerminalRelease, req)
 }

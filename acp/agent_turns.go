@@ -157,8 +157,14 @@ func (a *AgentConn) prompt(ctx context.Context, req *jsonrpc2.Request) (any, err
 	if err := decodeParams(req.Params, p); err != nil {
 		return nil, err
 	}
+	return a.runTurn(ctx, req.Seq, p)
+}
+
+// runTurn runs the Agent's Prompt for the session/prompt read as the
+// seq'th message, with the protocol's cancellation rules (see prompt).
+func (a *AgentConn) runTurn(ctx context.Context, seq uint64, p *PromptRequest) (*PromptResponse, error) {
 	supersede := a.opts != nil && a.opts.SupersedePrompts
-	ctx, t, s := a.turns.begin(ctx, req.Seq, p.SessionID, supersede)
+	ctx, t, s := a.turns.begin(ctx, seq, p.SessionID, supersede)
 	defer a.turns.end(p.SessionID, t, s)
 	cancelled := &PromptResponse{StopReason: StopReasonCancelled}
 	if supersede {

@@ -70,13 +70,14 @@ type AuthVar struct {
 
 // InitializeAuth sends initialize like Initialize and also returns every
 // advertised authentication method in full (see AuthOption), which the
-// typed response's AuthMethods cannot carry.
+// typed response's AuthMethods cannot carry. It negotiates the version as
+// Initialize does; a v2 agent's methods are read in v1's words.
 func (c *ClientConn) InitializeAuth(ctx context.Context, req *InitializeRequest) (*InitializeResponse, []AuthOption, error) {
-	res, err := call[rawInitialize](ctx, &c.conn, MethodInitialize, c.initializeRequest(req))
+	resp, raw, err := c.negotiate(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &res.resp, ParseAuthOptions(res.raw), nil
+	return resp, ParseAuthOptions(raw), nil
 }
 
 // rawInitialize keeps the raw initialize result beside the typed one.

@@ -2,8 +2,10 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpterm/acpterm/internal/jsonrpc2"
@@ -16,6 +18,9 @@ type ClientConn struct {
 	client Client
 	proc   *agentProcess // set by StartAgent
 	models sessionModels // the draft's session models (models.go)
+	negotiated
+	v2     clientV2
+	v2init atomic.Pointer[V2InitializeResponse] // the agent's answer, if v2 was negotiated
 }
 
 // NewClientConn serves client on a connection to an agent: r carries what the
@@ -38,6 +43,9 @@ func newClientConn(client Client, r io.Reader, w io.Writer, opts *ConnOptions, p
 }
 
 func (c *ClientConn) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	if c.isV2() {
+		return c.handleV2(ctx, req)
+	}
 	switch req.Method {
 	case MethodSessionUpdate:
 		return notify(ctx, req, c.client.SessionUpdate)
@@ -75,13 +83,6 @@ func (c *ClientConn) handle(ctx context.Context, req *jsonrpc2.Request) (any, er
 	return serveExt(ctx, c.client, req)
 }
 
-// Initialize sends initialize. The request's client capabilities are filled
-// in from the interfaces the Client implements (terminal, fs read and write);
-// a nil request sends protocol version 1 with those capabilities.
-func (c *ClientConn) Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error) {
-	return call[InitializeResponse](ctx, &c.conn, MethodInitialize, c.initializeRequest(req))
-}
-
 // initializeRequest is req (nil: protocol version 1 and nothing else) with
 // the capabilities the client's handler implements filled in.
 func (c *ClientConn) initializeRequest(req *InitializeRequest) *InitializeRequest {
@@ -105,25 +106,40 @@ func (c *ClientConn) initializeRequest(req *InitializeRequest) *InitializeReques
 	return &r
 }
 
-// Authenticate sends authenticate.
+// Authenticate sends authenticate; in v2, auth/login with the same method id.
 func (c *ClientConn) Authenticate(ctx context.Context, req *AuthenticateRequest) (*AuthenticateResponse, error) {
+	if c.isV2() {
+		return translated[V2LoginAuthRequest, V2LoginAuthResponse, AuthenticateResponse](ctx, c, MethodAuthLogin, req, nil)
+	}
 	return call[AuthenticateResponse](ctx, &c.conn, MethodAuthenticate, req)
 }
 
-// Logout sends logout.
+// Logout sends logout; in v2, auth/logout.
 func (c *ClientConn) Logout(ctx context.Context, req *LogoutRequest) (*LogoutResponse, error) {
+	if c.isV2() {
+		if req == nil {
+			req = &LogoutRequest{}
+		}
+		return translated[V2LogoutAuthRequest, V2LogoutAuthResponse, LogoutResponse](ctx, c, MethodAuthLogout, req, nil)
+	}
 	return call[LogoutResponse](ctx, &c.conn, MethodLogout, req)
 }
 
 // NewSession sends session/new. Models the agent offers the draft's way
 // are kept for SessionModels.
 func (c *ClientConn) NewSession(ctx context.Context, req *NewSessionRequest) (*NewSessionResponse, error) {
+	if c.isV2() && req != nil {
+		return c.newSessionInV2(ctx, req)
+	}
 	return callSession[NewSessionResponse](ctx, c, MethodSessionNew, req, "")
 }
 
 // LoadSession sends session/load. The agent replays the session's history as
 // session/update notifications, all handled before this returns.
 func (c *ClientConn) LoadSession(ctx context.Context, req *LoadSessionRequest) (*LoadSessionResponse, error) {
+	if c.isV2() {
+		return nil, notInVersion(MethodSessionLoad, ProtocolVersion2)
+	}
 	var id SessionID
 	if req != nil {
 		id = req.SessionID
@@ -133,6 +149,9 @@ func (c *ClientConn) LoadSession(ctx context.Context, req *LoadSessionRequest) (
 
 // ResumeSession sends session/resume.
 func (c *ClientConn) ResumeSession(ctx context.Context, req *ResumeSessionRequest) (*ResumeSessionResponse, error) {
+	if c.isV2() && req != nil {
+		return c.resumeSessionInV2(ctx, req)
+	}
 	var id SessionID
 	if req != nil {
 		id = req.SessionID
@@ -142,31 +161,61 @@ func (c *ClientConn) ResumeSession(ctx context.Context, req *ResumeSessionReques
 
 // ListSessions sends session/list.
 func (c *ClientConn) ListSessions(ctx context.Context, req *ListSessionsRequest) (*ListSessionsResponse, error) {
+	if c.isV2() {
+		if req == nil {
+			req = &ListSessionsRequest{}
+		}
+		return translated[V2ListSessionsRequest, V2ListSessionsResponse, ListSessionsResponse](ctx, c, MethodSessionList, req, nil)
+	}
 	return call[ListSessionsResponse](ctx, &c.conn, MethodSessionList, req)
 }
 
 // CloseSession sends session/close.
 func (c *ClientConn) CloseSession(ctx context.Context, req *CloseSessionRequest) (*CloseSessionResponse, error) {
+	if req != nil {
+		defer c.forgetView(req.SessionID)
+	}
 	return call[CloseSessionResponse](ctx, &c.conn, MethodSessionClose, req)
 }
 
 // DeleteSession sends session/delete.
 func (c *ClientConn) DeleteSession(ctx context.Context, req *DeleteSessionRequest) (*DeleteSessionResponse, error) {
+	if req != nil {
+		defer c.forgetView(req.SessionID)
+	}
 	return call[DeleteSessionResponse](ctx, &c.conn, MethodSessionDelete, req)
 }
 
 // SetSessionMode sends session/set_mode.
 func (c *ClientConn) SetSessionMode(ctx context.Context, req *SetSessionModeRequest) (*SetSessionModeResponse, error) {
+	if c.isV2() {
+		return nil, notInVersion(MethodSessionSetMode, ProtocolVersion2)
+	}
 	return call[SetSessionModeResponse](ctx, &c.conn, MethodSessionSetMode, req)
 }
 
 // SetSessionConfigOption sends session/set_config_option.
 func (c *ClientConn) SetSessionConfigOption(ctx context.Context, req *SetSessionConfigOptionRequest) (*SetSessionConfigOptionResponse, error) {
+	if c.isV2() && req != nil {
+		// v1 sends a value id untagged; v2 tags it "id".
+		return translated[V2SetSessionConfigOptionRequest, V2SetSessionConfigOptionResponse, SetSessionConfigOptionResponse](ctx, c, MethodSessionSetConfigOption, req,
+			func(b json.RawMessage) (json.RawMessage, error) { return retag(b, "type", "id", false) })
+	}
 	return call[SetSessionConfigOptionResponse](ctx, &c.conn, MethodSessionSetConfigOption, req)
 }
 
 // Prompt sends session/prompt and returns when the turn ends. Every
 // session/update the agent sent before its answer has been handled by then.
+//
+// In v2, where session/prompt is only acknowledged, Prompt returns when
+// the idle state update that ends the turn has been handled: the first
+// after the agent reported the turn running (or waiting for the user) or
+// acknowledged the prompt. Its stop reason is the answer's; a stop reason
+// "error" is returned as the error (a *PeerError with the agent's error,
+// as a v1 agent's failed session/prompt is). The turn's usage, which v2
+// reports in usage_update updates, is View(sid).Usage(). A ctx that ends before the
+// acknowledgement withdraws the prompt with $/cancel_request; after it,
+// cancelling works as in v1 below.
 //
 // Cancelling ctx cancels the turn the way ACP asks a client to: Prompt
 // sends session/cancel for the session, then waits for the agent's answer,
@@ -180,6 +229,9 @@ func (c *ClientConn) SetSessionConfigOption(ctx context.Context, req *SetSession
 // Calling Cancel yourself and letting Prompt return is the other way, with
 // no bound of Prompt's own.
 func (c *ClientConn) Prompt(ctx context.Context, req *PromptRequest) (*PromptResponse, error) {
+	if c.isV2() && req != nil {
+		return c.promptV2(ctx, req)
+	}
 	wait := c.opts.promptCancelWait()
 	if req == nil || wait < 0 {
 		return call[PromptResponse](ctx, &c.conn, MethodSessionPrompt, req)

@@ -79,7 +79,9 @@ type ConnOptions struct {
 	// the handlers still running have their ctx cancelled and their
 	// answers are dropped. Zero means 10 s; negative means no drain: the
 	// handlers' contexts are cancelled at the end of input and nothing
-	// more is answered. A ClientConn never drains: an agent whose output
+	// more is answered. On a v2 connection a turn that goes on after its
+	// session/prompt was acknowledged is waited for the same way, up to
+	// its idle state update. A ClientConn never drains: an agent whose output
 	// ended has gone, and serving its queued terminal/create would start
 	// commands for nobody.
 	DrainTimeout time.Duration
@@ -96,6 +98,13 @@ type ConnOptions struct {
 	// $/cancel_request. Zero means 5 s; negative means no session/cancel
 	// at all: an ended ctx abandons the request at once, as for any call.
 	PromptCancelWait time.Duration
+	// OfferV2, for a ClientConn only, makes Initialize ask for ACP v2
+	// (protocol version 2, in Preview) instead of 1. An agent that answers
+	// 1 is spoken to in v1; one that answers 2 in v2, and then Prompt
+	// returns when the turn's state_update says the session is idle, and
+	// the v2-only calls (CancelTerminal, CancelToolCall, ResumeSessionV2)
+	// work. See ClientConn.Initialize. v1 stays the default for now.
+	OfferV2 bool
 	// HandlerWait, for StartAgent only, is how long ClientConn.Close waits
 	// for request handlers to return once their contexts are cancelled;
 	// past it Close reports ErrHandlersRunning and leaves them to finish on

@@ -1,5 +1,6 @@
-// Package acp implements the Agent Client Protocol (ACP), protocol version 1,
-// for both of its sides.
+// Package acp implements the Agent Client Protocol (ACP), protocol version 1
+// and, negotiated per connection, version 2 (in Preview), for both of its
+// sides.
 //
 // ACP is how code editors and command-line clients talk to coding agents:
 // JSON-RPC 2.0 over the agent's stdin and stdout, one JSON message per line.
@@ -59,6 +60,51 @@
 // agent's session/prompt did not get invalid params because the client
 // refused a terminal/create as such); wrap a sentinel in front of it to
 // choose a code.
+//
+// # ACP v2 and the names of its types
+//
+// ACP v2 (in Preview; schema/v2/schema.json) is generated into
+// types_v2_gen.go beside v1. One vocabulary across versions: a v2
+// definition whose wire shape is the same as v1's (descriptions aside, and
+// everything it refers to the same too) is the v1 Go type, not a copy:
+// SessionID, ToolCallID, TerminalID, MessageID, Implementation,
+// UsageUpdate, CloseSessionRequest, StopReason. A definition whose shape
+// changed is a different fact and carries the prefix V2: V2PromptResponse
+// (a message id, not a stop reason), V2ToolCallUpdate (it gained
+// capabilities), V2InitializeRequest (capabilities and info). What v2
+// adds is prefixed too (V2StateUpdate, V2BackgroundWork). The prefix, not
+// a package of its own, keeps one import and lets the few hand-written
+// helpers (V2IdleStateUpdate.StopError) sit beside the generated code;
+// method names are one set of constants (MethodSessionPrompt serves both
+// versions; MethodTerminalCancel is v2's). V2Methods is v2's method table.
+//
+// # Speaking v2
+//
+// Version negotiation is per connection. A ClientConn asks for 2 when
+// ConnOptions.OfferV2 is set (v1 stays the default) and speaks whatever
+// the agent answers, 1 or 2; an AgentConn serves whichever version the
+// client asks for. ProtocolVersion on either says which. A v1-shaped
+// request for 2, or an answer of 2 the client did not offer, fails
+// initialize with an error that says so (ErrVersionNegotiation on the
+// client).
+//
+// Go code written against the v1 types keeps working on a v2 connection;
+// the SDK translates. On the client, Prompt returns the turn's stop reason
+// when the idle state update ends the turn (session/prompt only
+// acknowledges in v2), and the Client's v1 handlers hear v2 updates in
+// v1's words. What v2 adds is there for a client that wants it: View(sid)
+// is the session as the agent's upserts left it (tool calls, terminals,
+// messages, the state and its background work); a Client implementing
+// V2UpdateHandler gets every update as it is, after it has been applied
+// to the view, which makes the state, terminal and tool call updates the
+// events of a jobs list; CancelTerminal and CancelToolCall stop background
+// work that advertises capabilities.cancel. On the agent, AgentConn
+// acknowledges the prompt, runs the Agent's Prompt and sends its end as
+// the idle state update; it lists background work on every state update
+// and, for terminals and tool calls registered with CancellableTerminal
+// and CancellableToolCall, advertises capabilities.cancel and serves
+// terminal/cancel and tool_call/cancel. ExampleClientConn_v2 shows both
+// sides.
 //
 // # A complete agent and client
 //

@@ -1,7 +1,5 @@
 package acp
 
-//go:generate go run ../internal/acpgen -schema ../schema/v2/schema.json -types TerminalUpdate,TerminalOutputChunk -prefix V2 -out types_v2_gen.go
-
 // The ACP v2 draft's terminal updates, for display terminals in a v1
 // session: the wire types (types_v2_gen.go, named with the prefix V2) and
 // how they travel. v1's SessionUpdate has no such variants, so they go as

@@ -3,6 +3,7 @@ package acp_test
 import (
 	"bytes"
 	"encoding/json"
+	"iter"
 	"os"
 	"reflect"
 	"testing"
@@ -14,7 +15,16 @@ import (
 // Decoding must not panic, and whatever decodes must encode, decode again to an equal value, and
 // encode again to the same bytes.
 func FuzzDecodeMessages(f *testing.F) {
-	for _, file := range goldenFiles(f) {
+	fuzzDecode(f, "golden", acp.Methods())
+}
+
+// FuzzDecodeMessagesV2 is FuzzDecodeMessages for the v2 types.
+func FuzzDecodeMessagesV2(f *testing.F) {
+	fuzzDecode(f, "golden_v2", acp.V2Methods())
+}
+
+func fuzzDecode(f *testing.F, dir string, methods iter.Seq[acp.MethodInfo]) {
+	for _, file := range goldenFiles(f, dir) {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
@@ -22,7 +32,7 @@ func FuzzDecodeMessages(f *testing.F) {
 		f.Add(data)
 	}
 	var types []func() any
-	for m := range acp.Methods() {
+	for m := range methods {
 		types = append(types, m.Request)
 		if m.Response != nil {
 			types = append(types, m.Response)

@@ -3,6 +3,7 @@ package acp_test
 import (
 	"bytes"
 	"encoding/json"
+	"iter"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,10 +19,13 @@ import (
 // lenient decoding, defaults), <Type>[.<case>].want.json holds the expected encoding.
 // Every request, response and notification type needs at least one golden file.
 
-// goldenTypes maps the Go type names of the method table to constructors.
-func goldenTypes() map[string]func() any {
+// The same holds for v2 in testdata/golden_v2, with the types of acp.V2Methods(); a type shared
+// by both versions (CloseSessionRequest) has a file in each.
+
+// goldenTypes maps the Go type names of a method table to constructors.
+func goldenTypes(methods iter.Seq[acp.MethodInfo]) map[string]func() any {
 	types := map[string]func() any{}
-	for m := range acp.Methods() {
+	for m := range methods {
 		for _, newV := range []func() any{m.Request, m.Response} {
 			if newV != nil {
 				types[reflect.TypeOf(newV()).Elem().Name()] = newV
@@ -31,21 +35,25 @@ func goldenTypes() map[string]func() any {
 	return types
 }
 
-func goldenFiles(t testing.TB) []string {
-	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.json"))
+func goldenFiles(t testing.TB, dir string) []string {
+	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden files: %v", err)
 	}
 	return files
 }
 
-func TestGoldenRoundTrip(t *testing.T) {
-	types := goldenTypes()
+func TestGoldenRoundTrip(t *testing.T) { goldenRoundTrip(t, "golden", acp.Methods()) }
+
+func TestGoldenRoundTripV2(t *testing.T) { goldenRoundTrip(t, "golden_v2", acp.V2Methods()) }
+
+func goldenRoundTrip(t *testing.T, dir string, methods iter.Seq[acp.MethodInfo]) {
+	types := goldenTypes(methods)
 	covered := map[string]bool{}
-	for _, file := range goldenFiles(t) {
+	for _, file := range goldenFiles(t, dir) {
 		name := strings.TrimSuffix(filepath.Base(file), ".json")
 		if base, ok := strings.CutSuffix(name, ".want"); ok {
-			if _, err := os.Stat(filepath.Join("testdata", "golden", base+".json")); err != nil {
+			if _, err := os.Stat(filepath.Join("testdata", dir, base+".json")); err != nil {
 				t.Errorf("%s has no input file %s.json", file, base)
 			}
 			continue

@@ -2,10 +2,162 @@
 
 package acp
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
 
 // Generated from the schema with sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5 (see schema/v2/SOURCE):
-// the $defs TerminalUpdate, TerminalOutputChunk and those they refer to (9 in all), named with the prefix V2.
+// every $def (188) but those hand-written or left out in types_gen.go (AgentNotification,
+// AgentRequest, AgentResponse, ClientNotification, ClientRequest, ClientResponse, Error, ErrorCode,
+// ErrorData), named with the prefix V2.
+//
+// These 45 have the same wire shape as in types_gen.go's schema and keep its Go types, so they are
+// not declared here: AuthMethodID, BooleanPropertySchema, CloseSessionRequest,
+// CloseSessionResponse, CompactionID, CompactionStatus, CompleteElicitationNotification, Cost,
+// DeleteSessionRequest, DeleteSessionResponse, ElicitationCapabilities,
+// ElicitationFormCapabilities, ElicitationID, ElicitationSchemaType, ElicitationSessionScope,
+// ElicitationURLCapabilities, EnumOption, EnvVariable, ExtNotification, ExtRequest, ExtResponse,
+// HTTPHeader, Implementation, IntegerPropertySchema, MessageID, Notice, NoticeSeverity,
+// NumberPropertySchema, PermissionOptionID, ProtocolVersion, SelectedPermissionOutcome,
+// SessionAdditionalDirectoriesCapabilities, SessionConfigBoolean, SessionConfigGroupID,
+// SessionConfigID, SessionConfigOptionCategory, SessionConfigSelectOption, SessionConfigValueID,
+// SessionDeleteCapabilities, SessionID, StopReason, Terminal, TerminalID, ToolCallID, UsageUpdate.
+
+// Method names this schema adds, with what the schema says of each method.
+const (
+	// Authenticates the client using the specified authentication method.
+	//
+	// Agents MUST support this method when their "initialize" response included a non-empty
+	// "authMethods" list. Clients MUST call this method only with a method whose type defines a
+	// protocol-driven login flow, and MUST NOT call it when "authMethods" was omitted or empty.
+	//
+	// Called when the agent requires authentication before allowing session creation. The client
+	// provides the authentication method ID that was advertised during initialization.
+	//
+	// After successful authentication, the client can proceed to create sessions with "session/new"
+	// without receiving an "auth_required" (-32000) error.
+	//
+	// See protocol docs: [Initialization]
+	//
+	// [Initialization]: https://agentclientprotocol.com/protocol/v2/initialization
+	MethodAuthLogin = "auth/login"
+
+	// Logs out of the current authenticated state.
+	//
+	// Agents MUST support this method when their "initialize" response included a non-empty
+	// "authMethods" list. Clients MUST NOT call this method when "authMethods" was omitted or
+	// empty.
+	//
+	// After a successful logout, authentication-gated requests require the client to complete an
+	// advertised authentication flow again. There is no guarantee about the behavior of already
+	// running sessions.
+	MethodAuthLogout = "auth/logout"
+
+	// Stops one terminal's process without cancelling the rest of the session's work.
+	//
+	// This method is only available while the terminal advertises "capabilities.cancel". The
+	// response means the Agent accepted the cancellation. A "terminal_update" with "exitStatus"
+	// confirms it.
+	MethodTerminalCancel = "terminal/cancel"
+
+	// Cancels one tool call without cancelling the rest of the session's work.
+	//
+	// This method is only available while the tool call advertises "capabilities.cancel". The
+	// response means the Agent accepted the cancellation. A final "tool_call_update" confirms it.
+	MethodToolCallCancel = "tool_call/cancel"
+)
+
+// v2MethodTable lists every method of this version of the protocol, sorted by name.
+var v2MethodTable = [...]MethodInfo{
+	{Name: MethodCancelRequest, Side: SideProtocol, Notification: true,
+		Request: func() any { return new(V2CancelRequestNotification) },
+	},
+	{Name: MethodAuthLogin, Side: SideAgent,
+		Request:  func() any { return new(V2LoginAuthRequest) },
+		Response: func() any { return new(V2LoginAuthResponse) },
+	},
+	{Name: MethodAuthLogout, Side: SideAgent,
+		Request:  func() any { return new(V2LogoutAuthRequest) },
+		Response: func() any { return new(V2LogoutAuthResponse) },
+	},
+	{Name: MethodElicitationComplete, Side: SideClient, Notification: true,
+		Request: func() any { return new(CompleteElicitationNotification) },
+	},
+	{Name: MethodElicitationCreate, Side: SideClient,
+		Request:  func() any { return new(V2CreateElicitationRequest) },
+		Response: func() any { return new(V2CreateElicitationResponse) },
+	},
+	{Name: MethodInitialize, Side: SideAgent,
+		Request:  func() any { return new(V2InitializeRequest) },
+		Response: func() any { return new(V2InitializeResponse) },
+	},
+	{Name: MethodSessionCancel, Side: SideAgent, Notification: true,
+		Request: func() any { return new(V2CancelSessionNotification) },
+	},
+	{Name: MethodSessionClose, Side: SideAgent,
+		Request:  func() any { return new(CloseSessionRequest) },
+		Response: func() any { return new(CloseSessionResponse) },
+	},
+	{Name: MethodSessionDelete, Side: SideAgent,
+		Request:  func() any { return new(DeleteSessionRequest) },
+		Response: func() any { return new(DeleteSessionResponse) },
+	},
+	{Name: MethodSessionList, Side: SideAgent,
+		Request:  func() any { return new(V2ListSessionsRequest) },
+		Response: func() any { return new(V2ListSessionsResponse) },
+	},
+	{Name: MethodSessionNew, Side: SideAgent,
+		Request:  func() any { return new(V2NewSessionRequest) },
+		Response: func() any { return new(V2NewSessionResponse) },
+	},
+	{Name: MethodSessionPrompt, Side: SideAgent,
+		Request:  func() any { return new(V2PromptRequest) },
+		Response: func() any { return new(V2PromptResponse) },
+	},
+	{Name: MethodSessionRequestPermission, Side: SideClient,
+		Request:  func() any { return new(V2RequestPermissionRequest) },
+		Response: func() any { return new(V2RequestPermissionResponse) },
+	},
+	{Name: MethodSessionResume, Side: SideAgent,
+		Request:  func() any { return new(V2ResumeSessionRequest) },
+		Response: func() any { return new(V2ResumeSessionResponse) },
+	},
+	{Name: MethodSessionSetConfigOption, Side: SideAgent,
+		Request:  func() any { return new(V2SetSessionConfigOptionRequest) },
+		Response: func() any { return new(V2SetSessionConfigOptionResponse) },
+	},
+	{Name: MethodSessionUpdate, Side: SideClient, Notification: true,
+		Request: func() any { return new(V2UpdateSessionNotification) },
+	},
+	{Name: MethodTerminalCancel, Side: SideAgent,
+		Request:  func() any { return new(V2CancelTerminalRequest) },
+		Response: func() any { return new(V2CancelTerminalResponse) },
+	},
+	{Name: MethodToolCallCancel, Side: SideAgent,
+		Request:  func() any { return new(V2CancelToolCallRequest) },
+		Response: func() any { return new(V2CancelToolCallResponse) },
+	},
+}
+
+func (*BooleanPropertySchema) isV2ElicitationPropertySchema() {}
+
+func (*ElicitationSessionScope) isV2ElicitationScope() {}
+
+func (*IntegerPropertySchema) isV2ElicitationPropertySchema() {}
+
+func (*Notice) isV2SessionUpdate() {}
+
+func (*NumberPropertySchema) isV2ElicitationPropertySchema() {}
+
+func (*SelectedPermissionOutcome) isV2RequestPermissionOutcome() {}
+
+func (*SessionConfigBoolean) isV2SessionConfigKind() {}
+
+func (*Terminal) isV2ToolCallContent() {}
+
+func (*UsageUpdate) isV2SessionUpdate() {}
 
 // V2AbsolutePath is an absolute filesystem path used by the protocol.
 //
@@ -14,6 +166,5560 @@ import "encoding/json"
 //
 // It is a string on the wire.
 type V2AbsolutePath string
+
+// V2Add is the "add" variant of [V2DiffOperation]. It has the fields of [V2DiffPathChange].
+//
+// A file was added.
+type V2Add V2DiffPathChange
+
+func (x *V2Add) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2Add) decodeFields(f genFields) error { return (*V2DiffPathChange)(x).decodeFields(f) }
+
+func (*V2Add) isV2DiffOperation() {}
+
+// Authentication-related extension capabilities supported by the agent.
+//
+// This object does not advertise support for "auth/login" or "auth/logout". Those methods are
+// advertised by a non-empty "authMethods" list in the "initialize" response.
+type V2AgentAuthCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2AgentAuthCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2AgentAuthCapabilities) decodeFields(f genFields) error {
+	*x = V2AgentAuthCapabilities{}
+	d := genDecoder{typ: "V2AgentAuthCapabilities", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// Capabilities supported by the agent.
+//
+// Advertised during initialization to inform the client about available features and content types.
+//
+// See protocol docs: [Agent Capabilities]
+//
+// [Agent Capabilities]: https://agentclientprotocol.com/protocol/v2/initialization#agent-capabilities
+type V2AgentCapabilities struct {
+	// Session capabilities supported by the agent.
+	//
+	// Optional. Omitted and null are equivalent and mean the agent does not support the "session/*"
+	// methods. Supplying {} means the agent supports the baseline session methods: "session/new",
+	// "session/list", "session/resume", "session/close", "session/prompt", "session/cancel", and
+	// "session/update".
+	Session *V2SessionCapabilities `json:"session,omitempty"`
+
+	// Authentication-related extension capabilities supported by the agent.
+	//
+	// Optional. Omitted and null are equivalent and mean the agent does not advertise any
+	// authentication-related extensions. This field does not advertise support for "auth/login" or
+	// "auth/logout". Those methods are advertised by a non-empty "authMethods" list in the
+	// "initialize" response.
+	Auth *V2AgentAuthCapabilities `json:"auth,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2AgentCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2AgentCapabilities) decodeFields(f genFields) error {
+	*x = V2AgentCapabilities{}
+	d := genDecoder{typ: "V2AgentCapabilities", f: f}
+	genField(&d, "session", &x.Session, genJSON[*V2SessionCapabilities], genLenient)
+	genField(&d, "auth", &x.Auth, genJSON[*V2AgentAuthCapabilities], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2AgentMessage is the "agent_message" variant of [V2SessionUpdate].
+//
+// An agent message upsert.
+//
+// Only "messageId" is required. "content" has patch semantics: an omitted field leaves existing
+// message content unchanged, null clears the value, and a concrete array replaces the previous
+// value. For a new "messageId", omitted "content" starts empty. "content" is replaced as a whole
+// array. Send [] or null to clear it.
+//
+// Message updates and chunks are applied in the order they are received. When an "agent_message"
+// update includes "content", that array replaces any content previously accumulated for the
+// message, including content from earlier chunks. Later chunks with the same "messageId" append to
+// the current content.
+type V2AgentMessage struct {
+	// A unique identifier for the message.
+	MessageID MessageID `json:"messageId"`
+
+	// Complete replacement content for this message.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Content []V2ContentBlock `json:"content,omitzero"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted leaves the stored metadata unchanged. null clears it.
+	// An object patches the stored metadata by top-level key: keys it omits are unchanged, a key
+	// set to null is removed, and any other value replaces that key's stored value without merging
+	// nested objects. Beyond this patch rule, implementations MUST NOT assign meaning to keys they
+	// do not recognize.
+	//
+	// See protocol docs: [Metadata Patches]
+	//
+	// [Metadata Patches]: https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2AgentMessage) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2AgentMessage) decodeFields(f genFields) error {
+	*x = V2AgentMessage{}
+	d := genDecoder{typ: "V2AgentMessage", f: f}
+	genField(&d, "messageId", &x.MessageID, genJSON[MessageID], genRequired)
+	genField(&d, "content", &x.Content, genSlice(genDecodeV2ContentBlock, true, true), genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2AgentMessage) MarshalJSON() ([]byte, error) {
+	type plain V2AgentMessage // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2AgentMessage"}
+	v := struct {
+		plain
+		Content []json.RawMessage `json:"content,omitzero"`
+	}{plain(x), genEncSlice(&e, "content", x.Content, genEncodeV2ContentBlock, false)}
+	return e.marshal(v)
+}
+
+func (*V2AgentMessage) isV2SessionUpdate() {}
+
+// V2AgentMessageChunk is the "agent_message_chunk" variant of [V2SessionUpdate]. It has the fields
+// of [V2ContentChunk].
+//
+// A chunk of the agent's response being streamed.
+type V2AgentMessageChunk V2ContentChunk
+
+func (x *V2AgentMessageChunk) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2AgentMessageChunk) decodeFields(f genFields) error {
+	return (*V2ContentChunk)(x).decodeFields(f)
+}
+
+func (x V2AgentMessageChunk) MarshalJSON() ([]byte, error) { return V2ContentChunk(x).MarshalJSON() }
+
+func (*V2AgentMessageChunk) isV2SessionUpdate() {}
+
+// V2AgentThought is the "agent_thought" variant of [V2SessionUpdate].
+//
+// An agent thought or reasoning message upsert.
+//
+// Only "messageId" is required. "content" has patch semantics: an omitted field leaves existing
+// thought content unchanged, null clears the value, and a concrete array replaces the previous
+// value. For a new "messageId", omitted "content" starts empty. "content" is replaced as a whole
+// array. Send [] or null to clear it.
+//
+// Message updates and chunks are applied in the order they are received. When an "agent_thought"
+// update includes "content", that array replaces any content previously accumulated for the
+// thought, including content from earlier chunks. Later chunks with the same "messageId" append to
+// the current content.
+type V2AgentThought struct {
+	// A unique identifier for the thought message.
+	MessageID MessageID `json:"messageId"`
+
+	// Complete replacement content for this thought message.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Content []V2ContentBlock `json:"content,omitzero"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted leaves the stored metadata unchanged. null clears it.
+	// An object patches the stored metadata by top-level key: keys it omits are unchanged, a key
+	// set to null is removed, and any other value replaces that key's stored value without merging
+	// nested objects. Beyond this patch rule, implementations MUST NOT assign meaning to keys they
+	// do not recognize.
+	//
+	// See protocol docs: [Metadata Patches]
+	//
+	// [Metadata Patches]: https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2AgentThought) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2AgentThought) decodeFields(f genFields) error {
+	*x = V2AgentThought{}
+	d := genDecoder{typ: "V2AgentThought", f: f}
+	genField(&d, "messageId", &x.MessageID, genJSON[MessageID], genRequired)
+	genField(&d, "content", &x.Content, genSlice(genDecodeV2ContentBlock, true, true), genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2AgentThought) MarshalJSON() ([]byte, error) {
+	type plain V2AgentThought // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2AgentThought"}
+	v := struct {
+		plain
+		Content []json.RawMessage `json:"content,omitzero"`
+	}{plain(x), genEncSlice(&e, "content", x.Content, genEncodeV2ContentBlock, false)}
+	return e.marshal(v)
+}
+
+func (*V2AgentThought) isV2SessionUpdate() {}
+
+// V2AgentThoughtChunk is the "agent_thought_chunk" variant of [V2SessionUpdate]. It has the fields
+// of [V2ContentChunk].
+//
+// A chunk of the agent's internal reasoning being streamed.
+type V2AgentThoughtChunk V2ContentChunk
+
+func (x *V2AgentThoughtChunk) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2AgentThoughtChunk) decodeFields(f genFields) error {
+	return (*V2ContentChunk)(x).decodeFields(f)
+}
+
+func (x V2AgentThoughtChunk) MarshalJSON() ([]byte, error) { return V2ContentChunk(x).MarshalJSON() }
+
+func (*V2AgentThoughtChunk) isV2SessionUpdate() {}
+
+// Optional annotations for the client. The client can use annotations to inform how objects are
+// used or displayed
+type V2Annotations struct {
+	// Intended recipients for this content, such as the user or assistant.
+	//
+	// Omitted and null are equivalent and mean no audience is specified.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Audience []V2Role `json:"audience,omitzero"`
+
+	// Timestamp indicating when the underlying resource was last modified.
+	//
+	// Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z"), as in MCP.
+	//
+	// Omitted and null are equivalent and mean the modification time is not reported.
+	LastModified *string `json:"lastModified,omitempty"`
+
+	// Relative importance of this content when clients choose what to surface, from 0 (least
+	// important) to 1 (most important).
+	//
+	// Omitted and null are equivalent and mean no priority is specified.
+	Priority *float64 `json:"priority,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2Annotations) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2Annotations) decodeFields(f genFields) error {
+	*x = V2Annotations{}
+	d := genDecoder{typ: "V2Annotations", f: f}
+	genField(&d, "audience", &x.Audience, genSlice(genJSON[V2Role], true, true), genLenient)
+	genField(&d, "lastModified", &x.LastModified, genJSON[*string], genLenient)
+	genField(&d, "priority", &x.Priority, genJSON[*float64], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2AudioContent is the "audio" variant of [V2ContentBlock].
+//
+// Audio provided to or from an LLM.
+type V2AudioContent struct {
+	// Base64-encoded media payload.
+	//
+	// Base64 on the wire; encoding/json encodes and decodes the bytes.
+	Data []byte `json:"data"`
+
+	// MIME type describing the encoded media payload.
+	MIMEType V2MediaType `json:"mimeType"`
+
+	// Optional annotations that help clients decide how to display or route this content.
+	//
+	// Omitted and null are equivalent and mean no annotations are provided.
+	Annotations *V2Annotations `json:"annotations,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2AudioContent) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2AudioContent) decodeFields(f genFields) error {
+	*x = V2AudioContent{}
+	d := genDecoder{typ: "V2AudioContent", f: f}
+	genField(&d, "data", &x.Data, genJSON[[]byte], genRequired)
+	genField(&d, "mimeType", &x.MIMEType, genJSON[V2MediaType], genRequired)
+	genField(&d, "annotations", &x.Annotations, genJSON[*V2Annotations], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2AudioContent) isV2ContentBlock() {}
+
+// MarshalJSON sends a nil required byte field as "", since the schema requires a string.
+func (x V2AudioContent) MarshalJSON() ([]byte, error) {
+	type plain V2AudioContent // drops the methods, so json.Marshal does not come back here
+	if x.Data == nil {
+		x.Data = []byte{}
+	}
+	return json.Marshal(plain(x))
+}
+
+// V2AuthMethod is one of these variants, told apart by the value of "type":
+//
+//   - [*V2AuthMethodTerminal] ("terminal"): Client runs the configured agent program as a separate
+//     interactive process, without passing this method to "auth/login".
+//   - [*V2AuthMethodAgent] ("agent"): Agent handles authentication itself through "auth/login".
+//
+// Other values decode into [*V2UnknownAuthMethod].
+//
+// Describes an available authentication method.
+//
+// The "type" field acts as the discriminator in the serialized JSON form.
+type V2AuthMethod interface{ isV2AuthMethod() }
+
+func genDecodeV2AuthMethod(b []byte) (V2AuthMethod, error) {
+	f, err := genParseObject(b)
+	if err != nil {
+		return nil, err
+	}
+	var v interface {
+		V2AuthMethod
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "type"); {
+	case err != nil:
+		return nil, err
+	case tag == "terminal":
+		v = new(V2AuthMethodTerminal)
+	case tag == "agent":
+		v = new(V2AuthMethodAgent)
+	case !ok:
+		return nil, errors.New("V2AuthMethod without \"type\"")
+	default:
+		return &V2UnknownAuthMethod{Kind: tag, Raw: genCanonical(b)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2AuthMethod(v V2AuthMethod) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2AuthMethodTerminal:
+		return genTagged("type", "terminal", v)
+	case *V2AuthMethodAgent:
+		return genTagged("type", "agent", v)
+	case *V2UnknownAuthMethod:
+		if v != nil {
+			return genUnknownJSON("type", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2AuthMethod", v)
+}
+
+// V2AuthMethodAgent is the "agent" variant of [V2AuthMethod].
+//
+// Agent handles authentication itself through "auth/login".
+//
+// The "type" discriminator value is "agent".
+type V2AuthMethodAgent struct {
+	// Unique identifier for this authentication method.
+	MethodID AuthMethodID `json:"methodId"`
+
+	// Human-readable name of the authentication method.
+	Name string `json:"name"`
+
+	// Optional human-readable description of this authentication method.
+	//
+	// Omitted and null are equivalent and mean no description is provided.
+	Description *string `json:"description,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2AuthMethodAgent) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2AuthMethodAgent) decodeFields(f genFields) error {
+	*x = V2AuthMethodAgent{}
+	d := genDecoder{typ: "V2AuthMethodAgent", f: f}
+	genField(&d, "methodId", &x.MethodID, genJSON[AuthMethodID], genRequired)
+	genField(&d, "name", &x.Name, genJSON[string], genRequired)
+	genField(&d, "description", &x.Description, genJSON[*string], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2AuthMethodAgent) isV2AuthMethod() {}
+
+// V2AuthMethodTerminal is the "terminal" variant of [V2AuthMethod].
+//
+// Terminal-based authentication method.
+//
+// The client runs the configured agent program as a separate interactive process for the user to
+// authenticate via a TUI. Agents MUST advertise this method only when the client enabled its
+// terminal authentication capability. A zero exit status signals success. Any other termination
+// signals failure. The client MUST NOT pass this method to "auth/login".
+type V2AuthMethodTerminal struct {
+	// Unique identifier for this authentication method.
+	MethodID AuthMethodID `json:"methodId"`
+
+	// Human-readable name of the authentication method.
+	Name string `json:"name"`
+
+	// Optional human-readable description of this authentication method.
+	//
+	// Omitted and null are equivalent and mean no description is provided.
+	Description *string `json:"description,omitempty"`
+
+	// Additional arguments to append to the configured agent invocation for terminal auth.
+	Args []string `json:"args,omitempty"`
+
+	// Additional environment variables to set on the configured agent invocation for terminal auth.
+	// Names MUST be unique. These values override same-named variables in the base launch
+	// configuration.
+	Env []EnvVariable `json:"env,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2AuthMethodTerminal) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2AuthMethodTerminal) decodeFields(f genFields) error {
+	*x = V2AuthMethodTerminal{}
+	d := genDecoder{typ: "V2AuthMethodTerminal", f: f}
+	genField(&d, "methodId", &x.MethodID, genJSON[AuthMethodID], genRequired)
+	genField(&d, "name", &x.Name, genJSON[string], genRequired)
+	genField(&d, "description", &x.Description, genJSON[*string], genLenient)
+	genField(&d, "args", &x.Args, genSlice(genJSON[string], false, false), genNullOK)
+	genField(&d, "env", &x.Env, genSlice(genJSON[EnvVariable], false, false), genNullOK)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2AuthMethodTerminal) isV2AuthMethod() {}
+
+// V2AvailableCommand is one of these variants, told apart by the value of "type":
+//
+//   - [*V2Command] ("command"): A slash command the user can invoke by including it in a prompt.
+//
+// Other values decode into [*V2UnknownAvailableCommand].
+//
+// A command the agent advertises to the client.
+//
+// The "type" field acts as the discriminator in the serialized JSON form.
+type V2AvailableCommand interface{ isV2AvailableCommand() }
+
+func genDecodeV2AvailableCommand(b []byte) (V2AvailableCommand, error) {
+	f, err := genParseObject(b)
+	if err != nil {
+		return nil, err
+	}
+	var v interface {
+		V2AvailableCommand
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "type"); {
+	case err != nil:
+		return nil, err
+	case tag == "command":
+		v = new(V2Command)
+	case !ok:
+		return nil, errors.New("V2AvailableCommand without \"type\"")
+	default:
+		return &V2UnknownAvailableCommand{Kind: tag, Raw: genCanonical(b)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2AvailableCommand(v V2AvailableCommand) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2Command:
+		return genTagged("type", "command", v)
+	case *V2UnknownAvailableCommand:
+		if v != nil {
+			return genUnknownJSON("type", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2AvailableCommand", v)
+}
+
+// V2AvailableCommandInput is one of these variants, told apart by the value of "type":
+//
+//   - [*V2TextCommandInput] ("text"): All text after the command name and the whitespace following
+//     it is provided as input.
+//
+// Other values decode into [*V2UnknownAvailableCommandInput].
+//
+// The input specification for a command.
+type V2AvailableCommandInput interface{ isV2AvailableCommandInput() }
+
+func genDecodeV2AvailableCommandInput(b []byte) (V2AvailableCommandInput, error) {
+	f, err := genParseObject(b)
+	if err != nil {
+		return nil, err
+	}
+	var v interface {
+		V2AvailableCommandInput
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "type"); {
+	case err != nil:
+		return nil, err
+	case tag == "text":
+		v = new(V2TextCommandInput)
+	case !ok:
+		return nil, errors.New("V2AvailableCommandInput without \"type\"")
+	default:
+		return &V2UnknownAvailableCommandInput{Kind: tag, Raw: genCanonical(b)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2AvailableCommandInput(v V2AvailableCommandInput) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2TextCommandInput:
+		return genTagged("type", "text", v)
+	case *V2UnknownAvailableCommandInput:
+		if v != nil {
+			return genUnknownJSON("type", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2AvailableCommandInput", v)
+}
+
+// V2AvailableCommandsUpdate is the "available_commands_update" variant of [V2SessionUpdate].
+//
+// Available commands are ready or have changed
+type V2AvailableCommandsUpdate struct {
+	// Commands the agent can execute.
+	//
+	// Required: a nil slice is sent as [].
+	AvailableCommands []V2AvailableCommand `json:"availableCommands"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2AvailableCommandsUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2AvailableCommandsUpdate) decodeFields(f genFields) error {
+	*x = V2AvailableCommandsUpdate{}
+	d := genDecoder{typ: "V2AvailableCommandsUpdate", f: f}
+	genField(&d, "availableCommands", &x.AvailableCommands, genSlice(genDecodeV2AvailableCommand, true, false), genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2AvailableCommandsUpdate) MarshalJSON() ([]byte, error) {
+	type plain V2AvailableCommandsUpdate // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2AvailableCommandsUpdate"}
+	v := struct {
+		plain
+		AvailableCommands []json.RawMessage `json:"availableCommands"`
+	}{plain(x), genEncSlice(&e, "availableCommands", x.AvailableCommands, genEncodeV2AvailableCommand, true)}
+	return e.marshal(v)
+}
+
+func (*V2AvailableCommandsUpdate) isV2SessionUpdate() {}
+
+// V2BackgroundTerminal is the "terminal" variant of [V2BackgroundWork].
+//
+// A listed terminal running in the background.
+type V2BackgroundTerminal struct {
+	// The ID of the listed terminal.
+	TerminalID TerminalID `json:"terminalId"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2BackgroundTerminal) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2BackgroundTerminal) decodeFields(f genFields) error {
+	*x = V2BackgroundTerminal{}
+	d := genDecoder{typ: "V2BackgroundTerminal", f: f}
+	genField(&d, "terminalId", &x.TerminalID, genJSON[TerminalID], genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2BackgroundTerminal) isV2BackgroundWork() {}
+
+// V2BackgroundToolCall is the "tool_call" variant of [V2BackgroundWork].
+//
+// A listed tool call whose work continues in the background.
+type V2BackgroundToolCall struct {
+	// The ID of the listed tool call.
+	ToolCallID ToolCallID `json:"toolCallId"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2BackgroundToolCall) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2BackgroundToolCall) decodeFields(f genFields) error {
+	*x = V2BackgroundToolCall{}
+	d := genDecoder{typ: "V2BackgroundToolCall", f: f}
+	genField(&d, "toolCallId", &x.ToolCallID, genJSON[ToolCallID], genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2BackgroundToolCall) isV2BackgroundWork() {}
+
+// V2BackgroundWork is one of these variants, told apart by the value of "type":
+//
+//   - [*V2BackgroundTerminal] ("terminal"): A process that keeps running after its tool call
+//     returned control to the model.
+//   - [*V2BackgroundToolCall] ("tool_call"): Work started by a tool call that continues without a
+//     process of its own, such as a watcher, a workflow, or a scheduled wakeup.
+//
+// Other values decode into [*V2UnknownBackgroundWork].
+//
+// One piece of work running independently of the session's foreground work.
+//
+// Items reference entities the Client already tracks. The Agent MUST announce each item before the
+// first snapshot that lists it, and MUST report a terminal's "exitStatus" or a tool call's final
+// status before the snapshot that removes it. Each piece of work is listed once: process-backed
+// work is listed as its terminal, not also as its tool call.
+//
+// See protocol docs: [Background Work]
+//
+// [Background Work]: https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work
+type V2BackgroundWork interface{ isV2BackgroundWork() }
+
+func genDecodeV2BackgroundWork(b []byte) (V2BackgroundWork, error) {
+	f, err := genParseObject(b)
+	if err != nil {
+		return nil, err
+	}
+	var v interface {
+		V2BackgroundWork
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "type"); {
+	case err != nil:
+		return nil, err
+	case tag == "terminal":
+		v = new(V2BackgroundTerminal)
+	case tag == "tool_call":
+		v = new(V2BackgroundToolCall)
+	case !ok:
+		return nil, errors.New("V2BackgroundWork without \"type\"")
+	default:
+		return &V2UnknownBackgroundWork{Kind: tag, Raw: genCanonical(b)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2BackgroundWork(v V2BackgroundWork) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2BackgroundTerminal:
+		return genTagged("type", "terminal", v)
+	case *V2BackgroundToolCall:
+		return genTagged("type", "tool_call", v)
+	case *V2UnknownBackgroundWork:
+		if v != nil {
+			return genUnknownJSON("type", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2BackgroundWork", v)
+}
+
+// V2BlobResourceContents is a form of [V2EmbeddedResourceResource].
+//
+// Binary resource contents.
+type V2BlobResourceContents struct {
+	// Base64-encoded bytes for a binary resource payload.
+	//
+	// Base64 on the wire; encoding/json encodes and decodes the bytes.
+	Blob []byte `json:"blob"`
+
+	// URI associated with this resource or media payload.
+	URI string `json:"uri"`
+
+	// MIME type describing the encoded media payload.
+	//
+	// Omitted and null are equivalent and mean the MIME type is not specified.
+	MIMEType *V2MediaType `json:"mimeType,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2BlobResourceContents) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2BlobResourceContents) decodeFields(f genFields) error {
+	*x = V2BlobResourceContents{}
+	d := genDecoder{typ: "V2BlobResourceContents", f: f}
+	genField(&d, "blob", &x.Blob, genJSON[[]byte], genRequired)
+	genField(&d, "uri", &x.URI, genJSON[string], genRequired)
+	genField(&d, "mimeType", &x.MIMEType, genJSON[*V2MediaType], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2BlobResourceContents) isV2EmbeddedResourceResource() {}
+
+// MarshalJSON sends a nil required byte field as "", since the schema requires a string.
+func (x V2BlobResourceContents) MarshalJSON() ([]byte, error) {
+	type plain V2BlobResourceContents // drops the methods, so json.Marshal does not come back here
+	if x.Blob == nil {
+		x.Blob = []byte{}
+	}
+	return json.Marshal(plain(x))
+}
+
+// V2CancelRequestNotification is the params of the "$/cancel_request" notification
+// ([MethodCancelRequest]), handled by either side.
+//
+// Notification to cancel an ongoing request.
+//
+// See protocol docs: [Cancellation]
+//
+// [Cancellation]: https://agentclientprotocol.com/protocol/v2/cancellation
+type V2CancelRequestNotification struct {
+	// The ID of the request to cancel: a request that the sender of this notification issued.
+	// Receivers match it only against requests they received from that sender.
+	RequestID RequestID `json:"requestId"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2CancelRequestNotification) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2CancelRequestNotification) decodeFields(f genFields) error {
+	*x = V2CancelRequestNotification{}
+	d := genDecoder{typ: "V2CancelRequestNotification", f: f}
+	genField(&d, "requestId", &x.RequestID, genJSON[RequestID], genRequired|genNullValue)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2CancelSessionNotification is the params of the "session/cancel" notification
+// ([MethodSessionCancel]), handled by the agent.
+//
+// Notification to cancel a session's foreground work and its prompts not yet inserted.
+//
+// See protocol docs: [Cancellation]
+//
+// [Cancellation]: https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation
+type V2CancelSessionNotification struct {
+	// The ID of the session to cancel operations for.
+	SessionID SessionID `json:"sessionId"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2CancelSessionNotification) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2CancelSessionNotification) decodeFields(f genFields) error {
+	*x = V2CancelSessionNotification{}
+	d := genDecoder{typ: "V2CancelSessionNotification", f: f}
+	genField(&d, "sessionId", &x.SessionID, genJSON[SessionID], genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2CancelTerminalRequest is the params of the "terminal/cancel" request ([MethodTerminalCancel]),
+// handled by the agent.
+//
+// Request parameters for cancelling one terminal.
+//
+// Clients MUST NOT send it unless the terminal currently advertises "capabilities.cancel".
+//
+// The Agent responds once it has accepted the cancellation. The response does not mean the work has
+// stopped. The Agent confirms it with a "terminal_update" that sets "exitStatus". Cancelling stops
+// the process but does not release the terminal, and does not change the status of a tool call that
+// references it.
+//
+// The Agent responds with -32602 if the terminal is unknown, has already exited, or is not
+// cancellable. Cancelling a terminal does not change the foreground state by itself.
+//
+// See protocol docs: [Cancelling Terminals]
+//
+// [Cancelling Terminals]: https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals
+type V2CancelTerminalRequest struct {
+	// The ID of the session that owns the terminal.
+	SessionID SessionID `json:"sessionId"`
+
+	// The ID of the terminal to cancel.
+	TerminalID TerminalID `json:"terminalId"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2CancelTerminalRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2CancelTerminalRequest) decodeFields(f genFields) error {
+	*x = V2CancelTerminalRequest{}
+	d := genDecoder{typ: "V2CancelTerminalRequest", f: f}
+	genField(&d, "sessionId", &x.SessionID, genJSON[SessionID], genRequired)
+	genField(&d, "terminalId", &x.TerminalID, genJSON[TerminalID], genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2CancelTerminalResponse is the result of the "terminal/cancel" request ([MethodTerminalCancel]).
+//
+// Response from cancelling a terminal.
+type V2CancelTerminalResponse struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2CancelTerminalResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2CancelTerminalResponse) decodeFields(f genFields) error {
+	*x = V2CancelTerminalResponse{}
+	d := genDecoder{typ: "V2CancelTerminalResponse", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2CancelToolCallRequest is the params of the "tool_call/cancel" request ([MethodToolCallCancel]),
+// handled by the agent.
+//
+// Request parameters for cancelling one tool call.
+//
+// Clients MUST NOT send it unless the tool call currently advertises "capabilities.cancel".
+//
+// The Agent responds once it has accepted the cancellation. The response does not mean the work has
+// stopped. The Agent confirms it with a "tool_call_update" to a final status: normally "cancelled",
+// or "completed" or "failed" if the work finished first.
+//
+// The Agent responds with -32602 if the tool call is unknown, already final, or not cancellable.
+// Cancelling a tool call does not change the foreground state by itself.
+//
+// See protocol docs: [Cancelling Tool Calls]
+//
+// [Cancelling Tool Calls]: https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls
+type V2CancelToolCallRequest struct {
+	// The ID of the session that owns the tool call.
+	SessionID SessionID `json:"sessionId"`
+
+	// The ID of the tool call to cancel.
+	ToolCallID ToolCallID `json:"toolCallId"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2CancelToolCallRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2CancelToolCallRequest) decodeFields(f genFields) error {
+	*x = V2CancelToolCallRequest{}
+	d := genDecoder{typ: "V2CancelToolCallRequest", f: f}
+	genField(&d, "sessionId", &x.SessionID, genJSON[SessionID], genRequired)
+	genField(&d, "toolCallId", &x.ToolCallID, genJSON[ToolCallID], genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2CancelToolCallResponse is the result of the "tool_call/cancel" request
+// ([MethodToolCallCancel]).
+//
+// Response from cancelling a tool call.
+type V2CancelToolCallResponse struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2CancelToolCallResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2CancelToolCallResponse) decodeFields(f genFields) error {
+	*x = V2CancelToolCallResponse{}
+	d := genDecoder{typ: "V2CancelToolCallResponse", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2CancelledPermissionOutcome is the "cancelled" variant of [V2RequestPermissionOutcome].
+//
+// The request was not approved and no option was selected.
+type V2CancelledPermissionOutcome struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2CancelledPermissionOutcome) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2CancelledPermissionOutcome) decodeFields(f genFields) error {
+	*x = V2CancelledPermissionOutcome{}
+	d := genDecoder{typ: "V2CancelledPermissionOutcome", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2CancelledPermissionOutcome) isV2RequestPermissionOutcome() {}
+
+// Authentication capabilities supported by the client.
+//
+// Advertised during initialization to inform the agent which authentication method types the client
+// can handle. This governs opt-in types that require additional client-side support.
+type V2ClientAuthCapabilities struct {
+	// Whether the client supports "terminal" authentication methods.
+	//
+	// Optional. Omitted and null are equivalent and mean the client does not advertise support. The
+	// client should supply {} only when it can reproduce the configured agent invocation in an
+	// interactive terminal. Supplying {} means the agent may include "terminal" entries in its
+	// authentication methods.
+	Terminal *V2TerminalAuthCapabilities `json:"terminal,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ClientAuthCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ClientAuthCapabilities) decodeFields(f genFields) error {
+	*x = V2ClientAuthCapabilities{}
+	d := genDecoder{typ: "V2ClientAuthCapabilities", f: f}
+	genField(&d, "terminal", &x.Terminal, genJSON[*V2TerminalAuthCapabilities], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// Capabilities supported by the client.
+//
+// Advertised during initialization to inform the agent about available features and methods.
+//
+// See protocol docs: [Client Capabilities]
+//
+// [Client Capabilities]: https://agentclientprotocol.com/protocol/v2/initialization#client-capabilities
+type V2ClientCapabilities struct {
+	// Authentication capabilities supported by the client. Determines which authentication method
+	// types the agent may include in its [V2InitializeResponse].
+	//
+	// Optional. Omitted and null are equivalent and mean the client does not advertise any
+	// authentication-method extensions.
+	Auth *V2ClientAuthCapabilities `json:"auth,omitempty"`
+
+	// Elicitation capabilities supported by the client. Determines which elicitation modes the
+	// agent may use.
+	//
+	// Optional. Omitted and null are equivalent and mean the client does not advertise elicitation
+	// support.
+	Elicitation *ElicitationCapabilities `json:"elicitation,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ClientCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ClientCapabilities) decodeFields(f genFields) error {
+	*x = V2ClientCapabilities{}
+	d := genDecoder{typ: "V2ClientCapabilities", f: f}
+	genField(&d, "auth", &x.Auth, genJSON[*V2ClientAuthCapabilities], genLenient)
+	genField(&d, "elicitation", &x.Elicitation, genJSON[*ElicitationCapabilities], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2Command is the "command" variant of [V2AvailableCommand].
+//
+// A slash command the user can invoke by including it in a prompt.
+//
+// The "type" discriminator value is "command".
+type V2Command struct {
+	// Command name without the leading "/" (e.g., "create_plan", "research_codebase").
+	//
+	// MUST NOT contain whitespace and MUST be unique within the command list.
+	Name string `json:"name"`
+
+	// Human-readable description of what the command does.
+	Description string `json:"description"`
+
+	// Input for the command if required
+	//
+	// Omitted and null are equivalent and mean the command takes no input.
+	Input V2AvailableCommandInput `json:"input,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2Command) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2Command) decodeFields(f genFields) error {
+	*x = V2Command{}
+	d := genDecoder{typ: "V2Command", f: f}
+	genField(&d, "name", &x.Name, genJSON[string], genRequired)
+	genField(&d, "description", &x.Description, genJSON[string], genRequired)
+	genField(&d, "input", &x.Input, genDecodeV2AvailableCommandInput, genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2Command) MarshalJSON() ([]byte, error) {
+	type plain V2Command // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2Command"}
+	v := struct {
+		plain
+		Input json.RawMessage `json:"input,omitempty"`
+	}{plain(x), genEncOne(&e, "input", x.Input, genEncodeV2AvailableCommandInput, false)}
+	return e.marshal(v)
+}
+
+func (*V2Command) isV2AvailableCommand() {}
+
+// V2CommandPermissionSubject is the "command" variant of [V2RequestPermissionSubject].
+//
+// Permission request details for a command.
+type V2CommandPermissionSubject struct {
+	// The command that would be run if permission is granted.
+	Command string `json:"command"`
+
+	// The absolute working directory for the command.
+	Cwd V2AbsolutePath `json:"cwd"`
+
+	// The associated tool call, when known. Omitted and null are equivalent.
+	ToolCallID *ToolCallID `json:"toolCallId,omitempty"`
+
+	// The associated terminal, when already known. Omitted and null are equivalent.
+	TerminalID *TerminalID `json:"terminalId,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2CommandPermissionSubject) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2CommandPermissionSubject) decodeFields(f genFields) error {
+	*x = V2CommandPermissionSubject{}
+	d := genDecoder{typ: "V2CommandPermissionSubject", f: f}
+	genField(&d, "command", &x.Command, genJSON[string], genRequired)
+	genField(&d, "cwd", &x.Cwd, genJSON[V2AbsolutePath], genRequired)
+	genField(&d, "toolCallId", &x.ToolCallID, genJSON[*ToolCallID], genLenient)
+	genField(&d, "terminalId", &x.TerminalID, genJSON[*TerminalID], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2CommandPermissionSubject) isV2RequestPermissionSubject() {}
+
+// V2CompactionSummaryChunk is the "compaction_summary_chunk" variant of [V2SessionUpdate].
+//
+// A content block appended to a compaction's summary. A first-seen ID creates an in-progress
+// compaction. Chunks append in receive order.
+type V2CompactionSummaryChunk struct {
+	// ID of the compaction whose summary receives this content.
+	CompactionID CompactionID `json:"compactionId"`
+
+	// One content block to append.
+	Content V2ContentBlock `json:"content"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize. This metadata is
+	// scoped to the chunk and does not patch stored metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2CompactionSummaryChunk) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2CompactionSummaryChunk) decodeFields(f genFields) error {
+	*x = V2CompactionSummaryChunk{}
+	d := genDecoder{typ: "V2CompactionSummaryChunk", f: f}
+	genField(&d, "compactionId", &x.CompactionID, genJSON[CompactionID], genRequired)
+	genField(&d, "content", &x.Content, genDecodeV2ContentBlock, genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2CompactionSummaryChunk) MarshalJSON() ([]byte, error) {
+	type plain V2CompactionSummaryChunk // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2CompactionSummaryChunk"}
+	v := struct {
+		plain
+		Content json.RawMessage `json:"content"`
+	}{plain(x), genEncOne(&e, "content", x.Content, genEncodeV2ContentBlock, true)}
+	return e.marshal(v)
+}
+
+func (*V2CompactionSummaryChunk) isV2SessionUpdate() {}
+
+// V2CompactionUpdate is the "compaction_update" variant of [V2SessionUpdate].
+//
+// A context compaction upsert. The first notification fixes the compaction's timeline position.
+// Later updates with the same ID patch that entity in place.
+//
+// "summary", "error", and "_meta" have patch semantics: omission leaves the stored value unchanged,
+// null clears it, and a concrete value replaces it. summary: [] also clears the summary. A concrete
+// "_meta" object patches the stored metadata by top-level key instead of replacing it.
+type V2CompactionUpdate struct {
+	// The Agent-owned ID of this compaction, unique within the session.
+	CompactionID CompactionID `json:"compactionId"`
+
+	// Current lifecycle status.
+	Status CompactionStatus `json:"status"`
+
+	// Complete replacement user-displayable summary content for the compaction.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Summary []V2ContentBlock `json:"summary,omitzero"`
+
+	// Human-readable error details for the compaction.
+	Error *string `json:"error,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted leaves the stored metadata unchanged. null clears it.
+	// An object patches the stored metadata by top-level key: keys it omits are unchanged, a key
+	// set to null is removed, and any other value replaces that key's stored value without merging
+	// nested objects. Beyond this patch rule, implementations MUST NOT assign meaning to keys they
+	// do not recognize.
+	//
+	// See protocol docs: [Metadata Patches]
+	//
+	// [Metadata Patches]: https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2CompactionUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2CompactionUpdate) decodeFields(f genFields) error {
+	*x = V2CompactionUpdate{}
+	d := genDecoder{typ: "V2CompactionUpdate", f: f}
+	genField(&d, "compactionId", &x.CompactionID, genJSON[CompactionID], genRequired)
+	genField(&d, "status", &x.Status, genJSON[CompactionStatus], genRequired)
+	genField(&d, "summary", &x.Summary, genSlice(genDecodeV2ContentBlock, true, true), genLenient)
+	genField(&d, "error", &x.Error, genJSON[*string], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2CompactionUpdate) MarshalJSON() ([]byte, error) {
+	type plain V2CompactionUpdate // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2CompactionUpdate"}
+	v := struct {
+		plain
+		Summary []json.RawMessage `json:"summary,omitzero"`
+	}{plain(x), genEncSlice(&e, "summary", x.Summary, genEncodeV2ContentBlock, false)}
+	return e.marshal(v)
+}
+
+func (*V2CompactionUpdate) isV2SessionUpdate() {}
+
+// V2ConfigOptionUpdate is the "config_option_update" variant of [V2SessionUpdate].
+//
+// Session configuration options have been updated.
+type V2ConfigOptionUpdate struct {
+	// The full set of configuration options and their current values.
+	//
+	// Required: a nil slice is sent as [].
+	ConfigOptions []V2SessionConfigOption `json:"configOptions"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ConfigOptionUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ConfigOptionUpdate) decodeFields(f genFields) error {
+	*x = V2ConfigOptionUpdate{}
+	d := genDecoder{typ: "V2ConfigOptionUpdate", f: f}
+	genField(&d, "configOptions", &x.ConfigOptions, genSlice(genJSON[V2SessionConfigOption], true, false), genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2ConfigOptionUpdate) MarshalJSON() ([]byte, error) {
+	type plain V2ConfigOptionUpdate // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2ConfigOptionUpdate"}
+	v := struct {
+		plain
+		ConfigOptions []V2SessionConfigOption `json:"configOptions"`
+	}{plain(x), genNonNil(x.ConfigOptions)}
+	return e.marshal(v)
+}
+
+func (*V2ConfigOptionUpdate) isV2SessionUpdate() {}
+
+// V2Content is the "content" variant of [V2ToolCallContent].
+//
+// Standard content block (text, images, resources).
+type V2Content struct {
+	// The actual content block.
+	Content V2ContentBlock `json:"content"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2Content) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2Content) decodeFields(f genFields) error {
+	*x = V2Content{}
+	d := genDecoder{typ: "V2Content", f: f}
+	genField(&d, "content", &x.Content, genDecodeV2ContentBlock, genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2Content) MarshalJSON() ([]byte, error) {
+	type plain V2Content // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2Content"}
+	v := struct {
+		plain
+		Content json.RawMessage `json:"content"`
+	}{plain(x), genEncOne(&e, "content", x.Content, genEncodeV2ContentBlock, true)}
+	return e.marshal(v)
+}
+
+func (*V2Content) isV2ToolCallContent() {}
+
+// V2ContentBlock is one of these variants, told apart by the value of "type":
+//
+//   - [*V2TextContent] ("text"): Text content.
+//   - [*V2ImageContent] ("image"): Images for visual context or analysis.
+//   - [*V2AudioContent] ("audio"): Audio data for transcription or analysis.
+//   - [*V2ResourceLink] ("resource_link"): References to resources that the receiver may be able to
+//     read.
+//   - [*V2EmbeddedResource] ("resource"): Complete resource contents embedded directly in the
+//     message.
+//
+// Other values decode into [*V2UnknownContentBlock].
+//
+// Content blocks represent displayable information in the Agent Client Protocol.
+//
+// Content blocks appear in:
+//
+//   - User prompts sent via "session/prompt"
+//   - Language model output reported through "session/update" notifications as message updates or
+//     streamed chunks
+//   - Progress updates and results from tool calls
+//
+// This structure is compatible with the Model Context Protocol (MCP), so agents can forward content
+// from MCP tool outputs without transformation.
+//
+// See protocol docs: [Content]
+//
+// [Content]: https://agentclientprotocol.com/protocol/v2/content
+type V2ContentBlock interface{ isV2ContentBlock() }
+
+func genDecodeV2ContentBlock(b []byte) (V2ContentBlock, error) {
+	f, err := genParseObject(b)
+	if err != nil {
+		return nil, err
+	}
+	var v interface {
+		V2ContentBlock
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "type"); {
+	case err != nil:
+		return nil, err
+	case tag == "text":
+		v = new(V2TextContent)
+	case tag == "image":
+		v = new(V2ImageContent)
+	case tag == "audio":
+		v = new(V2AudioContent)
+	case tag == "resource_link":
+		v = new(V2ResourceLink)
+	case tag == "resource":
+		v = new(V2EmbeddedResource)
+	case !ok:
+		return nil, errors.New("V2ContentBlock without \"type\"")
+	default:
+		return &V2UnknownContentBlock{Kind: tag, Raw: genCanonical(b)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2ContentBlock(v V2ContentBlock) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2TextContent:
+		return genTagged("type", "text", v)
+	case *V2ImageContent:
+		return genTagged("type", "image", v)
+	case *V2AudioContent:
+		return genTagged("type", "audio", v)
+	case *V2ResourceLink:
+		return genTagged("type", "resource_link", v)
+	case *V2EmbeddedResource:
+		return genTagged("type", "resource", v)
+	case *V2UnknownContentBlock:
+		if v != nil {
+			return genUnknownJSON("type", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2ContentBlock", v)
+}
+
+// V2ContentChunk is a streamed item of message content.
+type V2ContentChunk struct {
+	// A unique identifier for the message this chunk belongs to.
+	//
+	// All chunks belonging to the same message share the same "messageId". Chunks for different
+	// messages can interleave.
+	MessageID MessageID `json:"messageId"`
+
+	// A single item of content
+	Content V2ContentBlock `json:"content"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize. This metadata is
+	// scoped to the chunk and does not patch stored metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ContentChunk) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ContentChunk) decodeFields(f genFields) error {
+	*x = V2ContentChunk{}
+	d := genDecoder{typ: "V2ContentChunk", f: f}
+	genField(&d, "messageId", &x.MessageID, genJSON[MessageID], genRequired)
+	genField(&d, "content", &x.Content, genDecodeV2ContentBlock, genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2ContentChunk) MarshalJSON() ([]byte, error) {
+	type plain V2ContentChunk // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2ContentChunk"}
+	v := struct {
+		plain
+		Content json.RawMessage `json:"content"`
+	}{plain(x), genEncOne(&e, "content", x.Content, genEncodeV2ContentBlock, true)}
+	return e.marshal(v)
+}
+
+// V2Copy is the "copy" variant of [V2DiffOperation]. It has the fields of [V2DiffPathPairChange].
+//
+// A file was copied.
+type V2Copy V2DiffPathPairChange
+
+func (x *V2Copy) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2Copy) decodeFields(f genFields) error { return (*V2DiffPathPairChange)(x).decodeFields(f) }
+
+func (*V2Copy) isV2DiffOperation() {}
+
+// V2CreateElicitationRequest is the params of the "elicitation/create" request
+// ([MethodElicitationCreate]), handled by the client. The members of its Mode field sit in the same
+// JSON object as the others.
+//
+// Request from the agent to elicit structured user input.
+//
+// The agent sends this to the client to request information from the user, either via a form or by
+// directing them to a URL. Elicitations are tied to a session (optionally a tool call) or a
+// request.
+//
+// A session-scoped request follows the aggregate foreground-state contract: agents SHOULD report
+// "requires_action" when the whole foreground workflow is blocked on user action. Once reported,
+// they MUST report "running" when progress resumes, or "idle" if work ends without resuming.
+// Independent background requests and request-scoped elicitations do not themselves change session
+// state. Accepting a URL does not mean the external interaction completed.
+//
+// Agents SHOULD cancel pending elicitations no longer needed by cancelled work. The request's scope
+// alone does not establish that dependency.
+//
+// See protocol docs: [Elicitation]
+//
+// [Elicitation]: https://agentclientprotocol.com/protocol/v2/elicitation
+type V2CreateElicitationRequest struct {
+	// A human-readable message describing what input is needed.
+	Message string `json:"message"`
+
+	// One of the variants of [V2ElicitationMode]. Its members are encoded into this object, next to
+	// the others, and decoded from it.
+	Mode V2ElicitationMode `json:"-"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2CreateElicitationRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2CreateElicitationRequest) decodeFields(f genFields) error {
+	*x = V2CreateElicitationRequest{}
+	d := genDecoder{typ: "V2CreateElicitationRequest", f: f}
+	genField(&d, "message", &x.Message, genJSON[string], genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	genFlat(&d, &x.Mode, genDecodeV2ElicitationMode, "message", "_meta")
+	return d.err
+}
+
+func (x V2CreateElicitationRequest) MarshalJSON() ([]byte, error) {
+	type plain V2CreateElicitationRequest // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2CreateElicitationRequest"}
+	v := plain(x)
+	return e.merge(v, genEncOne(&e, "Mode", x.Mode, genEncodeV2ElicitationMode, true))
+}
+
+// V2CreateElicitationResponse is the result of the "elicitation/create" request
+// ([MethodElicitationCreate]). The members of its Action field sit in the same JSON object as the
+// others.
+//
+// Response from the client to an elicitation request.
+type V2CreateElicitationResponse struct {
+	// One of the variants of [V2ElicitationAction]. Its members are encoded into this object, next
+	// to the others, and decoded from it.
+	Action V2ElicitationAction `json:"-"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2CreateElicitationResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2CreateElicitationResponse) decodeFields(f genFields) error {
+	*x = V2CreateElicitationResponse{}
+	d := genDecoder{typ: "V2CreateElicitationResponse", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	genFlat(&d, &x.Action, genDecodeV2ElicitationAction, "_meta")
+	return d.err
+}
+
+func (x V2CreateElicitationResponse) MarshalJSON() ([]byte, error) {
+	type plain V2CreateElicitationResponse // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2CreateElicitationResponse"}
+	v := plain(x)
+	return e.merge(v, genEncOne(&e, "Action", x.Action, genEncodeV2ElicitationAction, true))
+}
+
+// V2Delete is the "delete" variant of [V2DiffOperation]. It has the fields of [V2DiffPathChange].
+//
+// A file was deleted.
+type V2Delete V2DiffPathChange
+
+func (x *V2Delete) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2Delete) decodeFields(f genFields) error { return (*V2DiffPathChange)(x).decodeFields(f) }
+
+func (*V2Delete) isV2DiffOperation() {}
+
+// V2Diff is the "diff" variant of [V2ToolCallContent].
+//
+// File changes produced by a tool call.
+//
+// "changes" is authoritative for affected absolute paths and operations. "patch" optionally carries
+// renderable text for some or all of those changes and MUST be consistent with "changes". Agents
+// SHOULD provide "patch" whenever feasible. Clients MUST handle diffs where "patch" is omitted or
+// null.
+//
+// See protocol docs: [Content]
+//
+// [Content]: https://agentclientprotocol.com/protocol/v2/tool-calls#content
+type V2Diff struct {
+	// Structured file changes described by this diff.
+	//
+	// Clients can use this field without parsing patch text to determine affected paths.
+	//
+	// Required: a nil slice is sent as [].
+	Changes []V2DiffChange `json:"changes"`
+
+	// Renderable patch text for some or all of the structured changes.
+	//
+	// Agents SHOULD provide patch text whenever feasible. Omitted and null are equivalent and mean
+	// no renderable patch text was provided.
+	Patch *V2DiffPatch `json:"patch,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2Diff) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2Diff) decodeFields(f genFields) error {
+	*x = V2Diff{}
+	d := genDecoder{typ: "V2Diff", f: f}
+	genField(&d, "changes", &x.Changes, genSlice(genJSON[V2DiffChange], true, false), genRequired)
+	genField(&d, "patch", &x.Patch, genJSON[*V2DiffPatch], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2Diff) MarshalJSON() ([]byte, error) {
+	type plain V2Diff // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2Diff"}
+	v := struct {
+		plain
+		Changes []V2DiffChange `json:"changes"`
+	}{plain(x), genNonNil(x.Changes)}
+	return e.marshal(v)
+}
+
+func (*V2Diff) isV2ToolCallContent() {}
+
+// One file-level change described by a [V2Diff].
+//
+// Structured change metadata lets clients identify affected files and operations without parsing
+// the text patch.
+//
+// The members of its Change field sit in the same JSON object as the others.
+type V2DiffChange struct {
+	// File content kind after the operation (for "delete", of the deleted file).
+	//
+	// Omitted and null are equivalent and mean the content kind is unknown.
+	FileType *V2DiffFileType `json:"fileType,omitempty"`
+
+	// MIME type of the file contents after the operation (for "delete", of the deleted file).
+	//
+	// Omitted and null are equivalent and mean the MIME type is unknown.
+	MIMEType *V2MediaType `json:"mimeType,omitempty"`
+
+	// One of the variants of [V2DiffOperation]. Its members are encoded into this object, next to
+	// the others, and decoded from it.
+	Change V2DiffOperation `json:"-"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2DiffChange) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2DiffChange) decodeFields(f genFields) error {
+	*x = V2DiffChange{}
+	d := genDecoder{typ: "V2DiffChange", f: f}
+	genField(&d, "fileType", &x.FileType, genJSON[*V2DiffFileType], genLenient)
+	genField(&d, "mimeType", &x.MIMEType, genJSON[*V2MediaType], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	genFlat(&d, &x.Change, genDecodeV2DiffOperation, "fileType", "mimeType", "_meta")
+	return d.err
+}
+
+func (x V2DiffChange) MarshalJSON() ([]byte, error) {
+	type plain V2DiffChange // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2DiffChange"}
+	v := plain(x)
+	return e.merge(v, genEncOne(&e, "Change", x.Change, genEncodeV2DiffOperation, true))
+}
+
+// V2DiffFileType is a string enum that the schema leaves open: other values are valid too.
+//
+// Kind of file content represented by a diff change.
+type V2DiffFileType string
+
+// V2DiffFileType values.
+const (
+	// Text content.
+	V2DiffFileTypeText V2DiffFileType = "text"
+
+	// Binary or otherwise non-text content.
+	V2DiffFileTypeBinary V2DiffFileType = "binary"
+
+	// Directory entry.
+	V2DiffFileTypeDirectory V2DiffFileType = "directory"
+
+	// Symbolic link.
+	V2DiffFileTypeSymlink V2DiffFileType = "symlink"
+)
+
+// V2DiffOperation is one of these variants, told apart by the value of "operation":
+//
+//   - [*V2Add] ("add"): A file was added.
+//   - [*V2Delete] ("delete"): A file was deleted.
+//   - [*V2Modify] ("modify"): A file was modified in place.
+//   - [*V2Move] ("move"): A file was moved or renamed.
+//   - [*V2Copy] ("copy"): A file was copied.
+//
+// Other values decode into [*V2UnknownDiffOperation]. Its members are written into the object that
+// holds it.
+type V2DiffOperation interface{ isV2DiffOperation() }
+
+func genDecodeV2DiffOperation(f genFields) (V2DiffOperation, error) {
+	var v interface {
+		V2DiffOperation
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "operation"); {
+	case err != nil:
+		return nil, err
+	case tag == "add":
+		v = new(V2Add)
+	case tag == "delete":
+		v = new(V2Delete)
+	case tag == "modify":
+		v = new(V2Modify)
+	case tag == "move":
+		v = new(V2Move)
+	case tag == "copy":
+		v = new(V2Copy)
+	case !ok:
+		return nil, errors.New("V2DiffOperation without \"operation\"")
+	default:
+		return &V2UnknownDiffOperation{Kind: tag, Raw: genRawObject(f)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2DiffOperation(v V2DiffOperation) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2Add:
+		return genTagged("operation", "add", v)
+	case *V2Delete:
+		return genTagged("operation", "delete", v)
+	case *V2Modify:
+		return genTagged("operation", "modify", v)
+	case *V2Move:
+		return genTagged("operation", "move", v)
+	case *V2Copy:
+		return genTagged("operation", "copy", v)
+	case *V2UnknownDiffOperation:
+		if v != nil {
+			return genUnknownJSON("operation", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2DiffOperation", v)
+}
+
+// Renderable patch text and its format.
+type V2DiffPatch struct {
+	// Patch format. The only ACP-defined value is "git_patch".
+	Format V2DiffPatchFormat `json:"format"`
+
+	// Patch text in the format named by "format".
+	Text string `json:"text"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2DiffPatch) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2DiffPatch) decodeFields(f genFields) error {
+	*x = V2DiffPatch{}
+	d := genDecoder{typ: "V2DiffPatch", f: f}
+	genField(&d, "format", &x.Format, genJSON[V2DiffPatchFormat], genRequired)
+	genField(&d, "text", &x.Text, genJSON[string], genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2DiffPatchFormat is a string enum that the schema leaves open: other values are valid too.
+//
+// Text patch format used by [V2DiffPatch].
+type V2DiffPatchFormat string
+
+// V2DiffPatchFormat values.
+const (
+	// One or more diff --git sections in Git's "--patch" ("-p") text format.
+	//
+	// Unlike Git, which writes paths relative to the repository root, every path MUST be absolute,
+	// including in rename from, rename to, copy from, and copy to lines, and MUST NOT have a prefix
+	// such as Git's default "a/" and "b/". Otherwise paths follow Git: "/dev/null" names the
+	// missing side of an added or deleted file in the "---" and "+++" lines, and paths with unusual
+	// characters are quoted as Git quotes them. Each path, once unquoted, is the same native
+	// absolute path string as the matching "changes" entry. Surrounding commit metadata and email
+	// envelopes MUST NOT be included.
+	V2DiffPatchFormatGitPatch V2DiffPatchFormat = "git_patch"
+)
+
+// Operation metadata for add, delete, and modify changes.
+type V2DiffPathChange struct {
+	// Absolute path for the operation.
+	Path V2AbsolutePath `json:"path"`
+}
+
+func (x *V2DiffPathChange) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2DiffPathChange) decodeFields(f genFields) error {
+	*x = V2DiffPathChange{}
+	d := genDecoder{typ: "V2DiffPathChange", f: f}
+	genField(&d, "path", &x.Path, genJSON[V2AbsolutePath], genRequired)
+	return d.err
+}
+
+// Operation metadata for move and copy changes.
+type V2DiffPathPairChange struct {
+	// Absolute path before the operation.
+	OldPath V2AbsolutePath `json:"oldPath"`
+
+	// Absolute path after the operation.
+	Path V2AbsolutePath `json:"path"`
+}
+
+func (x *V2DiffPathPairChange) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2DiffPathPairChange) decodeFields(f genFields) error {
+	*x = V2DiffPathPairChange{}
+	d := genDecoder{typ: "V2DiffPathPairChange", f: f}
+	genField(&d, "oldPath", &x.OldPath, genJSON[V2AbsolutePath], genRequired)
+	genField(&d, "path", &x.Path, genJSON[V2AbsolutePath], genRequired)
+	return d.err
+}
+
+// V2ElicitationAcceptAction is the "accept" variant of [V2ElicitationAction].
+//
+// The user accepted the elicitation and provided content.
+type V2ElicitationAcceptAction struct {
+	// The user-provided content, if any, as an object matching the requested schema.
+	//
+	// Omitted and null are equivalent and mean no content is provided.
+	//
+	// A nil map is left out; an empty one is sent as {}.
+	Content map[string]V2ElicitationContentValue `json:"content,omitzero"`
+}
+
+func (x *V2ElicitationAcceptAction) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ElicitationAcceptAction) decodeFields(f genFields) error {
+	*x = V2ElicitationAcceptAction{}
+	d := genDecoder{typ: "V2ElicitationAcceptAction", f: f}
+	genField(&d, "content", &x.Content, genMap(genDecodeV2ElicitationContentValue, true), 0)
+	return d.err
+}
+
+func (x V2ElicitationAcceptAction) MarshalJSON() ([]byte, error) {
+	type plain V2ElicitationAcceptAction // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2ElicitationAcceptAction"}
+	v := struct {
+		plain
+		Content map[string]json.RawMessage `json:"content,omitzero"`
+	}{plain(x), genEncMap(&e, "content", x.Content, genEncodeV2ElicitationContentValue, false)}
+	return e.marshal(v)
+}
+
+func (*V2ElicitationAcceptAction) isV2ElicitationAction() {}
+
+// V2ElicitationAction is one of these variants, told apart by the value of "action":
+//
+//   - [*V2ElicitationAcceptAction] ("accept"): The user accepted and provided content.
+//   - [*V2ElicitationDeclineAction] ("decline"): The user declined the elicitation.
+//   - [*V2ElicitationCancelAction] ("cancel"): The elicitation was cancelled.
+//
+// Other values decode into [*V2UnknownElicitationAction]. Its members are written into the object
+// that holds it.
+type V2ElicitationAction interface{ isV2ElicitationAction() }
+
+func genDecodeV2ElicitationAction(f genFields) (V2ElicitationAction, error) {
+	var v interface {
+		V2ElicitationAction
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "action"); {
+	case err != nil:
+		return nil, err
+	case tag == "accept":
+		v = new(V2ElicitationAcceptAction)
+	case tag == "decline":
+		v = new(V2ElicitationDeclineAction)
+	case tag == "cancel":
+		v = new(V2ElicitationCancelAction)
+	case !ok:
+		return nil, errors.New("V2ElicitationAction without \"action\"")
+	default:
+		return &V2UnknownElicitationAction{Kind: tag, Raw: genRawObject(f)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2ElicitationAction(v V2ElicitationAction) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2ElicitationAcceptAction:
+		return genTagged("action", "accept", v)
+	case *V2ElicitationDeclineAction:
+		return genTagged("action", "decline", v)
+	case *V2ElicitationCancelAction:
+		return genTagged("action", "cancel", v)
+	case *V2UnknownElicitationAction:
+		if v != nil {
+			return genUnknownJSON("action", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2ElicitationAction", v)
+}
+
+// V2ElicitationCancelAction is the "cancel" variant of [V2ElicitationAction].
+//
+// The elicitation was cancelled.
+type V2ElicitationCancelAction struct {
+}
+
+func (x *V2ElicitationCancelAction) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ElicitationCancelAction) decodeFields(genFields) error {
+	*x = V2ElicitationCancelAction{}
+	return nil
+}
+
+func (*V2ElicitationCancelAction) isV2ElicitationAction() {}
+
+// V2ElicitationContentBoolean is the bool form of [V2ElicitationContentValue].
+//
+// Boolean value accepted in elicitation response content.
+type V2ElicitationContentBoolean bool
+
+func (V2ElicitationContentBoolean) isV2ElicitationContentValue() {}
+
+// V2ElicitationContentInteger is the int64 form of [V2ElicitationContentValue].
+//
+// Integer value accepted in elicitation response content.
+type V2ElicitationContentInteger int64
+
+func (V2ElicitationContentInteger) isV2ElicitationContentValue() {}
+
+// V2ElicitationContentNumber is the float64 form of [V2ElicitationContentValue].
+//
+// Number value accepted in elicitation response content.
+type V2ElicitationContentNumber float64
+
+// MarshalJSON writes whole numbers with a fraction, so that they decode back as numbers, not integers.
+func (x V2ElicitationContentNumber) MarshalJSON() ([]byte, error) { return genFloat(float64(x)) }
+
+func (V2ElicitationContentNumber) isV2ElicitationContentValue() {}
+
+// V2ElicitationContentOther is the json.RawMessage form of [V2ElicitationContentValue].
+//
+// Any other JSON value, such as the value of a custom or future property type.
+//
+// Preserved as sent. Agents validate it against the requested schema like any other value.
+type V2ElicitationContentOther json.RawMessage
+
+// MarshalJSON writes the value as it came.
+func (x V2ElicitationContentOther) MarshalJSON() ([]byte, error) {
+	return json.RawMessage(x).MarshalJSON()
+}
+
+func (V2ElicitationContentOther) isV2ElicitationContentValue() {}
+
+// V2ElicitationContentString is the string form of [V2ElicitationContentValue].
+//
+// String value accepted in elicitation response content.
+type V2ElicitationContentString string
+
+func (V2ElicitationContentString) isV2ElicitationContentValue() {}
+
+// V2ElicitationContentStringArray is the string form of [V2ElicitationContentValue].
+//
+// String array value accepted in elicitation response content.
+type V2ElicitationContentStringArray []string
+
+func (V2ElicitationContentStringArray) isV2ElicitationContentValue() {}
+
+// V2ElicitationContentValue is one of these forms, told apart by their JSON shape (tried in this
+// order):
+//
+//   - [V2ElicitationContentString]: String value accepted in elicitation response content.
+//   - [V2ElicitationContentInteger]: Integer value accepted in elicitation response content.
+//   - [V2ElicitationContentNumber]: Number value accepted in elicitation response content.
+//   - [V2ElicitationContentBoolean]: Boolean value accepted in elicitation response content.
+//   - [V2ElicitationContentStringArray]: String array value accepted in elicitation response
+//     content.
+//   - [V2ElicitationContentOther]: Any other JSON value, such as the value of a custom or future
+//     property type.
+//
+// Allowed wire representations for [V2ElicitationContentValue].
+type V2ElicitationContentValue interface{ isV2ElicitationContentValue() }
+
+func genDecodeV2ElicitationContentValue(b []byte) (V2ElicitationContentValue, error) {
+	if genIsNull(b) {
+		return nil, errors.New("null V2ElicitationContentValue")
+	}
+	if v, err := genJSON[string](b); err == nil {
+		return V2ElicitationContentString(v), nil
+	}
+	if v, err := genJSON[int64](b); err == nil {
+		return V2ElicitationContentInteger(v), nil
+	}
+	if v, err := genJSON[float64](b); err == nil {
+		return V2ElicitationContentNumber(v), nil
+	}
+	if v, err := genJSON[bool](b); err == nil {
+		return V2ElicitationContentBoolean(v), nil
+	}
+	if v, err := genSlice(genJSON[string], false, true)(b); err == nil {
+		return V2ElicitationContentStringArray(v), nil
+	}
+	if v, err := genJSON[json.RawMessage](b); err == nil {
+		return V2ElicitationContentOther(v), nil
+	}
+	return nil, errors.New("value matches no form of V2ElicitationContentValue")
+}
+
+func genEncodeV2ElicitationContentValue(v V2ElicitationContentValue) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case V2ElicitationContentString:
+		return json.Marshal(v)
+	case V2ElicitationContentInteger:
+		return json.Marshal(v)
+	case V2ElicitationContentNumber:
+		return json.Marshal(v)
+	case V2ElicitationContentBoolean:
+		return json.Marshal(v)
+	case V2ElicitationContentStringArray:
+		return json.Marshal(genNonNil(v))
+	case V2ElicitationContentOther:
+		return json.Marshal(v)
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2ElicitationContentValue", v)
+}
+
+// V2ElicitationDeclineAction is the "decline" variant of [V2ElicitationAction].
+//
+// The user declined the elicitation.
+type V2ElicitationDeclineAction struct {
+}
+
+func (x *V2ElicitationDeclineAction) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ElicitationDeclineAction) decodeFields(genFields) error {
+	*x = V2ElicitationDeclineAction{}
+	return nil
+}
+
+func (*V2ElicitationDeclineAction) isV2ElicitationAction() {}
+
+// V2ElicitationFormMode is the "form" variant of [V2ElicitationMode]. The members of its Scope
+// field sit in the same JSON object as the others.
+//
+// Form-based elicitation mode where the client renders a form from the provided schema.
+type V2ElicitationFormMode struct {
+	// A JSON Schema describing the form fields to present to the user.
+	RequestedSchema V2ElicitationSchema `json:"requestedSchema"`
+
+	// One of the variants of [V2ElicitationScope]. Its members are encoded into this object, next
+	// to the others, and decoded from it.
+	Scope V2ElicitationScope `json:"-"`
+}
+
+func (x *V2ElicitationFormMode) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ElicitationFormMode) decodeFields(f genFields) error {
+	*x = V2ElicitationFormMode{}
+	d := genDecoder{typ: "V2ElicitationFormMode", f: f}
+	genField(&d, "requestedSchema", &x.RequestedSchema, genJSON[V2ElicitationSchema], genRequired)
+	genFlat(&d, &x.Scope, genDecodeV2ElicitationScope, "requestedSchema")
+	return d.err
+}
+
+func (x V2ElicitationFormMode) MarshalJSON() ([]byte, error) {
+	type plain V2ElicitationFormMode // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2ElicitationFormMode"}
+	v := plain(x)
+	return e.merge(v, genEncOne(&e, "Scope", x.Scope, genEncodeV2ElicitationScope, true))
+}
+
+func (*V2ElicitationFormMode) isV2ElicitationMode() {}
+
+// V2ElicitationMode is one of these variants, told apart by the value of "mode":
+//
+//   - [*V2ElicitationFormMode] ("form"): Form-based elicitation where the client renders a form
+//     from the provided schema.
+//   - [*V2ElicitationURLMode] ("url"): URL-based elicitation where the client directs the user to a
+//     URL.
+//
+// Other values decode into [*V2UnknownElicitationMode]. Its members are written into the object
+// that holds it.
+type V2ElicitationMode interface{ isV2ElicitationMode() }
+
+func genDecodeV2ElicitationMode(f genFields) (V2ElicitationMode, error) {
+	var v interface {
+		V2ElicitationMode
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "mode"); {
+	case err != nil:
+		return nil, err
+	case tag == "form":
+		v = new(V2ElicitationFormMode)
+	case tag == "url":
+		v = new(V2ElicitationURLMode)
+	case !ok:
+		return nil, errors.New("V2ElicitationMode without \"mode\"")
+	default:
+		return &V2UnknownElicitationMode{Kind: tag, Raw: genRawObject(f)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2ElicitationMode(v V2ElicitationMode) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2ElicitationFormMode:
+		return genTagged("mode", "form", v)
+	case *V2ElicitationURLMode:
+		return genTagged("mode", "url", v)
+	case *V2UnknownElicitationMode:
+		if v != nil {
+			return genUnknownJSON("mode", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2ElicitationMode", v)
+}
+
+// V2ElicitationPropertySchema is one of these variants, told apart by the value of "type":
+//
+//   - [*V2StringPropertySchema] ("string"): String property (or single-select enum when
+//     "enum"/"oneOf" is set).
+//   - [*NumberPropertySchema] ("number"): Number (floating-point) property.
+//   - [*IntegerPropertySchema] ("integer"): Integer property.
+//   - [*BooleanPropertySchema] ("boolean"): Boolean property.
+//   - [*V2MultiSelectPropertySchema] ("array"): Multi-select array property.
+//
+// Other values decode into [*V2UnknownElicitationPropertySchema].
+//
+// Property schema for elicitation form fields.
+//
+// Each variant corresponds to a JSON Schema "type" value. Single-select enums use type: "string"
+// with "enum" or "oneOf" set. Multi-select enums use type: "array".
+type V2ElicitationPropertySchema interface{ isV2ElicitationPropertySchema() }
+
+func genDecodeV2ElicitationPropertySchema(b []byte) (V2ElicitationPropertySchema, error) {
+	f, err := genParseObject(b)
+	if err != nil {
+		return nil, err
+	}
+	var v interface {
+		V2ElicitationPropertySchema
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "type"); {
+	case err != nil:
+		return nil, err
+	case tag == "string":
+		v = new(V2StringPropertySchema)
+	case tag == "number":
+		v = new(NumberPropertySchema)
+	case tag == "integer":
+		v = new(IntegerPropertySchema)
+	case tag == "boolean":
+		v = new(BooleanPropertySchema)
+	case tag == "array":
+		v = new(V2MultiSelectPropertySchema)
+	case !ok:
+		return nil, errors.New("V2ElicitationPropertySchema without \"type\"")
+	default:
+		return &V2UnknownElicitationPropertySchema{Kind: tag, Raw: genCanonical(b)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2ElicitationPropertySchema(v V2ElicitationPropertySchema) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2StringPropertySchema:
+		return genTagged("type", "string", v)
+	case *NumberPropertySchema:
+		return genTagged("type", "number", v)
+	case *IntegerPropertySchema:
+		return genTagged("type", "integer", v)
+	case *BooleanPropertySchema:
+		return genTagged("type", "boolean", v)
+	case *V2MultiSelectPropertySchema:
+		return genTagged("type", "array", v)
+	case *V2UnknownElicitationPropertySchema:
+		if v != nil {
+			return genUnknownJSON("type", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2ElicitationPropertySchema", v)
+}
+
+// V2ElicitationRequestScope is a form of [V2ElicitationScope].
+//
+// Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session (e.g.,
+// during auth/configuration phases before any session is started).
+type V2ElicitationRequestScope struct {
+	// The pending Client-to-Agent request this elicitation is tied to.
+	RequestID RequestID `json:"requestId"`
+}
+
+func (x *V2ElicitationRequestScope) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ElicitationRequestScope) decodeFields(f genFields) error {
+	*x = V2ElicitationRequestScope{}
+	d := genDecoder{typ: "V2ElicitationRequestScope", f: f}
+	genField(&d, "requestId", &x.RequestID, genJSON[RequestID], genRequired|genNullValue)
+	return d.err
+}
+
+func (*V2ElicitationRequestScope) isV2ElicitationScope() {}
+
+// Type-safe elicitation schema for requesting structured user input.
+//
+// This represents a JSON Schema object with primitive-typed properties, as required by the
+// elicitation specification.
+type V2ElicitationSchema struct {
+	// Type discriminator. Always "object". Any other value is rejected.
+	Type ElicitationSchemaType `json:"type"`
+
+	// Optional title for the schema.
+	//
+	// Optional. Omitted and null are equivalent and mean no title is provided.
+	Title *string `json:"title,omitempty"`
+
+	// Property definitions (must be primitive types).
+	//
+	// Required: a nil map is sent as {}.
+	Properties map[string]V2ElicitationPropertySchema `json:"properties"`
+
+	// List of required property names.
+	//
+	// Optional. Omitted and null are equivalent and mean no property names are required.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Required []string `json:"required,omitzero"`
+
+	// Optional description of what this schema represents.
+	//
+	// Optional. Omitted and null are equivalent and mean no schema description is provided.
+	Description *string `json:"description,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ElicitationSchema) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ElicitationSchema) decodeFields(f genFields) error {
+	*x = V2ElicitationSchema{}
+	d := genDecoder{typ: "V2ElicitationSchema", f: f}
+	genField(&d, "type", &x.Type, genJSON[ElicitationSchemaType], genRequired)
+	genField(&d, "title", &x.Title, genJSON[*string], genLenient)
+	genField(&d, "properties", &x.Properties, genMap(genDecodeV2ElicitationPropertySchema, false), genRequired)
+	genField(&d, "required", &x.Required, genSlice(genJSON[string], false, true), 0)
+	genField(&d, "description", &x.Description, genJSON[*string], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2ElicitationSchema) MarshalJSON() ([]byte, error) {
+	type plain V2ElicitationSchema // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2ElicitationSchema"}
+	v := struct {
+		plain
+		Properties map[string]json.RawMessage `json:"properties"`
+	}{plain(x), genEncMap(&e, "properties", x.Properties, genEncodeV2ElicitationPropertySchema, true)}
+	return e.marshal(v)
+}
+
+// V2ElicitationScope is one of these forms, told apart by their JSON shape (tried in this order):
+//
+//   - [*ElicitationSessionScope]: Tied to a session, optionally to a specific tool call within that
+//     session.
+//   - [*V2ElicitationRequestScope]: Tied to a specific JSON-RPC request outside of a session (e.g.,
+//     during auth/configuration phases before any session is started).
+//
+// Its members are written into the object that holds it.
+type V2ElicitationScope interface{ isV2ElicitationScope() }
+
+func genDecodeV2ElicitationScope(f genFields) (V2ElicitationScope, error) {
+	if v := new(ElicitationSessionScope); v.decodeFields(f) == nil {
+		return v, nil
+	}
+	if v := new(V2ElicitationRequestScope); v.decodeFields(f) == nil {
+		return v, nil
+	}
+	return nil, errors.New("value matches no form of V2ElicitationScope")
+}
+
+func genEncodeV2ElicitationScope(v V2ElicitationScope) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *ElicitationSessionScope:
+		return genTagged("", "", v)
+	case *V2ElicitationRequestScope:
+		return genTagged("", "", v)
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2ElicitationScope", v)
+}
+
+// V2ElicitationURLMode is the "url" variant of [V2ElicitationMode]. The members of its Scope field
+// sit in the same JSON object as the others.
+//
+// URL-based elicitation mode where the client directs the user to a URL.
+type V2ElicitationURLMode struct {
+	// The unique identifier for this elicitation.
+	ElicitationID ElicitationID `json:"elicitationId"`
+
+	// The URL to direct the user to.
+	URL string `json:"url"`
+
+	// One of the variants of [V2ElicitationScope]. Its members are encoded into this object, next
+	// to the others, and decoded from it.
+	Scope V2ElicitationScope `json:"-"`
+}
+
+func (x *V2ElicitationURLMode) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ElicitationURLMode) decodeFields(f genFields) error {
+	*x = V2ElicitationURLMode{}
+	d := genDecoder{typ: "V2ElicitationURLMode", f: f}
+	genField(&d, "elicitationId", &x.ElicitationID, genJSON[ElicitationID], genRequired)
+	genField(&d, "url", &x.URL, genJSON[string], genRequired)
+	genFlat(&d, &x.Scope, genDecodeV2ElicitationScope, "elicitationId", "url")
+	return d.err
+}
+
+func (x V2ElicitationURLMode) MarshalJSON() ([]byte, error) {
+	type plain V2ElicitationURLMode // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2ElicitationURLMode"}
+	v := plain(x)
+	return e.merge(v, genEncOne(&e, "Scope", x.Scope, genEncodeV2ElicitationScope, true))
+}
+
+func (*V2ElicitationURLMode) isV2ElicitationMode() {}
+
+// V2EmbeddedResource is the "resource" variant of [V2ContentBlock].
+//
+// The contents of a resource, embedded into a prompt or tool call result.
+type V2EmbeddedResource struct {
+	// Embedded resource payload, either text or binary data.
+	Resource V2EmbeddedResourceResource `json:"resource"`
+
+	// Optional annotations that help clients decide how to display or route this content.
+	//
+	// Omitted and null are equivalent and mean no annotations are provided.
+	Annotations *V2Annotations `json:"annotations,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2EmbeddedResource) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2EmbeddedResource) decodeFields(f genFields) error {
+	*x = V2EmbeddedResource{}
+	d := genDecoder{typ: "V2EmbeddedResource", f: f}
+	genField(&d, "resource", &x.Resource, genDecodeV2EmbeddedResourceResource, genRequired)
+	genField(&d, "annotations", &x.Annotations, genJSON[*V2Annotations], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2EmbeddedResource) MarshalJSON() ([]byte, error) {
+	type plain V2EmbeddedResource // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2EmbeddedResource"}
+	v := struct {
+		plain
+		Resource json.RawMessage `json:"resource"`
+	}{plain(x), genEncOne(&e, "resource", x.Resource, genEncodeV2EmbeddedResourceResource, true)}
+	return e.marshal(v)
+}
+
+func (*V2EmbeddedResource) isV2ContentBlock() {}
+
+// V2EmbeddedResourceResource is one of these forms, told apart by their JSON shape (tried in this
+// order):
+//
+//   - [*V2TextResourceContents]: Text resource contents embedded directly in the message.
+//   - [*V2BlobResourceContents]: Binary resource contents embedded directly in the message.
+//
+// Resource content that can be embedded in a message.
+type V2EmbeddedResourceResource interface{ isV2EmbeddedResourceResource() }
+
+func genDecodeV2EmbeddedResourceResource(b []byte) (V2EmbeddedResourceResource, error) {
+	f, err := genParseObject(b)
+	if err != nil {
+		return nil, err
+	}
+	if v := new(V2TextResourceContents); v.decodeFields(f) == nil {
+		return v, nil
+	}
+	if v := new(V2BlobResourceContents); v.decodeFields(f) == nil {
+		return v, nil
+	}
+	return nil, errors.New("value matches no form of V2EmbeddedResourceResource")
+}
+
+func genEncodeV2EmbeddedResourceResource(v V2EmbeddedResourceResource) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2TextResourceContents:
+		return genTagged("", "", v)
+	case *V2BlobResourceContents:
+		return genTagged("", "", v)
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2EmbeddedResourceResource", v)
+}
+
+// V2Icon is an optionally-sized icon that can be displayed in a user interface.
+type V2Icon struct {
+	// A standard URI pointing to an icon resource. MUST be an "https:" or "data:" URI. Clients
+	// reject other schemes, fetch without credentials, and do not follow scheme- or origin-changing
+	// redirects.
+	Src string `json:"src"`
+
+	// Optional MIME type override if the source MIME type is missing or generic.
+	//
+	// Omitted and null are equivalent and mean the source MIME type is used.
+	MIMEType *V2MediaType `json:"mimeType,omitempty"`
+
+	// Optional array of strings that specify sizes at which the icon can be used. Each string
+	// should be in "WxH" format (e.g., "48x48", "96x96") or "any" for scalable formats like SVG.
+	//
+	// If not provided, the client should assume that the icon can be used at any size.
+	//
+	// Omitted and null are equivalent and mean no sizes are specified.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Sizes []string `json:"sizes,omitzero"`
+
+	// Optional theme this icon is designed for.
+	//
+	// Omitted and null are equivalent and mean the icon is not theme-specific.
+	Theme *V2IconTheme `json:"theme,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2Icon) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2Icon) decodeFields(f genFields) error {
+	*x = V2Icon{}
+	d := genDecoder{typ: "V2Icon", f: f}
+	genField(&d, "src", &x.Src, genJSON[string], genRequired)
+	genField(&d, "mimeType", &x.MIMEType, genJSON[*V2MediaType], genLenient)
+	genField(&d, "sizes", &x.Sizes, genSlice(genJSON[string], true, true), genLenient)
+	genField(&d, "theme", &x.Theme, genJSON[*V2IconTheme], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2IconTheme is a string enum that the schema leaves open: other values are valid too.
+//
+// Theme an icon is designed for.
+type V2IconTheme string
+
+// V2IconTheme values.
+const (
+	// Icon designed for light backgrounds.
+	V2IconThemeLight V2IconTheme = "light"
+
+	// Icon designed for dark backgrounds.
+	V2IconThemeDark V2IconTheme = "dark"
+)
+
+// V2IdleStateUpdate is the "idle" variant of [V2State].
+//
+// No foreground work is active. Background activity may continue.
+//
+// Agents SHOULD include a "stopReason" when the idle transition ends foreground work. An idle
+// update that does not end foreground work need not include one. Receivers treat an omitted, null,
+// or malformed "stopReason" as the agent not reporting one. Repeated or resume snapshots may carry
+// the last stop reason for context. They MUST NOT be counted as new completions, cancellations, or
+// additional usage.
+type V2IdleStateUpdate struct {
+	// Work running independently of foreground work, as a complete snapshot.
+	//
+	// Optional. Omitted and null are equivalent and mean the Agent is not reporting background
+	// work, not that nothing is running. [] means no background work is running. An Agent that
+	// reports background work MUST include it on every state update for the session. A malformed
+	// list is treated as not reported.
+	//
+	// See protocol docs: [Background Work]
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	//
+	// [Background Work]: https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work
+	Background []V2BackgroundWork `json:"background,omitzero"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+
+	// Why foreground work stopped. The value selects one of this type's variants, which may add
+	// fields of their own.
+	//
+	// Optional. Omitted and null are equivalent and mean the agent is not reporting a stop reason;
+	// a malformed value is treated the same way.
+	//
+	// See protocol docs: [Stop Reasons]
+	//
+	// [Stop Reasons]: https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#stop-reasons
+	StopReason *StopReason `json:"stopReason,omitempty"`
+
+	// The failure, as a JSON-RPC error object.
+	//
+	// Optional. Omitted and null are equivalent and mean the agent is not reporting failure
+	// details. Agents SHOULD include it.
+	Error json.RawMessage `json:"error,omitempty"`
+}
+
+func (x *V2IdleStateUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2IdleStateUpdate) decodeFields(f genFields) error {
+	*x = V2IdleStateUpdate{}
+	d := genDecoder{typ: "V2IdleStateUpdate", f: f}
+	genField(&d, "background", &x.Background, genSlice(genDecodeV2BackgroundWork, false, true), genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	genField(&d, "stopReason", &x.StopReason, genJSON[*StopReason], genLenient)
+	genField(&d, "error", &x.Error, genRaw, genLenient)
+	return d.err
+}
+
+func (x V2IdleStateUpdate) MarshalJSON() ([]byte, error) {
+	type plain V2IdleStateUpdate // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2IdleStateUpdate"}
+	v := struct {
+		plain
+		Background []json.RawMessage `json:"background,omitzero"`
+	}{plain(x), genEncSlice(&e, "background", x.Background, genEncodeV2BackgroundWork, false)}
+	return e.marshal(v)
+}
+
+func (*V2IdleStateUpdate) isV2State() {}
+
+// V2ImageContent is the "image" variant of [V2ContentBlock].
+//
+// An image provided to or from an LLM.
+type V2ImageContent struct {
+	// Base64-encoded media payload.
+	//
+	// Base64 on the wire; encoding/json encodes and decodes the bytes.
+	Data []byte `json:"data"`
+
+	// MIME type describing the encoded media payload.
+	MIMEType V2MediaType `json:"mimeType"`
+
+	// URI associated with this resource or media payload.
+	//
+	// Omitted and null are equivalent and mean no URI is associated with the image.
+	URI *string `json:"uri,omitempty"`
+
+	// Optional annotations that help clients decide how to display or route this content.
+	//
+	// Omitted and null are equivalent and mean no annotations are provided.
+	Annotations *V2Annotations `json:"annotations,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ImageContent) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ImageContent) decodeFields(f genFields) error {
+	*x = V2ImageContent{}
+	d := genDecoder{typ: "V2ImageContent", f: f}
+	genField(&d, "data", &x.Data, genJSON[[]byte], genRequired)
+	genField(&d, "mimeType", &x.MIMEType, genJSON[V2MediaType], genRequired)
+	genField(&d, "uri", &x.URI, genJSON[*string], genLenient)
+	genField(&d, "annotations", &x.Annotations, genJSON[*V2Annotations], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2ImageContent) isV2ContentBlock() {}
+
+// MarshalJSON sends a nil required byte field as "", since the schema requires a string.
+func (x V2ImageContent) MarshalJSON() ([]byte, error) {
+	type plain V2ImageContent // drops the methods, so json.Marshal does not come back here
+	if x.Data == nil {
+		x.Data = []byte{}
+	}
+	return json.Marshal(plain(x))
+}
+
+// V2InitializeRequest is the params of the "initialize" request ([MethodInitialize]), handled by
+// the agent.
+//
+// Request parameters for the initialize method.
+//
+// Sent by the client to establish connection and negotiate capabilities.
+//
+// See protocol docs: [Initialization]
+//
+// [Initialization]: https://agentclientprotocol.com/protocol/v2/initialization
+type V2InitializeRequest struct {
+	// The latest protocol version supported by the client.
+	ProtocolVersion ProtocolVersion `json:"protocolVersion"`
+
+	// Information about the implementation sending this initialize request.
+	Info Implementation `json:"info"`
+
+	// Capabilities supported by the client.
+	Capabilities *V2ClientCapabilities `json:"capabilities,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2InitializeRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2InitializeRequest) decodeFields(f genFields) error {
+	*x = V2InitializeRequest{}
+	d := genDecoder{typ: "V2InitializeRequest", f: f}
+	genField(&d, "protocolVersion", &x.ProtocolVersion, genJSON[ProtocolVersion], genRequired)
+	genField(&d, "info", &x.Info, genJSON[Implementation], genRequired)
+	genField(&d, "capabilities", &x.Capabilities, genJSON[*V2ClientCapabilities], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2InitializeResponse is the result of the "initialize" request ([MethodInitialize]).
+//
+// Response to the "initialize" method.
+//
+// Contains the negotiated protocol version and agent capabilities.
+//
+// See protocol docs: [Initialization]
+//
+// [Initialization]: https://agentclientprotocol.com/protocol/v2/initialization
+type V2InitializeResponse struct {
+	// The highest protocol version supported by the agent that is at or below the version requested
+	// by the client. If no such version exists, initialization fails with error code -32022.
+	//
+	// The client must check that it supports this version and should disconnect if it does not.
+	ProtocolVersion ProtocolVersion `json:"protocolVersion"`
+
+	// Information about the implementation sending this initialize response.
+	Info Implementation `json:"info"`
+
+	// Capabilities supported by the agent.
+	Capabilities *V2AgentCapabilities `json:"capabilities,omitempty"`
+
+	// Authentication methods supported by the agent.
+	//
+	// Optional. Omitted or empty means the agent does not advertise the "auth/login" and
+	// "auth/logout" methods. Supplying one or more methods means the agent MUST support both
+	// "auth/login" and "auth/logout".
+	AuthMethods []V2AuthMethod `json:"authMethods,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2InitializeResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2InitializeResponse) decodeFields(f genFields) error {
+	*x = V2InitializeResponse{}
+	d := genDecoder{typ: "V2InitializeResponse", f: f}
+	genField(&d, "protocolVersion", &x.ProtocolVersion, genJSON[ProtocolVersion], genRequired)
+	genField(&d, "info", &x.Info, genJSON[Implementation], genRequired)
+	genField(&d, "capabilities", &x.Capabilities, genJSON[*V2AgentCapabilities], genLenient)
+	genField(&d, "authMethods", &x.AuthMethods, genSlice(genDecodeV2AuthMethod, true, false), genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2InitializeResponse) MarshalJSON() ([]byte, error) {
+	type plain V2InitializeResponse // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2InitializeResponse"}
+	v := struct {
+		plain
+		AuthMethods []json.RawMessage `json:"authMethods,omitempty"`
+	}{plain(x), genEncSlice(&e, "authMethods", x.AuthMethods, genEncodeV2AuthMethod, false)}
+	return e.marshal(v)
+}
+
+// V2ListSessionsRequest is the params of the "session/list" request ([MethodSessionList]), handled
+// by the agent.
+//
+// Request parameters for listing existing sessions.
+type V2ListSessionsRequest struct {
+	// Filter sessions by working directory. Must be an absolute path.
+	//
+	// Only sessions whose "cwd" is this same directory match. Subdirectories and
+	// "additionalDirectories" don't. Agents MAY normalize paths when comparing.
+	//
+	// Omitted and null are equivalent and mean sessions are not filtered by working directory.
+	Cwd *V2AbsolutePath `json:"cwd,omitempty"`
+
+	// Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
+	//
+	// Omitted and null are equivalent and mean the first page is requested.
+	Cursor *V2SessionListCursor `json:"cursor,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ListSessionsRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ListSessionsRequest) decodeFields(f genFields) error {
+	*x = V2ListSessionsRequest{}
+	d := genDecoder{typ: "V2ListSessionsRequest", f: f}
+	genField(&d, "cwd", &x.Cwd, genJSON[*V2AbsolutePath], 0)
+	genField(&d, "cursor", &x.Cursor, genJSON[*V2SessionListCursor], 0)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2ListSessionsResponse is the result of the "session/list" request ([MethodSessionList]).
+//
+// Response from listing sessions.
+type V2ListSessionsResponse struct {
+	// Array of session information objects.
+	//
+	// Required: a nil slice is sent as [].
+	Sessions []V2SessionInfo `json:"sessions"`
+
+	// Opaque cursor token. If present, pass this in the next request's cursor parameter to fetch
+	// the next page. Omitted and null are equivalent and mean there are no more results. An empty
+	// string is a valid cursor, not the end of results.
+	NextCursor *V2SessionListCursor `json:"nextCursor,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ListSessionsResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ListSessionsResponse) decodeFields(f genFields) error {
+	*x = V2ListSessionsResponse{}
+	d := genDecoder{typ: "V2ListSessionsResponse", f: f}
+	genField(&d, "sessions", &x.Sessions, genSlice(genJSON[V2SessionInfo], true, false), genRequired|genLenient)
+	genField(&d, "nextCursor", &x.NextCursor, genJSON[*V2SessionListCursor], 0)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2ListSessionsResponse) MarshalJSON() ([]byte, error) {
+	type plain V2ListSessionsResponse // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2ListSessionsResponse"}
+	v := struct {
+		plain
+		Sessions []V2SessionInfo `json:"sessions"`
+	}{plain(x), genNonNil(x.Sessions)}
+	return e.marshal(v)
+}
+
+// V2LoginAuthRequest is the params of the "auth/login" request ([MethodAuthLogin]), handled by the
+// agent.
+//
+// Request parameters for the "auth/login" method.
+//
+// Specifies which authentication method to use.
+//
+// Agents MUST support this method when their "initialize" response included a non-empty
+// "authMethods" list. Clients MUST NOT call this method when "authMethods" was omitted or empty.
+type V2LoginAuthRequest struct {
+	// The ID of the authentication method to use. Must be one of the methods advertised in the
+	// initialize response.
+	MethodID AuthMethodID `json:"methodId"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2LoginAuthRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2LoginAuthRequest) decodeFields(f genFields) error {
+	*x = V2LoginAuthRequest{}
+	d := genDecoder{typ: "V2LoginAuthRequest", f: f}
+	genField(&d, "methodId", &x.MethodID, genJSON[AuthMethodID], genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2LoginAuthResponse is the result of the "auth/login" request ([MethodAuthLogin]).
+//
+// Response to the "auth/login" method.
+type V2LoginAuthResponse struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2LoginAuthResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2LoginAuthResponse) decodeFields(f genFields) error {
+	*x = V2LoginAuthResponse{}
+	d := genDecoder{typ: "V2LoginAuthResponse", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2LogoutAuthRequest is the params of the "auth/logout" request ([MethodAuthLogout]), handled by
+// the agent.
+//
+// Request parameters for the "auth/logout" method.
+//
+// Terminates the current authenticated session.
+//
+// Agents MUST support this method when their "initialize" response included a non-empty
+// "authMethods" list. Clients MUST NOT call this method when "authMethods" was omitted or empty.
+type V2LogoutAuthRequest struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2LogoutAuthRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2LogoutAuthRequest) decodeFields(f genFields) error {
+	*x = V2LogoutAuthRequest{}
+	d := genDecoder{typ: "V2LogoutAuthRequest", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2LogoutAuthResponse is the result of the "auth/logout" request ([MethodAuthLogout]).
+//
+// Response to the "auth/logout" method.
+type V2LogoutAuthResponse struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2LogoutAuthResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2LogoutAuthResponse) decodeFields(f genFields) error {
+	*x = V2LogoutAuthResponse{}
+	d := genDecoder{typ: "V2LogoutAuthResponse", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// MCP capabilities supported by the agent for session lifecycle requests.
+type V2MCPCapabilities struct {
+	// Agent supports "stdio" MCP servers.
+	//
+	// Optional. Omitted and null are equivalent and mean the agent does not advertise support.
+	// Supplying {} means the agent supports stdio MCP server transports.
+	Stdio *V2MCPStdioCapabilities `json:"stdio,omitempty"`
+
+	// Agent supports "http" MCP servers.
+	//
+	// Optional. Omitted and null are equivalent and mean the agent does not advertise support.
+	// Supplying {} means the agent supports HTTP MCP server transports.
+	HTTP *V2MCPHTTPCapabilities `json:"http,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2MCPCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2MCPCapabilities) decodeFields(f genFields) error {
+	*x = V2MCPCapabilities{}
+	d := genDecoder{typ: "V2MCPCapabilities", f: f}
+	genField(&d, "stdio", &x.Stdio, genJSON[*V2MCPStdioCapabilities], genLenient)
+	genField(&d, "http", &x.HTTP, genJSON[*V2MCPHTTPCapabilities], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// Capabilities for HTTP MCP server transports.
+//
+// Supplying {} means the agent supports HTTP MCP server transports.
+type V2MCPHTTPCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2MCPHTTPCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2MCPHTTPCapabilities) decodeFields(f genFields) error {
+	*x = V2MCPHTTPCapabilities{}
+	d := genDecoder{typ: "V2MCPHTTPCapabilities", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2MCPServer is one of these variants, told apart by the value of "type":
+//
+//   - [*V2MCPServerHTTP] ("http"): HTTP transport configuration
+//   - [*V2MCPServerStdio] ("stdio"): Stdio transport configuration
+//
+// Other values decode into [*V2UnknownMCPServer].
+//
+// Configuration for connecting to an MCP (Model Context Protocol) server.
+//
+// MCP servers provide tools and context that the agent can use when processing prompts.
+//
+// See protocol docs: [MCP Servers]
+//
+// [MCP Servers]: https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers
+type V2MCPServer interface{ isV2MCPServer() }
+
+func genDecodeV2MCPServer(b []byte) (V2MCPServer, error) {
+	f, err := genParseObject(b)
+	if err != nil {
+		return nil, err
+	}
+	var v interface {
+		V2MCPServer
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "type"); {
+	case err != nil:
+		return nil, err
+	case tag == "http":
+		v = new(V2MCPServerHTTP)
+	case tag == "stdio":
+		v = new(V2MCPServerStdio)
+	case !ok:
+		return nil, errors.New("V2MCPServer without \"type\"")
+	default:
+		return &V2UnknownMCPServer{Kind: tag, Raw: genCanonical(b)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2MCPServer(v V2MCPServer) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2MCPServerHTTP:
+		return genTagged("type", "http", v)
+	case *V2MCPServerStdio:
+		return genTagged("type", "stdio", v)
+	case *V2UnknownMCPServer:
+		if v != nil {
+			return genUnknownJSON("type", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2MCPServer", v)
+}
+
+// V2MCPServerHTTP is the "http" variant of [V2MCPServer].
+//
+// HTTP transport configuration for MCP.
+type V2MCPServerHTTP struct {
+	// Human-readable name identifying this MCP server.
+	Name string `json:"name"`
+
+	// URL to the MCP server.
+	URL string `json:"url"`
+
+	// HTTP headers to set when making requests to the MCP server. Headers the MCP transport defines
+	// are owned by the transport, and Agents use the transport's values for them.
+	Headers []HTTPHeader `json:"headers,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2MCPServerHTTP) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2MCPServerHTTP) decodeFields(f genFields) error {
+	*x = V2MCPServerHTTP{}
+	d := genDecoder{typ: "V2MCPServerHTTP", f: f}
+	genField(&d, "name", &x.Name, genJSON[string], genRequired)
+	genField(&d, "url", &x.URL, genJSON[string], genRequired)
+	genField(&d, "headers", &x.Headers, genSlice(genJSON[HTTPHeader], false, false), genNullOK)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2MCPServerHTTP) isV2MCPServer() {}
+
+// V2MCPServerStdio is the "stdio" variant of [V2MCPServer].
+//
+// Stdio transport configuration for MCP.
+type V2MCPServerStdio struct {
+	// Human-readable name identifying this MCP server.
+	Name string `json:"name"`
+
+	// Absolute path to the MCP server executable.
+	Command V2AbsolutePath `json:"command"`
+
+	// Command-line arguments to pass to the MCP server.
+	Args []string `json:"args,omitempty"`
+
+	// Environment variables to set when launching the MCP server. Names SHOULD be unique. Agents
+	// MAY reject duplicates with -32602, and otherwise the last entry wins.
+	Env []EnvVariable `json:"env,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2MCPServerStdio) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2MCPServerStdio) decodeFields(f genFields) error {
+	*x = V2MCPServerStdio{}
+	d := genDecoder{typ: "V2MCPServerStdio", f: f}
+	genField(&d, "name", &x.Name, genJSON[string], genRequired)
+	genField(&d, "command", &x.Command, genJSON[V2AbsolutePath], genRequired)
+	genField(&d, "args", &x.Args, genSlice(genJSON[string], false, false), genNullOK)
+	genField(&d, "env", &x.Env, genSlice(genJSON[EnvVariable], false, false), genNullOK)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2MCPServerStdio) isV2MCPServer() {}
+
+// Capabilities for stdio MCP server transports.
+//
+// Supplying {} means the agent supports stdio MCP server transports.
+type V2MCPStdioCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2MCPStdioCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2MCPStdioCapabilities) decodeFields(f genFields) error {
+	*x = V2MCPStdioCapabilities{}
+	d := genDecoder{typ: "V2MCPStdioCapabilities", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2MediaType is an Internet media type identifying the format of protocol content.
+//
+// It is a string on the wire.
+type V2MediaType string
+
+// V2Modify is the "modify" variant of [V2DiffOperation]. It has the fields of [V2DiffPathChange].
+//
+// A file was modified in place.
+type V2Modify V2DiffPathChange
+
+func (x *V2Modify) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2Modify) decodeFields(f genFields) error { return (*V2DiffPathChange)(x).decodeFields(f) }
+
+func (*V2Modify) isV2DiffOperation() {}
+
+// V2Move is the "move" variant of [V2DiffOperation]. It has the fields of [V2DiffPathPairChange].
+//
+// A file was moved or renamed.
+type V2Move V2DiffPathPairChange
+
+func (x *V2Move) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2Move) decodeFields(f genFields) error { return (*V2DiffPathPairChange)(x).decodeFields(f) }
+
+func (*V2Move) isV2DiffOperation() {}
+
+// V2MultiSelectItems is one of these variants, told apart by the value of "type":
+//
+//   - [*V2StringMultiSelectItems] ("string"): Multi-select string items with plain string values.
+//   - [*V2TitledMultiSelectItems] (no "type"): Titled multi-select items with human-readable
+//     labels.
+//
+// Other values decode into [*V2UnknownMultiSelectItems].
+//
+// Items for a multi-select (array) property schema.
+type V2MultiSelectItems interface{ isV2MultiSelectItems() }
+
+func genDecodeV2MultiSelectItems(b []byte) (V2MultiSelectItems, error) {
+	f, err := genParseObject(b)
+	if err != nil {
+		return nil, err
+	}
+	var v interface {
+		V2MultiSelectItems
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "type"); {
+	case err != nil:
+		return nil, err
+	case tag == "string":
+		v = new(V2StringMultiSelectItems)
+	case !ok:
+		v = new(V2TitledMultiSelectItems)
+	default:
+		return &V2UnknownMultiSelectItems{Kind: tag, Raw: genCanonical(b)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2MultiSelectItems(v V2MultiSelectItems) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2StringMultiSelectItems:
+		return genTagged("type", "string", v)
+	case *V2TitledMultiSelectItems:
+		return genTagged("", "", v)
+	case *V2UnknownMultiSelectItems:
+		if v != nil {
+			return genUnknownJSON("type", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2MultiSelectItems", v)
+}
+
+// V2MultiSelectPropertySchema is the "array" variant of [V2ElicitationPropertySchema].
+//
+// Schema for multi-select (array) properties in an elicitation form.
+type V2MultiSelectPropertySchema struct {
+	// Optional title for the property.
+	//
+	// Optional. Omitted and null are equivalent and mean no title is provided.
+	Title *string `json:"title,omitempty"`
+
+	// Human-readable description.
+	//
+	// Optional. Omitted and null are equivalent and mean no description is provided.
+	Description *string `json:"description,omitempty"`
+
+	// Minimum number of items to select.
+	//
+	// Optional. Omitted and null are equivalent and mean there is no minimum selection count.
+	MinItems *uint64 `json:"minItems,omitempty"`
+
+	// Maximum number of items to select.
+	//
+	// Optional. Omitted and null are equivalent and mean there is no maximum selection count.
+	MaxItems *uint64 `json:"maxItems,omitempty"`
+
+	// The items definition describing allowed values.
+	Items V2MultiSelectItems `json:"items"`
+
+	// Default selected values.
+	//
+	// Optional. Omitted and null are equivalent and mean no default selections are provided.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Default []string `json:"default,omitzero"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2MultiSelectPropertySchema) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2MultiSelectPropertySchema) decodeFields(f genFields) error {
+	*x = V2MultiSelectPropertySchema{}
+	d := genDecoder{typ: "V2MultiSelectPropertySchema", f: f}
+	genField(&d, "title", &x.Title, genJSON[*string], genLenient)
+	genField(&d, "description", &x.Description, genJSON[*string], genLenient)
+	genField(&d, "minItems", &x.MinItems, genJSON[*uint64], 0)
+	genField(&d, "maxItems", &x.MaxItems, genJSON[*uint64], 0)
+	genField(&d, "items", &x.Items, genDecodeV2MultiSelectItems, genRequired)
+	genField(&d, "default", &x.Default, genSlice(genJSON[string], true, true), genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2MultiSelectPropertySchema) MarshalJSON() ([]byte, error) {
+	type plain V2MultiSelectPropertySchema // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2MultiSelectPropertySchema"}
+	v := struct {
+		plain
+		Items json.RawMessage `json:"items"`
+	}{plain(x), genEncOne(&e, "items", x.Items, genEncodeV2MultiSelectItems, true)}
+	return e.marshal(v)
+}
+
+func (*V2MultiSelectPropertySchema) isV2ElicitationPropertySchema() {}
+
+// V2NewSessionRequest is the params of the "session/new" request ([MethodSessionNew]), handled by
+// the agent.
+//
+// Request parameters for creating a new session.
+//
+// See protocol docs: [Creating a Session]
+//
+// [Creating a Session]: https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session
+type V2NewSessionRequest struct {
+	// The working directory for this session. Must be an absolute path.
+	Cwd V2AbsolutePath `json:"cwd"`
+
+	// Additional workspace roots for this session. Each path must be absolute.
+	//
+	// These expand the session's workspace scope without changing "cwd", which remains the base for
+	// relative paths. When omitted or empty, no additional roots are activated for the new session.
+	AdditionalDirectories []V2AbsolutePath `json:"additionalDirectories,omitempty"`
+
+	// List of MCP (Model Context Protocol) servers the agent should connect to.
+	MCPServers []V2MCPServer `json:"mcpServers,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2NewSessionRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2NewSessionRequest) decodeFields(f genFields) error {
+	*x = V2NewSessionRequest{}
+	d := genDecoder{typ: "V2NewSessionRequest", f: f}
+	genField(&d, "cwd", &x.Cwd, genJSON[V2AbsolutePath], genRequired)
+	genField(&d, "additionalDirectories", &x.AdditionalDirectories, genSlice(genJSON[V2AbsolutePath], false, false), genNullOK)
+	genField(&d, "mcpServers", &x.MCPServers, genSlice(genDecodeV2MCPServer, false, false), genNullOK)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2NewSessionRequest) MarshalJSON() ([]byte, error) {
+	type plain V2NewSessionRequest // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2NewSessionRequest"}
+	v := struct {
+		plain
+		MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
+	}{plain(x), genEncSlice(&e, "mcpServers", x.MCPServers, genEncodeV2MCPServer, false)}
+	return e.marshal(v)
+}
+
+// V2NewSessionResponse is the result of the "session/new" request ([MethodSessionNew]).
+//
+// Response from creating a new session.
+//
+// New sessions default to "idle" until a state update reports otherwise. Updates may arrive before
+// or after this response. Clients MUST NOT overwrite an already-reported state when the response
+// arrives.
+//
+// See protocol docs: [Creating a Session]
+//
+// [Creating a Session]: https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session
+type V2NewSessionResponse struct {
+	// Unique identifier for the created session.
+	//
+	// Used in all subsequent requests for this conversation.
+	SessionID SessionID `json:"sessionId"`
+
+	// Initial session configuration options.
+	//
+	// Optional. Omitted or empty means no config options are advertised. Senders MUST use an array,
+	// not null. Receivers treat null like omission. Later "config_option_update" notifications
+	// replace this list.
+	ConfigOptions []V2SessionConfigOption `json:"configOptions,omitempty"`
+
+	// Initial commands the agent can execute in this session.
+	//
+	// Optional. Omitted or empty means no initial commands are advertised. Senders MUST use an
+	// array, not null. Receivers treat null like omission. Later "available_commands_update"
+	// notifications replace this list.
+	AvailableCommands []V2AvailableCommand `json:"availableCommands,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2NewSessionResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2NewSessionResponse) decodeFields(f genFields) error {
+	*x = V2NewSessionResponse{}
+	d := genDecoder{typ: "V2NewSessionResponse", f: f}
+	genField(&d, "sessionId", &x.SessionID, genJSON[SessionID], genRequired)
+	genField(&d, "configOptions", &x.ConfigOptions, genSlice(genJSON[V2SessionConfigOption], true, false), genLenient)
+	genField(&d, "availableCommands", &x.AvailableCommands, genSlice(genDecodeV2AvailableCommand, true, false), genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2NewSessionResponse) MarshalJSON() ([]byte, error) {
+	type plain V2NewSessionResponse // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2NewSessionResponse"}
+	v := struct {
+		plain
+		AvailableCommands []json.RawMessage `json:"availableCommands,omitempty"`
+	}{plain(x), genEncSlice(&e, "availableCommands", x.AvailableCommands, genEncodeV2AvailableCommand, false)}
+	return e.marshal(v)
+}
+
+// V2PermissionOption is an option presented to the user when requesting permission.
+type V2PermissionOption struct {
+	// Identifier for this permission option. MUST be unique within the request.
+	OptionID PermissionOptionID `json:"optionId"`
+
+	// Human-readable label to display to the user.
+	Name string `json:"name"`
+
+	// Hint about the nature of this permission option.
+	Kind V2PermissionOptionKind `json:"kind"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2PermissionOption) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2PermissionOption) decodeFields(f genFields) error {
+	*x = V2PermissionOption{}
+	d := genDecoder{typ: "V2PermissionOption", f: f}
+	genField(&d, "optionId", &x.OptionID, genJSON[PermissionOptionID], genRequired)
+	genField(&d, "name", &x.Name, genJSON[string], genRequired)
+	genField(&d, "kind", &x.Kind, genJSON[V2PermissionOptionKind], genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2PermissionOptionKind is a string enum that the schema leaves open: other values are valid too.
+//
+// The type of permission option being presented to the user.
+//
+// Helps clients choose appropriate icons and UI treatment.
+type V2PermissionOptionKind string
+
+// V2PermissionOptionKind values.
+const (
+	// Allow this operation only this time.
+	V2PermissionOptionKindAllowOnce V2PermissionOptionKind = "allow_once"
+
+	// Allow this operation and remember the choice.
+	V2PermissionOptionKindAllowAlways V2PermissionOptionKind = "allow_always"
+
+	// Reject this operation only this time.
+	V2PermissionOptionKindRejectOnce V2PermissionOptionKind = "reject_once"
+
+	// Reject this operation and remember the choice.
+	V2PermissionOptionKindRejectAlways V2PermissionOptionKind = "reject_always"
+)
+
+// V2PlanEntry is a single entry in the execution plan.
+//
+// Represents a task or goal that the assistant intends to accomplish as part of fulfilling the
+// user's request. See protocol docs: [Plan Entries]
+//
+// [Plan Entries]: https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries
+type V2PlanEntry struct {
+	// Human-readable description of what this task aims to accomplish.
+	Content string `json:"content"`
+
+	// The relative importance of this task. Used to indicate which tasks are most critical to the
+	// overall goal.
+	Priority V2PlanEntryPriority `json:"priority"`
+
+	// Current execution status of this task.
+	Status V2PlanEntryStatus `json:"status"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2PlanEntry) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2PlanEntry) decodeFields(f genFields) error {
+	*x = V2PlanEntry{}
+	d := genDecoder{typ: "V2PlanEntry", f: f}
+	genField(&d, "content", &x.Content, genJSON[string], genRequired)
+	genField(&d, "priority", &x.Priority, genJSON[V2PlanEntryPriority], genRequired)
+	genField(&d, "status", &x.Status, genJSON[V2PlanEntryStatus], genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2PlanEntryPriority is a string enum that the schema leaves open: other values are valid too.
+//
+// Priority levels for plan entries.
+//
+// Used to indicate the relative importance or urgency of different tasks in the execution plan. See
+// protocol docs: [Plan Entries]
+//
+// [Plan Entries]: https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries
+type V2PlanEntryPriority string
+
+// V2PlanEntryPriority values.
+const (
+	// High priority task - critical to the overall goal.
+	V2PlanEntryPriorityHigh V2PlanEntryPriority = "high"
+
+	// Medium priority task - important but not critical.
+	V2PlanEntryPriorityMedium V2PlanEntryPriority = "medium"
+
+	// Low priority task - nice to have but not essential.
+	V2PlanEntryPriorityLow V2PlanEntryPriority = "low"
+)
+
+// V2PlanEntryStatus is a string enum that the schema leaves open: other values are valid too.
+//
+// Status of a plan entry in the execution flow.
+//
+// Tracks the lifecycle of each task from planning through completion. See protocol docs:
+// [Plan Entries]
+//
+// [Plan Entries]: https://agentclientprotocol.com/protocol/v2/agent-plan#plan-entries
+type V2PlanEntryStatus string
+
+// V2PlanEntryStatus values.
+const (
+	// The task has not started yet.
+	V2PlanEntryStatusPending V2PlanEntryStatus = "pending"
+
+	// The task is currently being worked on.
+	V2PlanEntryStatusInProgress V2PlanEntryStatus = "in_progress"
+
+	// The task has been successfully completed.
+	V2PlanEntryStatusCompleted V2PlanEntryStatus = "completed"
+
+	// The task was cancelled before it completed.
+	V2PlanEntryStatusCancelled V2PlanEntryStatus = "cancelled"
+)
+
+// V2PlanID is a string on the wire.
+//
+// Unique identifier for a plan within a session.
+type V2PlanID string
+
+// V2PlanItems is the "items" variant of [V2PlanUpdateContent].
+//
+// A plan represented as structured entries.
+type V2PlanItems struct {
+	// The plan ID to update.
+	PlanID V2PlanID `json:"planId"`
+
+	// The list of tasks to be accomplished.
+	//
+	// When updating an item-based plan, the agent must send a complete list of all entries with
+	// their current status. The client replaces that plan with each update.
+	//
+	// Required: a nil slice is sent as [].
+	Entries []V2PlanEntry `json:"entries"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2PlanItems) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2PlanItems) decodeFields(f genFields) error {
+	*x = V2PlanItems{}
+	d := genDecoder{typ: "V2PlanItems", f: f}
+	genField(&d, "planId", &x.PlanID, genJSON[V2PlanID], genRequired)
+	genField(&d, "entries", &x.Entries, genSlice(genJSON[V2PlanEntry], true, false), genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2PlanItems) MarshalJSON() ([]byte, error) {
+	type plain V2PlanItems // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2PlanItems"}
+	v := struct {
+		plain
+		Entries []V2PlanEntry `json:"entries"`
+	}{plain(x), genNonNil(x.Entries)}
+	return e.marshal(v)
+}
+
+func (*V2PlanItems) isV2PlanUpdateContent() {}
+
+// V2PlanUpdate is the "plan_update" variant of [V2SessionUpdate].
+//
+// A content update for a plan identified by ID.
+type V2PlanUpdate struct {
+	// The updated plan content.
+	Plan V2PlanUpdateContent `json:"plan"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2PlanUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2PlanUpdate) decodeFields(f genFields) error {
+	*x = V2PlanUpdate{}
+	d := genDecoder{typ: "V2PlanUpdate", f: f}
+	genField(&d, "plan", &x.Plan, genDecodeV2PlanUpdateContent, genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2PlanUpdate) MarshalJSON() ([]byte, error) {
+	type plain V2PlanUpdate // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2PlanUpdate"}
+	v := struct {
+		plain
+		Plan json.RawMessage `json:"plan"`
+	}{plain(x), genEncOne(&e, "plan", x.Plan, genEncodeV2PlanUpdateContent, true)}
+	return e.marshal(v)
+}
+
+func (*V2PlanUpdate) isV2SessionUpdate() {}
+
+// V2PlanUpdateContent is one of these variants, told apart by the value of "type":
+//
+//   - [*V2PlanItems] ("items"): Structured plan entries.
+//
+// Other values decode into [*V2UnknownPlanUpdateContent].
+//
+// Updated content for a plan.
+type V2PlanUpdateContent interface{ isV2PlanUpdateContent() }
+
+func genDecodeV2PlanUpdateContent(b []byte) (V2PlanUpdateContent, error) {
+	f, err := genParseObject(b)
+	if err != nil {
+		return nil, err
+	}
+	var v interface {
+		V2PlanUpdateContent
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "type"); {
+	case err != nil:
+		return nil, err
+	case tag == "items":
+		v = new(V2PlanItems)
+	case !ok:
+		return nil, errors.New("V2PlanUpdateContent without \"type\"")
+	default:
+		return &V2UnknownPlanUpdateContent{Kind: tag, Raw: genCanonical(b)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2PlanUpdateContent(v V2PlanUpdateContent) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2PlanItems:
+		return genTagged("type", "items", v)
+	case *V2UnknownPlanUpdateContent:
+		if v != nil {
+			return genUnknownJSON("type", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2PlanUpdateContent", v)
+}
+
+// Capabilities for audio content in prompt requests.
+//
+// Supplying {} means the agent supports audio content in prompts.
+type V2PromptAudioCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2PromptAudioCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2PromptAudioCapabilities) decodeFields(f genFields) error {
+	*x = V2PromptAudioCapabilities{}
+	d := genDecoder{typ: "V2PromptAudioCapabilities", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// Prompt capabilities supported by the agent in "session/prompt" requests.
+//
+// Baseline agent functionality requires support for "text" and "resource_link" content blocks in
+// prompt requests.
+//
+// Other variants must be explicitly opted in to. Capabilities for different types of content in
+// prompt requests.
+//
+// Indicates which content types beyond the baseline (text and resource links) the agent can
+// process.
+//
+// See protocol docs: [Session Prompt Capabilities]
+//
+// [Session Prompt Capabilities]: https://agentclientprotocol.com/protocol/v2/initialization#session-prompt-capabilities
+type V2PromptCapabilities struct {
+	// Agent supports "image" content blocks.
+	//
+	// Optional. Omitted and null are equivalent and mean the agent does not advertise support.
+	// Supplying {} means the agent supports image content in prompts.
+	Image *V2PromptImageCapabilities `json:"image,omitempty"`
+
+	// Agent supports "audio" content blocks.
+	//
+	// Optional. Omitted and null are equivalent and mean the agent does not advertise support.
+	// Supplying {} means the agent supports audio content in prompts.
+	Audio *V2PromptAudioCapabilities `json:"audio,omitempty"`
+
+	// Agent supports embedded context in "session/prompt" requests.
+	//
+	// When enabled, the Client is allowed to include "resource" content blocks in prompt requests
+	// for pieces of context that are referenced in the message.
+	//
+	// Optional. Omitted and null are equivalent and mean the agent does not advertise support.
+	// Supplying {} means the agent supports embedded context in prompts.
+	EmbeddedContext *V2PromptEmbeddedContextCapabilities `json:"embeddedContext,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2PromptCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2PromptCapabilities) decodeFields(f genFields) error {
+	*x = V2PromptCapabilities{}
+	d := genDecoder{typ: "V2PromptCapabilities", f: f}
+	genField(&d, "image", &x.Image, genJSON[*V2PromptImageCapabilities], genLenient)
+	genField(&d, "audio", &x.Audio, genJSON[*V2PromptAudioCapabilities], genLenient)
+	genField(&d, "embeddedContext", &x.EmbeddedContext, genJSON[*V2PromptEmbeddedContextCapabilities], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// Capabilities for embedded context in prompt requests.
+//
+// Supplying {} means the agent supports embedded context in prompts.
+type V2PromptEmbeddedContextCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2PromptEmbeddedContextCapabilities) UnmarshalJSON(b []byte) error {
+	return genUnmarshal(b, x)
+}
+
+func (x *V2PromptEmbeddedContextCapabilities) decodeFields(f genFields) error {
+	*x = V2PromptEmbeddedContextCapabilities{}
+	d := genDecoder{typ: "V2PromptEmbeddedContextCapabilities", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// Capabilities for image content in prompt requests.
+//
+// Supplying {} means the agent supports image content in prompts.
+type V2PromptImageCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2PromptImageCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2PromptImageCapabilities) decodeFields(f genFields) error {
+	*x = V2PromptImageCapabilities{}
+	d := genDecoder{typ: "V2PromptImageCapabilities", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2PromptRequest is the params of the "session/prompt" request ([MethodSessionPrompt]), handled by
+// the agent.
+//
+// Request parameters for sending a user prompt to the agent.
+//
+// Contains the user's message and any additional context.
+//
+// See protocol docs: [User Message]
+//
+// [User Message]: https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#1-user-message
+type V2PromptRequest struct {
+	// The ID of the session to send this user message to
+	SessionID SessionID `json:"sessionId"`
+
+	// The blocks of content that compose the user's message.
+	//
+	// As a baseline, the Agent MUST support "text" and "resource_link" content blocks, while other
+	// variants are optionally enabled via [V2PromptCapabilities].
+	//
+	// The Client MUST adapt its interface according to [V2PromptCapabilities].
+	//
+	// The client MAY include referenced pieces of context as either "resource" or "resource_link"
+	// content blocks.
+	//
+	// When available, "resource" is preferred as it avoids extra round-trips and allows the message
+	// to include pieces of context from sources the agent may not have access to.
+	//
+	// Clients MUST NOT send an empty array. Agents MAY reject one with -32602 without inserting it.
+	//
+	// Required: a nil slice is sent as [].
+	Prompt []V2ContentBlock `json:"prompt"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2PromptRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2PromptRequest) decodeFields(f genFields) error {
+	*x = V2PromptRequest{}
+	d := genDecoder{typ: "V2PromptRequest", f: f}
+	genField(&d, "sessionId", &x.SessionID, genJSON[SessionID], genRequired)
+	genField(&d, "prompt", &x.Prompt, genSlice(genDecodeV2ContentBlock, false, false), genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2PromptRequest) MarshalJSON() ([]byte, error) {
+	type plain V2PromptRequest // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2PromptRequest"}
+	v := struct {
+		plain
+		Prompt []json.RawMessage `json:"prompt"`
+	}{plain(x), genEncSlice(&e, "prompt", x.Prompt, genEncodeV2ContentBlock, true)}
+	return e.marshal(v)
+}
+
+// V2PromptResponse is the result of the "session/prompt" request ([MethodSessionPrompt]).
+//
+// Response acknowledging that a user prompt was inserted into the ACP conversation.
+//
+// This response does not indicate that the prompt was merely received or held, nor that the agent
+// has finished processing it. Processing and completion are reported through "state_update" session
+// updates.
+//
+// Insertion is the logical addition of a user message with a message ID and a position relative to
+// other messages in the ACP conversation.
+//
+// See protocol docs: [Prompt Accepted]
+//
+// [Prompt Accepted]: https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#2-prompt-accepted
+type V2PromptResponse struct {
+	// Identifies the user message inserted into the ACP conversation.
+	//
+	// Required and non-null. Omission and explicit null are both invalid.
+	//
+	// The corresponding user-message session update carries this same identifier and may arrive
+	// before or after this response. Agents must echo the message during the live session, but are
+	// not required to retain it. If retained and replayed, the message keeps this identifier.
+	MessageID MessageID `json:"messageId"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2PromptResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2PromptResponse) decodeFields(f genFields) error {
+	*x = V2PromptResponse{}
+	d := genDecoder{typ: "V2PromptResponse", f: f}
+	genField(&d, "messageId", &x.MessageID, genJSON[MessageID], genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2ReplayFrom is one of these variants, told apart by the value of "type":
+//
+//   - [*V2ReplayFromStart] ("start"): Replay all retained conversation history from its first
+//     replayable entry.
+//
+// Other values decode into [*V2UnknownReplayFrom].
+//
+// Inclusive cursor describing where replayed session history should begin.
+//
+// Replay includes the position identified by the cursor.
+type V2ReplayFrom interface{ isV2ReplayFrom() }
+
+func genDecodeV2ReplayFrom(b []byte) (V2ReplayFrom, error) {
+	f, err := genParseObject(b)
+	if err != nil {
+		return nil, err
+	}
+	var v interface {
+		V2ReplayFrom
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "type"); {
+	case err != nil:
+		return nil, err
+	case tag == "start":
+		v = new(V2ReplayFromStart)
+	case !ok:
+		return nil, errors.New("V2ReplayFrom without \"type\"")
+	default:
+		return &V2UnknownReplayFrom{Kind: tag, Raw: genCanonical(b)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2ReplayFrom(v V2ReplayFrom) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2ReplayFromStart:
+		return genTagged("type", "start", v)
+	case *V2UnknownReplayFrom:
+		if v != nil {
+			return genUnknownJSON("type", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2ReplayFrom", v)
+}
+
+// V2ReplayFromStart is the "start" variant of [V2ReplayFrom].
+//
+// Inclusive replay cursor requesting replay from the start of retained conversation history.
+type V2ReplayFromStart struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ReplayFromStart) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ReplayFromStart) decodeFields(f genFields) error {
+	*x = V2ReplayFromStart{}
+	d := genDecoder{typ: "V2ReplayFromStart", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2ReplayFromStart) isV2ReplayFrom() {}
+
+// V2RequestPermissionOutcome is one of these variants, told apart by the value of "outcome":
+//
+//   - [*V2CancelledPermissionOutcome] ("cancelled"): The request was not approved and no option was
+//     selected: the session's work was cancelled, the user dismissed the prompt, or the client
+//     declined it by policy.
+//   - [*SelectedPermissionOutcome] ("selected"): The user selected one of the provided options.
+//
+// Other values decode into [*V2UnknownRequestPermissionOutcome].
+//
+// The outcome of a permission request.
+type V2RequestPermissionOutcome interface{ isV2RequestPermissionOutcome() }
+
+func genDecodeV2RequestPermissionOutcome(b []byte) (V2RequestPermissionOutcome, error) {
+	f, err := genParseObject(b)
+	if err != nil {
+		return nil, err
+	}
+	var v interface {
+		V2RequestPermissionOutcome
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "outcome"); {
+	case err != nil:
+		return nil, err
+	case tag == "cancelled":
+		v = new(V2CancelledPermissionOutcome)
+	case tag == "selected":
+		v = new(SelectedPermissionOutcome)
+	case !ok:
+		return nil, errors.New("V2RequestPermissionOutcome without \"outcome\"")
+	default:
+		return &V2UnknownRequestPermissionOutcome{Kind: tag, Raw: genCanonical(b)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2RequestPermissionOutcome(v V2RequestPermissionOutcome) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2CancelledPermissionOutcome:
+		return genTagged("outcome", "cancelled", v)
+	case *SelectedPermissionOutcome:
+		return genTagged("outcome", "selected", v)
+	case *V2UnknownRequestPermissionOutcome:
+		if v != nil {
+			return genUnknownJSON("outcome", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2RequestPermissionOutcome", v)
+}
+
+// V2RequestPermissionRequest is the params of the "session/request_permission" request
+// ([MethodSessionRequestPermission]), handled by the client.
+//
+// Request for user permission to proceed with an operation.
+//
+// Sent when the agent needs authorization before performing a sensitive operation.
+//
+// See protocol docs: [Requesting Permission]
+//
+// [Requesting Permission]: https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission
+type V2RequestPermissionRequest struct {
+	// The session ID for this request.
+	SessionID SessionID `json:"sessionId"`
+
+	// Human-readable title for the permission prompt.
+	//
+	// This title is specific to the permission prompt and does not update any subject's displayed
+	// title.
+	Title string `json:"title"`
+
+	// Optional human-readable explanation of why permission is needed.
+	//
+	// This text is specific to the permission prompt and does not update any subject's displayed
+	// content. Omitted and null are equivalent and mean no separate permission description was
+	// provided.
+	Description *string `json:"description,omitempty"`
+
+	// Optional structured context about the operation requiring permission.
+	//
+	// Omitted and null are equivalent and mean no structured subject was provided.
+	Subject V2RequestPermissionSubject `json:"subject,omitempty"`
+
+	// Available permission options for the user to choose from. Must contain at least one option.
+	//
+	// Required: a nil slice is sent as [].
+	Options []V2PermissionOption `json:"options"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2RequestPermissionRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2RequestPermissionRequest) decodeFields(f genFields) error {
+	*x = V2RequestPermissionRequest{}
+	d := genDecoder{typ: "V2RequestPermissionRequest", f: f}
+	genField(&d, "sessionId", &x.SessionID, genJSON[SessionID], genRequired)
+	genField(&d, "title", &x.Title, genJSON[string], genRequired)
+	genField(&d, "description", &x.Description, genJSON[*string], genLenient)
+	genField(&d, "subject", &x.Subject, genDecodeV2RequestPermissionSubject, 0)
+	genField(&d, "options", &x.Options, genSlice(genJSON[V2PermissionOption], false, false), genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2RequestPermissionRequest) MarshalJSON() ([]byte, error) {
+	type plain V2RequestPermissionRequest // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2RequestPermissionRequest"}
+	v := struct {
+		plain
+		Subject json.RawMessage      `json:"subject,omitempty"`
+		Options []V2PermissionOption `json:"options"`
+	}{plain(x), genEncOne(&e, "subject", x.Subject, genEncodeV2RequestPermissionSubject, false), genNonNil(x.Options)}
+	return e.marshal(v)
+}
+
+// V2RequestPermissionResponse is the result of the "session/request_permission" request
+// ([MethodSessionRequestPermission]).
+//
+// Response to a permission request.
+type V2RequestPermissionResponse struct {
+	// The user's decision on the permission request.
+	Outcome V2RequestPermissionOutcome `json:"outcome"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2RequestPermissionResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2RequestPermissionResponse) decodeFields(f genFields) error {
+	*x = V2RequestPermissionResponse{}
+	d := genDecoder{typ: "V2RequestPermissionResponse", f: f}
+	genField(&d, "outcome", &x.Outcome, genDecodeV2RequestPermissionOutcome, genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2RequestPermissionResponse) MarshalJSON() ([]byte, error) {
+	type plain V2RequestPermissionResponse // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2RequestPermissionResponse"}
+	v := struct {
+		plain
+		Outcome json.RawMessage `json:"outcome"`
+	}{plain(x), genEncOne(&e, "outcome", x.Outcome, genEncodeV2RequestPermissionOutcome, true)}
+	return e.marshal(v)
+}
+
+// V2RequestPermissionSubject is one of these variants, told apart by the value of "type":
+//
+//   - [*V2ToolCallPermissionSubject] ("tool_call"): Permission is requested before executing a tool
+//     call.
+//   - [*V2CommandPermissionSubject] ("command"): Permission is requested before running a command.
+//
+// Other values decode into [*V2UnknownRequestPermissionSubject].
+//
+// The operation requiring permission.
+type V2RequestPermissionSubject interface{ isV2RequestPermissionSubject() }
+
+func genDecodeV2RequestPermissionSubject(b []byte) (V2RequestPermissionSubject, error) {
+	f, err := genParseObject(b)
+	if err != nil {
+		return nil, err
+	}
+	var v interface {
+		V2RequestPermissionSubject
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "type"); {
+	case err != nil:
+		return nil, err
+	case tag == "tool_call":
+		v = new(V2ToolCallPermissionSubject)
+	case tag == "command":
+		v = new(V2CommandPermissionSubject)
+	case !ok:
+		return nil, errors.New("V2RequestPermissionSubject without \"type\"")
+	default:
+		return &V2UnknownRequestPermissionSubject{Kind: tag, Raw: genCanonical(b)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2RequestPermissionSubject(v V2RequestPermissionSubject) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2ToolCallPermissionSubject:
+		return genTagged("type", "tool_call", v)
+	case *V2CommandPermissionSubject:
+		return genTagged("type", "command", v)
+	case *V2UnknownRequestPermissionSubject:
+		if v != nil {
+			return genUnknownJSON("type", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2RequestPermissionSubject", v)
+}
+
+// V2RequiresActionStateUpdate is the "requires_action" variant of [V2State].
+//
+// The foreground workflow as a whole is blocked on user action.
+//
+// Agents SHOULD report this state when foreground work cannot progress without user action. Pending
+// permissions or elicitations alone do not imply this state if other foreground work can progress,
+// or if the requests belong only to independent background activity. Once reported, agents MUST
+// report "running" when progress resumes, or "idle" if the work ends without resuming. Responding
+// to one request does not itself imply "running".
+type V2RequiresActionStateUpdate struct {
+	// Work running independently of foreground work, as a complete snapshot.
+	//
+	// Optional. Omitted and null are equivalent and mean the Agent is not reporting background
+	// work, not that nothing is running. [] means no background work is running. An Agent that
+	// reports background work MUST include it on every state update for the session. A malformed
+	// list is treated as not reported.
+	//
+	// See protocol docs: [Background Work]
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	//
+	// [Background Work]: https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work
+	Background []V2BackgroundWork `json:"background,omitzero"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2RequiresActionStateUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2RequiresActionStateUpdate) decodeFields(f genFields) error {
+	*x = V2RequiresActionStateUpdate{}
+	d := genDecoder{typ: "V2RequiresActionStateUpdate", f: f}
+	genField(&d, "background", &x.Background, genSlice(genDecodeV2BackgroundWork, false, true), genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2RequiresActionStateUpdate) MarshalJSON() ([]byte, error) {
+	type plain V2RequiresActionStateUpdate // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2RequiresActionStateUpdate"}
+	v := struct {
+		plain
+		Background []json.RawMessage `json:"background,omitzero"`
+	}{plain(x), genEncSlice(&e, "background", x.Background, genEncodeV2BackgroundWork, false)}
+	return e.marshal(v)
+}
+
+func (*V2RequiresActionStateUpdate) isV2State() {}
+
+// V2ResourceLink is the "resource_link" variant of [V2ContentBlock].
+//
+// A link to a resource that the receiver may be able to read, included in a prompt or tool call
+// result.
+type V2ResourceLink struct {
+	// Human-readable name shown for this protocol object.
+	Name string `json:"name"`
+
+	// URI associated with this resource or media payload.
+	URI string `json:"uri"`
+
+	// Optional display title for end-user UI.
+	//
+	// Omitted and null are equivalent and mean no title is provided.
+	Title *string `json:"title,omitempty"`
+
+	// Optional human-readable details shown with this protocol object.
+	//
+	// Omitted and null are equivalent and mean no description is provided.
+	Description *string `json:"description,omitempty"`
+
+	// Optional set of sized icons that the client can display in a user interface.
+	//
+	// Omitted and null are equivalent and mean no icons are provided.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Icons []V2Icon `json:"icons,omitzero"`
+
+	// MIME type describing the encoded media payload.
+	//
+	// Omitted and null are equivalent and mean the MIME type is not specified.
+	MIMEType *V2MediaType `json:"mimeType,omitempty"`
+
+	// Optional size of the linked resource in bytes, if known.
+	//
+	// Omitted and null are equivalent and mean the size is not known.
+	Size *uint64 `json:"size,omitempty"`
+
+	// Optional annotations that help clients decide how to display or route this content.
+	//
+	// Omitted and null are equivalent and mean no annotations are provided.
+	Annotations *V2Annotations `json:"annotations,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ResourceLink) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ResourceLink) decodeFields(f genFields) error {
+	*x = V2ResourceLink{}
+	d := genDecoder{typ: "V2ResourceLink", f: f}
+	genField(&d, "name", &x.Name, genJSON[string], genRequired)
+	genField(&d, "uri", &x.URI, genJSON[string], genRequired)
+	genField(&d, "title", &x.Title, genJSON[*string], genLenient)
+	genField(&d, "description", &x.Description, genJSON[*string], genLenient)
+	genField(&d, "icons", &x.Icons, genSlice(genJSON[V2Icon], true, true), genLenient)
+	genField(&d, "mimeType", &x.MIMEType, genJSON[*V2MediaType], genLenient)
+	genField(&d, "size", &x.Size, genJSON[*uint64], genLenient)
+	genField(&d, "annotations", &x.Annotations, genJSON[*V2Annotations], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2ResourceLink) isV2ContentBlock() {}
+
+// V2ResumeSessionRequest is the params of the "session/resume" request ([MethodSessionResume]),
+// handled by the agent.
+//
+// Request parameters for resuming an existing session.
+//
+// Resumes an existing session and optionally replays retained conversation history according to
+// "replayFrom".
+type V2ResumeSessionRequest struct {
+	// The ID of the session to resume.
+	SessionID SessionID `json:"sessionId"`
+
+	// The working directory for this session. Must be an absolute path.
+	//
+	// Clients MUST send the session's working directory. Agents MAY reject a different directory
+	// with -32602, and MAY normalize paths when comparing.
+	Cwd V2AbsolutePath `json:"cwd"`
+
+	// Additional workspace roots to activate for this session. Each path must be absolute.
+	//
+	// When omitted or empty, no additional roots are activated. When non-empty, this is the
+	// complete resulting additional-root list for the resumed session. It may differ from any
+	// previously used or reported list as long as the request "cwd" matches the session's "cwd".
+	AdditionalDirectories []V2AbsolutePath `json:"additionalDirectories,omitempty"`
+
+	// List of MCP servers to connect to for this session.
+	//
+	// The complete set of Client-provided servers. Omitted and [] mean none. Agents SHOULD NOT
+	// restore servers from earlier requests.
+	MCPServers []V2MCPServer `json:"mcpServers,omitempty"`
+
+	// Inclusive cursor describing where conversation replay should begin.
+	//
+	// Optional. Omitted and null are equivalent and mean the Agent should resume without replaying
+	// previous conversation history. Replay cursors are inclusive: replay includes the position
+	// identified by the cursor. Supplying { "type": "start" } means the Agent should replay all
+	// retained conversation history before responding.
+	//
+	// Agents MUST reject unsupported cursor types or malformed cursor values with -32602 (Invalid
+	// params), rather than substituting another cursor or resuming without replay.
+	ReplayFrom V2ReplayFrom `json:"replayFrom,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ResumeSessionRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ResumeSessionRequest) decodeFields(f genFields) error {
+	*x = V2ResumeSessionRequest{}
+	d := genDecoder{typ: "V2ResumeSessionRequest", f: f}
+	genField(&d, "sessionId", &x.SessionID, genJSON[SessionID], genRequired)
+	genField(&d, "cwd", &x.Cwd, genJSON[V2AbsolutePath], genRequired)
+	genField(&d, "additionalDirectories", &x.AdditionalDirectories, genSlice(genJSON[V2AbsolutePath], false, false), genNullOK)
+	genField(&d, "mcpServers", &x.MCPServers, genSlice(genDecodeV2MCPServer, false, false), genNullOK)
+	genField(&d, "replayFrom", &x.ReplayFrom, genDecodeV2ReplayFrom, 0)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2ResumeSessionRequest) MarshalJSON() ([]byte, error) {
+	type plain V2ResumeSessionRequest // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2ResumeSessionRequest"}
+	v := struct {
+		plain
+		MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
+		ReplayFrom json.RawMessage   `json:"replayFrom,omitempty"`
+	}{plain(x), genEncSlice(&e, "mcpServers", x.MCPServers, genEncodeV2MCPServer, false), genEncOne(&e, "replayFrom", x.ReplayFrom, genEncodeV2ReplayFrom, false)}
+	return e.marshal(v)
+}
+
+// V2ResumeSessionResponse is the result of the "session/resume" request ([MethodSessionResume]).
+//
+// Response from resuming an existing session.
+//
+// The agent MUST send a current "state_update" after any requested history replay and before this
+// response, even without replay. The update reports foreground state after resuming. The response
+// alone does not imply "idle".
+//
+// See protocol docs: [Current-State Synchronization]
+//
+// [Current-State Synchronization]: https://agentclientprotocol.com/protocol/v2/session-setup#current-state-synchronization
+type V2ResumeSessionResponse struct {
+	// Initial session configuration options.
+	//
+	// Optional. Omitted or empty means no config options are advertised. Senders MUST use an array,
+	// not null. Receivers treat null like omission. Later "config_option_update" notifications
+	// replace this list.
+	ConfigOptions []V2SessionConfigOption `json:"configOptions,omitempty"`
+
+	// Initial commands the agent can execute in this session.
+	//
+	// Optional. Omitted or empty means no initial commands are advertised. Senders MUST use an
+	// array, not null. Receivers treat null like omission. Later "available_commands_update"
+	// notifications replace this list.
+	AvailableCommands []V2AvailableCommand `json:"availableCommands,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ResumeSessionResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ResumeSessionResponse) decodeFields(f genFields) error {
+	*x = V2ResumeSessionResponse{}
+	d := genDecoder{typ: "V2ResumeSessionResponse", f: f}
+	genField(&d, "configOptions", &x.ConfigOptions, genSlice(genJSON[V2SessionConfigOption], true, false), genLenient)
+	genField(&d, "availableCommands", &x.AvailableCommands, genSlice(genDecodeV2AvailableCommand, true, false), genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2ResumeSessionResponse) MarshalJSON() ([]byte, error) {
+	type plain V2ResumeSessionResponse // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2ResumeSessionResponse"}
+	v := struct {
+		plain
+		AvailableCommands []json.RawMessage `json:"availableCommands,omitempty"`
+	}{plain(x), genEncSlice(&e, "availableCommands", x.AvailableCommands, genEncodeV2AvailableCommand, false)}
+	return e.marshal(v)
+}
+
+// V2Role is a string enum that the schema leaves open: other values are valid too.
+//
+// The sender or recipient of messages and data in a conversation.
+type V2Role string
+
+// V2Role values.
+const (
+	// The assistant side of a conversation.
+	V2RoleAssistant V2Role = "assistant"
+
+	// The user side of a conversation.
+	V2RoleUser V2Role = "user"
+)
+
+// V2RunningStateUpdate is the "running" variant of [V2State].
+//
+// Foreground work is in progress.
+type V2RunningStateUpdate struct {
+	// Work running independently of foreground work, as a complete snapshot.
+	//
+	// Optional. Omitted and null are equivalent and mean the Agent is not reporting background
+	// work, not that nothing is running. [] means no background work is running. An Agent that
+	// reports background work MUST include it on every state update for the session. A malformed
+	// list is treated as not reported.
+	//
+	// See protocol docs: [Background Work]
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	//
+	// [Background Work]: https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work
+	Background []V2BackgroundWork `json:"background,omitzero"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2RunningStateUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2RunningStateUpdate) decodeFields(f genFields) error {
+	*x = V2RunningStateUpdate{}
+	d := genDecoder{typ: "V2RunningStateUpdate", f: f}
+	genField(&d, "background", &x.Background, genSlice(genDecodeV2BackgroundWork, false, true), genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2RunningStateUpdate) MarshalJSON() ([]byte, error) {
+	type plain V2RunningStateUpdate // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2RunningStateUpdate"}
+	v := struct {
+		plain
+		Background []json.RawMessage `json:"background,omitzero"`
+	}{plain(x), genEncSlice(&e, "background", x.Background, genEncodeV2BackgroundWork, false)}
+	return e.marshal(v)
+}
+
+func (*V2RunningStateUpdate) isV2State() {}
+
+// Session capabilities supported by the agent.
+//
+// Supplying {} means the agent supports the baseline session methods: "session/new",
+// "session/list", "session/resume", "session/close", "session/prompt", "session/cancel", and
+// "session/update".
+//
+// Agents that support sessions MAY support additional session methods, prompt content types, and
+// MCP transports by specifying additional capabilities.
+//
+// See protocol docs: [Session Capabilities]
+//
+// [Session Capabilities]: https://agentclientprotocol.com/protocol/v2/initialization#session-capabilities
+type V2SessionCapabilities struct {
+	// Prompt capabilities supported by the agent in "session/prompt" requests.
+	//
+	// Optional. Omitted and null are equivalent and mean the agent does not advertise any prompt
+	// extensions beyond the baseline text and resource-link content required by "session/prompt".
+	Prompt *V2PromptCapabilities `json:"prompt,omitempty"`
+
+	// MCP capabilities supported by the agent for session lifecycle requests.
+	//
+	// Optional. Omitted and null are equivalent and mean the agent does not advertise MCP server
+	// transport support for sessions.
+	MCP *V2MCPCapabilities `json:"mcp,omitempty"`
+
+	// Whether the agent supports "session/delete".
+	//
+	// Optional. Omitted and null are equivalent and mean the agent does not advertise support.
+	// Supplying {} means the agent supports deleting sessions from "session/list".
+	Delete *SessionDeleteCapabilities `json:"delete,omitempty"`
+
+	// Whether the agent supports "additionalDirectories" on supported session lifecycle requests.
+	//
+	// Optional. Omitted and null are equivalent and mean the agent does not advertise support.
+	// Supplying {} means the agent supports "additionalDirectories" on supported session lifecycle
+	// requests.
+	//
+	// Agents may return "SessionInfo.additionalDirectories" to report the complete ordered
+	// additional-root list associated with a listed session.
+	AdditionalDirectories *SessionAdditionalDirectoriesCapabilities `json:"additionalDirectories,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2SessionCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2SessionCapabilities) decodeFields(f genFields) error {
+	*x = V2SessionCapabilities{}
+	d := genDecoder{typ: "V2SessionCapabilities", f: f}
+	genField(&d, "prompt", &x.Prompt, genJSON[*V2PromptCapabilities], genLenient)
+	genField(&d, "mcp", &x.MCP, genJSON[*V2MCPCapabilities], genLenient)
+	genField(&d, "delete", &x.Delete, genJSON[*SessionDeleteCapabilities], genLenient)
+	genField(&d, "additionalDirectories", &x.AdditionalDirectories, genJSON[*SessionAdditionalDirectoriesCapabilities], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2SessionConfigBooleanValue is the "boolean" variant of [V2SessionConfigValue].
+//
+// A boolean value (type: "boolean").
+type V2SessionConfigBooleanValue struct {
+	// The boolean value.
+	Value bool `json:"value"`
+}
+
+func (x *V2SessionConfigBooleanValue) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2SessionConfigBooleanValue) decodeFields(f genFields) error {
+	*x = V2SessionConfigBooleanValue{}
+	d := genDecoder{typ: "V2SessionConfigBooleanValue", f: f}
+	genField(&d, "value", &x.Value, genJSON[bool], genRequired)
+	return d.err
+}
+
+func (*V2SessionConfigBooleanValue) isV2SessionConfigValue() {}
+
+// V2SessionConfigIDValue is the "id" variant of [V2SessionConfigValue].
+//
+// A [SessionConfigValueID] string value (type: "id").
+type V2SessionConfigIDValue struct {
+	// The value ID.
+	Value SessionConfigValueID `json:"value"`
+}
+
+func (x *V2SessionConfigIDValue) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2SessionConfigIDValue) decodeFields(f genFields) error {
+	*x = V2SessionConfigIDValue{}
+	d := genDecoder{typ: "V2SessionConfigIDValue", f: f}
+	genField(&d, "value", &x.Value, genJSON[SessionConfigValueID], genRequired)
+	return d.err
+}
+
+func (*V2SessionConfigIDValue) isV2SessionConfigValue() {}
+
+// V2SessionConfigKind is one of these variants, told apart by the value of "type":
+//
+//   - [*V2SessionConfigSelect] ("select"): Single-value selector (dropdown).
+//   - [*SessionConfigBoolean] ("boolean"): Boolean on/off toggle.
+//
+// Other values decode into [*V2UnknownSessionConfigKind]. Its members are written into the object
+// that holds it.
+type V2SessionConfigKind interface{ isV2SessionConfigKind() }
+
+func genDecodeV2SessionConfigKind(f genFields) (V2SessionConfigKind, error) {
+	var v interface {
+		V2SessionConfigKind
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "type"); {
+	case err != nil:
+		return nil, err
+	case tag == "select":
+		v = new(V2SessionConfigSelect)
+	case tag == "boolean":
+		v = new(SessionConfigBoolean)
+	case !ok:
+		return nil, errors.New("V2SessionConfigKind without \"type\"")
+	default:
+		return &V2UnknownSessionConfigKind{Kind: tag, Raw: genRawObject(f)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2SessionConfigKind(v V2SessionConfigKind) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2SessionConfigSelect:
+		return genTagged("type", "select", v)
+	case *SessionConfigBoolean:
+		return genTagged("type", "boolean", v)
+	case *V2UnknownSessionConfigKind:
+		if v != nil {
+			return genUnknownJSON("type", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2SessionConfigKind", v)
+}
+
+// V2SessionConfigOption is a session configuration option selector and its current state.
+//
+// The members of its Kind field sit in the same JSON object as the others.
+type V2SessionConfigOption struct {
+	// Unique identifier for the configuration option.
+	ConfigID SessionConfigID `json:"configId"`
+
+	// Human-readable label for the option.
+	Name string `json:"name"`
+
+	// Optional description for the Client to display to the user.
+	//
+	// Omitted and null are equivalent and mean no description is provided.
+	Description *string `json:"description,omitempty"`
+
+	// Optional semantic category for this option (UX only).
+	//
+	// Omitted and null are equivalent and mean no category is provided.
+	Category *SessionConfigOptionCategory `json:"category,omitempty"`
+
+	// One of the variants of [V2SessionConfigKind]. Its members are encoded into this object, next
+	// to the others, and decoded from it.
+	Kind V2SessionConfigKind `json:"-"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2SessionConfigOption) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2SessionConfigOption) decodeFields(f genFields) error {
+	*x = V2SessionConfigOption{}
+	d := genDecoder{typ: "V2SessionConfigOption", f: f}
+	genField(&d, "configId", &x.ConfigID, genJSON[SessionConfigID], genRequired)
+	genField(&d, "name", &x.Name, genJSON[string], genRequired)
+	genField(&d, "description", &x.Description, genJSON[*string], genLenient)
+	genField(&d, "category", &x.Category, genJSON[*SessionConfigOptionCategory], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	genFlat(&d, &x.Kind, genDecodeV2SessionConfigKind, "configId", "name", "description", "category", "_meta")
+	return d.err
+}
+
+func (x V2SessionConfigOption) MarshalJSON() ([]byte, error) {
+	type plain V2SessionConfigOption // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2SessionConfigOption"}
+	v := plain(x)
+	return e.merge(v, genEncOne(&e, "Kind", x.Kind, genEncodeV2SessionConfigKind, true))
+}
+
+// V2SessionConfigSelect is the "select" variant of [V2SessionConfigKind].
+//
+// A single-value selector (dropdown) session configuration option payload.
+type V2SessionConfigSelect struct {
+	// The currently selected value. MUST be one of the "value"s in "options".
+	CurrentValue SessionConfigValueID `json:"currentValue"`
+
+	// The set of selectable options. MUST contain at least one value, and each "value" MUST be
+	// unique within the option, including across groups.
+	Options V2SessionConfigSelectOptions `json:"options"`
+}
+
+func (x *V2SessionConfigSelect) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2SessionConfigSelect) decodeFields(f genFields) error {
+	*x = V2SessionConfigSelect{}
+	d := genDecoder{typ: "V2SessionConfigSelect", f: f}
+	genField(&d, "currentValue", &x.CurrentValue, genJSON[SessionConfigValueID], genRequired)
+	genField(&d, "options", &x.Options, genDecodeV2SessionConfigSelectOptions, genRequired)
+	return d.err
+}
+
+func (x V2SessionConfigSelect) MarshalJSON() ([]byte, error) {
+	type plain V2SessionConfigSelect // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2SessionConfigSelect"}
+	v := struct {
+		plain
+		Options json.RawMessage `json:"options"`
+	}{plain(x), genEncOne(&e, "options", x.Options, genEncodeV2SessionConfigSelectOptions, true)}
+	return e.marshal(v)
+}
+
+func (*V2SessionConfigSelect) isV2SessionConfigKind() {}
+
+// V2SessionConfigSelectGroup is a group of possible values for a session configuration option.
+type V2SessionConfigSelectGroup struct {
+	// Unique identifier for this group.
+	GroupID SessionConfigGroupID `json:"groupId"`
+
+	// Human-readable label for this group.
+	Name string `json:"name"`
+
+	// The set of option values in this group. MUST contain at least one value.
+	//
+	// Required: a nil slice is sent as [].
+	Options []SessionConfigSelectOption `json:"options"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2SessionConfigSelectGroup) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2SessionConfigSelectGroup) decodeFields(f genFields) error {
+	*x = V2SessionConfigSelectGroup{}
+	d := genDecoder{typ: "V2SessionConfigSelectGroup", f: f}
+	genField(&d, "groupId", &x.GroupID, genJSON[SessionConfigGroupID], genRequired)
+	genField(&d, "name", &x.Name, genJSON[string], genRequired)
+	genField(&d, "options", &x.Options, genSlice(genJSON[SessionConfigSelectOption], true, false), genRequired|genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2SessionConfigSelectGroup) MarshalJSON() ([]byte, error) {
+	type plain V2SessionConfigSelectGroup // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2SessionConfigSelectGroup"}
+	v := struct {
+		plain
+		Options []SessionConfigSelectOption `json:"options"`
+	}{plain(x), genNonNil(x.Options)}
+	return e.marshal(v)
+}
+
+// V2SessionConfigSelectGroupList is the SessionConfigSelectGroup form of
+// [V2SessionConfigSelectOptions].
+//
+// A list of options grouped under headers.
+type V2SessionConfigSelectGroupList []SessionConfigSelectGroup
+
+func (V2SessionConfigSelectGroupList) isV2SessionConfigSelectOptions() {}
+
+// V2SessionConfigSelectOptionList is the SessionConfigSelectOption form of
+// [V2SessionConfigSelectOptions].
+//
+// A flat list of options with no grouping.
+type V2SessionConfigSelectOptionList []SessionConfigSelectOption
+
+func (V2SessionConfigSelectOptionList) isV2SessionConfigSelectOptions() {}
+
+// V2SessionConfigSelectOptions is one of these forms, told apart by their JSON shape (tried in this
+// order):
+//
+//   - [V2SessionConfigSelectOptionList]: A flat list of options with no grouping.
+//   - [V2SessionConfigSelectGroupList]: A list of options grouped under headers.
+//
+// Possible values for a session configuration option.
+type V2SessionConfigSelectOptions interface{ isV2SessionConfigSelectOptions() }
+
+func genDecodeV2SessionConfigSelectOptions(b []byte) (V2SessionConfigSelectOptions, error) {
+	if genIsNull(b) {
+		return nil, errors.New("null V2SessionConfigSelectOptions")
+	}
+	if v, err := genSlice(genJSON[SessionConfigSelectOption], false, true)(b); err == nil {
+		return V2SessionConfigSelectOptionList(v), nil
+	}
+	if v, err := genSlice(genJSON[SessionConfigSelectGroup], false, true)(b); err == nil {
+		return V2SessionConfigSelectGroupList(v), nil
+	}
+	return nil, errors.New("value matches no form of V2SessionConfigSelectOptions")
+}
+
+func genEncodeV2SessionConfigSelectOptions(v V2SessionConfigSelectOptions) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case V2SessionConfigSelectOptionList:
+		return json.Marshal(genNonNil(v))
+	case V2SessionConfigSelectGroupList:
+		return json.Marshal(genNonNil(v))
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2SessionConfigSelectOptions", v)
+}
+
+// V2SessionConfigValue is one of these variants, told apart by the value of "type":
+//
+//   - [*V2SessionConfigIDValue] ("id"): A [SessionConfigValueID] string value (type: "id").
+//   - [*V2SessionConfigBooleanValue] ("boolean"): A boolean value (type: "boolean").
+//
+// Other values decode into [*V2UnknownSessionConfigValue]. Its members are written into the object
+// that holds it.
+type V2SessionConfigValue interface{ isV2SessionConfigValue() }
+
+func genDecodeV2SessionConfigValue(f genFields) (V2SessionConfigValue, error) {
+	var v interface {
+		V2SessionConfigValue
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "type"); {
+	case err != nil:
+		return nil, err
+	case tag == "id":
+		v = new(V2SessionConfigIDValue)
+	case tag == "boolean":
+		v = new(V2SessionConfigBooleanValue)
+	case !ok:
+		return nil, errors.New("V2SessionConfigValue without \"type\"")
+	default:
+		return &V2UnknownSessionConfigValue{Kind: tag, Raw: genRawObject(f)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2SessionConfigValue(v V2SessionConfigValue) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2SessionConfigIDValue:
+		return genTagged("type", "id", v)
+	case *V2SessionConfigBooleanValue:
+		return genTagged("type", "boolean", v)
+	case *V2UnknownSessionConfigValue:
+		if v != nil {
+			return genUnknownJSON("type", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2SessionConfigValue", v)
+}
+
+// Information about a session returned by session/list
+type V2SessionInfo struct {
+	// Unique identifier for the session
+	SessionID SessionID `json:"sessionId"`
+
+	// The working directory for this session. Must be an absolute path.
+	Cwd V2AbsolutePath `json:"cwd"`
+
+	// Additional workspace roots reported for this session. Each path must be absolute.
+	//
+	// When present, this is the complete ordered additional-root list reported by the Agent.
+	// Omitted and empty values are equivalent: the response reports no additional roots.
+	AdditionalDirectories []V2AbsolutePath `json:"additionalDirectories,omitempty"`
+
+	// Human-readable title for the session
+	//
+	// Omitted and null are equivalent and mean no title is provided.
+	Title *string `json:"title,omitempty"`
+
+	// RFC 3339 timestamp of last activity.
+	//
+	// Omitted and null are equivalent and mean the last activity time is not reported.
+	UpdatedAt *string `json:"updatedAt,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2SessionInfo) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2SessionInfo) decodeFields(f genFields) error {
+	*x = V2SessionInfo{}
+	d := genDecoder{typ: "V2SessionInfo", f: f}
+	genField(&d, "sessionId", &x.SessionID, genJSON[SessionID], genRequired)
+	genField(&d, "cwd", &x.Cwd, genJSON[V2AbsolutePath], genRequired)
+	genField(&d, "additionalDirectories", &x.AdditionalDirectories, genSlice(genJSON[V2AbsolutePath], false, false), genNullOK)
+	genField(&d, "title", &x.Title, genJSON[*string], genLenient)
+	genField(&d, "updatedAt", &x.UpdatedAt, genJSON[*string], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2SessionInfoUpdate is the "session_info_update" variant of [V2SessionUpdate].
+//
+// Update to session metadata. All fields are optional to support partial updates.
+//
+// Agents send this notification to update session information like title or custom metadata.
+// Clients can use it to keep session titles and state current.
+//
+// Omitted fields leave the existing session info unchanged. null clears the corresponding value. A
+// concrete "_meta" object patches the stored metadata by top-level key.
+type V2SessionInfoUpdate struct {
+	// Human-readable title for the session. Set to null to clear.
+	Title *string `json:"title,omitempty"`
+
+	// RFC 3339 timestamp of last activity. Set to null to clear.
+	UpdatedAt *string `json:"updatedAt,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted leaves the stored metadata unchanged. null clears it.
+	// An object patches the stored metadata by top-level key: keys it omits are unchanged, a key
+	// set to null is removed, and any other value replaces that key's stored value without merging
+	// nested objects. Beyond this patch rule, implementations MUST NOT assign meaning to keys they
+	// do not recognize.
+	//
+	// See protocol docs: [Metadata Patches]
+	//
+	// [Metadata Patches]: https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2SessionInfoUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2SessionInfoUpdate) decodeFields(f genFields) error {
+	*x = V2SessionInfoUpdate{}
+	d := genDecoder{typ: "V2SessionInfoUpdate", f: f}
+	genField(&d, "title", &x.Title, genJSON[*string], genLenient)
+	genField(&d, "updatedAt", &x.UpdatedAt, genJSON[*string], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2SessionInfoUpdate) isV2SessionUpdate() {}
+
+// V2SessionListCursor is an opaque cursor used to paginate "session/list" results.
+//
+// It is a string on the wire.
+type V2SessionListCursor string
+
+// Data for the -32002 (Resource not found) error when a session-scoped request names a session that
+// does not exist or is not active.
+//
+// See protocol docs: [Unknown Sessions]
+//
+// [Unknown Sessions]: https://agentclientprotocol.com/protocol/v2/error#unknown-sessions
+type V2SessionNotFoundErrorData struct {
+	// The session ID from the request.
+	SessionID SessionID `json:"sessionId"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2SessionNotFoundErrorData) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2SessionNotFoundErrorData) decodeFields(f genFields) error {
+	*x = V2SessionNotFoundErrorData{}
+	d := genDecoder{typ: "V2SessionNotFoundErrorData", f: f}
+	genField(&d, "sessionId", &x.SessionID, genJSON[SessionID], genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2SessionUpdate is one of these variants, told apart by the value of "sessionUpdate":
+//
+//   - [*V2UserMessageChunk] ("user_message_chunk"): A chunk of the user's message being streamed.
+//   - [*V2UserMessage] ("user_message"): A user message has been created or updated.
+//   - [*V2AgentMessageChunk] ("agent_message_chunk"): A chunk of the agent's response being
+//     streamed.
+//   - [*V2AgentMessage] ("agent_message"): An agent message has been created or updated.
+//   - [*V2AgentThoughtChunk] ("agent_thought_chunk"): A chunk of the agent's internal reasoning
+//     being streamed.
+//   - [*V2AgentThought] ("agent_thought"): An agent thought or reasoning message has been created
+//     or updated.
+//   - [*V2StateUpdate] ("state_update"): A snapshot of the session's aggregate foreground activity.
+//   - [*V2ToolCallContentChunk] ("tool_call_content_chunk"): A chunk of tool-call content being
+//     streamed.
+//   - [*V2ToolCallUpdate] ("tool_call_update"): A tool call has been created or updated.
+//   - [*V2TerminalUpdate] ("terminal_update"): An agent-owned terminal has been created or updated.
+//   - [*V2TerminalOutputChunk] ("terminal_output_chunk"): A chunk of bytes appended to an
+//     agent-owned terminal's output.
+//   - [*V2PlanUpdate] ("plan_update"): A content update for a plan identified by ID.
+//   - [*V2AvailableCommandsUpdate] ("available_commands_update"): Available commands are ready or
+//     have changed
+//   - [*V2ConfigOptionUpdate] ("config_option_update"): Session configuration options have been
+//     updated.
+//   - [*V2SessionInfoUpdate] ("session_info_update"): Session metadata has been updated (title,
+//     timestamps, custom metadata)
+//   - [*UsageUpdate] ("usage_update"): Context window and cost update for the session.
+//   - [*Notice] ("notice"): Information for the user that is not part of session history.
+//   - [*V2CompactionUpdate] ("compaction_update"): A context compaction has been created or
+//     updated.
+//   - [*V2CompactionSummaryChunk] ("compaction_summary_chunk"): A content block appended to a
+//     context compaction's retained summary.
+//
+// Other values decode into [*V2UnknownSessionUpdate].
+//
+// Different types of updates that can be sent while a session exists.
+//
+// These updates report messages, progress, and other session activity.
+//
+// See protocol docs: [Agent Reports Output]
+//
+// [Agent Reports Output]: https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output
+type V2SessionUpdate interface{ isV2SessionUpdate() }
+
+func genDecodeV2SessionUpdate(b []byte) (V2SessionUpdate, error) {
+	f, err := genParseObject(b)
+	if err != nil {
+		return nil, err
+	}
+	var v interface {
+		V2SessionUpdate
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "sessionUpdate"); {
+	case err != nil:
+		return nil, err
+	case tag == "user_message_chunk":
+		v = new(V2UserMessageChunk)
+	case tag == "user_message":
+		v = new(V2UserMessage)
+	case tag == "agent_message_chunk":
+		v = new(V2AgentMessageChunk)
+	case tag == "agent_message":
+		v = new(V2AgentMessage)
+	case tag == "agent_thought_chunk":
+		v = new(V2AgentThoughtChunk)
+	case tag == "agent_thought":
+		v = new(V2AgentThought)
+	case tag == "state_update":
+		v = new(V2StateUpdate)
+	case tag == "tool_call_content_chunk":
+		v = new(V2ToolCallContentChunk)
+	case tag == "tool_call_update":
+		v = new(V2ToolCallUpdate)
+	case tag == "terminal_update":
+		v = new(V2TerminalUpdate)
+	case tag == "terminal_output_chunk":
+		v = new(V2TerminalOutputChunk)
+	case tag == "plan_update":
+		v = new(V2PlanUpdate)
+	case tag == "available_commands_update":
+		v = new(V2AvailableCommandsUpdate)
+	case tag == "config_option_update":
+		v = new(V2ConfigOptionUpdate)
+	case tag == "session_info_update":
+		v = new(V2SessionInfoUpdate)
+	case tag == "usage_update":
+		v = new(UsageUpdate)
+	case tag == "notice":
+		v = new(Notice)
+	case tag == "compaction_update":
+		v = new(V2CompactionUpdate)
+	case tag == "compaction_summary_chunk":
+		v = new(V2CompactionSummaryChunk)
+	case !ok:
+		return nil, errors.New("V2SessionUpdate without \"sessionUpdate\"")
+	default:
+		return &V2UnknownSessionUpdate{Kind: tag, Raw: genCanonical(b)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2SessionUpdate(v V2SessionUpdate) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2UserMessageChunk:
+		return genTagged("sessionUpdate", "user_message_chunk", v)
+	case *V2UserMessage:
+		return genTagged("sessionUpdate", "user_message", v)
+	case *V2AgentMessageChunk:
+		return genTagged("sessionUpdate", "agent_message_chunk", v)
+	case *V2AgentMessage:
+		return genTagged("sessionUpdate", "agent_message", v)
+	case *V2AgentThoughtChunk:
+		return genTagged("sessionUpdate", "agent_thought_chunk", v)
+	case *V2AgentThought:
+		return genTagged("sessionUpdate", "agent_thought", v)
+	case *V2StateUpdate:
+		return genTagged("sessionUpdate", "state_update", v)
+	case *V2ToolCallContentChunk:
+		return genTagged("sessionUpdate", "tool_call_content_chunk", v)
+	case *V2ToolCallUpdate:
+		return genTagged("sessionUpdate", "tool_call_update", v)
+	case *V2TerminalUpdate:
+		return genTagged("sessionUpdate", "terminal_update", v)
+	case *V2TerminalOutputChunk:
+		return genTagged("sessionUpdate", "terminal_output_chunk", v)
+	case *V2PlanUpdate:
+		return genTagged("sessionUpdate", "plan_update", v)
+	case *V2AvailableCommandsUpdate:
+		return genTagged("sessionUpdate", "available_commands_update", v)
+	case *V2ConfigOptionUpdate:
+		return genTagged("sessionUpdate", "config_option_update", v)
+	case *V2SessionInfoUpdate:
+		return genTagged("sessionUpdate", "session_info_update", v)
+	case *UsageUpdate:
+		return genTagged("sessionUpdate", "usage_update", v)
+	case *Notice:
+		return genTagged("sessionUpdate", "notice", v)
+	case *V2CompactionUpdate:
+		return genTagged("sessionUpdate", "compaction_update", v)
+	case *V2CompactionSummaryChunk:
+		return genTagged("sessionUpdate", "compaction_summary_chunk", v)
+	case *V2UnknownSessionUpdate:
+		if v != nil {
+			return genUnknownJSON("sessionUpdate", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2SessionUpdate", v)
+}
+
+// V2SetSessionConfigOptionRequest is the params of the "session/set_config_option" request
+// ([MethodSessionSetConfigOption]), handled by the agent. The members of its Value field sit in the
+// same JSON object as the others.
+//
+// Request parameters for setting a session configuration option.
+//
+// Agents MUST support this method for any session where they advertise config options. Agents MUST
+// reject an unknown "configId" or invalid value with -32602 and leave the configuration unchanged.
+//
+// See protocol docs: [Session Config Options]
+//
+// [Session Config Options]: https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option
+type V2SetSessionConfigOptionRequest struct {
+	// The ID of the session to set the configuration option for.
+	SessionID SessionID `json:"sessionId"`
+
+	// The ID of the configuration option to set.
+	ConfigID SessionConfigID `json:"configId"`
+
+	// One of the variants of [V2SessionConfigValue]. Its members are encoded into this object, next
+	// to the others, and decoded from it.
+	Value V2SessionConfigValue `json:"-"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2SetSessionConfigOptionRequest) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2SetSessionConfigOptionRequest) decodeFields(f genFields) error {
+	*x = V2SetSessionConfigOptionRequest{}
+	d := genDecoder{typ: "V2SetSessionConfigOptionRequest", f: f}
+	genField(&d, "sessionId", &x.SessionID, genJSON[SessionID], genRequired)
+	genField(&d, "configId", &x.ConfigID, genJSON[SessionConfigID], genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	genFlat(&d, &x.Value, genDecodeV2SessionConfigValue, "sessionId", "configId", "_meta")
+	return d.err
+}
+
+func (x V2SetSessionConfigOptionRequest) MarshalJSON() ([]byte, error) {
+	type plain V2SetSessionConfigOptionRequest // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2SetSessionConfigOptionRequest"}
+	v := plain(x)
+	return e.merge(v, genEncOne(&e, "Value", x.Value, genEncodeV2SessionConfigValue, true))
+}
+
+// V2SetSessionConfigOptionResponse is the result of the "session/set_config_option" request
+// ([MethodSessionSetConfigOption]).
+//
+// Response to "session/set_config_option" method.
+type V2SetSessionConfigOptionResponse struct {
+	// The full set of configuration options and their current values.
+	//
+	// Required: a nil slice is sent as [].
+	ConfigOptions []V2SessionConfigOption `json:"configOptions"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2SetSessionConfigOptionResponse) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2SetSessionConfigOptionResponse) decodeFields(f genFields) error {
+	*x = V2SetSessionConfigOptionResponse{}
+	d := genDecoder{typ: "V2SetSessionConfigOptionResponse", f: f}
+	genField(&d, "configOptions", &x.ConfigOptions, genSlice(genJSON[V2SessionConfigOption], true, false), genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2SetSessionConfigOptionResponse) MarshalJSON() ([]byte, error) {
+	type plain V2SetSessionConfigOptionResponse // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2SetSessionConfigOptionResponse"}
+	v := struct {
+		plain
+		ConfigOptions []V2SessionConfigOption `json:"configOptions"`
+	}{plain(x), genNonNil(x.ConfigOptions)}
+	return e.marshal(v)
+}
+
+// V2State is one of these variants, told apart by the value of "state":
+//
+//   - [*V2RunningStateUpdate] ("running"): Foreground work is in progress.
+//   - [*V2IdleStateUpdate] ("idle"): No foreground work is active.
+//   - [*V2RequiresActionStateUpdate] ("requires_action"): Foreground work is blocked on user
+//     action.
+//
+// Other values decode into [*V2UnknownState]. Its members are written into the object that holds
+// it.
+type V2State interface{ isV2State() }
+
+func genDecodeV2State(f genFields) (V2State, error) {
+	var v interface {
+		V2State
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "state"); {
+	case err != nil:
+		return nil, err
+	case tag == "running":
+		v = new(V2RunningStateUpdate)
+	case tag == "idle":
+		v = new(V2IdleStateUpdate)
+	case tag == "requires_action":
+		v = new(V2RequiresActionStateUpdate)
+	case !ok:
+		return nil, errors.New("V2State without \"state\"")
+	default:
+		return &V2UnknownState{Kind: tag, Raw: genRawObject(f)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2State(v V2State) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2RunningStateUpdate:
+		return genTagged("state", "running", v)
+	case *V2IdleStateUpdate:
+		return genTagged("state", "idle", v)
+	case *V2RequiresActionStateUpdate:
+		return genTagged("state", "requires_action", v)
+	case *V2UnknownState:
+		if v != nil {
+			return genUnknownJSON("state", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2State", v)
+}
+
+// V2StateUpdate is the "state_update" variant of [V2SessionUpdate]. The members of its State field
+// sit in the same JSON object as the others.
+//
+// A snapshot of the session's aggregate foreground activity.
+//
+// Foreground work is the agent's active response or workflow in the session, including model
+// processing, tool execution, and waiting for user action needed to continue that work. It can
+// start with a prompt or be agent-initiated, for example to pursue an ongoing goal or follow up on
+// a completed background task. Either way, the agent MUST report "running" when foreground work
+// starts, or "requires_action" if it starts blocked on user action, and "idle" when it ends. The
+// agent SHOULD include a stop reason on that idle update. Agent-initiated work does not require a
+// prompt request or a synthetic user message.
+//
+// "running" may precede user-message insertion, for example during a foreground hook. It is not
+// acknowledgment of insertion, and rejecting a prompt does not itself end foreground work.
+//
+// Background activity can continue and emit other "session/update" notifications while "idle".
+// Those notifications, including a detached task's progress or completion, do not by themselves
+// change this state. A permission request only warrants "requires_action" when foreground work is
+// blocked on user action.
+//
+// The agent SHOULD report "requires_action" when the foreground workflow as a whole cannot progress
+// without user action, including permissions or elicitations. Once reported, it MUST report
+// "running" when progress resumes, or "idle" when work ends without resuming. If other foreground
+// work can progress, the state remains "running". Resolving one of several requests does not itself
+// change the state. Agents SHOULD ignore responses for work that has already ended rather than use
+// them to resume it.
+//
+// A new session defaults to idle until a state update reports otherwise. Resume MUST send a
+// current-state snapshot after any replay and before its response. The snapshot reports foreground
+// state after resuming. The response alone does not imply idle. Repeated snapshots are idempotent,
+// not additional work, completions, or usage. A repeated state may carry updated information
+// without another state transition. The agent MUST report "idle" when no foreground activity
+// remains. Completing an individual activity while other foreground work continues does not require
+// an idle boundary. Local commands use the same lifecycle even without model work.
+//
+// See protocol docs: [Session States]
+//
+// [Session States]: https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-states
+type V2StateUpdate struct {
+	// One of the variants of [V2State]. Its members are encoded into this object, next to the
+	// others, and decoded from it.
+	State V2State `json:"-"`
+}
+
+func (x *V2StateUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2StateUpdate) decodeFields(f genFields) error {
+	*x = V2StateUpdate{}
+	d := genDecoder{typ: "V2StateUpdate", f: f}
+	genFlat(&d, &x.State, genDecodeV2State)
+	return d.err
+}
+
+func (x V2StateUpdate) MarshalJSON() ([]byte, error) {
+	type plain V2StateUpdate // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2StateUpdate"}
+	v := plain(x)
+	return e.merge(v, genEncOne(&e, "State", x.State, genEncodeV2State, true))
+}
+
+func (*V2StateUpdate) isV2SessionUpdate() {}
+
+// V2StringFormat is a string enum that the schema leaves open: other values are valid too.
+//
+// String format types for string properties in elicitation schemas.
+type V2StringFormat string
+
+// V2StringFormat values.
+const (
+	// Email address format.
+	V2StringFormatEmail V2StringFormat = "email"
+
+	// URI format.
+	V2StringFormatURI V2StringFormat = "uri"
+
+	// Date format (YYYY-MM-DD).
+	V2StringFormatDate V2StringFormat = "date"
+
+	// Date-time format (RFC 3339).
+	V2StringFormatDateTime V2StringFormat = "date-time"
+)
+
+// V2StringMultiSelectItems is the "string" variant of [V2MultiSelectItems].
+//
+// String item schema for multi-select enum properties.
+type V2StringMultiSelectItems struct {
+	// Allowed enum values. Must contain at least one value.
+	//
+	// Required: a nil slice is sent as [].
+	Enum []string `json:"enum"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2StringMultiSelectItems) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2StringMultiSelectItems) decodeFields(f genFields) error {
+	*x = V2StringMultiSelectItems{}
+	d := genDecoder{typ: "V2StringMultiSelectItems", f: f}
+	genField(&d, "enum", &x.Enum, genSlice(genJSON[string], false, false), genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2StringMultiSelectItems) MarshalJSON() ([]byte, error) {
+	type plain V2StringMultiSelectItems // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2StringMultiSelectItems"}
+	v := struct {
+		plain
+		Enum []string `json:"enum"`
+	}{plain(x), genNonNil(x.Enum)}
+	return e.marshal(v)
+}
+
+func (*V2StringMultiSelectItems) isV2MultiSelectItems() {}
+
+// V2StringPropertySchema is the "string" variant of [V2ElicitationPropertySchema].
+//
+// Schema for string properties in an elicitation form.
+//
+// When "enum" or "oneOf" is set, this represents a single-select enum with "type": "string".
+type V2StringPropertySchema struct {
+	// Optional title for the property.
+	//
+	// Optional. Omitted and null are equivalent and mean no title is provided.
+	Title *string `json:"title,omitempty"`
+
+	// Human-readable description.
+	//
+	// Optional. Omitted and null are equivalent and mean no description is provided.
+	Description *string `json:"description,omitempty"`
+
+	// Minimum string length.
+	//
+	// Optional. Omitted and null are equivalent and mean there is no minimum length constraint.
+	MinLength *uint32 `json:"minLength,omitempty"`
+
+	// Maximum string length.
+	//
+	// Optional. Omitted and null are equivalent and mean there is no maximum length constraint.
+	MaxLength *uint32 `json:"maxLength,omitempty"`
+
+	// Pattern the string must match, in ECMA-262 regular expression syntax.
+	//
+	// Optional. Omitted and null are equivalent and mean there is no pattern constraint.
+	Pattern *string `json:"pattern,omitempty"`
+
+	// String format.
+	//
+	// Optional. Omitted and null are equivalent and mean there is no format constraint.
+	Format *V2StringFormat `json:"format,omitempty"`
+
+	// Default value.
+	//
+	// Optional. Omitted and null are equivalent and mean no default value is provided.
+	Default *string `json:"default,omitempty"`
+
+	// Enum values for untitled single-select enums. Must contain at least one value when present.
+	// Optional. Omitted and null are equivalent and mean no untitled single-select choices are
+	// declared by "enum".
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Enum []string `json:"enum,omitzero"`
+
+	// Titled enum options for titled single-select enums. Must contain at least one option when
+	// present. Optional. Omitted and null are equivalent and mean no titled single-select choices
+	// are declared by "oneOf".
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	OneOf []EnumOption `json:"oneOf,omitzero"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2StringPropertySchema) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2StringPropertySchema) decodeFields(f genFields) error {
+	*x = V2StringPropertySchema{}
+	d := genDecoder{typ: "V2StringPropertySchema", f: f}
+	genField(&d, "title", &x.Title, genJSON[*string], genLenient)
+	genField(&d, "description", &x.Description, genJSON[*string], genLenient)
+	genField(&d, "minLength", &x.MinLength, genJSON[*uint32], 0)
+	genField(&d, "maxLength", &x.MaxLength, genJSON[*uint32], 0)
+	genField(&d, "pattern", &x.Pattern, genJSON[*string], 0)
+	genField(&d, "format", &x.Format, genJSON[*V2StringFormat], 0)
+	genField(&d, "default", &x.Default, genJSON[*string], genLenient)
+	genField(&d, "enum", &x.Enum, genSlice(genJSON[string], false, true), 0)
+	genField(&d, "oneOf", &x.OneOf, genSlice(genJSON[EnumOption], false, true), 0)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2StringPropertySchema) isV2ElicitationPropertySchema() {}
+
+// Capabilities for terminal authentication methods.
+//
+// Supplying {} means the client can reproduce the configured agent invocation in an interactive
+// terminal and supports terminal authentication methods.
+type V2TerminalAuthCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2TerminalAuthCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2TerminalAuthCapabilities) decodeFields(f genFields) error {
+	*x = V2TerminalAuthCapabilities{}
+	d := genDecoder{typ: "V2TerminalAuthCapabilities", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
 
 // Capability to cancel a terminal with "terminal/cancel".
 //
@@ -110,11 +5816,6 @@ func (x *V2TerminalExitStatus) decodeFields(f genFields) error {
 	return d.err
 }
 
-// V2TerminalID is a string on the wire.
-//
-// Unique identifier for an agent-owned terminal within a session.
-type V2TerminalID string
-
 // V2TerminalOutput is an authoritative replacement snapshot of terminal output bytes.
 type V2TerminalOutput struct {
 	// Base64-encoded replacement terminal output bytes.
@@ -151,10 +5852,12 @@ func (x V2TerminalOutput) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(x))
 }
 
-// V2TerminalOutputChunk is a chunk of bytes appended to an agent-owned terminal's output.
+// V2TerminalOutputChunk is the "terminal_output_chunk" variant of [V2SessionUpdate].
+//
+// A chunk of bytes appended to an agent-owned terminal's output.
 type V2TerminalOutputChunk struct {
 	// The terminal receiving these bytes.
-	TerminalID V2TerminalID `json:"terminalId"`
+	TerminalID TerminalID `json:"terminalId"`
 
 	// Independently base64-encoded terminal output bytes.
 	//
@@ -177,11 +5880,13 @@ func (x *V2TerminalOutputChunk) UnmarshalJSON(b []byte) error { return genUnmars
 func (x *V2TerminalOutputChunk) decodeFields(f genFields) error {
 	*x = V2TerminalOutputChunk{}
 	d := genDecoder{typ: "V2TerminalOutputChunk", f: f}
-	genField(&d, "terminalId", &x.TerminalID, genJSON[V2TerminalID], genRequired)
+	genField(&d, "terminalId", &x.TerminalID, genJSON[TerminalID], genRequired)
 	genField(&d, "data", &x.Data, genJSON[[]byte], genRequired)
 	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
 	return d.err
 }
+
+func (*V2TerminalOutputChunk) isV2SessionUpdate() {}
 
 // MarshalJSON sends a nil required byte field as "", since the schema requires a string.
 func (x V2TerminalOutputChunk) MarshalJSON() ([]byte, error) {
@@ -221,7 +5926,9 @@ func (x *V2TerminalSize) decodeFields(f genFields) error {
 	return d.err
 }
 
-// V2TerminalUpdate is an upsert for the stored state of an agent-owned terminal.
+// V2TerminalUpdate is the "terminal_update" variant of [V2SessionUpdate].
+//
+// An upsert for the stored state of an agent-owned terminal.
 //
 // Only "terminalId" is required. Other fields have patch semantics: omitted fields leave the stored
 // value unchanged, null clears it, and concrete values replace it. A concrete "_meta" object
@@ -229,7 +5936,7 @@ func (x *V2TerminalSize) decodeFields(f genFields) error {
 // start unknown.
 type V2TerminalUpdate struct {
 	// Unique identifier for this terminal within the session.
-	TerminalID V2TerminalID `json:"terminalId"`
+	TerminalID TerminalID `json:"terminalId"`
 
 	// The command being run.
 	Command *string `json:"command,omitempty"`
@@ -273,7 +5980,7 @@ func (x *V2TerminalUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b
 func (x *V2TerminalUpdate) decodeFields(f genFields) error {
 	*x = V2TerminalUpdate{}
 	d := genDecoder{typ: "V2TerminalUpdate", f: f}
-	genField(&d, "terminalId", &x.TerminalID, genJSON[V2TerminalID], genRequired)
+	genField(&d, "terminalId", &x.TerminalID, genJSON[TerminalID], genRequired)
 	genField(&d, "command", &x.Command, genJSON[*string], genLenient)
 	genField(&d, "cwd", &x.Cwd, genJSON[*V2AbsolutePath], genLenient)
 	genField(&d, "output", &x.Output, genJSON[*V2TerminalOutput], genLenient)
@@ -283,3 +5990,985 @@ func (x *V2TerminalUpdate) decodeFields(f genFields) error {
 	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
 	return d.err
 }
+
+func (*V2TerminalUpdate) isV2SessionUpdate() {}
+
+// V2TextCommandInput is the "text" variant of [V2AvailableCommandInput].
+//
+// All text that was typed after the command name is provided as input.
+type V2TextCommandInput struct {
+	// A hint to display when the input hasn't been provided yet
+	Hint string `json:"hint"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2TextCommandInput) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2TextCommandInput) decodeFields(f genFields) error {
+	*x = V2TextCommandInput{}
+	d := genDecoder{typ: "V2TextCommandInput", f: f}
+	genField(&d, "hint", &x.Hint, genJSON[string], genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2TextCommandInput) isV2AvailableCommandInput() {}
+
+// V2TextContent is the "text" variant of [V2ContentBlock].
+//
+// Text provided to or from an LLM.
+type V2TextContent struct {
+	// Text payload carried by this content block.
+	Text string `json:"text"`
+
+	// Optional annotations that help clients decide how to display or route this content.
+	//
+	// Omitted and null are equivalent and mean no annotations are provided.
+	Annotations *V2Annotations `json:"annotations,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2TextContent) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2TextContent) decodeFields(f genFields) error {
+	*x = V2TextContent{}
+	d := genDecoder{typ: "V2TextContent", f: f}
+	genField(&d, "text", &x.Text, genJSON[string], genRequired)
+	genField(&d, "annotations", &x.Annotations, genJSON[*V2Annotations], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2TextContent) isV2ContentBlock() {}
+
+// V2TextResourceContents is a form of [V2EmbeddedResourceResource].
+//
+// Text-based resource contents.
+type V2TextResourceContents struct {
+	// Text payload carried by this content block.
+	Text string `json:"text"`
+
+	// URI associated with this resource or media payload.
+	URI string `json:"uri"`
+
+	// MIME type describing the encoded media payload.
+	//
+	// Omitted and null are equivalent and mean the MIME type is not specified.
+	MIMEType *V2MediaType `json:"mimeType,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2TextResourceContents) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2TextResourceContents) decodeFields(f genFields) error {
+	*x = V2TextResourceContents{}
+	d := genDecoder{typ: "V2TextResourceContents", f: f}
+	genField(&d, "text", &x.Text, genJSON[string], genRequired)
+	genField(&d, "uri", &x.URI, genJSON[string], genRequired)
+	genField(&d, "mimeType", &x.MIMEType, genJSON[*V2MediaType], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2TextResourceContents) isV2EmbeddedResourceResource() {}
+
+// V2TitledMultiSelectItems is the [V2MultiSelectItems] written without "type".
+//
+// Items definition for titled multi-select enum properties.
+type V2TitledMultiSelectItems struct {
+	// Titled enum options. Must contain at least one option.
+	//
+	// Required: a nil slice is sent as [].
+	AnyOf []EnumOption `json:"anyOf"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2TitledMultiSelectItems) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2TitledMultiSelectItems) decodeFields(f genFields) error {
+	*x = V2TitledMultiSelectItems{}
+	d := genDecoder{typ: "V2TitledMultiSelectItems", f: f}
+	genField(&d, "anyOf", &x.AnyOf, genSlice(genJSON[EnumOption], false, false), genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2TitledMultiSelectItems) MarshalJSON() ([]byte, error) {
+	type plain V2TitledMultiSelectItems // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2TitledMultiSelectItems"}
+	v := struct {
+		plain
+		AnyOf []EnumOption `json:"anyOf"`
+	}{plain(x), genNonNil(x.AnyOf)}
+	return e.marshal(v)
+}
+
+func (*V2TitledMultiSelectItems) isV2MultiSelectItems() {}
+
+// Capability to cancel a tool call with "tool_call/cancel".
+//
+// Supplying {} advertises support. An omitted or null "cancel" does not.
+type V2ToolCallCancelCapabilities struct {
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ToolCallCancelCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ToolCallCancelCapabilities) decodeFields(f genFields) error {
+	*x = V2ToolCallCancelCapabilities{}
+	d := genDecoder{typ: "V2ToolCallCancelCapabilities", f: f}
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// Client-initiated controls a tool call currently supports.
+//
+// A malformed value falls back to no controls, so the Client never sends a request the Agent did
+// not advertise.
+//
+// See protocol docs: [Cancelling Tool Calls]
+//
+// [Cancelling Tool Calls]: https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls
+type V2ToolCallCapabilities struct {
+	// Permits the Client to cancel this tool call with "tool_call/cancel".
+	//
+	// Omitted and null are equivalent and mean unsupported. An object (including {}) means
+	// supported. Agents SHOULD stop advertising it once the tool call reaches a final status.
+	Cancel *V2ToolCallCancelCapabilities `json:"cancel,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ToolCallCapabilities) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ToolCallCapabilities) decodeFields(f genFields) error {
+	*x = V2ToolCallCapabilities{}
+	d := genDecoder{typ: "V2ToolCallCapabilities", f: f}
+	genField(&d, "cancel", &x.Cancel, genJSON[*V2ToolCallCancelCapabilities], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2ToolCallContent is one of these variants, told apart by the value of "type":
+//
+//   - [*V2Content] ("content"): Standard content block (text, images, resources).
+//   - [*V2Diff] ("diff"): File modification shown as a diff.
+//   - [*Terminal] ("terminal"): A display-only reference to an agent-owned terminal.
+//
+// Other values decode into [*V2UnknownToolCallContent].
+//
+// Content produced by a tool call.
+//
+// Tool calls can produce different types of content including standard content blocks (text,
+// images), file diffs, or display-only terminals.
+//
+// See protocol docs: [Content]
+//
+// [Content]: https://agentclientprotocol.com/protocol/v2/tool-calls#content
+type V2ToolCallContent interface{ isV2ToolCallContent() }
+
+func genDecodeV2ToolCallContent(b []byte) (V2ToolCallContent, error) {
+	f, err := genParseObject(b)
+	if err != nil {
+		return nil, err
+	}
+	var v interface {
+		V2ToolCallContent
+		genObject
+	}
+	switch tag, ok, err := genTag(f, "type"); {
+	case err != nil:
+		return nil, err
+	case tag == "content":
+		v = new(V2Content)
+	case tag == "diff":
+		v = new(V2Diff)
+	case tag == "terminal":
+		v = new(Terminal)
+	case !ok:
+		return nil, errors.New("V2ToolCallContent without \"type\"")
+	default:
+		return &V2UnknownToolCallContent{Kind: tag, Raw: genCanonical(b)}, nil
+	}
+	return v, v.decodeFields(f)
+}
+
+func genEncodeV2ToolCallContent(v V2ToolCallContent) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case *V2Content:
+		return genTagged("type", "content", v)
+	case *V2Diff:
+		return genTagged("type", "diff", v)
+	case *Terminal:
+		return genTagged("type", "terminal", v)
+	case *V2UnknownToolCallContent:
+		if v != nil {
+			return genUnknownJSON("type", v.Kind, v.Raw)
+		}
+	}
+	return nil, fmt.Errorf("cannot encode %T as V2ToolCallContent", v)
+}
+
+// V2ToolCallContentChunk is the "tool_call_content_chunk" variant of [V2SessionUpdate].
+//
+// A streamed item of tool-call content.
+//
+// Tool-call content chunks append one [V2ToolCallContent] item to the current content for the
+// matching "toolCallId". Agents can send a "tool_call_update" with "content" when they need to
+// replace the whole content collection instead.
+type V2ToolCallContentChunk struct {
+	// The ID of the tool call this content belongs to.
+	ToolCallID ToolCallID `json:"toolCallId"`
+
+	// A single item of content produced by the tool call.
+	Content V2ToolCallContent `json:"content"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize. This metadata is
+	// scoped to the chunk and does not patch stored metadata.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ToolCallContentChunk) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ToolCallContentChunk) decodeFields(f genFields) error {
+	*x = V2ToolCallContentChunk{}
+	d := genDecoder{typ: "V2ToolCallContentChunk", f: f}
+	genField(&d, "toolCallId", &x.ToolCallID, genJSON[ToolCallID], genRequired)
+	genField(&d, "content", &x.Content, genDecodeV2ToolCallContent, genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2ToolCallContentChunk) MarshalJSON() ([]byte, error) {
+	type plain V2ToolCallContentChunk // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2ToolCallContentChunk"}
+	v := struct {
+		plain
+		Content json.RawMessage `json:"content"`
+	}{plain(x), genEncOne(&e, "content", x.Content, genEncodeV2ToolCallContent, true)}
+	return e.marshal(v)
+}
+
+func (*V2ToolCallContentChunk) isV2SessionUpdate() {}
+
+// V2ToolCallLocation is a file location being accessed or modified by a tool.
+//
+// Enables clients to implement "follow-along" features that track which files the agent is working
+// with in real-time.
+//
+// See protocol docs: [Following the Agent]
+//
+// [Following the Agent]: https://agentclientprotocol.com/protocol/v2/tool-calls#following-the-agent
+type V2ToolCallLocation struct {
+	// The absolute file path being accessed or modified.
+	Path V2AbsolutePath `json:"path"`
+
+	// Optional 1-based line number within the file. Omitted and null are equivalent and mean no
+	// specific line. 0 is invalid.
+	Line *uint32 `json:"line,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ToolCallLocation) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ToolCallLocation) decodeFields(f genFields) error {
+	*x = V2ToolCallLocation{}
+	d := genDecoder{typ: "V2ToolCallLocation", f: f}
+	genField(&d, "path", &x.Path, genJSON[V2AbsolutePath], genRequired)
+	genField(&d, "line", &x.Line, genJSON[*uint32], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+// V2ToolCallPermissionSubject is the "tool_call" variant of [V2RequestPermissionSubject].
+//
+// Permission request details for a tool call.
+type V2ToolCallPermissionSubject struct {
+	// Details about the tool call requiring permission.
+	//
+	// Clients apply this to their stored tool call exactly like a "tool_call_update" notification,
+	// in the order it was received, before showing the prompt. A first-seen "toolCallId" creates
+	// the tool call.
+	ToolCall V2ToolCallUpdate `json:"toolCall"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ToolCallPermissionSubject) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ToolCallPermissionSubject) decodeFields(f genFields) error {
+	*x = V2ToolCallPermissionSubject{}
+	d := genDecoder{typ: "V2ToolCallPermissionSubject", f: f}
+	genField(&d, "toolCall", &x.ToolCall, genJSON[V2ToolCallUpdate], genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (*V2ToolCallPermissionSubject) isV2RequestPermissionSubject() {}
+
+// V2ToolCallStatus is a string enum that the schema leaves open: other values are valid too.
+//
+// Execution status of a tool call.
+//
+// Tool calls progress through different statuses during their lifecycle.
+//
+// See protocol docs: [Status]
+//
+// [Status]: https://agentclientprotocol.com/protocol/v2/tool-calls#status
+type V2ToolCallStatus string
+
+// V2ToolCallStatus values.
+const (
+	// The tool call hasn't started running yet, for example because its input is streaming, it is
+	// awaiting approval, or it is scheduled to run later.
+	V2ToolCallStatusPending V2ToolCallStatus = "pending"
+
+	// The tool call is currently running.
+	V2ToolCallStatusInProgress V2ToolCallStatus = "in_progress"
+
+	// The tool call has started, is not running now, and will not continue until something resumes
+	// it. It may return to "in_progress" any number of times.
+	V2ToolCallStatusPaused V2ToolCallStatus = "paused"
+
+	// The tool call completed successfully.
+	V2ToolCallStatusCompleted V2ToolCallStatus = "completed"
+
+	// The tool call failed with an error.
+	V2ToolCallStatusFailed V2ToolCallStatus = "failed"
+
+	// The tool call was cancelled before it completed.
+	V2ToolCallStatusCancelled V2ToolCallStatus = "cancelled"
+)
+
+// V2ToolCallUpdate is the "tool_call_update" variant of [V2SessionUpdate].
+//
+// Represents an upsert for a tool call that the language model has requested.
+//
+// Tool calls are actions that the agent executes on behalf of the language model, such as reading
+// files, executing code, or fetching data from external sources.
+//
+// Only "toolCallId" is required. Other fields have patch semantics: omitted fields leave the
+// existing tool call value unchanged, null clears or unsets the value, and concrete values replace
+// the previous value. For collection fields, concrete arrays replace the previous collection, and
+// both null and [] clear the collection. A concrete "_meta" object instead patches the stored
+// metadata by top-level key. When a client receives a tool call ID it has not seen before, omitted
+// fields start at their protocol defaults.
+//
+// See protocol docs: [Tool Calls]
+//
+// [Tool Calls]: https://agentclientprotocol.com/protocol/v2/tool-calls
+type V2ToolCallUpdate struct {
+	// Unique identifier for this tool call within the session.
+	ToolCallID ToolCallID `json:"toolCallId"`
+
+	// Programmatic name of the tool being invoked.
+	//
+	// This field is optional and has patch semantics. Omission means no change, null clears the
+	// name, and a string replaces it. For a tool call ID the client has not seen before, omission
+	// or null means that no tool name is available.
+	Name *string `json:"name,omitempty"`
+
+	// Human-readable title describing what the tool is doing.
+	//
+	// Omission leaves the title unchanged, null unsets it, and a string replaces it. A new tool
+	// call starts without a title.
+	Title *string `json:"title,omitempty"`
+
+	// The category of tool being invoked. Helps clients choose appropriate icons and UI treatment.
+	//
+	// Omission leaves the kind unchanged, null resets it to "other", and a value replaces it. A new
+	// tool call starts as "other".
+	Kind *V2ToolKind `json:"kind,omitempty"`
+
+	// Current execution status of the tool call.
+	//
+	// Omission leaves the status unchanged, null resets it to "pending", and a value replaces it. A
+	// new tool call starts as "pending".
+	Status *V2ToolCallStatus `json:"status,omitempty"`
+
+	// Content produced by the tool call.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Content []V2ToolCallContent `json:"content,omitzero"`
+
+	// File locations affected by this tool call. Enables "follow-along" features in clients.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Locations []V2ToolCallLocation `json:"locations,omitzero"`
+
+	// Raw input parameters sent to the tool.
+	RawInput json.RawMessage `json:"rawInput,omitempty"`
+
+	// Raw output returned by the tool.
+	RawOutput json.RawMessage `json:"rawOutput,omitempty"`
+
+	// Client-initiated controls this tool call currently supports, such as cancellation.
+	//
+	// Omission leaves the capabilities unchanged, null clears them, and an object replaces the
+	// whole previous value. A new tool call starts with none.
+	Capabilities *V2ToolCallCapabilities `json:"capabilities,omitempty"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted leaves the stored metadata unchanged. null clears it.
+	// An object patches the stored metadata by top-level key: keys it omits are unchanged, a key
+	// set to null is removed, and any other value replaces that key's stored value without merging
+	// nested objects. Beyond this patch rule, implementations MUST NOT assign meaning to keys they
+	// do not recognize.
+	//
+	// See protocol docs: [Metadata Patches]
+	//
+	// [Metadata Patches]: https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2ToolCallUpdate) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2ToolCallUpdate) decodeFields(f genFields) error {
+	*x = V2ToolCallUpdate{}
+	d := genDecoder{typ: "V2ToolCallUpdate", f: f}
+	genField(&d, "toolCallId", &x.ToolCallID, genJSON[ToolCallID], genRequired)
+	genField(&d, "name", &x.Name, genJSON[*string], genLenient)
+	genField(&d, "title", &x.Title, genJSON[*string], genLenient)
+	genField(&d, "kind", &x.Kind, genJSON[*V2ToolKind], genLenient)
+	genField(&d, "status", &x.Status, genJSON[*V2ToolCallStatus], genLenient)
+	genField(&d, "content", &x.Content, genSlice(genDecodeV2ToolCallContent, true, true), genLenient)
+	genField(&d, "locations", &x.Locations, genSlice(genJSON[V2ToolCallLocation], true, true), genLenient)
+	genField(&d, "rawInput", &x.RawInput, genRaw, genLenient)
+	genField(&d, "rawOutput", &x.RawOutput, genRaw, genLenient)
+	genField(&d, "capabilities", &x.Capabilities, genJSON[*V2ToolCallCapabilities], genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2ToolCallUpdate) MarshalJSON() ([]byte, error) {
+	type plain V2ToolCallUpdate // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2ToolCallUpdate"}
+	v := struct {
+		plain
+		Content []json.RawMessage `json:"content,omitzero"`
+	}{plain(x), genEncSlice(&e, "content", x.Content, genEncodeV2ToolCallContent, false)}
+	return e.marshal(v)
+}
+
+func (*V2ToolCallUpdate) isV2SessionUpdate() {}
+
+// V2ToolKind is a string enum that the schema leaves open: other values are valid too.
+//
+// Categories of tools that can be invoked.
+//
+// Tool kinds help clients choose appropriate icons and optimize how they display tool execution
+// progress.
+//
+// See protocol docs: [Reporting]
+//
+// [Reporting]: https://agentclientprotocol.com/protocol/v2/tool-calls#reporting
+type V2ToolKind string
+
+// V2ToolKind values.
+const (
+	// Reading files or data.
+	V2ToolKindRead V2ToolKind = "read"
+
+	// Modifying files or content.
+	V2ToolKindEdit V2ToolKind = "edit"
+
+	// Removing files or data.
+	V2ToolKindDelete V2ToolKind = "delete"
+
+	// Moving or renaming files.
+	V2ToolKindMove V2ToolKind = "move"
+
+	// Searching for information.
+	V2ToolKindSearch V2ToolKind = "search"
+
+	// Running commands or code.
+	V2ToolKindExecute V2ToolKind = "execute"
+
+	// Internal reasoning or planning.
+	V2ToolKindThink V2ToolKind = "think"
+
+	// Retrieving external data.
+	V2ToolKindFetch V2ToolKind = "fetch"
+
+	// Changing the session's mode, a [config option] with the "mode" category.
+	//
+	// [config option]: https://agentclientprotocol.com/protocol/v2/session-config-options
+	V2ToolKindSwitchMode V2ToolKind = "switch_mode"
+
+	// Other tool types (default).
+	V2ToolKindOther V2ToolKind = "other"
+)
+
+// V2UnknownAuthMethod is a [V2AuthMethod] whose "type" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownAuthMethod struct {
+	Kind string          // the "type" value
+	Raw  json.RawMessage // the whole object, "type" included
+}
+
+func (x V2UnknownAuthMethod) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("type", x.Kind, x.Raw)
+}
+
+func (*V2UnknownAuthMethod) isV2AuthMethod() {}
+
+// V2UnknownAvailableCommand is a [V2AvailableCommand] whose "type" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownAvailableCommand struct {
+	Kind string          // the "type" value
+	Raw  json.RawMessage // the whole object, "type" included
+}
+
+func (x V2UnknownAvailableCommand) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("type", x.Kind, x.Raw)
+}
+
+func (*V2UnknownAvailableCommand) isV2AvailableCommand() {}
+
+// V2UnknownAvailableCommandInput is a [V2AvailableCommandInput] whose "type" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownAvailableCommandInput struct {
+	Kind string          // the "type" value
+	Raw  json.RawMessage // the whole object, "type" included
+}
+
+func (x V2UnknownAvailableCommandInput) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("type", x.Kind, x.Raw)
+}
+
+func (*V2UnknownAvailableCommandInput) isV2AvailableCommandInput() {}
+
+// V2UnknownBackgroundWork is a [V2BackgroundWork] whose "type" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownBackgroundWork struct {
+	Kind string          // the "type" value
+	Raw  json.RawMessage // the whole object, "type" included
+}
+
+func (x V2UnknownBackgroundWork) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("type", x.Kind, x.Raw)
+}
+
+func (*V2UnknownBackgroundWork) isV2BackgroundWork() {}
+
+// V2UnknownContentBlock is a [V2ContentBlock] whose "type" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownContentBlock struct {
+	Kind string          // the "type" value
+	Raw  json.RawMessage // the whole object, "type" included
+}
+
+func (x V2UnknownContentBlock) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("type", x.Kind, x.Raw)
+}
+
+func (*V2UnknownContentBlock) isV2ContentBlock() {}
+
+// V2UnknownDiffOperation is a [V2DiffOperation] whose "operation" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownDiffOperation struct {
+	Kind string          // the "operation" value
+	Raw  json.RawMessage // the members of the object that belong to the V2DiffOperation, "operation" included
+}
+
+func (x V2UnknownDiffOperation) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("operation", x.Kind, x.Raw)
+}
+
+func (*V2UnknownDiffOperation) isV2DiffOperation() {}
+
+// V2UnknownElicitationAction is a [V2ElicitationAction] whose "action" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownElicitationAction struct {
+	Kind string          // the "action" value
+	Raw  json.RawMessage // the members of the object that belong to the V2ElicitationAction, "action" included
+}
+
+func (x V2UnknownElicitationAction) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("action", x.Kind, x.Raw)
+}
+
+func (*V2UnknownElicitationAction) isV2ElicitationAction() {}
+
+// V2UnknownElicitationMode is a [V2ElicitationMode] whose "mode" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownElicitationMode struct {
+	Kind string          // the "mode" value
+	Raw  json.RawMessage // the members of the object that belong to the V2ElicitationMode, "mode" included
+}
+
+func (x V2UnknownElicitationMode) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("mode", x.Kind, x.Raw)
+}
+
+func (*V2UnknownElicitationMode) isV2ElicitationMode() {}
+
+// V2UnknownElicitationPropertySchema is a [V2ElicitationPropertySchema] whose "type" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownElicitationPropertySchema struct {
+	Kind string          // the "type" value
+	Raw  json.RawMessage // the whole object, "type" included
+}
+
+func (x V2UnknownElicitationPropertySchema) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("type", x.Kind, x.Raw)
+}
+
+func (*V2UnknownElicitationPropertySchema) isV2ElicitationPropertySchema() {}
+
+// V2UnknownMCPServer is a [V2MCPServer] whose "type" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownMCPServer struct {
+	Kind string          // the "type" value
+	Raw  json.RawMessage // the whole object, "type" included
+}
+
+func (x V2UnknownMCPServer) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("type", x.Kind, x.Raw)
+}
+
+func (*V2UnknownMCPServer) isV2MCPServer() {}
+
+// V2UnknownMultiSelectItems is a [V2MultiSelectItems] whose "type" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownMultiSelectItems struct {
+	Kind string          // the "type" value
+	Raw  json.RawMessage // the whole object, "type" included
+}
+
+func (x V2UnknownMultiSelectItems) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("type", x.Kind, x.Raw)
+}
+
+func (*V2UnknownMultiSelectItems) isV2MultiSelectItems() {}
+
+// V2UnknownPlanUpdateContent is a [V2PlanUpdateContent] whose "type" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownPlanUpdateContent struct {
+	Kind string          // the "type" value
+	Raw  json.RawMessage // the whole object, "type" included
+}
+
+func (x V2UnknownPlanUpdateContent) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("type", x.Kind, x.Raw)
+}
+
+func (*V2UnknownPlanUpdateContent) isV2PlanUpdateContent() {}
+
+// V2UnknownReplayFrom is a [V2ReplayFrom] whose "type" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownReplayFrom struct {
+	Kind string          // the "type" value
+	Raw  json.RawMessage // the whole object, "type" included
+}
+
+func (x V2UnknownReplayFrom) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("type", x.Kind, x.Raw)
+}
+
+func (*V2UnknownReplayFrom) isV2ReplayFrom() {}
+
+// V2UnknownRequestPermissionOutcome is a [V2RequestPermissionOutcome] whose "outcome" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownRequestPermissionOutcome struct {
+	Kind string          // the "outcome" value
+	Raw  json.RawMessage // the whole object, "outcome" included
+}
+
+func (x V2UnknownRequestPermissionOutcome) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("outcome", x.Kind, x.Raw)
+}
+
+func (*V2UnknownRequestPermissionOutcome) isV2RequestPermissionOutcome() {}
+
+// V2UnknownRequestPermissionSubject is a [V2RequestPermissionSubject] whose "type" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownRequestPermissionSubject struct {
+	Kind string          // the "type" value
+	Raw  json.RawMessage // the whole object, "type" included
+}
+
+func (x V2UnknownRequestPermissionSubject) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("type", x.Kind, x.Raw)
+}
+
+func (*V2UnknownRequestPermissionSubject) isV2RequestPermissionSubject() {}
+
+// V2UnknownSessionConfigKind is a [V2SessionConfigKind] whose "type" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownSessionConfigKind struct {
+	Kind string          // the "type" value
+	Raw  json.RawMessage // the members of the object that belong to the V2SessionConfigKind, "type" included
+}
+
+func (x V2UnknownSessionConfigKind) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("type", x.Kind, x.Raw)
+}
+
+func (*V2UnknownSessionConfigKind) isV2SessionConfigKind() {}
+
+// V2UnknownSessionConfigValue is a [V2SessionConfigValue] whose "type" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownSessionConfigValue struct {
+	Kind string          // the "type" value
+	Raw  json.RawMessage // the members of the object that belong to the V2SessionConfigValue, "type" included
+}
+
+func (x V2UnknownSessionConfigValue) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("type", x.Kind, x.Raw)
+}
+
+func (*V2UnknownSessionConfigValue) isV2SessionConfigValue() {}
+
+// V2UnknownSessionUpdate is a [V2SessionUpdate] whose "sessionUpdate" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownSessionUpdate struct {
+	Kind string          // the "sessionUpdate" value
+	Raw  json.RawMessage // the whole object, "sessionUpdate" included
+}
+
+func (x V2UnknownSessionUpdate) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("sessionUpdate", x.Kind, x.Raw)
+}
+
+func (*V2UnknownSessionUpdate) isV2SessionUpdate() {}
+
+// V2UnknownState is a [V2State] whose "state" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownState struct {
+	Kind string          // the "state" value
+	Raw  json.RawMessage // the members of the object that belong to the V2State, "state" included
+}
+
+func (x V2UnknownState) MarshalJSON() ([]byte, error) { return genUnknownJSON("state", x.Kind, x.Raw) }
+
+func (*V2UnknownState) isV2State() {}
+
+// V2UnknownToolCallContent is a [V2ToolCallContent] whose "type" this package does not know. It encodes as Raw, unchanged.
+type V2UnknownToolCallContent struct {
+	Kind string          // the "type" value
+	Raw  json.RawMessage // the whole object, "type" included
+}
+
+func (x V2UnknownToolCallContent) MarshalJSON() ([]byte, error) {
+	return genUnknownJSON("type", x.Kind, x.Raw)
+}
+
+func (*V2UnknownToolCallContent) isV2ToolCallContent() {}
+
+// Data for the -32022 (Unsupported protocol version) error.
+//
+// See protocol docs: [Version Negotiation]
+//
+// [Version Negotiation]: https://agentclientprotocol.com/protocol/v2/initialization#version-negotiation
+type V2UnsupportedProtocolVersionErrorData struct {
+	// The protocol version the Client requested.
+	Requested ProtocolVersion `json:"requested"`
+
+	// The protocol versions the Agent supports.
+	//
+	// Required: a nil slice is sent as [].
+	Supported []ProtocolVersion `json:"supported"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2UnsupportedProtocolVersionErrorData) UnmarshalJSON(b []byte) error {
+	return genUnmarshal(b, x)
+}
+
+func (x *V2UnsupportedProtocolVersionErrorData) decodeFields(f genFields) error {
+	*x = V2UnsupportedProtocolVersionErrorData{}
+	d := genDecoder{typ: "V2UnsupportedProtocolVersionErrorData", f: f}
+	genField(&d, "requested", &x.Requested, genJSON[ProtocolVersion], genRequired)
+	genField(&d, "supported", &x.Supported, genSlice(genJSON[ProtocolVersion], false, false), genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2UnsupportedProtocolVersionErrorData) MarshalJSON() ([]byte, error) {
+	type plain V2UnsupportedProtocolVersionErrorData // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2UnsupportedProtocolVersionErrorData"}
+	v := struct {
+		plain
+		Supported []ProtocolVersion `json:"supported"`
+	}{plain(x), genNonNil(x.Supported)}
+	return e.marshal(v)
+}
+
+// V2UpdateSessionNotification is the params of the "session/update" notification
+// ([MethodSessionUpdate]), handled by the client.
+//
+// Notification containing a session update from the agent.
+//
+// Agents can send session updates at any point while the session exists.
+//
+// See protocol docs: [Agent Reports Output]
+//
+// [Agent Reports Output]: https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output
+type V2UpdateSessionNotification struct {
+	// The ID of the session this update pertains to.
+	SessionID SessionID `json:"sessionId"`
+
+	// The actual update content.
+	Update V2SessionUpdate `json:"update"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted and null are equivalent and mean no metadata.
+	// Implementations MUST NOT assign meaning to keys they do not recognize.
+	//
+	// See protocol docs: [Extensibility]
+	//
+	// [Extensibility]: https://agentclientprotocol.com/protocol/v2/extensibility
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2UpdateSessionNotification) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2UpdateSessionNotification) decodeFields(f genFields) error {
+	*x = V2UpdateSessionNotification{}
+	d := genDecoder{typ: "V2UpdateSessionNotification", f: f}
+	genField(&d, "sessionId", &x.SessionID, genJSON[SessionID], genRequired)
+	genField(&d, "update", &x.Update, genDecodeV2SessionUpdate, genRequired)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2UpdateSessionNotification) MarshalJSON() ([]byte, error) {
+	type plain V2UpdateSessionNotification // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2UpdateSessionNotification"}
+	v := struct {
+		plain
+		Update json.RawMessage `json:"update"`
+	}{plain(x), genEncOne(&e, "update", x.Update, genEncodeV2SessionUpdate, true)}
+	return e.marshal(v)
+}
+
+// V2UserMessage is the "user_message" variant of [V2SessionUpdate].
+//
+// A user message upsert.
+//
+// Only "messageId" is required. "content" has patch semantics: an omitted field leaves existing
+// message content unchanged, null clears the value, and a concrete array replaces the previous
+// value. For a new "messageId", omitted "content" starts empty. "content" is replaced as a whole
+// array. Send [] or null to clear it.
+//
+// Message updates and chunks are applied in the order they are received. When a "user_message"
+// update includes "content", that array replaces any content previously accumulated for the
+// message, including content from earlier chunks. Later chunks with the same "messageId" append to
+// the current content.
+type V2UserMessage struct {
+	// A unique identifier for the message.
+	MessageID MessageID `json:"messageId"`
+
+	// Complete replacement content for this message.
+	//
+	// A nil slice is left out; an empty one is sent as [].
+	Content []V2ContentBlock `json:"content,omitzero"`
+
+	// The _meta property is reserved by ACP to allow clients and agents to attach additional
+	// metadata to their interactions. Omitted leaves the stored metadata unchanged. null clears it.
+	// An object patches the stored metadata by top-level key: keys it omits are unchanged, a key
+	// set to null is removed, and any other value replaces that key's stored value without merging
+	// nested objects. Beyond this patch rule, implementations MUST NOT assign meaning to keys they
+	// do not recognize.
+	//
+	// See protocol docs: [Metadata Patches]
+	//
+	// [Metadata Patches]: https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches
+	Meta Meta `json:"_meta,omitempty"`
+}
+
+func (x *V2UserMessage) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2UserMessage) decodeFields(f genFields) error {
+	*x = V2UserMessage{}
+	d := genDecoder{typ: "V2UserMessage", f: f}
+	genField(&d, "messageId", &x.MessageID, genJSON[MessageID], genRequired)
+	genField(&d, "content", &x.Content, genSlice(genDecodeV2ContentBlock, true, true), genLenient)
+	genField(&d, "_meta", &x.Meta, genJSON[Meta], genLenient)
+	return d.err
+}
+
+func (x V2UserMessage) MarshalJSON() ([]byte, error) {
+	type plain V2UserMessage // drops the methods, so json.Marshal does not come back here
+	e := genEncoder{typ: "V2UserMessage"}
+	v := struct {
+		plain
+		Content []json.RawMessage `json:"content,omitzero"`
+	}{plain(x), genEncSlice(&e, "content", x.Content, genEncodeV2ContentBlock, false)}
+	return e.marshal(v)
+}
+
+func (*V2UserMessage) isV2SessionUpdate() {}
+
+// V2UserMessageChunk is the "user_message_chunk" variant of [V2SessionUpdate]. It has the fields of
+// [V2ContentChunk].
+//
+// A chunk of the user's message being streamed.
+type V2UserMessageChunk V2ContentChunk
+
+func (x *V2UserMessageChunk) UnmarshalJSON(b []byte) error { return genUnmarshal(b, x) }
+
+func (x *V2UserMessageChunk) decodeFields(f genFields) error {
+	return (*V2ContentChunk)(x).decodeFields(f)
+}
+
+func (x V2UserMessageChunk) MarshalJSON() ([]byte, error) { return V2ContentChunk(x).MarshalJSON() }
+
+func (*V2UserMessageChunk) isV2SessionUpdate() {}

@@ -29,7 +29,9 @@ type Form int
 
 const (
 	// FormAuto picks the best form the client advertised:
-	// FormTerminalUpdate, else FormZedMeta, else FormText (see ClientForm).
+	// FormTerminalUpdate, else FormZedMeta, else FormText (see ClientForm);
+	// on a connection that negotiated ACP v2, FormTerminalUpdate, whose
+	// terminal the client may then cancel (terminal/cancel).
 	FormAuto Form = iota
 	// FormText sends no live output: the finished tool call carries the
 	// output's tail as text, which every client shows.

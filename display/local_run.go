@@ -48,6 +48,9 @@ func createLocal(ctx context.Context, a *acp.AgentConn, terms LocalTerminals, re
 	form := opts.Form
 	if form == FormAuto {
 		form = ClientForm(a.ClientCapabilities())
+		if a.ProtocolVersion() == acp.ProtocolVersion2 {
+			form = FormTerminalUpdate // v2's own terminal updates
+		}
 	}
 	creq := *req
 	limit := uint64(DefaultLocalOutputLimit)
@@ -60,6 +63,20 @@ func createLocal(ctx context.Context, a *acp.AgentConn, terms LocalTerminals, re
 		return nil, nil, err
 	}
 	r := &localRun{a: a, terms: terms, sid: req.SessionID, tid: created.TerminalID, limit: limit}
+	if form == FormTerminalUpdate {
+		// A v2 client may stop it (terminal/cancel): the kill ends the
+		// command, and the run reports its exit as for any other.
+		sid, tid := r.sid, r.tid
+		kill := func() {
+			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+			defer cancel()
+			_, _ = terms.KillTerminal(kctx, &acp.KillTerminalRequest{SessionID: sid, TerminalID: tid})
+		}
+		if err := a.CancellableTerminal(ctx, sid, tid, kill); err != nil {
+			_, _ = terms.ReleaseTerminal(context.WithoutCancel(ctx), &acp.ReleaseTerminalRequest{SessionID: sid, TerminalID: tid})
+			return nil, nil, err
+		}
+	}
 	r.res = &CommandResult{ToolCallID: opts.ToolCallID, TerminalID: r.tid}
 	if r.res.ToolCallID == "" {
 		r.res.ToolCallID = newToolCallID()

@@ -54,7 +54,7 @@ type (
 	// bytes appended to the terminal's output.
 	TerminalOutputChunk = acp.V2TerminalOutputChunk
 	// TerminalID names a display terminal in the v2 updates.
-	TerminalID = acp.V2TerminalID
+	TerminalID = acp.TerminalID
 	// AbsolutePath is the v2 form of an absolute path (a terminal's cwd).
 	AbsolutePath = acp.V2AbsolutePath
 	// TerminalExitStatus is how a display terminal ended, in the v2 form:

@@ -15,7 +15,12 @@
 //     (scripted_client_test.go);
 //   - ts/sdk-client.mjs and ts/sdk-agent.mjs, the SDK's client and agent
 //     against the Go SDK's agent and client: initialize, sessions, streamed
-//     updates, permissions, fs, cancellation (sdk_test.go).
+//     updates, permissions, fs, cancellation (sdk_test.go);
+//   - ts/v2-agent.mjs and ts/v2-client.mjs, the SDK's ACP v2 agent and
+//     client (experimental/v2) against the Go SDK's client and agent over
+//     v2 (v2_test.go, v2_agent_test.go); the v1 and v2 exchanges of the
+//     SDK's clients are kept as transcripts in acp/testdata/transcripts
+//     (transcript_test.go).
 //
 // Every script also checks each message it receives against the SDK's own
 // generated schemas and reports what the SDK would change or drop.

@@ -99,6 +99,8 @@ func (a *goAgent) Prompt(reqCtx context.Context, req *acp.PromptRequest) (*acp.P
 		}
 	case "ask-then-cancel":
 		err = t.askThenCancel(ctx)
+	case "background":
+		err = t.background(ctx)
 	default:
 		return nil, fmt.Errorf("%w: no scripted turn %q", acp.ErrInvalidParams, text)
 	}
@@ -183,12 +185,16 @@ func (t turn) hello(ctx context.Context, cwd string) error {
 	if err := t.update(ctx, &acp.ToolCallUpdate{ToolCallID: "edit-1", Status: acp.Ptr(acp.ToolCallStatusInProgress)}); err != nil {
 		return err
 	}
-	read, err := t.conn.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: t.sid, Path: notes, Line: acp.Ptr(uint32(2)), Limit: acp.Ptr(uint32(2))})
-	if err != nil {
-		return err
-	}
-	if _, err := t.conn.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: t.sid, Path: out, Content: "written by Go: " + read.Content}); err != nil {
-		return err
+	// A client that serves no files (any v2 client: v2 has no fs/*) is
+	// not asked to.
+	read := &acp.ReadTextFileResponse{}
+	if fs := t.conn.ClientCapabilities().FS; fs != nil && fs.ReadTextFile && fs.WriteTextFile {
+		if read, err = t.conn.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: t.sid, Path: notes, Line: acp.Ptr(uint32(2)), Limit: acp.Ptr(uint32(2))}); err != nil {
+			return err
+		}
+		if _, err := t.conn.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: t.sid, Path: out, Content: "written by Go: " + read.Content}); err != nil {
+			return err
+		}
 	}
 	for _, u := range []acp.SessionUpdate{
 		&acp.ToolCallUpdate{
@@ -224,4 +230,38 @@ func (t turn) askThenCancel(ctx context.Context) error {
 		return fmt.Errorf("permission answered although the turn was not cancelled (err %v)", err)
 	}
 	return nil
+}
+
+// background shows a terminal that keeps running after the turn, which the
+// client may cancel (v2: terminal/cancel; in v1 the registration does
+// nothing and the terminal runs until the connection ends). Its exit is
+// reported when it is stopped.
+func (t turn) background(ctx context.Context) error {
+	const id = acp.TerminalID("go-term-1")
+	stop := make(chan struct{})
+	var once sync.Once
+	if err := t.conn.CancellableTerminal(ctx, t.sid, id, func() { once.Do(func() { close(stop) }) }); err != nil {
+		return err
+	}
+	started, err := (&acp.V2TerminalUpdate{TerminalID: id, Command: acp.Ptr("sleep 1000")}).SessionUpdate()
+	if err != nil {
+		return err
+	}
+	if err := t.update(ctx, started); err != nil {
+		return err
+	}
+	// The "process" outlives the turn; it ends when stopped, or with the
+	// connection (and with it this agent process).
+	go func() {
+		select {
+		case <-stop:
+		case <-t.conn.Done():
+			return
+		}
+		exited, err := (&acp.V2TerminalUpdate{TerminalID: id, ExitStatus: &acp.V2TerminalExitStatus{Signal: acp.Ptr("SIGTERM")}}).SessionUpdate()
+		if err == nil {
+			_ = t.conn.SessionUpdate(context.Background(), &acp.SessionNotification{SessionID: t.sid, Update: exited})
+		}
+	}()
+	return t.say(ctx, "started")
 }

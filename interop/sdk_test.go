@@ -91,6 +91,7 @@ func TestTSClientGoAgent(t *testing.T) {
 		t.Fatalf("sdk-client: %v\n%s", err, out)
 	}
 	tr := readTranscript(t, out)
+	keepTranscript(t, "v1", tr, cwd)
 
 	t.Run("initialize", func(t *testing.T) {
 		s := tr.step(t, "initialize")

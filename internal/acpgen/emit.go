@@ -144,6 +144,10 @@ func (e *emitter) decl(d *decl) {
 	case kindValue:
 		e.intro(d, "%s is the %s form of [%s].", d.Name, strings.TrimPrefix(d.Under, "[]"), d.Implements[0].Name)
 		e.p("type %s %s\n", d.Name, d.Under)
+		if d.Under == "json.RawMessage" {
+			e.p("// MarshalJSON writes the value as it came.")
+			e.p("func (x %s) MarshalJSON() ([]byte, error) { return json.RawMessage(x).MarshalJSON() }\n", d.Name)
+		}
 		if d.Under == "float64" {
 			e.p("// MarshalJSON writes whole numbers with a fraction, so that they decode back as numbers, not integers.")
 			e.p("func (x %s) MarshalJSON() ([]byte, error) { return genFloat(float64(x)) }\n", d.Name)

@@ -21,9 +21,10 @@ func main() {
 	out := flag.String("out", "acp/types_gen.go", "the Go file to write")
 	types := flag.String("types", "", "comma-separated $defs: write only these and what they refer to (see subset.go)")
 	prefix := flag.String("prefix", "", "with -types, the prefix of every Go name")
+	shared := flag.String("shared", "", "with -types, the schema of types_gen.go: $defs of the same shape keep its Go types")
 	flag.Parse()
 	if *types != "" {
-		if err := runSubset(*schemaPath, *out, subsetOptions{Roots: strings.Split(*types, ","), Prefix: *prefix}); err != nil {
+		if err := runSubset(*schemaPath, *shared, *out, subsetOptions{Roots: strings.Split(*types, ","), Prefix: *prefix}); err != nil {
 			fmt.Fprintln(os.Stderr, "acpgen:", err)
 			os.Exit(1)
 		}

@@ -106,6 +106,10 @@ func (m *model) untaggedVariants(u *union, bs []*node) error {
 			switch t := b.Type.nonNull(); t {
 			case "string", "boolean", "integer", "number":
 				gn, under = base+goName(t), map[string]string{"string": "string", "boolean": "bool", "integer": intType(b.Format), "number": "float64"}[t]
+			case "":
+				if isEmpty(b) { // any other JSON value, kept as it came
+					gn, under = base+"Other", "json.RawMessage"
+				}
 			case "array":
 				if r := b.Items.ref(); r != "" {
 					gn, under = goName(r)+"List", "[]"+goName(r)

@@ -68,6 +68,8 @@ type flatUnion struct {
 var flatUnions = map[string]flatUnion{
 	"CreateElicitationRequest":      {"Mode", "ElicitationMode"},
 	"CreateElicitationResponse":     {"Action", "ElicitationAction"},
+	"DiffChange":                    {"Change", "DiffOperation"}, // v2
+	"StateUpdate":                   {"State", "State"},          // v2, made an object by patchV2
 	"ElicitationFormMode":           {"Scope", "ElicitationScope"},
 	"ElicitationUrlMode":            {"Scope", "ElicitationScope"},
 	"SessionConfigOption":           {"Kind", "SessionConfigKind"},
@@ -81,6 +83,7 @@ var inlineVariants = map[string]string{
 	"RequestPermissionOutcome/cancelled":    "CancelledPermissionOutcome",
 	"SetSessionConfigOptionRequest/":        "SessionConfigSelectValue",
 	"SetSessionConfigOptionRequest/boolean": "SessionConfigBooleanValue",
+	"SetSessionConfigOptionRequest/id":      "SessionConfigIDValue", // v2
 }
 
 // tagAliases lists discriminator values that select a union's untagged (default) variant as well:
@@ -100,4 +103,5 @@ var skipReasons = map[string]string{
 	"ClientResponse":     "message-union wrapper; internal/jsonrpc2 frames messages and the method table maps names to types",
 	"Error":              "hand-written as acp.Error (errors.go) because it implements error",
 	"ErrorCode":          "hand-written: acp.ErrorCode(err) and the Err* sentinels carry the codes",
+	"ErrorData":          "v2: what Error.Data may hold; Error keeps it as JSON, and its two shapes have types of their own",
 }

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// v2Subset is what acp/terminal_v2.go's go:generate line asks for.
-var v2Subset = subsetOptions{Roots: []string{"TerminalUpdate", "TerminalOutputChunk"}, Prefix: "V2", Schema: "schema/v2/schema.json"}
+// v2Subset is what acp/gen.go's second go:generate line asks for (Shared is read by the test).
+var v2Subset = subsetOptions{Roots: []string{"all"}, Prefix: "V2", Schema: "schema/v2/schema.json"}
 
 // TestV2FileUpToDate regenerates acp/types_v2_gen.go in memory and compares it with the
 // committed file.
@@ -18,11 +19,19 @@ func TestV2FileUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := generateSubset(schemaJSON, v2Subset)
+	v1JSON, err := os.ReadFile(filepath.Join("..", "..", "schema", "v1", "schema.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := generateSubset(schemaJSON, v2Subset)
+	opts := v2Subset
+	opts.Roots = slices.Clone(v2Subset.Roots)
+	opts.Shared = v1JSON
+	want, err := generateSubset(schemaJSON, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Roots = slices.Clone(v2Subset.Roots)
+	again, err := generateSubset(schemaJSON, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +46,11 @@ func TestV2FileUpToDate(t *testing.T) {
 		t.Fatal("acp/types_v2_gen.go is stale; run `go generate ./acp/...`")
 	}
 	for _, name := range []string{"type V2TerminalUpdate struct", "type V2TerminalOutputChunk struct",
-		"type V2TerminalExitStatus struct", "Data []byte `json:\"data\"`"} {
+		"type V2TerminalExitStatus struct", "Data []byte `json:\"data\"`",
+		// One vocabulary: same-shaped $defs keep their v1 types; changed ones get the prefix.
+		"TerminalID TerminalID `json:\"terminalId\"`", "type V2PromptResponse struct",
+		"StopReason *StopReason `json:\"stopReason,omitempty\"`", "MethodTerminalCancel = \"terminal/cancel\"",
+		"var v2MethodTable = "} {
 		if !strings.Contains(string(got), name) {
 			t.Errorf("types_v2_gen.go lacks %q", name)
 		}

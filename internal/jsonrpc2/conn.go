@@ -218,6 +218,8 @@ type Conn struct {
 type pendingCall struct {
 	ch     chan response // buffered: exactly one response is ever sent
 	direct bool          // made from a notification handler: deliver without waiting
+	// delivered, if set, is called as a result is handed over, in order with notifications.
+	delivered func(json.RawMessage)
 }
 
 type response struct {
@@ -312,11 +314,21 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 // written: a message sent after that is written after the request. ACP's session/cancel
 // must not overtake the session/prompt it cancels.
 func (c *Conn) CallQueued(ctx context.Context, method string, params, result any, queued func()) error {
+	return c.CallOrdered(ctx, method, params, result, queued, nil)
+}
+
+// CallOrdered is CallQueued, and calls delivered, if not nil, with the result when a
+// successful response is handed over: after every notification read before the response has
+// been handled and before any read after it is, in the goroutine that handles them. It must not
+// block, nor keep the result. ACP v2's session/prompt
+// answer only acknowledges the prompt, and a client telling the state updates of its turn from
+// earlier ones needs to know where the answer fell among them.
+func (c *Conn) CallOrdered(ctx context.Context, method string, params, result any, queued func(), delivered func(result json.RawMessage)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	n := c.nextID.Add(1)
-	p := &pendingCall{ch: make(chan response, 1), direct: ctx.Value(notifyCtxKey{}) == c}
+	p := &pendingCall{ch: make(chan response, 1), direct: ctx.Value(notifyCtxKey{}) == c, delivered: delivered}
 	c.mu.Lock()
 	if c.stopped || c.inputEnded {
 		c.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -110,6 +111,22 @@ func (c *Conn) drainCalls() bool {
 		}
 	}
 	return true
+}
+
+// Hold keeps the drain (Options.DrainTimeout) waiting, as an incoming call being served does,
+// until release is called: work a handler started and answered early (ACP v2's prompt turn,
+// acknowledged at once) still gets to write what it has to say after the end of input. A
+// handler may call it during the drain. It reports false, holding nothing, once the connection
+// has stopped. release may be called more than once.
+func (c *Conn) Hold() (release func(), ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return func() {}, false
+	}
+	c.answering++
+	var once sync.Once
+	return func() { once.Do(c.answered) }, true
 }
 
 // answered counts one incoming call as answered (or dropped) and wakes a draining reader.
@@ -402,6 +419,9 @@ func (c *Conn) deliver(n int64, r response) {
 			c.logf("jsonrpc2: dropped a response for call %d, which this connection never made", n)
 		}
 		return
+	}
+	if p.delivered != nil && r.err == nil {
+		p.delivered(r.result)
 	}
 	p.ch <- r
 }

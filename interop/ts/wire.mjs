@@ -16,6 +16,7 @@ import * as acp from "@agentclientprotocol/sdk";
 // Not part of the SDK's public exports; reached by path on purpose, so that
 // the check uses the very schemas the SDK validates with.
 import * as z from "../node_modules/@agentclientprotocol/sdk/dist/v1/schema/zod.gen.js";
+import * as z2 from "../node_modules/@agentclientprotocol/sdk/dist/v2/schema/zod.gen.js";
 
 // stdioStream connects the SDK to this process's own stdin and stdout (the
 // agent side of a stdio transport).
@@ -68,6 +69,24 @@ const schemas = {
   "$/cancel_request": [z.zCancelRequestNotification, null],
 };
 
+// v2Schemas are the same for ACP v2 (experimental/v2 in the SDK).
+const v2Schemas = {
+  initialize: [z2.zInitializeRequest, z2.zInitializeResponse],
+  "auth/login": [z2.zLoginAuthRequest, z2.zLoginAuthResponse],
+  "auth/logout": [z2.zLogoutAuthRequest, z2.zLogoutAuthResponse],
+  "session/new": [z2.zNewSessionRequest, z2.zNewSessionResponse],
+  "session/list": [z2.zListSessionsRequest, z2.zListSessionsResponse],
+  "session/resume": [z2.zResumeSessionRequest, z2.zResumeSessionResponse],
+  "session/close": [z2.zCloseSessionRequest, z2.zCloseSessionResponse],
+  "session/prompt": [z2.zPromptRequest, z2.zPromptResponse],
+  "session/cancel": [z2.zCancelSessionNotification, null],
+  "session/update": [z2.zUpdateSessionNotification, null],
+  "session/request_permission": [z2.zRequestPermissionRequest, z2.zRequestPermissionResponse],
+  "terminal/cancel": [z2.zCancelTerminalRequest, z2.zCancelTerminalResponse],
+  "tool_call/cancel": [z2.zCancelToolCallRequest, z2.zCancelToolCallResponse],
+  "$/cancel_request": [z2.zCancelRequestNotification, null],
+};
+
 // WireChecker checks the messages one side receives. Feed it every message
 // in both directions (it learns the method of each outgoing request so it can
 // check the response that comes back).
@@ -75,6 +94,12 @@ export class WireChecker {
   problems = [];
   checked = 0;
   #sent = new Map(); // our request id -> method
+  #schemas;
+
+  // version 2 checks against the v2 schemas.
+  constructor(version = 1) {
+    this.#schemas = version === 2 ? v2Schemas : schemas;
+  }
 
   see(direction, msg) {
     if (direction === "out") {
@@ -82,12 +107,12 @@ export class WireChecker {
       return;
     }
     if ("method" in msg) {
-      this.#check(msg.method, "params", schemas[msg.method]?.[0], msg.params ?? {});
+      this.#check(msg.method, "params", this.#schemas[msg.method]?.[0], msg.params ?? {});
     } else if ("result" in msg) {
       const method = this.#sent.get(msg.id);
       this.#sent.delete(msg.id);
       // An empty result may come as null; the SDK turns that into {}.
-      this.#check(method, "result", schemas[method]?.[1], msg.result ?? {});
+      this.#check(method, "result", this.#schemas[method]?.[1], msg.result ?? {});
     } else if ("error" in msg) {
       this.#sent.delete(msg.id);
     }
@@ -152,14 +177,14 @@ export const STEP_TIMEOUT_MS = 20_000;
 //   step       runs one bounded step of the script and prints its outcome;
 //   finish     ends the agent (closing its stdin, SIGKILL if it does not
 //              exit within 10 s) and prints its exit and the wire check.
-export function clientScript(name) {
+export function clientScript(name, version = 1) {
   const [workspace, dashdash, agentCmd, ...agentArgs] = process.argv.slice(2);
   if (!workspace || dashdash !== "--" || !agentCmd) {
     console.error(`usage: node ${name} WORKSPACE -- AGENT [ARGS...]`);
     process.exit(2);
   }
   const print = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
-  const wire = new WireChecker();
+  const wire = new WireChecker(version);
   const child = spawn(agentCmd, agentArgs, { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
   const stream = tap(childStream(child), (dir, msg) => {
