@@ -84,6 +84,14 @@ type Profile struct {
 	// read-only. Confined (unless --writable-config), the agent works on a
 	// copy of its own instead: see Shadow.
 	Shadows []Shadow
+	// WorkspaceConfig names directories of a workspace that the agent
+	// itself writes as it starts, which the workspace's protected names
+	// (sandbox.DefaultProtected) otherwise keep read-only, or reserve,
+	// as a whole. When acpterm confines the agent, each one of a
+	// workspace root is made a real directory when missing, and only its
+	// Protect entries are kept read-only (or reserved): the agent writes
+	// the rest.
+	WorkspaceConfig []WorkspaceConfig
 	// ConfigIfPresent are config files protected only where they exist:
 	// ones whose mere presence changes what the agent does (an empty
 	// ~/.gemini/.env would hide the ~/.env gemini-cli falls back to), so
@@ -109,6 +117,13 @@ type Shadow struct {
 	File PathSpec
 	Name string
 	Seed string
+}
+
+// A WorkspaceConfig is a directory Name of a workspace root and the
+// entries of it that stay protected: see Profile.WorkspaceConfig.
+type WorkspaceConfig struct {
+	Name    string
+	Protect []string
 }
 
 // EnvDir is a variable of LastingEnv and the directory it is set to.
@@ -326,7 +341,16 @@ var profiles = map[string]Profile{
 			{Base: ConfigHome, Rel: "opencode/config.json", Seed: "{}\n"},
 		},
 		ConfigDirs: inBase(ConfigHome, "opencode", "plugin", "plugins", "tool", "tools", "command", "commands",
-			"agent", "agents", "mode", "modes", "skill", "skills")},
+			"agent", "agents", "mode", "modes", "skill", "skills"),
+		// A workspace's .opencode holds the same kinds of things, and
+		// opencode writes a .gitignore into it at every start where it
+		// exists (a read-only one, or the sandbox's placeholder, fails
+		// the start with EROFS).
+		WorkspaceConfig: []WorkspaceConfig{{Name: ".opencode", Protect: []string{
+			"opencode.json", "opencode.jsonc", "config.json", "package.json", "node_modules",
+			"plugin", "plugins", "tool", "tools", "command", "commands",
+			"agent", "agents", "mode", "modes", "skill", "skills",
+		}}}},
 	// qwen-code writes ~/.qwen (settings, chats, tmp), or QWEN_HOME.
 	// Its shell tool runs in a pty, as gemini-cli's does.
 	// As gemini-cli's, which it derives from: settings.json (MCP
@@ -464,6 +488,8 @@ type Resolved struct {
 	ConfinedArgs  []string
 	ConfinedModes []string
 	NotByDefault  string
+	// WorkspaceConfig as in Profile.
+	WorkspaceConfig []WorkspaceConfig
 }
 
 // Resolve works p out in the environment of getenv, with extra (an
@@ -472,7 +498,7 @@ type Resolved struct {
 // path that cannot be resolved (no HOME) is an error.
 func (p Profile) Resolve(getenv func(string) string, extra []string) (*Resolved, error) {
 	r := &Resolved{Seeds: map[string]string{}, ConfigSeeds: map[string]string{}, TempEnv: slices.Clone(p.TempEnv), RootEnv: slices.Clone(p.RootEnv),
-		ConfinedArgs: slices.Clone(p.ConfinedArgs), ConfinedModes: slices.Clone(p.ConfinedModes), NotByDefault: p.NotByDefault}
+		ConfinedArgs: slices.Clone(p.ConfinedArgs), ConfinedModes: slices.Clone(p.ConfinedModes), NotByDefault: p.NotByDefault, WorkspaceConfig: slices.Clone(p.WorkspaceConfig)}
 	for _, d := range p.Dirs {
 		path := d.resolve(getenv)
 		if path == "" {

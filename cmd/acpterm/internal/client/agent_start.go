@@ -245,6 +245,11 @@ func agentPolicy(base *sandbox.Policy, prof *agents.Resolved, extra string) (*sa
 				return slices.ContainsFunc(paths, func(w string) bool { return w == x || strings.HasPrefix(w, x+"/") })
 			})
 			p.Protected = append(p.Protected, prof.Config...)
+			protected, err := workspaceConfig(p.Protected, p.Writable, prof.WorkspaceConfig)
+			if err != nil {
+				return nil, err
+			}
+			p.Protected = protected
 		}
 	}
 	if extra != "" {
@@ -294,4 +299,29 @@ func agentEnv(cmd *exec.Cmd, a *sandbox.Applied, prof *agents.Resolved, shadowed
 		env = append(env, prof.RootEnv...)
 	}
 	cmd.Env = env
+}
+
+// workspaceConfig replaces, in protected, each directory of wcs that lies
+// directly in one of roots by its Protect entries, after making it a real
+// directory when missing (see agents.Profile.WorkspaceConfig). A link in
+// its place is refused, as any link a sandboxed command could have made.
+func workspaceConfig(protected, roots []string, wcs []agents.WorkspaceConfig) ([]string, error) {
+	if len(wcs) == 0 {
+		return protected, nil
+	}
+	var out []string
+	for _, x := range protected {
+		i := slices.IndexFunc(wcs, func(wc agents.WorkspaceConfig) bool { return wc.Name == filepath.Base(x) })
+		if i < 0 || !slices.Contains(roots, filepath.Dir(x)) {
+			out = append(out, x)
+			continue
+		}
+		if _, err := sandbox.MkdirAll(x, 0o755); err != nil {
+			return nil, fmt.Errorf("making the agent's %s in the workspace: %w", wcs[i].Name, err)
+		}
+		for _, n := range wcs[i].Protect {
+			out = append(out, filepath.Join(x, n))
+		}
+	}
+	return out, nil
 }

@@ -185,3 +185,33 @@ func TestAgentPolicyCache(t *testing.T) {
 		t.Errorf("off: %v %q", p.Mode, p.Writable)
 	}
 }
+
+// TestWorkspaceConfig: a root's .opencode is made a real directory and only
+// its command-bearing entries stay protected, so that opencode can write
+// its .gitignore there; one deeper than a root stays protected whole; a
+// link in its place is refused, and nothing is made through it.
+func TestWorkspaceConfig(t *testing.T) {
+	root, other := t.TempDir(), t.TempDir()
+	wcs := []agents.WorkspaceConfig{{Name: ".opencode", Protect: []string{"plugin", "opencode.json"}}}
+	deep := filepath.Join(root, "sub", ".opencode")
+	in := []string{filepath.Join(root, ".mcp.json"), filepath.Join(root, ".opencode"), deep}
+	out, err := workspaceConfig(in, []string{root}, wcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(root, ".mcp.json"), filepath.Join(root, ".opencode", "plugin"), filepath.Join(root, ".opencode", "opencode.json"), deep}
+	if !slices.Equal(out, want) {
+		t.Errorf("workspaceConfig = %q, want %q", out, want)
+	}
+	if fi, err := os.Lstat(filepath.Join(root, ".opencode")); err != nil || !fi.IsDir() {
+		t.Errorf(".opencode: %v, %v; want a directory", fi, err)
+	}
+
+	linked := t.TempDir()
+	if err := os.Symlink(other, filepath.Join(linked, ".opencode")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := workspaceConfig([]string{filepath.Join(linked, ".opencode")}, []string{linked}, wcs); err == nil {
+		t.Error("a link as .opencode: no error")
+	}
+}
