@@ -362,6 +362,7 @@ func TestProtectOpencodeWorkspace(t *testing.T) {
 		`mkdir -p .opencode/plugin && echo 'x' > .opencode/plugin/x.js && printf '%s-%s\n' planted plugin`,
 		`echo '{"mcp":{}}' > .opencode/opencode.json && printf '%s-%s\n' planted config`,
 		`mkdir -p .opencode/node_modules/x && printf '%s-%s\n' planted module`,
+		`echo 'registry=http://127.0.0.1:1/' > .opencode/.npmrc && printf '%s-%s\n' planted npmrc`,
 	}, "\n")
 	env := []string{fakeAgentEnv + "=plant", plantEnv + "=" + line, "HOME=" + home,
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache")}
@@ -376,7 +377,7 @@ func TestProtectOpencodeWorkspace(t *testing.T) {
 	if strings.Contains(r.stdout, "planted-") {
 		t.Errorf("the agent planted:\n%s", r.stdout)
 	}
-	for _, f := range []string{"plugin", "opencode.json", "node_modules"} {
+	for _, f := range []string{"plugin", "opencode.json", "node_modules", ".npmrc"} {
 		if _, err := os.Lstat(filepath.Join(ws, ".opencode", f)); err == nil {
 			t.Errorf("the next session finds .opencode/%s: planted, or a placeholder left", f)
 		}

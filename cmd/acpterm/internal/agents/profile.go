@@ -348,6 +348,10 @@ var profiles = map[string]Profile{
 		// the start with EROFS).
 		WorkspaceConfig: []WorkspaceConfig{{Name: ".opencode", Protect: []string{
 			"opencode.json", "opencode.jsonc", "config.json", "package.json", "node_modules",
+			// What an install there follows: a lock file can name any
+			// tarball for a dependency package.json lists, bunfig.toml
+			// and .npmrc the registry.
+			"bun.lock", "bun.lockb", "package-lock.json", "bunfig.toml", ".npmrc",
 			"plugin", "plugins", "tool", "tools", "command", "commands",
 			"agent", "agents", "mode", "modes", "skill", "skills",
 		}}}},
