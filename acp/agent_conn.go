@@ -179,6 +179,14 @@ func (a *AgentConn) handle(ctx context.Context, req *jsonrpc2.Request) (any, err
 // answer's version is 1: an Agent speaks v2 only through the SDK, which
 // answers a v2 initialize itself (initializeV2).
 func (a *AgentConn) initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error) {
+	resp, _, err := a.initializeAs(ctx, req)
+	return resp, err
+}
+
+// initializeAs runs the Agent's Initialize and completes its answer, which
+// it returns in v1's words (ProtocolVersion 1), with the version the Agent
+// answered (0 when it left it unset).
+func (a *AgentConn) initializeAs(ctx context.Context, req *InitializeRequest) (*InitializeResponse, ProtocolVersion, error) {
 	caps := ClientCapabilities{}
 	if req.ClientCapabilities != nil {
 		caps = *req.ClientCapabilities
@@ -189,8 +197,9 @@ func (a *AgentConn) initialize(ctx context.Context, req *InitializeRequest) (*In
 
 	resp, err := a.agent.Initialize(ctx, req)
 	if err != nil || resp == nil {
-		return resp, err
+		return resp, 0, err
 	}
+	answered := resp.ProtocolVersion
 	resp.ProtocolVersion = ProtocolVersion1
 	ac := AgentCapabilities{}
 	if resp.AgentCapabilities != nil {
@@ -229,7 +238,7 @@ func (a *AgentConn) initialize(ctx context.Context, req *InitializeRequest) (*In
 		ac.Auth = &auth
 	}
 	resp.AgentCapabilities = &ac
-	return resp, nil
+	return resp, answered, nil
 }
 
 // SessionUpdate sends a session/update notification.

@@ -188,11 +188,12 @@ func (a *AgentConn) handleV2(ctx context.Context, req *jsonrpc2.Request) (any, e
 }
 
 func (a *AgentConn) newSessionV2(ctx context.Context, r *V2NewSessionRequest) (*V2NewSessionResponse, error) {
-	v1 := &NewSessionRequest{Cwd: string(r.Cwd), MCPServers: []MCPServer{}, Meta: r.Meta}
+	v1 := &NewSessionRequest{Cwd: string(r.Cwd), Meta: r.Meta}
 	for _, d := range r.AdditionalDirectories {
 		v1.AdditionalDirectories = append(v1.AdditionalDirectories, string(d))
 	}
-	if err := convert(&v1.MCPServers, r.MCPServers); err != nil {
+	var err error
+	if v1.MCPServers, err = v1MCPServers(r.MCPServers); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
 	resp, err := a.agent.NewSession(ctx, v1)
@@ -203,7 +204,7 @@ func (a *AgentConn) newSessionV2(ctx context.Context, r *V2NewSessionRequest) (*
 		return nil, fmt.Errorf("%w: the agent created no session", ErrInternal)
 	}
 	out := &V2NewSessionResponse{SessionID: resp.SessionID, Meta: resp.Meta}
-	_ = convert(&out.ConfigOptions, resp.ConfigOptions)
+	_ = convertConfigOptions(&out.ConfigOptions, resp.ConfigOptions, v1ConfigIDKey, v2ConfigIDKey)
 	return out, nil
 }
 
@@ -242,16 +243,16 @@ func (a *AgentConn) setConfigOptionV2(ctx context.Context, h ConfigOptionSetter,
 	if err != nil || resp == nil {
 		return nil, err
 	}
-	out := new(V2SetSessionConfigOptionResponse)
-	return out, convert(out, resp)
+	out := &V2SetSessionConfigOptionResponse{Meta: resp.Meta}
+	return out, convertConfigOptions(&out.ConfigOptions, resp.ConfigOptions, v1ConfigIDKey, v2ConfigIDKey)
 }
 
 // resumeV2 serves session/resume: a replay from the start goes through the
 // Agent's LoadSession, a resume without one through its ResumeSession;
 // then the session's state, before the answer.
 func (a *AgentConn) resumeV2(ctx context.Context, r *V2ResumeSessionRequest, seq uint64) (*V2ResumeSessionResponse, error) {
-	var mcp []MCPServer
-	if err := convert(&mcp, r.MCPServers); err != nil {
+	mcp, err := v1MCPServers(r.MCPServers)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
 	dirs := make([]string, len(r.AdditionalDirectories))
@@ -271,7 +272,7 @@ func (a *AgentConn) resumeV2(ctx context.Context, r *V2ResumeSessionRequest, seq
 		}
 		if resp != nil {
 			out.Meta = resp.Meta
-			_ = convert(&out.ConfigOptions, resp.ConfigOptions)
+			_ = convertConfigOptions(&out.ConfigOptions, resp.ConfigOptions, v1ConfigIDKey, v2ConfigIDKey)
 		}
 	case *V2ReplayFromStart:
 		h, ok := a.agent.(SessionLoader)
@@ -284,7 +285,7 @@ func (a *AgentConn) resumeV2(ctx context.Context, r *V2ResumeSessionRequest, seq
 		}
 		if resp != nil {
 			out.Meta = resp.Meta
-			_ = convert(&out.ConfigOptions, resp.ConfigOptions)
+			_ = convertConfigOptions(&out.ConfigOptions, resp.ConfigOptions, v1ConfigIDKey, v2ConfigIDKey)
 		}
 	default:
 		return nil, fmt.Errorf("%w: unsupported replayFrom cursor", ErrInvalidParams)
@@ -439,6 +440,10 @@ func (a *AgentConn) sessionUpdateInV2(ctx context.Context, n *SessionNotificatio
 		}
 		plan, _ := json.Marshal(items)
 		env.Update = map[string]json.RawMessage{"sessionUpdate": json.RawMessage(`"plan_update"`), "plan": plan}
+	case "config_option_update":
+		if opts, err := renameConfigIDs(env.Update["configOptions"], v1ConfigIDKey, v2ConfigIDKey); err == nil && opts != nil {
+			env.Update["configOptions"] = opts
+		}
 	case "current_mode_update":
 		a.opts.logf("acp: a %s session update has no v2 form; not sent", kind)
 		return nil

@@ -80,6 +80,9 @@ func (c *ClientConn) handle(ctx context.Context, req *jsonrpc2.Request) (any, er
 			return notify(ctx, req, e.CompleteElicitation)
 		}
 	}
+	if res, ok, err := serveTerminalInput(ctx, c.client, req); ok {
+		return res, err
+	}
 	return serveExt(ctx, c.client, req)
 }
 
@@ -102,6 +105,7 @@ func (c *ClientConn) initializeRequest(req *InitializeRequest) *InitializeReques
 	_, fs.ReadTextFile = c.client.(FileReader)
 	_, fs.WriteTextFile = c.client.(FileWriter)
 	caps.FS = &fs
+	caps.Meta = withInputCapability(c.client, caps.Meta)
 	r.ClientCapabilities = &caps
 	return &r
 }

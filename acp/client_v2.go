@@ -38,6 +38,17 @@ type V2UpdateHandler interface {
 	SessionUpdateV2(ctx context.Context, n *V2UpdateSessionNotification) error
 }
 
+// V2StateHandler is implemented by a Client that keeps its v1 handlers
+// (no V2UpdateHandler) and still wants v2's state updates, which v1 has no
+// words for: the turn's state and the background list. SessionStateV2 is
+// called for every state update, in order with the translated updates
+// around it, after it has been applied to the session's View (whose
+// Background then has the list joined with each item's current form), and
+// before a Prompt that the update ends returns.
+type V2StateHandler interface {
+	SessionStateV2(ctx context.Context, sid SessionID, u *V2StateUpdate) error
+}
+
 // V2PermissionHandler is implemented by a Client that answers v2
 // permission requests (a title and a subject: a tool call or a command)
 // as they are, instead of through RequestPermission.
@@ -109,6 +120,9 @@ func (c *ClientConn) handleV2(ctx context.Context, req *jsonrpc2.Request) (any, 
 			return notify(ctx, req, e.CompleteElicitation)
 		}
 	}
+	if res, ok, err := serveTerminalInput(ctx, c.client, req); ok {
+		return res, err
+	}
 	// terminal/* and fs/* do not exist in v2: method not found.
 	return serveExt(ctx, c.client, req)
 }
@@ -133,6 +147,12 @@ func (c *ClientConn) sessionUpdateV2(ctx context.Context, raw json.RawMessage) e
 	}
 	if h, ok := c.client.(V2UpdateHandler); ok {
 		return h.SessionUpdateV2(context.WithValue(ctx, rawParamsKey{}, raw), n)
+	}
+	if su, ok := n.Update.(*V2StateUpdate); ok {
+		if h, ok := c.client.(V2StateHandler); ok {
+			return h.SessionStateV2(ctx, n.SessionID, su)
+		}
+		return nil
 	}
 	// RawParams stays nil here: the handler gets a translation, not what
 	// the agent sent.
@@ -161,6 +181,10 @@ func v1SessionUpdates(v *SessionView, u V2SessionUpdate, raw json.RawMessage, fr
 	switch u := u.(type) {
 	case *V2StateUpdate:
 		return nil
+	case *V2ConfigOptionUpdate:
+		if r, err := renameConfigOptionsIn(raw, v2ConfigIDKey, v1ConfigIDKey); err == nil {
+			raw = r
+		}
 	case *V2PlanUpdate:
 		// v1 has one plan per session: every items plan is it.
 		items, ok := u.Plan.(*V2PlanItems)
@@ -328,7 +352,8 @@ func (c *ClientConn) newSessionInV2(ctx context.Context, req *NewSessionRequest)
 	for _, d := range req.AdditionalDirectories {
 		r.AdditionalDirectories = append(r.AdditionalDirectories, V2AbsolutePath(d))
 	}
-	if err := tagged(req.MCPServers, "type", "stdio", &r.MCPServers); err != nil {
+	var err error
+	if r.MCPServers, err = v2MCPServers(req.MCPServers); err != nil {
 		return nil, fmt.Errorf("acp: MCP servers in v2's words: %w", err)
 	}
 	resp, err := c.NewSessionV2(ctx, r)
@@ -336,7 +361,7 @@ func (c *ClientConn) newSessionInV2(ctx context.Context, req *NewSessionRequest)
 		return nil, err
 	}
 	out := &NewSessionResponse{SessionID: resp.SessionID, Meta: resp.Meta}
-	_ = convert(&out.ConfigOptions, resp.ConfigOptions)
+	_ = convertConfigOptions(&out.ConfigOptions, resp.ConfigOptions, v2ConfigIDKey, v1ConfigIDKey)
 	return out, nil
 }
 
@@ -346,7 +371,8 @@ func (c *ClientConn) resumeSessionInV2(ctx context.Context, req *ResumeSessionRe
 	for _, d := range req.AdditionalDirectories {
 		r.AdditionalDirectories = append(r.AdditionalDirectories, V2AbsolutePath(d))
 	}
-	if err := tagged(req.MCPServers, "type", "stdio", &r.MCPServers); err != nil {
+	var err error
+	if r.MCPServers, err = v2MCPServers(req.MCPServers); err != nil {
 		return nil, fmt.Errorf("acp: MCP servers in v2's words: %w", err)
 	}
 	resp, err := c.ResumeSessionV2(ctx, r)
@@ -354,7 +380,7 @@ func (c *ClientConn) resumeSessionInV2(ctx context.Context, req *ResumeSessionRe
 		return nil, err
 	}
 	out := &ResumeSessionResponse{Meta: resp.Meta}
-	_ = convert(&out.ConfigOptions, resp.ConfigOptions)
+	_ = convertConfigOptions(&out.ConfigOptions, resp.ConfigOptions, v2ConfigIDKey, v1ConfigIDKey)
 	return out, nil
 }
 
@@ -377,8 +403,16 @@ func translated[V2Req, V2Resp, Resp any](ctx context.Context, c *ClientConn, met
 	if err != nil {
 		return nil, err
 	}
+	b, err = json.Marshal(resp)
+	if err == nil {
+		// v2 answers that list config options name their IDs "configId".
+		b, err = renameConfigOptionsIn(b, v2ConfigIDKey, v1ConfigIDKey)
+	}
 	out := new(Resp)
-	if err := convert(out, resp); err != nil {
+	if err == nil {
+		err = json.Unmarshal(b, out)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("acp: the answer to %s in v1's words: %w", method, err)
 	}
 	return out, nil

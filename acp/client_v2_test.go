@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -119,8 +120,30 @@ func TestClientV2Turn(t *testing.T) {
 	if resp.StopReason != acp.StopReasonEndTurn {
 		t.Errorf("stop reason %q", resp.StopReason)
 	}
-	v := cc.View("s1")
 	// Every update the agent sent before the idle one has been applied.
+	checkTurnView(t, cc.View("s1"))
+	if _, err := cc.CancelTerminal(ctx, &acp.V2CancelTerminalRequest{SessionID: "s1", TerminalID: "term1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cc.CancelToolCall(ctx, &acp.V2CancelToolCallRequest{SessionID: "s1", ToolCallID: "t1"}); !errors.Is(err, acp.ErrNotCancellable) {
+		t.Errorf("cancel of a tool call without capabilities.cancel: %v", err)
+	}
+	if m := s.methods(); m[len(m)-1] != "terminal/cancel" {
+		t.Errorf("methods sent %v: want terminal/cancel last and no tool_call/cancel", m)
+	}
+	// The v1 handler: the tool call announced as tool_call, then updated; chunks as chunks; the
+	// terminal updates as the unknown updates package display reads; no state update.
+	want := "tool_call terminal_update terminal_output_chunk terminal_output_chunk tool_call_update agent_message_chunk agent_message_chunk usage_update"
+	if got := strings.Join(rec.kinds(), " "); got != want {
+		t.Errorf("v1 handler got\n  %s\nwant\n  %s", got, want)
+	}
+}
+
+// checkTurnView checks the view after TestClientV2Turn's turn: the
+// upserts merged, the terminal's output, the background terminal
+// cancellable, the idle state and the usage.
+func checkTurnView(t *testing.T, v *acp.SessionView) {
+	t.Helper()
 	msgs := v.Messages()
 	if len(msgs) != 1 || len(msgs[0].Content) != 2 || msgs[0].Kind != "agent_message" {
 		t.Fatalf("messages %+v", msgs)
@@ -141,21 +164,6 @@ func TestClientV2Turn(t *testing.T) {
 	}
 	if u := v.Usage(); u == nil || u.Used != 1200 || u.Size != 200000 {
 		t.Errorf("usage %+v", u)
-	}
-	if _, err := cc.CancelTerminal(ctx, &acp.V2CancelTerminalRequest{SessionID: "s1", TerminalID: "term1"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cc.CancelToolCall(ctx, &acp.V2CancelToolCallRequest{SessionID: "s1", ToolCallID: "t1"}); !errors.Is(err, acp.ErrNotCancellable) {
-		t.Errorf("cancel of a tool call without capabilities.cancel: %v", err)
-	}
-	if m := s.methods(); m[len(m)-1] != "terminal/cancel" {
-		t.Errorf("methods sent %v: want terminal/cancel last and no tool_call/cancel", m)
-	}
-	// The v1 handler: the tool call announced as tool_call, then updated; chunks as chunks; the
-	// terminal updates as the unknown updates package display reads; no state update.
-	want := "tool_call terminal_update terminal_output_chunk terminal_output_chunk tool_call_update agent_message_chunk agent_message_chunk usage_update"
-	if got := strings.Join(rec.kinds(), " "); got != want {
-		t.Errorf("v1 handler got\n  %s\nwant\n  %s", got, want)
 	}
 }
 
@@ -359,4 +367,57 @@ func (r *viewChecker) SessionUpdateV2(ctx context.Context, n *acp.V2UpdateSessio
 	r.lastAgentText = append(r.lastAgentText, strings.Join(s, "|"))
 	r.raws = append(r.raws, string(acp.RawParams(ctx)))
 	return nil
+}
+
+// stateRecorder is a v1Recorder that also takes v2's state updates (V2StateHandler): what the
+// background list was, as the view had it, each time.
+type stateRecorder struct {
+	v1Recorder
+	cc     func() *acp.ClientConn
+	states []string
+}
+
+func (r *stateRecorder) SessionStateV2(_ context.Context, sid acp.SessionID, u *acp.V2StateUpdate) error {
+	items, reported := r.cc().View(sid).Background()
+	var ids []string
+	for _, it := range items {
+		if it.Terminal != nil {
+			ids = append(ids, string(it.Terminal.TerminalID))
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kind := fmt.Sprintf("%T", u.State)
+	r.states = append(r.states, fmt.Sprintf("%s %v %v", strings.TrimPrefix(kind, "*acp.V2"), reported, ids))
+	r.updates = append(r.updates, nil) // its place among the v1 updates
+	return nil
+}
+
+// A v1 client with V2StateHandler hears the state updates in order with the translated ones, the
+// view already holding each, and before Prompt returns.
+func TestClientV2StateHandler(t *testing.T) {
+	rec := &stateRecorder{}
+	var conn *acp.ClientConn
+	rec.cc = func() *acp.ClientConn { return conn }
+	cc, _ := v2Agent(t, rec, func(id string) []string {
+		return []string{
+			update(`{"sessionUpdate":"state_update","state":"running"}`),
+			update(`{"sessionUpdate":"terminal_update","terminalId":"term1","command":"make","capabilities":{"cancel":{}}}`),
+			result(id, `{"messageId":"m1"}`),
+			update(`{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn","background":[{"type":"terminal","terminalId":"term1"}]}`),
+		}
+	}, nil)
+	conn = cc
+	if _, err := cc.Prompt(ctxFor(t), &acp.PromptRequest{SessionID: "s1", Prompt: []acp.ContentBlock{&acp.TextContent{Text: "hi"}}}); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	want := []string{"RunningStateUpdate false []", "IdleStateUpdate true [term1]"}
+	if fmt.Sprint(rec.states) != fmt.Sprint(want) {
+		t.Errorf("states %q, want %q", rec.states, want)
+	}
+	if len(rec.updates) != 3 || rec.updates[0] != nil || rec.updates[1] == nil || rec.updates[2] != nil {
+		t.Errorf("updates %v: want state, terminal_update, state", rec.updates)
+	}
 }

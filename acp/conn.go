@@ -105,6 +105,13 @@ type ConnOptions struct {
 	// the v2-only calls (CancelTerminal, CancelToolCall, ResumeSessionV2)
 	// work. See ClientConn.Initialize. v1 stays the default for now.
 	OfferV2 bool
+	// OnlyV2, with OfferV2, leaves out of the offer what it carries for
+	// an agent that answers 1 (v1's clientCapabilities and clientInfo):
+	// for a client that does not go on in v1. An agent on this SDK that
+	// needs the client's terminals or fs answers 1 only when the offer
+	// has them, so it answers 2 here. An agent that answers 1 anyway gets
+	// a v1 connection without capabilities: check ProtocolVersion.
+	OnlyV2 bool
 	// HandlerWait, for StartAgent only, is how long ClientConn.Close waits
 	// for request handlers to return once their contexts are cancelled;
 	// past it Close reports ErrHandlersRunning and leaves them to finish on
@@ -251,7 +258,12 @@ func serve[Req, Resp any](ctx context.Context, req *jsonrpc2.Request, f func(con
 	if err := decodeParams(req.Params, p); err != nil {
 		return nil, err
 	}
-	resp, err := f(ctx, p)
+	return answer(f(ctx, p))
+}
+
+// answer is a typed handler's result as a call's: an empty response for a
+// nil one, so the peer always receives an object.
+func answer[Resp any](resp *Resp, err error) (any, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,17 @@
 //     empty (the client runs it with its shell, SHELL -c LINE) and a
 //     program executed directly with exactly Args otherwise; send an argv
 //     ("sh", "-c", LINE) to get a shell on every client.
+//   - Typing into terminals, acpterm's extension (ACP has no input, resize
+//     or pty): AgentConn.CreateTerminalWith asks terminal/create for a
+//     pseudo-terminal or a stdin pipe (TerminalOptions, sent in _meta), and
+//     the handle's Write, CloseStdin and Resize send the extension methods
+//     MethodTerminalWrite, MethodTerminalCloseStdin and
+//     MethodTerminalResize. They fail with ErrNoTerminalInput, before any
+//     round trip, when the client did not advertise them in
+//     clientCapabilities._meta (MetaTerminalPTY, MetaTerminalStdin,
+//     MetaTerminalInput). A client serves them by implementing
+//     TerminalInputHandler (package terminal: InputHandler), on v1 and v2
+//     connections alike.
 //
 // Errors: handlers return plain errors; wrap a sentinel such as
 // ErrInvalidParams with %w to choose the code the peer sees. WireError is the
@@ -83,7 +94,13 @@
 // Version negotiation is per connection. A ClientConn asks for 2 when
 // ConnOptions.OfferV2 is set (v1 stays the default) and speaks whatever
 // the agent answers, 1 or 2; an AgentConn serves whichever version the
-// client asks for. ProtocolVersion on either says which. A v1-shaped
+// client asks for, unless the Agent's Initialize answers ProtocolVersion1
+// to an offer of 2: v2 has no client terminals or files, so an agent that
+// runs its commands in the client's terminals answers 1 when the offer's
+// ClientCapabilities (what the client gives in v1) has them, and is
+// served v1. Leaving ProtocolVersion unset, or answering the version
+// asked for, serves both. ProtocolVersion on either connection says
+// which was agreed. A v1-shaped
 // request for 2, or an answer of 2 the client did not offer, fails
 // initialize with an error that says so (ErrVersionNegotiation on the
 // client).
@@ -97,7 +114,8 @@
 // messages, the state and its background work); a Client implementing
 // V2UpdateHandler gets every update as it is, after it has been applied
 // to the view, which makes the state, terminal and tool call updates the
-// events of a jobs list; CancelTerminal and CancelToolCall stop background
+// events of a jobs list (a Client that keeps its v1 handlers implements
+// V2StateHandler instead, for the state updates alone); CancelTerminal and CancelToolCall stop background
 // work that advertises capabilities.cancel. On the agent, AgentConn
 // acknowledges the prompt, runs the Agent's Prompt and sends its end as
 // the idle state update; it lists background work on every state update

@@ -85,7 +85,7 @@ func (c *ClientConn) negotiate(ctx context.Context, req *InitializeRequest) (*In
 	if c.opts == nil || !c.opts.OfferV2 {
 		return c.initializeV1(ctx, v1, false)
 	}
-	offer, err := initializeOffer(v1)
+	offer, err := initializeOffer(v1, !c.opts.OnlyV2)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -183,8 +183,9 @@ func unsupportedVersion(err error) (*V2UnsupportedProtocolVersionErrorData, bool
 var unknownImplementation = Implementation{Name: "unknown", Version: "unknown"}
 
 // initializeOffer is the params of a v2 initialize built from a v1 one,
-// with v1's clientInfo and clientCapabilities kept beside v2's members.
-func initializeOffer(v1 *InitializeRequest) (json.RawMessage, error) {
+// with v1's clientInfo and clientCapabilities kept beside v2's members
+// when withV1.
+func initializeOffer(v1 *InitializeRequest, withV1 bool) (json.RawMessage, error) {
 	r := V2InitializeRequest{ProtocolVersion: ProtocolVersion2, Info: unknownImplementation, Meta: v1.Meta}
 	if v1.ClientInfo != nil {
 		r.Info = *v1.ClientInfo
@@ -197,8 +198,8 @@ func initializeOffer(v1 *InitializeRequest) (json.RawMessage, error) {
 		r.Capabilities = &caps
 	}
 	b, err := json.Marshal(r)
-	if err != nil {
-		return nil, err
+	if err != nil || !withV1 {
+		return b, err
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -295,8 +296,13 @@ func (a *AgentConn) initializeAny(ctx context.Context, req *jsonrpc2.Request) (a
 }
 
 // initializeV2 answers a v2 initialize: the Agent's Initialize sees the
-// request in v1's words (ClientInfo from info, ClientCapabilities from
-// capabilities, ProtocolVersion 2), and its answer goes out in v2's.
+// request in v1's words (ProtocolVersion 2; ClientInfo from info, else the
+// offer's v1 clientInfo; ClientCapabilities from the offer's v1
+// clientCapabilities, what the client gives an agent that answers 1, with
+// v2's elicitation, auth and _meta), and its answer goes out in v2's. An
+// Agent that answers ProtocolVersion 1 (one that needs the client's
+// terminals or fs, which v2 does not have) is served v1 instead: its
+// answer goes out in v1's words and the connection speaks v1.
 func (a *AgentConn) initializeV2(ctx context.Context, raw json.RawMessage) (any, error) {
 	r := new(V2InitializeRequest)
 	if err := decodeParams(raw, r); err != nil {
@@ -305,23 +311,41 @@ func (a *AgentConn) initializeV2(ctx context.Context, raw json.RawMessage) (any,
 		}
 		return nil, err
 	}
-	caps := ClientCapabilities{}
+	// What the offer carries for an agent that answers 1 (ClientConn
+	// sends both); members that do not decode are left out, as a v2
+	// agent ignores them.
+	var v1 struct {
+		ClientCapabilities *ClientCapabilities `json:"clientCapabilities"`
+		ClientInfo         *Implementation     `json:"clientInfo"`
+	}
+	_ = json.Unmarshal(raw, &v1)
+	v2caps := ClientCapabilities{}
 	if c := r.Capabilities; c != nil {
-		caps.Elicitation, caps.Meta = c.Elicitation, c.Meta
+		v2caps.Elicitation, v2caps.Meta = c.Elicitation, c.Meta
 		if c.Auth != nil && c.Auth.Terminal != nil {
-			caps.Auth = &AuthCapabilities{Terminal: true}
+			v2caps.Auth = &AuthCapabilities{Terminal: true}
 		}
 	}
+	offered := v2caps
+	if v1.ClientCapabilities != nil {
+		offered = *v1.ClientCapabilities
+		offered.Elicitation, offered.Auth, offered.Meta = v2caps.Elicitation, v2caps.Auth, v2caps.Meta
+	}
 	info := r.Info
-	resp, err := a.initialize(ctx, &InitializeRequest{ProtocolVersion: ProtocolVersion2, ClientCapabilities: &caps, ClientInfo: &info, Meta: r.Meta})
+	resp, answered, err := a.initializeAs(ctx, &InitializeRequest{ProtocolVersion: ProtocolVersion2, ClientCapabilities: &offered, ClientInfo: &info, Meta: r.Meta})
 	if err != nil {
 		return nil, err
+	}
+	if answered == ProtocolVersion1 && resp != nil {
+		a.negotiated.set(ProtocolVersion1)
+		return resp, nil
 	}
 	if resp == nil {
 		resp = &InitializeResponse{}
 	}
 	out := v2InitializeResponse(resp)
 	a.mu.Lock()
+	a.clientCaps = &v2caps
 	a.clientCapsV2 = r.Capabilities
 	a.mu.Unlock()
 	a.negotiated.set(ProtocolVersion2)

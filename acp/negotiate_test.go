@@ -143,7 +143,7 @@ func (namedAgent) Prompt(context.Context, *acp.PromptRequest) (*acp.PromptRespon
 
 func (namedAgent) Initialize(_ context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
 	return &acp.InitializeResponse{
-		ProtocolVersion: acp.ProtocolVersion1,
+		ProtocolVersion: req.ProtocolVersion, // whichever the client asks for
 		AgentInfo:       &acp.Implementation{Name: "named", Version: "1.0"},
 		AgentCapabilities: &acp.AgentCapabilities{
 			PromptCapabilities: &acp.PromptCapabilities{Image: true},

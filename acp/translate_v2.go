@@ -43,30 +43,26 @@ func retag(raw json.RawMessage, key, tag string, rename bool) (json.RawMessage, 
 	return json.Marshal(m)
 }
 
-// tagged re-encodes each value of a v1 union slice with key added where the
-// v1 encoding leaves it out (v1's default variants: an McpServer without
-// "type" is stdio, an AuthMethod without "type" is an agent method), and
-// decodes the result into dst, a v2 slice.
-func tagged[T any](src []T, key, tag string, dst any) error {
-	var out []json.RawMessage
+// v2MCPServers says v1 MCP servers in v2's words: a stdio server (v1's
+// has no "type") gets type "stdio"; the others keep theirs. Each is then
+// decoded as a V2MCPServer (an interface: encoding/json cannot).
+func v2MCPServers(src []MCPServer) ([]V2MCPServer, error) {
+	var out []V2MCPServer
 	for _, v := range src {
-		b, err := json.Marshal(v)
+		b, err := genEncodeMCPServer(v)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if b, err = retag(b, key, tag, false); err != nil {
-			return err
+		if b, err = retag(b, "type", "stdio", false); err != nil {
+			return nil, err
 		}
-		out = append(out, b)
+		s, err := genDecodeV2MCPServer(b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
 	}
-	if out == nil {
-		return nil
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, dst)
+	return out, nil
 }
 
 // presence is an optional v2 capability object: {} when on.
@@ -131,6 +127,80 @@ func translatedCall[V2Req, V2Resp, Resp any](ctx context.Context, c *conn, metho
 	out := new(Resp)
 	if err := convert(out, resp); err != nil {
 		return nil, fmt.Errorf("acp: the answer to %s in v1's words: %w", method, err)
+	}
+	return out, nil
+}
+
+// A config option's ID is "id" in v1 and "configId" in v2; everything
+// else about it is encoded alike.
+const (
+	v1ConfigIDKey = "id"
+	v2ConfigIDKey = "configId"
+)
+
+// convertConfigOptions re-encodes a list of config options (src) into dst,
+// the other version's list, renaming each option's from member to to.
+func convertConfigOptions(dst, src any, from, to string) error {
+	b, err := json.Marshal(src)
+	if err != nil {
+		return err
+	}
+	if b, err = renameConfigIDs(b, from, to); err != nil {
+		return err
+	}
+	return json.Unmarshal(b, dst)
+}
+
+// renameConfigIDs renames the member from to to in each object of the
+// JSON array raw (null stays null).
+func renameConfigIDs(raw json.RawMessage, from, to string) (json.RawMessage, error) {
+	var opts []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &opts); err != nil || opts == nil {
+		return raw, err
+	}
+	for _, o := range opts {
+		if v, ok := o[from]; ok {
+			delete(o, from)
+			o[to] = v
+		}
+	}
+	return json.Marshal(opts)
+}
+
+// renameConfigOptionsIn renames the config option IDs of the
+// "configOptions" member of the JSON object raw, if it has one.
+func renameConfigOptionsIn(raw json.RawMessage, from, to string) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	opts, ok := m["configOptions"]
+	if !ok {
+		return raw, nil
+	}
+	opts, err := renameConfigIDs(opts, from, to)
+	if err != nil {
+		return nil, err
+	}
+	m["configOptions"] = opts
+	return json.Marshal(m)
+}
+
+// v1MCPServers says v2 MCP servers in v1's words, for an Agent written
+// against the v1 types: v1 reads a stdio server's "type" as v2 writes it.
+// It is never nil.
+func v1MCPServers(src []V2MCPServer) ([]MCPServer, error) {
+	out := []MCPServer{}
+	for _, v := range src {
+		b, err := genEncodeV2MCPServer(v)
+		if err != nil {
+			return nil, err
+		}
+		s, err := genDecodeMCPServer(b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
 	}
 	return out, nil
 }

@@ -52,7 +52,7 @@ func TestRunLocalCommandClientGone(t *testing.T) {
 	if _, err := cc.Initialize(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SetSessionCwd("s", t.TempDir()); err != nil {
+	if err := m.SetSessionCwd(context.Background(), "s", t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	go func() {

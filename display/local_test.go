@@ -61,8 +61,9 @@ func (c *wireClient) ExtNotification(_ context.Context, method string, _ json.Ra
 
 type idleAgent struct{}
 
-func (idleAgent) Initialize(context.Context, *acp.InitializeRequest) (*acp.InitializeResponse, error) {
-	return &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}, nil
+func (idleAgent) Initialize(_ context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+	// It runs its commands itself: either version will do.
+	return &acp.InitializeResponse{ProtocolVersion: req.ProtocolVersion}, nil
 }
 func (idleAgent) NewSession(context.Context, *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
 	return &acp.NewSessionResponse{SessionID: "s"}, nil

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 type cancelClient struct {
 	conn      *acp.ClientConn
 	cancelled chan error
+	exited    chan struct{} // closed at the update that says the terminal exited
+	exitOnce  sync.Once
 }
 
 func (c *cancelClient) SetConn(conn *acp.ClientConn) { c.conn = conn }
@@ -31,6 +34,10 @@ func (c *cancelClient) RequestPermission(context.Context, *acp.RequestPermission
 
 func (c *cancelClient) SessionUpdateV2(_ context.Context, n *acp.V2UpdateSessionNotification) error {
 	u, ok := n.Update.(*acp.V2TerminalUpdate)
+	if ok && u.ExitStatus != nil {
+		// The session's view has applied it before this handler runs.
+		c.exitOnce.Do(func() { close(c.exited) })
+	}
 	if !ok || u.Capabilities == nil || u.Capabilities.Cancel == nil {
 		return nil
 	}
@@ -49,7 +56,7 @@ func TestRunLocalCommandV2Cancel(t *testing.T) {
 	toAgentR, toAgentW := io.Pipe()
 	toClientR, toClientW := io.Pipe()
 	ac := acp.NewAgentConn(idleAgent{}, toAgentR, toClientW, nil)
-	client := &cancelClient{cancelled: make(chan error, 1)}
+	client := &cancelClient{cancelled: make(chan error, 1), exited: make(chan struct{})}
 	cc := acp.NewClientConn(client, toClientR, toAgentW, &acp.ConnOptions{OfferV2: true})
 	m := terminal.NewManager(&terminal.Options{KillGrace: 500 * time.Millisecond})
 	defer func() {
@@ -73,6 +80,13 @@ func TestRunLocalCommandV2Cancel(t *testing.T) {
 	}
 	if res.Succeeded() {
 		t.Errorf("a cancelled command succeeded: %s", res.Status())
+	}
+	// The agent sent the exit before RunLocalCommand returned; the client
+	// handles notifications on its own, so wait until it has that one.
+	select {
+	case <-client.exited:
+	case <-ctx.Done():
+		t.Fatal("the client never got the update that says the terminal exited")
 	}
 	term := cc.View("s").Terminal(res.TerminalID)
 	if term == nil || term.ExitStatus == nil {

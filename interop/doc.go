@@ -7,7 +7,7 @@
 // missing, and runs small scripts in ts/ against the Go code:
 //
 //   - ts/terminal-agent.mjs, an agent that uses the SDK's createTerminal and
-//     TerminalHandle through every case of the terminal table in DESIGN.md,
+//     TerminalHandle through every case of the terminal contract (docs/protocol.md),
 //     run by `acpterm run --format json` and, without the CLI, by a Go client
 //     around terminal.Manager (terminal_agent_test.go);
 //   - ts/scripted-client.mjs, a client with scripted terminal answers that

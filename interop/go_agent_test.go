@@ -38,7 +38,7 @@ func serveGoAgent() error {
 
 func (a *goAgent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
 	return &acp.InitializeResponse{
-		ProtocolVersion:   acp.ProtocolVersion1,
+		ProtocolVersion:   req.ProtocolVersion, // whichever the client asks for
 		AgentCapabilities: &acp.AgentCapabilities{PromptCapabilities: &acp.PromptCapabilities{EmbeddedContext: true}},
 		AgentInfo:         &acp.Implementation{Name: "acpterm-interop-go-agent", Version: "1.0.0"},
 	}, nil

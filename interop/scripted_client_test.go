@@ -42,39 +42,14 @@ func checkShellAgent(t *testing.T, tr transcript, cwd string) {
 	wantCleanExit(t, tr.step(t, "agent_exit"))
 	t.Run("wire", func(t *testing.T) { checkWire(t, tr.check) })
 
-	// The wire as one ordered list, with the index of each message.
-	type msg struct {
-		i   int
-		dir string
-		m   obj
-	}
-	var wire []msg
+	var wire wireLog
 	for i, w := range tr.wire {
-		wire = append(wire, msg{i, w.str("dir"), w.sub("msg")})
-	}
-	// first finds the first message at or after from that match accepts.
-	first := func(from int, match func(msg) bool) (msg, bool) {
-		for _, w := range wire[from:] {
-			if match(w) {
-				return w, true
-			}
-		}
-		return msg{i: -1}, false
-	}
-	request := func(method, termID string) func(msg) bool {
-		return func(w msg) bool {
-			return w.dir == "in" && w.m.str("method") == method && w.m.str("params.terminalId") == termID
-		}
+		wire = append(wire, wireMsg{i, w.str("dir"), w.sub("msg")})
 	}
 
 	// Each line's final update: status, rawOutput, and the text that a
 	// client without terminals shows (the output's tail, then the status).
-	lines := []struct {
-		line   string
-		status string
-		raw    map[string]any
-		text   string
-	}{
+	lines := []shellLine{
 		{"echo interop", "completed", map[string]any{"exitCode": 0, "signal": nil, "truncated": false},
 			"```\ninterop\n```\nexit 0"},
 		{"exit 3", "failed", map[string]any{"exitCode": 3, "signal": nil, "truncated": false},
@@ -86,7 +61,7 @@ func checkShellAgent(t *testing.T, tr transcript, cwd string) {
 	}
 	t.Run("without terminals", func(t *testing.T) { checkShownWithoutTerminals(t, tr) })
 
-	var creates []msg
+	var creates []wireMsg
 	for _, w := range wire {
 		if w.dir == "in" && w.m.str("method") == "terminal/create" {
 			creates = append(creates, w)
@@ -99,81 +74,123 @@ func checkShellAgent(t *testing.T, tr transcript, cwd string) {
 		t.Fatalf("test cwd %q not absolute", cwd)
 	}
 	for k, want := range lines {
-		t.Run(want.line, func(t *testing.T) {
-			create := creates[k]
-			wantJSON(t, create.m, "params", map[string]any{
-				"sessionId": sid, "command": "sh", "args": []string{"-c", want.line},
-				"cwd": cwd, "outputByteLimit": shellAgentOutputLimit,
-			})
-			resp, _ := first(create.i, func(w msg) bool { return w.dir == "out" && w.m.at("id") == create.m.at("id") })
-			id := resp.m.str("result.terminalId")
-			if id == "" {
-				t.Fatalf("no terminal id for %s", create.m)
-			}
-			embed := []any{map[string]any{"type": "terminal", "terminalId": id}}
+		t.Run(want.line, func(t *testing.T) { wire.checkLine(t, creates[k], want, sid, cwd) })
+	}
+}
 
-			call, ok := first(create.i, func(w msg) bool {
-				return w.m.str("method") == "session/update" && w.m.str("params.update.sessionUpdate") == "tool_call" &&
-					w.m.str("params.update.content.0.terminalId") == id
-			})
-			if !ok {
-				t.Fatal("no tool_call embedding the terminal")
-			}
-			u := call.m.sub("params.update")
-			wantJSON(t, u, "kind", "execute")
-			wantJSON(t, u, "status", "in_progress")
-			wantJSON(t, u, "title", want.line)
-			wantJSON(t, u, "content", embed)
-			wantJSON(t, u, "rawInput", map[string]any{"command": "sh", "args": []string{"-c", want.line}, "cwd": cwd})
-			callID := u.str("toolCallId")
+// shellLine is a prompt line the built-in agent runs, and its final update.
+type shellLine struct {
+	line   string
+	status string
+	raw    map[string]any
+	text   string
+}
 
-			wait, ok1 := first(call.i, request("terminal/wait_for_exit", id))
-			output, ok2 := first(wait.i+1, request("terminal/output", id))
-			final, ok3 := first(output.i+1, func(w msg) bool {
-				return w.m.str("method") == "session/update" && w.m.str("params.update.toolCallId") == callID
-			})
-			release, ok4 := first(final.i+1, request("terminal/release", id))
-			if !ok1 || !ok2 || !ok3 || !ok4 {
-				t.Fatalf("not in order create < tool_call < wait_for_exit < output < tool_call_update < release: %v %v %v %v", ok1, ok2, ok3, ok4)
-			}
-			u = final.m.sub("params.update")
-			wantJSON(t, u, "sessionUpdate", "tool_call_update")
-			wantJSON(t, u, "status", want.status)
-			// The terminal first, for clients that render it; the text
-			// after it, for those that do not.
-			wantJSON(t, u, "content", append(embed, map[string]any{
-				"type": "content", "content": map[string]any{"type": "text", "text": want.text},
-			}))
-			for k, v := range want.raw {
-				wantJSON(t, u, "rawOutput."+k, v)
-			}
-			wantJSON(t, release.m, "params", map[string]any{"sessionId": sid, "terminalId": id})
-			if later, ok := first(release.i+1, func(w msg) bool {
-				return w.dir == "in" && strings.HasPrefix(w.m.str("method"), "terminal/") && w.m.str("params.terminalId") == id
-			}); ok {
-				t.Errorf("terminal used after release: %s", later.m)
-			}
+// wireMsg is a message of a transcript's wire, with its index in it.
+type wireMsg struct {
+	i   int
+	dir string
+	m   obj
+}
 
-			if want.line != "sleep 1000" {
-				return
-			}
-			// The cancelled command: session/cancel made the agent withdraw
-			// its wait ($/cancel_request), kill, and wait again.
-			cancel, ok := first(wait.i, func(w msg) bool {
-				return w.dir == "in" && w.m.str("method") == "$/cancel_request"
-			})
-			if !ok {
-				t.Fatal("no $/cancel_request for the pending wait_for_exit")
-			}
-			wantJSON(t, cancel.m, "params", map[string]any{"requestId": wait.m.at("id")})
-			kill, ok := first(cancel.i, request("terminal/kill", id))
-			if !ok || kill.i > output.i {
-				t.Error("no terminal/kill between the cancel and the final output")
-			}
-			if again, ok := first(wait.i+1, request("terminal/wait_for_exit", id)); !ok || again.i > output.i {
-				t.Error("no second wait_for_exit after the kill")
-			}
-		})
+// wireLog is the wire as one ordered list.
+type wireLog []wireMsg
+
+// first finds the first message at or after from that match accepts.
+func (wire wireLog) first(from int, match func(wireMsg) bool) (wireMsg, bool) {
+	for _, w := range wire[from:] {
+		if match(w) {
+			return w, true
+		}
+	}
+	return wireMsg{i: -1}, false
+}
+
+// request matches the agent's request method on terminal termID.
+func request(method, termID string) func(wireMsg) bool {
+	return func(w wireMsg) bool {
+		return w.dir == "in" && w.m.str("method") == method && w.m.str("params.terminalId") == termID
+	}
+}
+
+// checkLine checks the run of one line, from its terminal/create: the
+// tool call embedding the terminal, wait, output, the final update and
+// the release, in that order, and nothing on the terminal after it.
+func (wire wireLog) checkLine(t *testing.T, create wireMsg, want shellLine, sid, cwd string) {
+	wantJSON(t, create.m, "params", map[string]any{
+		"sessionId": sid, "command": "sh", "args": []string{"-c", want.line},
+		"cwd": cwd, "outputByteLimit": shellAgentOutputLimit,
+	})
+	resp, _ := wire.first(create.i, func(w wireMsg) bool { return w.dir == "out" && w.m.at("id") == create.m.at("id") })
+	id := resp.m.str("result.terminalId")
+	if id == "" {
+		t.Fatalf("no terminal id for %s", create.m)
+	}
+	embed := []any{map[string]any{"type": "terminal", "terminalId": id}}
+
+	call, ok := wire.first(create.i, func(w wireMsg) bool {
+		return w.m.str("method") == "session/update" && w.m.str("params.update.sessionUpdate") == "tool_call" &&
+			w.m.str("params.update.content.0.terminalId") == id
+	})
+	if !ok {
+		t.Fatal("no tool_call embedding the terminal")
+	}
+	u := call.m.sub("params.update")
+	wantJSON(t, u, "kind", "execute")
+	wantJSON(t, u, "status", "in_progress")
+	wantJSON(t, u, "title", want.line)
+	wantJSON(t, u, "content", embed)
+	wantJSON(t, u, "rawInput", map[string]any{"command": "sh", "args": []string{"-c", want.line}, "cwd": cwd})
+	callID := u.str("toolCallId")
+
+	wait, ok1 := wire.first(call.i, request("terminal/wait_for_exit", id))
+	output, ok2 := wire.first(wait.i+1, request("terminal/output", id))
+	final, ok3 := wire.first(output.i+1, func(w wireMsg) bool {
+		return w.m.str("method") == "session/update" && w.m.str("params.update.toolCallId") == callID
+	})
+	release, ok4 := wire.first(final.i+1, request("terminal/release", id))
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		t.Fatalf("not in order create < tool_call < wait_for_exit < output < tool_call_update < release: %v %v %v %v", ok1, ok2, ok3, ok4)
+	}
+	u = final.m.sub("params.update")
+	wantJSON(t, u, "sessionUpdate", "tool_call_update")
+	wantJSON(t, u, "status", want.status)
+	// The terminal first, for clients that render it; the text
+	// after it, for those that do not.
+	wantJSON(t, u, "content", append(embed, map[string]any{
+		"type": "content", "content": map[string]any{"type": "text", "text": want.text},
+	}))
+	for k, v := range want.raw {
+		wantJSON(t, u, "rawOutput."+k, v)
+	}
+	wantJSON(t, release.m, "params", map[string]any{"sessionId": sid, "terminalId": id})
+	if later, ok := wire.first(release.i+1, func(w wireMsg) bool {
+		return w.dir == "in" && strings.HasPrefix(w.m.str("method"), "terminal/") && w.m.str("params.terminalId") == id
+	}); ok {
+		t.Errorf("terminal used after release: %s", later.m)
+	}
+	if want.line == "sleep 1000" {
+		wire.checkCancelled(t, id, wait, output)
+	}
+}
+
+// checkCancelled checks the cancelled command: session/cancel made the
+// agent withdraw its wait ($/cancel_request), kill, and wait again, all
+// before it read the final output.
+func (wire wireLog) checkCancelled(t *testing.T, id string, wait, output wireMsg) {
+	cancel, ok := wire.first(wait.i, func(w wireMsg) bool {
+		return w.dir == "in" && w.m.str("method") == "$/cancel_request"
+	})
+	if !ok {
+		t.Fatal("no $/cancel_request for the pending wait_for_exit")
+	}
+	wantJSON(t, cancel.m, "params", map[string]any{"requestId": wait.m.at("id")})
+	kill, ok := wire.first(cancel.i, request("terminal/kill", id))
+	if !ok || kill.i > output.i {
+		t.Error("no terminal/kill between the cancel and the final output")
+	}
+	if again, ok := wire.first(wait.i+1, request("terminal/wait_for_exit", id)); !ok || again.i > output.i {
+		t.Error("no second wait_for_exit after the kill")
 	}
 }
 

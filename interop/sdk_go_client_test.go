@@ -57,164 +57,13 @@ func TestGoClientTSAgent(t *testing.T) {
 	if sess.Modes != nil {
 		t.Errorf("modes: null decoded as %+v", sess.Modes)
 	}
-	prompt := func(ctx context.Context, text string) (*acp.PromptResponse, error) {
-		return conn.Prompt(ctx, &acp.PromptRequest{SessionID: sess.SessionID, Prompt: []acp.ContentBlock{&acp.TextContent{Text: text}}})
-	}
-
-	t.Run("hello", func(t *testing.T) {
-		resp, err := prompt(ctx, "hello")
-		if err != nil || resp.StopReason != acp.StopReasonEndTurn {
-			t.Fatalf("prompt: %v %v", resp, err)
-		}
-		ups := c.takeUpdates()
-		var kinds []string
-		for _, u := range ups {
-			kinds = append(kinds, fmt.Sprintf("%T", u))
-		}
-		want := []string{"*acp.AgentThoughtChunk", "*acp.AgentMessageChunk", "*acp.Plan", "*acp.ToolCall", "*acp.ToolCallUpdate", "*acp.AgentMessageChunk"}
-		if !slices.Equal(kinds, want) {
-			t.Fatalf("updates: got %q, want %q", kinds, want)
-		}
-		if m := ups[1].(*acp.AgentMessageChunk); m.MessageID != nil {
-			t.Errorf("messageId: null decoded as %q", *m.MessageID)
-		}
-		if p := ups[2].(*acp.Plan); len(p.Entries) != 1 || p.Entries[0].Status != acp.PlanEntryStatusInProgress {
-			t.Errorf("plan: %s", mustJSON(p))
-		}
-		call := ups[3].(*acp.ToolCall)
-		if call.ToolCallID != "ts-call-1" || call.Kind != acp.ToolKindRead || call.Status != acp.ToolCallStatusPending ||
-			len(call.Locations) != 1 || call.Locations[0].Path != notes || call.Locations[0].Line != nil ||
-			string(call.RawInput) != mustJSON(map[string]string{"path": notes}) {
-			t.Errorf("tool_call: %s", mustJSON(call))
-		}
-		upd := ups[4].(*acp.ToolCallUpdate)
-		if upd.Status == nil || *upd.Status != acp.ToolCallStatusCompleted || upd.Title != nil || upd.Kind != nil ||
-			len(upd.Content) != 1 || string(upd.RawOutput) != `{"lines":2}` {
-			t.Errorf("tool_call_update: %s", mustJSON(upd))
-		}
-		if content, ok := upd.Content[0].(*acp.Content); !ok || textBlock(content.Content) != "read 2 lines" {
-			t.Errorf("tool_call_update content: %s", mustJSON(upd.Content))
-		}
-
-		// What the TypeScript agent got back from us.
-		summary := obj{}
-		if err := json.Unmarshal([]byte(textOf(ups[5])), &summary); err != nil {
-			t.Fatalf("summary %q: %v", textOf(ups[5]), err)
-		}
-		t.Logf("agent saw: %s", summary)
-		wantJSON(t, summary, "permission.ok.outcome", map[string]any{"outcome": "selected", "optionId": "yes"})
-		wantJSON(t, summary, "read.ok.content", "line two\nline three\n")
-		wantJSON(t, summary, "readAll.ok.content", "line one\nline two\nline three\nline four\n")
-		wantJSON(t, summary, "write.ok", map[string]any{})
-
-		// What we got from it.
-		perms, reads, writes := c.requests()
-		if len(perms) != 1 {
-			t.Fatalf("permission requests: %s", mustJSON(perms))
-		}
-		p := perms[0]
-		if p.ToolCall.ToolCallID != "ts-call-1" || p.ToolCall.Title != nil || p.ToolCall.Content != nil ||
-			p.ToolCall.Kind == nil || *p.ToolCall.Kind != acp.ToolKindRead || len(p.Options) != 3 ||
-			p.Options[1].Kind != acp.PermissionOptionKindAllowAlways {
-			t.Errorf("permission request: %s", mustJSON(p))
-		}
-		wantReads := []string{
-			mustJSON(&acp.ReadTextFileRequest{SessionID: sess.SessionID, Path: notes, Line: acp.Ptr(uint32(2)), Limit: acp.Ptr(uint32(2))}),
-			mustJSON(&acp.ReadTextFileRequest{SessionID: sess.SessionID, Path: notes}),
-		}
-		if got := []string{mustJSON(reads[0]), mustJSON(reads[1])}; len(reads) != 2 || !slices.Equal(got, wantReads) {
-			t.Errorf("reads:\n got %q\nwant %q", got, wantReads)
-		}
-		if len(writes) != 1 || writes[0].Path != filepath.Join(cwd, "out.txt") || writes[0].Content != "written by TS\n" {
-			t.Errorf("writes: %s", mustJSON(writes))
-		}
-	})
-
-	t.Run("session_cancel", func(t *testing.T) {
-		done := make(chan *acp.PromptResponse, 1)
-		errc := make(chan error, 1)
-		go func() {
-			resp, err := prompt(ctx, "wait-for-cancel")
-			done <- resp
-			errc <- err
-		}()
-		c.waitText(t, ctx, func(s string) bool { return s == "waiting" })
-		if err := conn.Cancel(ctx, &acp.CancelNotification{SessionID: sess.SessionID}); err != nil {
-			t.Fatal(err)
-		}
-		resp := <-done
-		if err := <-errc; err != nil || resp.StopReason != acp.StopReasonCancelled {
-			t.Errorf("prompt after session/cancel: %v %v", resp, err)
-		}
-	})
-
-	t.Run("cancel_request_from_go", func(t *testing.T) {
-		pctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		errc := make(chan error, 1)
-		go func() {
-			_, err := prompt(pctx, "block")
-			errc <- err
-		}()
-		c.waitText(t, ctx, func(s string) bool { return s == "blocking" })
-		cancel()
-		if err := <-errc; !errors.Is(err, context.Canceled) {
-			t.Errorf("cancelled prompt returned %v, want context.Canceled", err)
-		}
-		// The agent's request signal fired, with the SDK's -32800 reason.
-		aborted := c.waitText(t, ctx, func(s string) bool { return strings.HasPrefix(s, `{"aborted"`) })
-		var o obj
-		_ = json.Unmarshal([]byte(aborted), &o)
-		wantJSON(t, o, "aborted.code", -32800)
-	})
-
-	t.Run("cancel_request_from_ts", func(t *testing.T) {
-		resp, err := prompt(ctx, "cancel-own-request")
-		if err != nil || resp.StopReason != acp.StopReasonEndTurn {
-			t.Fatalf("prompt: %v %v", resp, err)
-		}
-		// Our handler's ctx was cancelled by the agent's $/cancel_request.
-		select {
-		case err := <-c.withdrawn:
-			if !errors.Is(err, context.Canceled) {
-				t.Errorf("permission handler ended with %v, want context.Canceled", err)
-			}
-		case <-ctx.Done():
-			t.Fatal("the permission handler never ended")
-		}
-		ups := c.takeUpdates()
-		var o obj
-		if len(ups) == 0 || json.Unmarshal([]byte(textOf(ups[len(ups)-1])), &o) != nil {
-			t.Fatalf("no report: %s", mustJSON(ups))
-		}
-		wantJSON(t, o, "withdrawn.error.code", -32800)
-	})
-
-	t.Run("errors", func(t *testing.T) {
-		_, err := conn.ExtMethod(ctx, "_interop/unknown", map[string]int{"x": 1})
-		var e *acp.Error
-		if !errors.As(err, &e) || e.Code != acp.CodeMethodNotFound {
-			t.Errorf("unknown method: %v, want -32601", err)
-		} else {
-			t.Logf("unknown method: %d %q data %s", e.Code, e.Message, e.Data)
-		}
-		_, err = conn.Prompt(ctx, &acp.PromptRequest{SessionID: "no-such-session", Prompt: []acp.ContentBlock{&acp.TextContent{Text: "hello"}}})
-		if !errors.As(err, &e) || e.Code != acp.CodeResourceNotFound || string(e.Data) != `{"sessionId":"no-such-session"}` {
-			t.Errorf("unknown session: %v (data %s), want -32002 with data.sessionId", err, dataOf(err))
-		}
-	})
-
-	t.Run("wire", func(t *testing.T) {
-		if _, err := prompt(ctx, "wire"); err != nil {
-			t.Fatal(err)
-		}
-		ups := c.takeUpdates()
-		var o obj
-		if len(ups) == 0 || json.Unmarshal([]byte(textOf(ups[len(ups)-1])), &o) != nil {
-			t.Fatalf("no report: %s", mustJSON(ups))
-		}
-		checkWire(t, o)
-	})
+	r := &tsAgentRun{ctx: ctx, conn: conn, c: c, sid: sess.SessionID, cwd: cwd, notes: notes}
+	t.Run("hello", r.hello)
+	t.Run("session_cancel", r.sessionCancel)
+	t.Run("cancel_request_from_go", r.cancelRequestFromGo)
+	t.Run("cancel_request_from_ts", r.cancelRequestFromTS)
+	t.Run("errors", r.errorReplies)
+	t.Run("wire", r.wire)
 
 	if err := conn.Close(); err != nil {
 		t.Error(err)
@@ -222,6 +71,191 @@ func TestGoClientTSAgent(t *testing.T) {
 	if err := conn.ExitError(); err != nil {
 		t.Errorf("the agent exited with %v after stdin closed", err)
 	}
+}
+
+// tsAgentRun is a session of TestGoClientTSAgent, which its subtests share.
+type tsAgentRun struct {
+	ctx        context.Context
+	conn       *acp.ClientConn
+	c          *scriptClient
+	sid        acp.SessionID
+	cwd, notes string
+}
+
+func (r *tsAgentRun) prompt(ctx context.Context, text string) (*acp.PromptResponse, error) {
+	return r.conn.Prompt(ctx, &acp.PromptRequest{SessionID: r.sid, Prompt: []acp.ContentBlock{&acp.TextContent{Text: text}}})
+}
+
+// lastReport decodes the agent's last message of the turn, its JSON report.
+func (r *tsAgentRun) lastReport(t *testing.T) obj {
+	t.Helper()
+	ups := r.c.takeUpdates()
+	var o obj
+	if len(ups) == 0 || json.Unmarshal([]byte(textOf(ups[len(ups)-1])), &o) != nil {
+		t.Fatalf("no report: %s", mustJSON(ups))
+	}
+	return o
+}
+
+// hello: one turn with a thought, a plan, a tool call and the client
+// requests it makes (permission, reads, a write).
+func (r *tsAgentRun) hello(t *testing.T) {
+	resp, err := r.prompt(r.ctx, "hello")
+	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %v %v", resp, err)
+	}
+	ups := r.c.takeUpdates()
+	var kinds []string
+	for _, u := range ups {
+		kinds = append(kinds, fmt.Sprintf("%T", u))
+	}
+	want := []string{"*acp.AgentThoughtChunk", "*acp.AgentMessageChunk", "*acp.Plan", "*acp.ToolCall", "*acp.ToolCallUpdate", "*acp.AgentMessageChunk"}
+	if !slices.Equal(kinds, want) {
+		t.Fatalf("updates: got %q, want %q", kinds, want)
+	}
+	r.checkHelloUpdates(t, ups)
+
+	// What the TypeScript agent got back from us.
+	summary := obj{}
+	if err := json.Unmarshal([]byte(textOf(ups[5])), &summary); err != nil {
+		t.Fatalf("summary %q: %v", textOf(ups[5]), err)
+	}
+	t.Logf("agent saw: %s", summary)
+	wantJSON(t, summary, "permission.ok.outcome", map[string]any{"outcome": "selected", "optionId": "yes"})
+	wantJSON(t, summary, "read.ok.content", "line two\nline three\n")
+	wantJSON(t, summary, "readAll.ok.content", "line one\nline two\nline three\nline four\n")
+	wantJSON(t, summary, "write.ok", map[string]any{})
+
+	r.checkHelloRequests(t)
+}
+
+// checkHelloUpdates checks the fields of the hello turn's updates, in the
+// order hello checked their types.
+func (r *tsAgentRun) checkHelloUpdates(t *testing.T, ups []acp.SessionUpdate) {
+	t.Helper()
+	if m := ups[1].(*acp.AgentMessageChunk); m.MessageID != nil {
+		t.Errorf("messageId: null decoded as %q", *m.MessageID)
+	}
+	if p := ups[2].(*acp.Plan); len(p.Entries) != 1 || p.Entries[0].Status != acp.PlanEntryStatusInProgress {
+		t.Errorf("plan: %s", mustJSON(p))
+	}
+	call := ups[3].(*acp.ToolCall)
+	if call.ToolCallID != "ts-call-1" || call.Kind != acp.ToolKindRead || call.Status != acp.ToolCallStatusPending ||
+		len(call.Locations) != 1 || call.Locations[0].Path != r.notes || call.Locations[0].Line != nil ||
+		string(call.RawInput) != mustJSON(map[string]string{"path": r.notes}) {
+		t.Errorf("tool_call: %s", mustJSON(call))
+	}
+	upd := ups[4].(*acp.ToolCallUpdate)
+	if upd.Status == nil || *upd.Status != acp.ToolCallStatusCompleted || upd.Title != nil || upd.Kind != nil ||
+		len(upd.Content) != 1 || string(upd.RawOutput) != `{"lines":2}` {
+		t.Errorf("tool_call_update: %s", mustJSON(upd))
+	}
+	if content, ok := upd.Content[0].(*acp.Content); !ok || textBlock(content.Content) != "read 2 lines" {
+		t.Errorf("tool_call_update content: %s", mustJSON(upd.Content))
+	}
+}
+
+// checkHelloRequests checks what the agent asked of us in the hello turn.
+func (r *tsAgentRun) checkHelloRequests(t *testing.T) {
+	t.Helper()
+	perms, reads, writes := r.c.requests()
+	if len(perms) != 1 {
+		t.Fatalf("permission requests: %s", mustJSON(perms))
+	}
+	p := perms[0]
+	if p.ToolCall.ToolCallID != "ts-call-1" || p.ToolCall.Title != nil || p.ToolCall.Content != nil ||
+		p.ToolCall.Kind == nil || *p.ToolCall.Kind != acp.ToolKindRead || len(p.Options) != 3 ||
+		p.Options[1].Kind != acp.PermissionOptionKindAllowAlways {
+		t.Errorf("permission request: %s", mustJSON(p))
+	}
+	wantReads := []string{
+		mustJSON(&acp.ReadTextFileRequest{SessionID: r.sid, Path: r.notes, Line: acp.Ptr(uint32(2)), Limit: acp.Ptr(uint32(2))}),
+		mustJSON(&acp.ReadTextFileRequest{SessionID: r.sid, Path: r.notes}),
+	}
+	if got := []string{mustJSON(reads[0]), mustJSON(reads[1])}; len(reads) != 2 || !slices.Equal(got, wantReads) {
+		t.Errorf("reads:\n got %q\nwant %q", got, wantReads)
+	}
+	if len(writes) != 1 || writes[0].Path != filepath.Join(r.cwd, "out.txt") || writes[0].Content != "written by TS\n" {
+		t.Errorf("writes: %s", mustJSON(writes))
+	}
+}
+
+func (r *tsAgentRun) sessionCancel(t *testing.T) {
+	ctx := r.ctx
+	done := make(chan *acp.PromptResponse, 1)
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := r.prompt(ctx, "wait-for-cancel")
+		done <- resp
+		errc <- err
+	}()
+	r.c.waitText(t, ctx, func(s string) bool { return s == "waiting" })
+	if err := r.conn.Cancel(ctx, &acp.CancelNotification{SessionID: r.sid}); err != nil {
+		t.Fatal(err)
+	}
+	resp := <-done
+	if err := <-errc; err != nil || resp.StopReason != acp.StopReasonCancelled {
+		t.Errorf("prompt after session/cancel: %v %v", resp, err)
+	}
+}
+
+func (r *tsAgentRun) cancelRequestFromGo(t *testing.T) {
+	pctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.prompt(pctx, "block")
+		errc <- err
+	}()
+	r.c.waitText(t, r.ctx, func(s string) bool { return s == "blocking" })
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled prompt returned %v, want context.Canceled", err)
+	}
+	// The agent's request signal fired, with the SDK's -32800 reason.
+	aborted := r.c.waitText(t, r.ctx, func(s string) bool { return strings.HasPrefix(s, `{"aborted"`) })
+	var o obj
+	_ = json.Unmarshal([]byte(aborted), &o)
+	wantJSON(t, o, "aborted.code", -32800)
+}
+
+func (r *tsAgentRun) cancelRequestFromTS(t *testing.T) {
+	resp, err := r.prompt(r.ctx, "cancel-own-request")
+	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %v %v", resp, err)
+	}
+	// Our handler's ctx was cancelled by the agent's $/cancel_request.
+	select {
+	case err := <-r.c.withdrawn:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("permission handler ended with %v, want context.Canceled", err)
+		}
+	case <-r.ctx.Done():
+		t.Fatal("the permission handler never ended")
+	}
+	wantJSON(t, r.lastReport(t), "withdrawn.error.code", -32800)
+}
+
+func (r *tsAgentRun) errorReplies(t *testing.T) {
+	ctx := r.ctx
+	_, err := r.conn.ExtMethod(ctx, "_interop/unknown", map[string]int{"x": 1})
+	var e *acp.Error
+	if !errors.As(err, &e) || e.Code != acp.CodeMethodNotFound {
+		t.Errorf("unknown method: %v, want -32601", err)
+	} else {
+		t.Logf("unknown method: %d %q data %s", e.Code, e.Message, e.Data)
+	}
+	_, err = r.conn.Prompt(ctx, &acp.PromptRequest{SessionID: "no-such-session", Prompt: []acp.ContentBlock{&acp.TextContent{Text: "hello"}}})
+	if !errors.As(err, &e) || e.Code != acp.CodeResourceNotFound || string(e.Data) != `{"sessionId":"no-such-session"}` {
+		t.Errorf("unknown session: %v (data %s), want -32002 with data.sessionId", err, dataOf(err))
+	}
+}
+
+func (r *tsAgentRun) wire(t *testing.T) {
+	if _, err := r.prompt(r.ctx, "wire"); err != nil {
+		t.Fatal(err)
+	}
+	checkWire(t, r.lastReport(t))
 }
 
 // scriptClient is a Go client with fixed answers: files from a map, the

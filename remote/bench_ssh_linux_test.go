@@ -28,7 +28,7 @@ import (
 //     which is this machine), from create until the client has the exit
 //     event and every byte. Each iteration captures it four times over the
 //     same ControlMaster connection: streamed losslessly
-//     (SubscribeLossless, output as attachments); the same with output in
+//     (SubscribeHeld, output as attachments); the same with output in
 //     JSON (ClientOptions.JSONOutput: text or base64); through the default
 //     stream, with a subscriber that keeps up as it can and drops what it
 //     cannot; and through `ssh -S socket target COMMAND`, the transport's
@@ -151,9 +151,9 @@ func captureRemote(b *testing.B, c *remote.Client, command string, lossless bool
 	defer cancel()
 	subscribe := c.Subscribe
 	if lossless {
-		subscribe = c.SubscribeLossless
+		subscribe = c.SubscribeHeld
 	}
-	sub, err := subscribe("")
+	sub, err := subscribe("", "")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func pidCPU(pid int) time.Duration {
 const capture = 200 << 20
 
 // drain takes a terminal's events up to its Released.
-func drain(b *testing.B, sub *remote.Subscription, id acp.TerminalID) {
+func drain(b *testing.B, sub terminal.Events, id acp.TerminalID) {
 	remotetest.Drain(b, sub, id)
 }
 

@@ -131,7 +131,7 @@ func BenchmarkStream(b *testing.B) {
 	for _, bc := range benchCommands {
 		b.Run(bc.name, func(b *testing.B) {
 			s := serve(b, nil, nil)
-			sub, err := s.c.SubscribeLossless("")
+			sub, err := s.c.SubscribeHeld("", "")
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/jsonrpc2"
+	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -47,10 +48,29 @@ type ClientOptions struct {
 	// base64) instead of raw attachments: slower, but then every line on
 	// the wire is JSON, for a transcript or a proxy that reads it.
 	JSONOutput bool
-	// Window is how far a lossless stream (SubscribeLossless) may run
-	// ahead of its slowest lossless subscriber: the most output bytes of
-	// one terminal that each holds. 0 means DefaultWindow.
+	// Window is how far a lossless stream (SubscribeHeld,
+	// CreateTerminalHeld) may run ahead of its slowest held subscriber:
+	// the most output bytes of one terminal that each holds. 0 means
+	// DefaultWindow.
 	Window int
+	// Decide approves each command before it is sent to the target, as
+	// terminal.Policy.Decide does locally, with the Info the command will
+	// run with (its cwd filled in, Where set); nil allows every command.
+	Decide func(ctx context.Context, info terminal.Info) terminal.Decision
+	// Where names the target in each terminal's Info.Where and in the
+	// reason a terminal cut off by a lost connection gives (Event.Lost);
+	// Connect sets it to the target. "" means "the target".
+	Where string
+	// Sandbox is what the target confines commands with, put in each
+	// terminal's Info.Sandbox for its display; Connect sets it from the
+	// hello. nil when commands are not confined.
+	Sandbox *sandbox.Applied
+	// PTY, when set, runs every terminal on a pseudo-terminal of this
+	// size there (zero fields: the default size), as
+	// terminal.Options.PTY does locally: a create whose _meta has no
+	// terminal.MetaPTY of its own is sent with one. The target must be
+	// a Linux one (HelloResponse.PTY); elsewhere such a create fails.
+	PTY *terminal.Size
 	// Logf reports problems that have no caller; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -63,11 +83,13 @@ const (
 	defaultClientMaxMessage = 64 << 20
 )
 
-// Client is the acpterm side of an exec server. Its terminal methods are
-// shaped like terminal.Manager's ACP-facing ones, so it serves an agent's
-// terminal calls wherever a Manager would (it is an acp.TerminalHandler),
-// and Subscribe gives the live output like Manager.Subscribe. Its methods
-// are safe for concurrent use.
+// Client is the acpterm side of an exec server: a terminal.Runtime whose
+// commands run on the target. It has the method set of a local
+// terminal.Manager's Runtime, so a client written against
+// terminal.Runtime runs either way: it serves an agent's terminal calls
+// (an acp.TerminalHandler, and nothing else: the target's fs methods are
+// offered only through Files), and Subscribe and CreateTerminalHeld give
+// the live output as locally. Its methods are safe for concurrent use.
 type Client struct {
 	conn   *jsonrpc2.Conn
 	rw     io.ReadWriteCloser
@@ -81,12 +103,24 @@ type Client struct {
 
 	logf func(format string, args ...any) // ClientOptions.Logf, never nil
 
-	mu     sync.Mutex
-	subs   []*Subscription
-	flows  map[string]*flow // the lossless streams, by terminal key
-	grants map[string]*flow // the flows whose taken is to be sent
-	failed error            // why the connection was given up, from our side
-	owned                   // the terminals this client created
+	mu       sync.Mutex
+	subs     []*Subscription
+	flows    map[string]*flow         // the lossless streams, by terminal key
+	grants   map[string]*flow         // the flows whose taken is to be sent
+	failed   error                    // why the connection was given up, from our side
+	owned                             // the terminals this client created
+	cwds     map[acp.SessionID]string // the sessions' cwds, for Decide
+	sessions map[acp.SessionID]bool   // the sessions with terminals, for Close
+	killed   bool                     // KillAll ended the connection
+	closing  bool                     // Close has begun: the end is no news
+
+	where     string
+	applied   *sandbox.Applied
+	decide    func(context.Context, terminal.Info) terminal.Decision
+	pty       *terminal.Size // ClientOptions.PTY
+	installed *Installed     // set by Connect
+	tags      atomic.Uint64  // numbers the creates
+	changed   chan struct{}  // kicked when a terminal is released
 
 	grantKick chan struct{}
 	grantCtx  context.Context // of the grants' sends: ends with the connection or at Close
@@ -114,7 +148,12 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, opts *ClientOptions) 
 	c := &Client{rw: rw, limit: opts.SubscriberBuffer, window: uint64(opts.Window),
 		flows: map[string]*flow{}, grants: map[string]*flow{}, grantKick: make(chan struct{}, 1),
 		stopKeep: make(chan struct{}), done: make(chan struct{}),
-		logf: opts.Logf, owned: newOwned()}
+		logf: opts.Logf, owned: newOwned(), cwds: map[acp.SessionID]string{}, sessions: map[acp.SessionID]bool{},
+		where: opts.Where, applied: opts.Sandbox, decide: opts.Decide, changed: make(chan struct{}, 1)}
+	if opts.PTY != nil {
+		size := *opts.PTY
+		c.pty = &size
+	}
 	if c.logf == nil {
 		c.logf = func(string, ...any) {}
 	}
@@ -143,7 +182,13 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, opts *ClientOptions) 
 	go func() {
 		defer c.wg.Done()
 		<-c.conn.Done()
+		// Every notification read is handled before the terminals left
+		// are ended for the subscriptions.
+		_ = c.conn.Wait()
 		c.endGrants()
+		c.mu.Lock()
+		c.cutOffLocked()
+		c.mu.Unlock()
 		c.endSubscriptions()
 		close(c.done)
 	}()
@@ -188,20 +233,41 @@ func (c *Client) Hello() HelloResponse { return c.hello }
 // Done is closed when the connection has ended.
 func (c *Client) Done() <-chan struct{} { return c.done }
 
-// Err is why the connection ended (nil while it lasts, or after Close).
+// Err is why the connection ended (nil while it lasts, or when Close
+// ended it).
 func (c *Client) Err() error {
 	select {
 	case <-c.done:
 	default:
 		return nil
 	}
+	c.mu.Lock()
+	closing := c.closing
+	c.mu.Unlock()
+	if closing {
+		return nil
+	}
 	return c.endErr()
 }
 
-// Close ends the connection (the server then kills every command it
-// runs for this client) and joins the client's goroutines. Idempotent.
+// Close releases the terminals this client created (as
+// terminal.Manager.Close does: SIGTERM, the kill grace, SIGKILL, on the
+// target), waits a little for their last events, then ends the
+// connection (the server then kills whatever is left and exits) and
+// joins the client's goroutines. The subscriptions end after the events
+// already queued, with an EventReleased for every terminal (Event.Lost
+// says so of one cut off), then ErrSubscriptionClosed. Each release is
+// bounded (15 s a session, then 2 s for the last events), so a stalled
+// transport delays Close, never holds it. Idempotent.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		killed := c.killed
+		c.closing = true
+		c.mu.Unlock()
+		if !killed {
+			c.releaseAll()
+		}
 		close(c.stopKeep)
 		c.endGrants()
 		c.closeErr = c.conn.Close()
@@ -269,7 +335,7 @@ func (c *Client) callErr(err error) error {
 		var d errorData
 		if re.Data != nil && json.Unmarshal(re.Data, &d) == nil {
 			if kind := kindErr(d.Kind); kind != nil {
-				return &serverError{e: e, kind: kind}
+				return &serverError{e: e, kind: kind, stdinClosed: d.StdinClosed, written: d.Written}
 			}
 		}
 		return e
@@ -291,10 +357,19 @@ func (c *Client) callErr(err error) error {
 type serverError struct {
 	e    *acp.Error
 	kind error
+	// stdinClosed: the failure was a write to a closed stdin
+	// (terminal.ErrStdinClosed); written is what went in first.
+	stdinClosed bool
+	written     int
 }
 
-func (e *serverError) Error() string   { return e.e.Message }
-func (e *serverError) Unwrap() []error { return []error{e.e, e.kind} }
+func (e *serverError) Error() string { return e.e.Message }
+func (e *serverError) Unwrap() []error {
+	if e.stdinClosed {
+		return []error{e.e, e.kind, terminal.ErrStdinClosed}
+	}
+	return []error{e.e, e.kind}
+}
 
 func (c *Client) call(ctx context.Context, method string, params, result any) error {
 	err := c.conn.Call(ctx, method, params, result)
@@ -303,238 +378,4 @@ func (c *Client) call(ctx context.Context, method string, params, result any) er
 	}
 	c.seen()
 	return nil
-}
-
-// CreateTerminal runs a command on the target (terminal/create). While
-// a lossless subscription covers the session, the terminal's stream is
-// lossless (remote/create).
-func (c *Client) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
-	var resp acp.CreateTerminalResponse
-	var err error
-	c.creating(req.SessionID)
-	if c.holds(req.SessionID) {
-		err = c.call(ctx, MethodCreate, &CreateRequest{Terminal: *req, Window: c.window}, &resp)
-	} else {
-		err = c.call(ctx, methodCreate, req, &resp)
-	}
-	c.created(req.SessionID, resp.TerminalID, err == nil)
-	if err != nil {
-		return nil, err
-	}
-	return &resp, nil
-}
-
-// TerminalOutput returns a terminal's output tail and, once it exited,
-// its status (terminal/output).
-func (c *Client) TerminalOutput(ctx context.Context, req *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error) {
-	var resp acp.TerminalOutputResponse
-	if err := c.call(ctx, methodOutput, req, &resp); err != nil {
-		return nil, err
-	}
-	return &resp, nil
-}
-
-// WaitForTerminalExit waits for the command to exit
-// (terminal/wait_for_exit). A cancelled ctx ends this wait only; a lost
-// connection ends it with ErrDisconnected.
-func (c *Client) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
-	var resp acp.WaitForTerminalExitResponse
-	if err := c.call(ctx, methodWait, req, &resp); err != nil {
-		return nil, err
-	}
-	return &resp, nil
-}
-
-// KillTerminal kills the command and keeps the terminal (terminal/kill).
-func (c *Client) KillTerminal(ctx context.Context, req *acp.KillTerminalRequest) (*acp.KillTerminalResponse, error) {
-	var resp acp.KillTerminalResponse
-	if err := c.call(ctx, methodKill, req, &resp); err != nil {
-		return nil, err
-	}
-	return &resp, nil
-}
-
-// ReleaseTerminal kills what is left of the command and frees the
-// terminal (terminal/release).
-func (c *Client) ReleaseTerminal(ctx context.Context, req *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
-	var resp acp.ReleaseTerminalResponse
-	if err := c.call(ctx, methodRelease, req, &resp); err != nil {
-		return nil, err
-	}
-	return &resp, nil
-}
-
-// SetSessionCwd sets the target directory in which a session's terminals
-// run when a create has none; "" forgets it.
-func (c *Client) SetSessionCwd(ctx context.Context, sessionID acp.SessionID, dir string) error {
-	return c.call(ctx, MethodSetSessionCwd, &SetSessionCwdRequest{SessionID: sessionID, Cwd: dir}, nil)
-}
-
-// ReleaseSession releases every terminal of a session on the target.
-func (c *Client) ReleaseSession(ctx context.Context, sessionID acp.SessionID) error {
-	return c.call(ctx, MethodReleaseSession, &ReleaseSessionRequest{SessionID: sessionID}, nil)
-}
-
-// Resume asks the server to replay a terminal's output from byte offset
-// after, as far as it still retains it, and to stream on from there
-// (remote/subscribe). Subscriptions see the replayed bytes that they had
-// not received (by offset), counted in Event.Dropped no more.
-//
-// While a lossless subscription covers the session, the restarted stream
-// is lossless.
-func (c *Client) Resume(ctx context.Context, sessionID acp.SessionID, terminalID acp.TerminalID, after uint64) error {
-	req := &SubscribeRequest{SessionID: sessionID, TerminalID: terminalID, After: after}
-	if c.holds(sessionID) {
-		// Known before the call: the stream's output may come first.
-		c.track(sessionID, terminalID, c.window, after)
-		req.Window = c.window
-	}
-	return c.call(ctx, MethodSubscribe, req, nil)
-}
-
-// handle receives the server's notifications, in order, and hands them
-// to the subscriptions without ever blocking.
-func (c *Client) handle(_ context.Context, req *jsonrpc2.Request) (any, error) {
-	c.seen()
-	if req.IsCall() {
-		return nil, fmt.Errorf("%w: %s", acp.ErrMethodNotFound, req.Method)
-	}
-	ev, ok := decodeEvent(req.Method, req.Params, req.Attachment)
-	if att := req.Attachment; att != nil {
-		if ok && ev.ev.Kind == terminal.EventOutput && len(ev.ev.Data) > 0 && &ev.ev.Data[0] == &att[0] {
-			ev.chunk = &chunk{data: att}
-			ev.chunk.refs.Store(1)
-			defer ev.chunk.release() // after the deliveries, each of which holds it
-		} else {
-			recycle(att)
-		}
-	}
-	if !ok || !c.admit(&ev) {
-		return nil, nil
-	}
-	if ev.ev.Kind == terminal.EventCreated && ev.window > 0 {
-		c.track(ev.ev.SessionID, ev.ev.TerminalID, ev.window, 0)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	f := c.flows[ev.key]
-	if ev.ev.Kind == terminal.EventOutput && f != nil {
-		ev.flow = f
-		f.recv = max(f.recv, ev.offset+uint64(len(ev.ev.Data)))
-	}
-	overflowed := false
-	for _, s := range c.subs {
-		if s.deliver(ev) {
-			overflowed = true
-		}
-	}
-	switch {
-	case overflowed:
-		for _, f := range c.flows {
-			c.checkFlowLocked(f)
-		}
-	case ev.ev.Kind == terminal.EventReleased:
-		delete(c.flows, ev.key)
-		delete(c.grants, ev.key)
-	case ev.flow != nil:
-		c.checkFlowLocked(f)
-	}
-	return nil, nil
-}
-
-// flow is the client's side of a lossless stream: what it received and
-// what it told the server its subscribers have taken.
-type flow struct {
-	sid    acp.SessionID
-	tid    acp.TerminalID
-	key    string
-	window uint64
-	recv   uint64 // the end of the output received
-	taken  uint64 // the last grant, sent or to be sent
-}
-
-// holds reports whether a lossless subscription covers the session.
-func (c *Client) holds(sessionID acp.SessionID) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, s := range c.subs {
-		if s.lossless && s.covers(sessionID) {
-			return true
-		}
-	}
-	return false
-}
-
-// track starts the accounting of a lossless stream whose output starts
-// at offset from (a restart keeps what it had).
-func (c *Client) track(sessionID acp.SessionID, terminalID acp.TerminalID, window, from uint64) {
-	key := string(sessionID) + "\x00" + string(terminalID)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f := c.flows[key]; f != nil {
-		f.window = window
-		return
-	}
-	if len(c.flows) >= maxTracked {
-		return // a server making up terminals: they stream as lossy ones
-	}
-	c.flows[key] = &flow{sid: sessionID, tid: terminalID, key: key, window: window, recv: from, taken: from}
-}
-
-// taken re-examines a lossless stream after a subscriber took some of
-// its output or went away.
-func (c *Client) taken(key string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f := c.flows[key]; f != nil {
-		c.checkFlowLocked(f)
-	}
-}
-
-// checkFlowLocked grants the server room once the slowest lossless
-// subscriber has taken a quarter of the window since the last grant:
-// fewer, larger grants, and never a stall (a stream waiting for room has
-// sent a whole window, which, once taken, is more than a quarter).
-func (c *Client) checkFlowLocked(f *flow) {
-	var backlog uint64
-	for _, s := range c.subs {
-		if s.lossless && s.covers(f.sid) {
-			backlog = max(backlog, uint64(s.pending(f.key)))
-		}
-	}
-	taken := f.recv - min(backlog, f.recv)
-	if taken > f.taken && taken-f.taken >= max(f.window/4, 1) {
-		f.taken = taken
-		c.grants[f.key] = f
-		select {
-		case c.grantKick <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// sendGrants sends the grants, one notification per stream for all the
-// takes since the last, until the connection ends.
-func (c *Client) sendGrants() {
-	ctx := c.grantCtx
-	var gs []GrantNotification
-	for {
-		select {
-		case <-c.grantKick:
-		case <-ctx.Done():
-			return
-		}
-		c.mu.Lock()
-		gs = gs[:0]
-		for key, f := range c.grants {
-			gs = append(gs, GrantNotification{SessionID: f.sid, TerminalID: f.tid, Taken: f.taken})
-			delete(c.grants, key)
-		}
-		c.mu.Unlock()
-		for i := range gs {
-			if c.conn.Notify(ctx, NotifyGrant, &gs[i]) != nil {
-				return
-			}
-		}
-	}
 }

@@ -29,7 +29,7 @@ func TestDeadManKillsWhatIsBeingReleased(t *testing.T) {
 	}
 	defer func() { _ = send.Close() }()
 	defer c.Close()
-	sub, err := c.Subscribe("")
+	sub, err := c.Subscribe("", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,21 +2,42 @@
 // pod, with the guarantees the terminal package gives locally: sandbox,
 // cgroups, bounded tail, whole-tree kill, no orphans.
 //
-// The other side runs the exec server ([Serve]; `acpterm exec-server`)
-// on its own stdin and stdout, reached through a tool the user already
-// configures ([ParseTarget], [Command], [Dial]): `ssh -T`, `podman exec
-// -i`, `docker exec -i`, `kubectl exec -i`. To the library a transport is
-// any byte stream, so a Go host can hand Serve and [NewClient] an
-// x/crypto/ssh session or a client-go stream instead:
+// A [Client] is a [terminal.Runtime], as a local *terminal.Manager is: the
+// same calls (CreateTerminal and the four other terminal methods,
+// CreateTerminalHeld, Subscribe, SetSessionCwd, NewSessionOn,
+// ReleaseSession, Terminals, KillAll, Close, and terminal.Input's Write,
+// CloseStdin and Resize) and the same events, so a
+// client written against terminal.Runtime runs its commands here or there.
+// Embedded in an ACP client it advertises terminals and nothing else; the
+// target's fs methods are offered only by embedding [Client.Files] too.
 //
-//	t, err := remote.ParseTarget("ssh://me@devbox/srv/app")
-//	cmd, err := remote.Command(t, &remote.CommandOptions{ServerArgs: []string{"--sandbox", "workspace-write"}})
-//	conn, err := remote.Dial(cmd)
-//	c, err := remote.NewClient(ctx, conn, nil) // fails with ssh's own words in conn.Stderr()
-//	defer c.Close()                             // the server then kills everything it ran
-//	sub, err := c.Subscribe("")                 // live output, like terminal.Manager.Subscribe
-//	                                            // (SubscribeLossless: every byte, the commands at its pace)
-//	resp, err := c.CreateTerminal(ctx, &acp.CreateTerminalRequest{SessionID: sid, Command: "make test"})
+// [Connect] makes a ready client in one call: it finds this acpterm on the
+// target or copies it there ([Install]), starts its exec server through
+// the tool the user already configures (`ssh -T`, `podman exec -i`,
+// `docker exec -i`, `kubectl exec -i`) in a process group of its own, so
+// that a Ctrl-C at the terminal reaches the caller and not the transport,
+// waits for the hello, and checks that the target enforces the
+// sandbox.Policy asked for (a target that cannot fails, as a local create
+// does, unless the policy accepts less: WithoutMountNamespace,
+// BestEffort). A failure to connect is told in the transport's words:
+//
+//	c, err := remote.Connect(ctx, "ssh://me@devbox/srv/app", &remote.ConnectOptions{
+//		Sandbox: &sandbox.Policy{Mode: sandbox.WorkspaceWrite, WithoutMountNamespace: true},
+//		Client:  &remote.ClientOptions{Decide: askUser}, // asked here, before anything is sent
+//	})
+//	if err != nil {
+//		return err // ssh's "Connection refused", or a *remote.SandboxError
+//	}
+//	defer c.Close() // releases the terminals; the server then kills what is left
+//	conn, err := acp.StartAgent(cmd, myClient{Runtime: c}, nil) // the agent runs here
+//	sess, err := c.NewSessionOn(ctx, conn, &acp.NewSessionRequest{Cwd: "/srv/app"})
+//
+// The other side runs the exec server ([Serve]; `acpterm exec-server`) on
+// its own stdin and stdout. The steps of Connect are there for a host that
+// needs them apart ([ParseTarget], [Install], [Command], [Dial],
+// [NewClient]); to the library a transport is any byte stream, so a Go
+// host can hand Serve and NewClient an x/crypto/ssh session or a
+// client-go stream instead.
 //
 // # Protocol
 //
@@ -26,8 +47,10 @@
 // ACP's own terminal/create, terminal/output, terminal/wait_for_exit,
 // terminal/kill and terminal/release, fs/read_text_file and
 // fs/write_text_file, with ACP's param and result types.
-// remote/set_session_cwd, remote/release_session, remote/ping and the two
-// below complete the set.
+// remote/set_session_cwd, remote/release_session, remote/kill_all,
+// remote/ping and the two below complete the set. The client sends its
+// creates as remote/create with a tag, which the terminal's first
+// notification carries back: it may arrive before the create's answer.
 //
 // For each terminal the server streams notifications, numbered by Seq:
 // remote/terminal_started, remote/output (raw bytes with the Offset of
@@ -47,7 +70,7 @@
 //     and the next chunk's Offset says how much; remote/subscribe replays
 //     what the server still retains after a cursor. The terminal's tail
 //     (terminal/output) is complete whatever the stream dropped.
-//   - Lossless, asked for per terminal at create (remote/create, a
+//   - Held (lossless), asked for per terminal at create (remote/create, a
 //     terminal/create with a window) or per restart (remote/subscribe
 //     with a window): the server drops nothing and holds the command
 //     instead, which blocks on its pipe as it would writing to a slow
@@ -60,8 +83,23 @@
 //     held command holds up nothing else: the other terminals stream, the
 //     calls (kill and release of that terminal included) are answered,
 //     the connection is read, and a released terminal's output is skipped
-//     rather than waited for. Client.SubscribeLossless makes the
-//     terminals it covers lossless.
+//     rather than waited for. Client.SubscribeHeld and
+//     Client.CreateTerminalHeld make the terminals they cover lossless.
+//
+// # Input and ptys
+//
+// A Client is a [terminal.Input] too: Write, CloseStdin and Resize reach a
+// terminal on the target as remote/write (the bytes base64, at most
+// terminal.MaxStdinWrite a call), remote/close_stdin and remote/resize.
+// A terminal takes input when its terminal/create asked for a stdin pipe
+// or a pseudo-terminal in _meta (terminal.MetaStdin, terminal.MetaPTY;
+// ClientOptions.PTY asks for the second on every create); a pty is the
+// target's own, opened by the exec server there (Linux targets), and
+// terminal/output gives its rendered text. The hello says the server
+// serves input (HelloResponse.Input) and ptys (HelloResponse.PTY): with
+// an exec server of an earlier release, which says neither, every input
+// call fails at once with an error wrapping terminal.ErrInvalid, and
+// nothing is sent.
 //
 // The client trusts the target to run commands, not to describe them:
 // the events of a terminal it did not create, and an exit of one of its
@@ -78,5 +116,9 @@
 // and exits within [ShutdownBound]. On the client, the end of the
 // connection fails every call and wait in flight with [ErrDisconnected],
 // and a server that sends nothing while a ping waits is given up after
-// ClientOptions.KeepAliveTimeout.
+// ClientOptions.KeepAliveTimeout. The subscriptions then get, for each
+// terminal still live, the EventExited (if its exit was not heard) and
+// the EventReleased it would have had, with Event.Lost saying why, before
+// ErrDisconnected: a held subscription never waits for an exit that
+// cannot come.
 package remote

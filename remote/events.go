@@ -17,6 +17,7 @@ type wireEvent struct {
 	ev     terminal.Event
 	offset uint64
 	window uint64
+	tag    string // a start's: the create's CreateRequest.Tag
 	key    string // the terminal's
 	flow   *flow  // the terminal's lossless stream, for its output
 	chunk  *chunk // the recycled buffer Data is in, if any
@@ -75,8 +76,11 @@ func decodeEvent(method string, params json.RawMessage, attachment []byte) (w wi
 		}
 		w.ev = terminal.Event{Kind: terminal.EventCreated, SessionID: n.SessionID, TerminalID: n.TerminalID,
 			Info: &terminal.Info{SessionID: n.SessionID, TerminalID: n.TerminalID, Argv: n.Argv, Cwd: n.Cwd,
-				PID: n.PID, OutputByteLimit: n.OutputByteLimit}}
-		w.window = n.Window
+				PID: n.PID, OutputByteLimit: n.OutputByteLimit, Stdin: n.Stdin}}
+		if n.PTY != nil {
+			w.ev.Info.PTY = &terminal.Size{Cols: n.PTY.Cols, Rows: n.PTY.Rows}
+		}
+		w.window, w.tag = n.Window, n.Tag
 	case NotifyOutput:
 		// params is valid JSON (the connection checked the line): no
 		// json.Unmarshal, which would check it again first.
@@ -122,7 +126,7 @@ const maxTracked = 1 << 16
 // subscription drops output beyond its buffer (ClientOptions.SubscriberBuffer)
 // and counts it in the Dropped of that terminal's next event, which also
 // counts what the server's stream dropped. A lossless one
-// (SubscribeLossless) drops nothing of a lossless stream: the server
+// (SubscribeHeld, CreateTerminalHeld) drops nothing of a lossless stream: the server
 // sends no more than ClientOptions.Window bytes of a terminal ahead of
 // what the subscription has taken, and holds the command meanwhile.
 type Subscription struct {
@@ -130,17 +134,28 @@ type Subscription struct {
 	sessionID acp.SessionID
 	limit     int
 	lossless  bool
+	// tag, for CreateTerminalHeld's subscription, is its create's: it
+	// covers the terminal whose start carries it (terminalID, once
+	// known). wide: it covers every terminal of its session(s).
+	tag  string
+	wide bool
 
-	mu       sync.Mutex
-	q        []queuedEvent
-	qBytes   int // output queued, of lossy streams
-	nControl int
-	next     map[string]uint64 // terminal key -> offset of the next byte not yet queued
-	pend     map[string]int    // terminal key -> output of its lossless stream queued
-	lent     *chunk            // the buffer of the event Next returned last
-	closed   bool
-	err      error
-	wake     chan struct{}
+	mu         sync.Mutex
+	q          []queuedEvent
+	qBytes     int // output queued, of lossy streams
+	nControl   int
+	terminalID acp.TerminalID // the one terminal covered, or ""
+	// replay: a subscription to one terminal takes nothing before the
+	// start its replay begins with (what is still in flight of the
+	// stream before it is in the replay too).
+	replay bool
+	exits  map[string]bool   // terminal keys whose exit was queued
+	next   map[string]uint64 // terminal key -> offset of the next byte not yet queued
+	pend   map[string]int    // terminal key -> output of its lossless stream queued
+	lent   *chunk            // the buffer of the event Next returned last
+	closed bool
+	err    error
+	wake   chan struct{}
 }
 
 type queuedEvent struct {
@@ -148,41 +163,6 @@ type queuedEvent struct {
 	key   string
 	held  bool // output of a lossless stream, counted in pend
 	chunk *chunk
-}
-
-// Subscribe returns a subscription to the events of one session's
-// terminals, or of all ("" ). It sees events from the moment it
-// subscribes: subscribe before creating terminals to see them from their
-// start (or Resume a terminal to have its retained output again).
-func (c *Client) Subscribe(sessionID acp.SessionID) (*Subscription, error) {
-	return c.subscribe(sessionID, false)
-}
-
-// SubscribeLossless is Subscribe for a subscriber that must see every
-// byte: the terminals created while it is open, in the sessions it
-// covers, stream losslessly (remote/create), and so do the ones it has
-// Resumed. Their commands then wait for the slowest lossless subscriber
-// (as for a pipe to a slow reader: each subscriber holds at most
-// ClientOptions.Window bytes of a terminal), so a subscriber that stops
-// calling Next stops them; Close it to let them run on. Other terminals,
-// the connection and every call go on meanwhile.
-func (c *Client) SubscribeLossless(sessionID acp.SessionID) (*Subscription, error) {
-	return c.subscribe(sessionID, true)
-}
-
-func (c *Client) subscribe(sessionID acp.SessionID, lossless bool) (*Subscription, error) {
-	s := &Subscription{c: c, sessionID: sessionID, limit: c.limit, lossless: lossless, next: map[string]uint64{},
-		pend: map[string]int{}, wake: make(chan struct{}, 1), err: terminal.ErrSubscriptionClosed}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	select {
-	case <-c.done:
-		return nil, c.endErrLocked()
-	default:
-	}
-	subs := make([]*Subscription, 0, len(c.subs)+1)
-	c.subs = append(append(subs, c.subs...), s)
-	return s, nil
 }
 
 // covers reports whether the subscription receives the session's events.
@@ -198,10 +178,15 @@ func (c *Client) endErrLocked() error {
 }
 
 // endSubscriptions ends every subscription after its queued events, with
-// the connection's end as their error.
+// the connection's end as their error (ErrSubscriptionClosed after
+// Close).
 func (c *Client) endSubscriptions() {
 	err := c.endErr()
 	c.mu.Lock()
+	if c.closing && !c.killed {
+		// Close ended them, as terminal.Manager.Close ends its own.
+		err = terminal.ErrSubscriptionClosed
+	}
 	subs := c.subs
 	c.subs = nil
 	c.mu.Unlock()
@@ -214,27 +199,24 @@ func (c *Client) endSubscriptions() {
 // stream's accounting (flow) sees deliveries and takes in order. It
 // reports whether the subscription overflowed: the lossless streams it
 // held are then free.
-func (s *Subscription) deliver(w wireEvent) (overflowed bool) {
+func (s *Subscription) deliver(w wireEvent) (overflowed, finished bool) {
 	ev, key := w.ev, w.key
-	if !s.covers(ev.SessionID) {
-		return false
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return false
+	if !s.wants(&w) {
+		return false, false
 	}
 	next, known := s.next[key]
 	if !known && len(s.next) >= maxTracked {
 		s.overflow()
-		return true
+		return true, false
 	}
 	held := false
 	switch ev.Kind {
 	case terminal.EventOutput:
 		end := w.offset + uint64(len(ev.Data))
 		if end <= next {
-			return false // replayed bytes this subscription already has
+			return false, false // replayed bytes this subscription already has
 		}
 		if w.offset < next {
 			ev.Data = ev.Data[next-w.offset:]
@@ -249,7 +231,7 @@ func (s *Subscription) deliver(w wireEvent) (overflowed bool) {
 			// the next event that is.
 			s.next[key] = next
 			s.wakeUp()
-			return false
+			return false, false
 		}
 		s.next[key] = end
 		if held {
@@ -258,6 +240,10 @@ func (s *Subscription) deliver(w wireEvent) (overflowed bool) {
 			s.qBytes += len(ev.Data)
 		}
 	case terminal.EventExited:
+		if s.exits[key] {
+			return false, false // a restarted stream's exit: queued already
+		}
+		s.exits[key] = true
 		if w.offset > next {
 			ev.Dropped = w.offset - next
 			next = w.offset
@@ -266,6 +252,7 @@ func (s *Subscription) deliver(w wireEvent) (overflowed bool) {
 		s.nControl++
 	case terminal.EventReleased:
 		delete(s.next, key)
+		delete(s.exits, key)
 		s.nControl++
 	default:
 		s.next[key] = next
@@ -273,12 +260,36 @@ func (s *Subscription) deliver(w wireEvent) (overflowed bool) {
 	}
 	if s.nControl > maxTracked {
 		s.overflow()
-		return true
+		return true, false
 	}
 	w.chunk.hold()
 	s.q = append(s.q, queuedEvent{ev: ev, key: key, held: held, chunk: w.chunk})
+	if ev.Kind == terminal.EventReleased && s.terminalID != "" && ev.Lost == "" {
+		// A subscription to one terminal ends after its release (one
+		// cut off by the connection's end ends with the connection).
+		s.closed = true
+		finished = true
+	}
 	s.wakeUp()
-	return false
+	return false, finished
+}
+
+// wants reports whether the subscription takes the event: it is open,
+// covers the terminal, and has not had the event from a restarted
+// stream already. s.mu is held.
+func (s *Subscription) wants(w *wireEvent) bool {
+	if s.closed || !s.admits(w) {
+		return false
+	}
+	created := w.ev.Kind == terminal.EventCreated
+	if s.replay {
+		if !created {
+			return false
+		}
+		s.replay = false
+	}
+	_, known := s.next[w.key]
+	return !known || !created // a restarted stream's start: seen already
 }
 
 // pending is how much of a terminal's lossless stream the subscription

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/sandbox"
@@ -52,6 +53,7 @@ func (s *server) workspace() (*workspace.Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
 	}
+	ws.Hide(append(slices.Clone(s.hello.Sandbox.Hidden), s.hello.Sandbox.Redacted...), s.hello.Sandbox.Shown)
 	return ws, nil
 }
 
@@ -85,12 +87,24 @@ func (s *server) writeTextFile(ctx context.Context, req *acp.WriteTextFileReques
 	return ws.WriteTextFile(ctx, req)
 }
 
+// Files serves ACP's fs methods on the target: the exec server's
+// workspace (its --cwd), under the write policy of its sandbox. A client
+// offers them to an agent only by choice, as it offers a local
+// *workspace.Workspace: embed Files (or its two methods) in the ACP
+// client. A Client alone serves terminals and nothing else, so that
+// embedding one does not advertise fs read and write.
+type Files struct{ c *Client }
+
+// Files returns the target's fs methods, for a client that chooses to
+// offer them (see Files).
+func (c *Client) Files() *Files { return &Files{c: c} }
+
 // ReadTextFile reads a text file on the target (fs/read_text_file). The
 // server's errors keep their ACP codes, so that acp.WireError passes them
 // on to an agent as they are.
-func (c *Client) ReadTextFile(ctx context.Context, req *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
+func (f *Files) ReadTextFile(ctx context.Context, req *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
 	var resp acp.ReadTextFileResponse
-	if err := c.call(ctx, methodReadTextFile, req, &resp); err != nil {
+	if err := f.c.call(ctx, methodReadTextFile, req, &resp); err != nil {
 		return nil, err
 	}
 	return &resp, nil
@@ -98,7 +112,7 @@ func (c *Client) ReadTextFile(ctx context.Context, req *acp.ReadTextFileRequest)
 
 // WriteTextFile writes a text file on the target (fs/write_text_file). A
 // request too large for the server's message limit is refused here.
-func (c *Client) WriteTextFile(ctx context.Context, req *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
+func (f *Files) WriteTextFile(ctx context.Context, req *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
@@ -108,13 +122,13 @@ func (c *Client) WriteTextFile(ctx context.Context, req *acp.WriteTextFileReques
 			acp.ErrInvalidParams, req.Path, maxWriteEncoded>>20)
 	}
 	var resp acp.WriteTextFileResponse
-	if err := c.call(ctx, methodWriteTextFile, json.RawMessage(b), &resp); err != nil {
+	if err := f.c.call(ctx, methodWriteTextFile, json.RawMessage(b), &resp); err != nil {
 		return nil, err
 	}
 	return &resp, nil
 }
 
 var (
-	_ acp.FileReader = (*Client)(nil)
-	_ acp.FileWriter = (*Client)(nil)
+	_ acp.FileReader = (*Files)(nil)
+	_ acp.FileWriter = (*Files)(nil)
 )

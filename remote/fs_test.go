@@ -35,14 +35,14 @@ func TestFS(t *testing.T) {
 	ctx := testCtx(t)
 
 	path := filepath.Join(dir, "sub", "f.txt")
-	if _, err := s.c.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: "s", Path: path, Content: "one\ntwo\nthree\n"}); err != nil {
+	if _, err := s.c.Files().WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: "s", Path: path, Content: "one\ntwo\nthree\n"}); err != nil {
 		t.Fatalf("write: %v", err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "one\ntwo\nthree\n" {
 		t.Errorf("on disk: %q", b)
 	}
 	line, limit := uint32(2), uint32(1)
-	got, err := s.c.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: "s", Path: path, Line: &line, Limit: &limit})
+	got, err := s.c.Files().ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: "s", Path: path, Line: &line, Limit: &limit})
 	if err != nil || got.Content != "two\n" {
 		t.Errorf("read line 2: %+v, %v", got, err)
 	}
@@ -61,10 +61,10 @@ func TestFS(t *testing.T) {
 	} {
 		var remoteErr, localErr error
 		if tc.read != nil {
-			_, remoteErr = s.c.ReadTextFile(ctx, tc.read)
+			_, remoteErr = s.c.Files().ReadTextFile(ctx, tc.read)
 			_, localErr = local.ReadTextFile(ctx, tc.read)
 		} else {
-			_, remoteErr = s.c.WriteTextFile(ctx, tc.write)
+			_, remoteErr = s.c.Files().WriteTextFile(ctx, tc.write)
 			_, localErr = local.WriteTextFile(ctx, tc.write)
 		}
 		if localErr == nil {
@@ -88,7 +88,7 @@ func TestFSBounds(t *testing.T) {
 	s := serve(t, &remote.ServerOptions{Terminal: &terminal.Options{DefaultCwd: dir}}, nil)
 	ctx := testCtx(t)
 	path := filepath.Join(dir, "big")
-	_, err := s.c.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: "s", Path: path, Content: strings.Repeat("x", remote.DefaultServerMaxMessage)})
+	_, err := s.c.Files().WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: "s", Path: path, Content: strings.Repeat("x", remote.DefaultServerMaxMessage)})
 	if acp.ErrorCode(err) != acp.CodeInvalidParams || !strings.Contains(err.Error(), "write it in a terminal") {
 		t.Errorf("a write of 4 MiB: %v", err)
 	}
@@ -96,10 +96,10 @@ func TestFSBounds(t *testing.T) {
 		t.Error("the large write landed")
 	}
 	content := strings.Repeat("y", 3<<20)
-	if _, err := s.c.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: "s", Path: path, Content: content}); err != nil {
+	if _, err := s.c.Files().WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: "s", Path: path, Content: content}); err != nil {
 		t.Fatalf("a write of 3 MiB: %v", err)
 	}
-	got, err := s.c.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: "s", Path: path})
+	got, err := s.c.Files().ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: "s", Path: path})
 	if err != nil {
 		t.Fatalf("reading it back: %v", err)
 	}

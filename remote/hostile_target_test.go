@@ -57,9 +57,15 @@ func hostileTarget(t *testing.T, end *pipeEnd, invented int, greeting string) (d
 				result = &remote.HelloResponse{ProtocolVersion: remote.ProtocolVersion, OS: "linux", Arch: "amd64",
 					DefaultCwd: "/srv", Isolation: "group", Sandbox: remote.SandboxInfo{Mode: "workspace-write", Network: "allow",
 						Missing: []string{"\x1b]0;owned\x07\x1b[2Jread-only .git"}}}
-			case "terminal/create":
+			case "terminal/create", remote.MethodCreate:
 				var cr acp.CreateTerminalRequest
-				_ = json.Unmarshal(req.Params, &cr)
+				if req.Method == remote.MethodCreate {
+					var lr remote.CreateRequest
+					_ = json.Unmarshal(req.Params, &lr)
+					cr = lr.Terminal
+				} else {
+					_ = json.Unmarshal(req.Params, &cr)
+				}
 				sid := cr.SessionID
 				zero, bad := uint32(0), uint32(99)
 				note(remote.NotifyStarted, &remote.StartedNotification{SessionID: sid, TerminalID: "t1", Seq: 1, Argv: []string{"/bin/sh", "-c", cr.Command}, Cwd: "/srv"})
@@ -110,7 +116,7 @@ func TestClientIgnoresWhatItDidNotCreate(t *testing.T) {
 	if m := c.Hello().Sandbox.Missing; len(m) != 1 {
 		t.Errorf("hello: missing %q", m)
 	}
-	sub, err := c.Subscribe("")
+	sub, err := c.Subscribe("", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,6 +179,8 @@ func FuzzClientReads(f *testing.F) {
 	f.Add([]byte{}, []byte(`{"jsonrpc":"2.0","method":"remote/exit","params":{"sessionId":"s","terminalId":"t","exitStatus":{"exitCode":1}}}`+"\n"+
 		`{"jsonrpc":"2.0","method":"remote/output","params":{"sessionId":"s","terminalId":"t","offset":18446744073709551615,"data":"AAAA"}}`+"\n"))
 	f.Add([]byte("\x01999999999\n"), []byte(`{"jsonrpc":"2.0","id":7,"result":{}}`+"\n"+`{"jsonrpc":"2.0","id":1,"method":"x"}`+"\n"))
+	f.Add([]byte{}, []byte(`{"jsonrpc":"2.0","method":"remote/terminal_started","params":{"sessionId":"s","terminalId":"t","seq":1,"pty":{"cols":99999,"rows":-1},"stdin":"yes"}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"remote/terminal_started","params":{"sessionId":"s","terminalId":"u","seq":1,"pty":{"cols":0,"rows":0},"stdin":true}}`+"\n"))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":2}}`+"\n"), []byte("\x015\nabcde"+`{"jsonrpc":"2.0","method":"remote/output","params":{"sessionId":"s","terminalId":"t","offset":0}}`+"\n"))
 	f.Fuzz(func(t *testing.T, before, after []byte) {
 		cend, send := pipes(t)
@@ -201,7 +209,7 @@ func FuzzClientReads(f *testing.F) {
 		}()
 		c, err := remote.NewClient(testCtx(t), cend, &remote.ClientOptions{KeepAlive: -1, Logf: func(string, ...any) {}})
 		if err == nil {
-			sub, err := c.Subscribe("")
+			sub, err := c.Subscribe("", "")
 			if err == nil {
 				for {
 					if _, err := sub.Next(testCtx(t)); err != nil {

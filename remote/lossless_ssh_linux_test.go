@@ -50,7 +50,7 @@ func TestSSHLossless(t *testing.T) {
 		name := map[bool]string{false: "attachments", true: "json"}[json]
 		t.Run(name, func(t *testing.T) {
 			c, _ := e.dialWith(t, ws, &remote.ClientOptions{Window: testWindow, JSONOutput: json}, nil)
-			sub, err := c.SubscribeLossless("")
+			sub, err := c.SubscribeHeld("", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestSSHLossless(t *testing.T) {
 
 	t.Run("stalled", func(t *testing.T) {
 		c, conn := e.dialWith(t, ws, &remote.ClientOptions{Window: testWindow}, nil)
-		sub, err := c.SubscribeLossless("")
+		sub, err := c.SubscribeHeld("", "")
 		if err != nil {
 			t.Fatal(err)
 		}

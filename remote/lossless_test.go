@@ -66,11 +66,11 @@ func stillRunning(t *testing.T, c *remote.Client, sid acp.SessionID, id acp.Term
 // that does not exist: terminal/output of this one would carry its whole
 // retained output every time, megabytes per event, which under -race
 // took most of a minute and tested nothing more.
-func readAll(t *testing.T, c *remote.Client, sub *remote.Subscription, id acp.TerminalID, slow bool) (data []byte, dropped uint64, maxHeld int) {
+func readAll(t *testing.T, c *remote.Client, sub terminal.Events, id acp.TerminalID, slow bool) (data []byte, dropped uint64, maxHeld int) {
 	t.Helper()
 	ctx := testCtx(t)
 	for {
-		maxHeld = max(maxHeld, sub.Held())
+		maxHeld = max(maxHeld, sub.(*remote.Subscription).Held())
 		ev, err := sub.Next(ctx)
 		if err != nil {
 			t.Fatalf("Next after %d bytes: %v", len(data), err)
@@ -99,7 +99,7 @@ func TestLosslessSlowReader(t *testing.T) {
 		name := map[bool]string{true: "text", false: "binary"}[text]
 		t.Run(name, func(t *testing.T) {
 			s := losslessServe(t)
-			sub, err := s.c.SubscribeLossless("")
+			sub, err := s.c.SubscribeHeld("", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +129,7 @@ func TestLosslessSlowReader(t *testing.T) {
 func TestDefaultStreamDropsAndNeverWaits(t *testing.T) {
 	t.Parallel()
 	s := losslessServe(t)
-	sub, err := s.c.Subscribe("")
+	sub, err := s.c.Subscribe("", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,12 +151,12 @@ func TestDefaultStreamDropsAndNeverWaits(t *testing.T) {
 func TestLosslessStalledReader(t *testing.T) {
 	t.Parallel()
 	s := losslessServe(t)
-	stalled, err := s.c.SubscribeLossless("s")
+	stalled, err := s.c.SubscribeHeld("s", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stalled.Close()
-	other, err := s.c.Subscribe("t")
+	other, err := s.c.Subscribe("t", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestLosslessStalledReader(t *testing.T) {
 			t.Fatalf("release: %v", err)
 		}
 	}
-	if held := stalled.Held(); held > 2*testWindow {
+	if held := stalled.(*remote.Subscription).Held(); held > 2*testWindow {
 		t.Errorf("the stalled subscriber holds %d bytes, over its window for two terminals", held)
 	}
 	// The stalled subscriber, read at last, sees both terminals end, the
@@ -237,7 +237,7 @@ func TestLosslessStalledReader(t *testing.T) {
 func TestResumeLossless(t *testing.T) {
 	t.Parallel()
 	s := losslessServe(t)
-	early, err := s.c.Subscribe("")
+	early, err := s.c.Subscribe("", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestResumeLossless(t *testing.T) {
 	if _, dropped, _ := readAll(t, s.c, early, id, false); dropped == 0 {
 		t.Error("the first stream dropped nothing: this test shows nothing")
 	}
-	sub, err := s.c.SubscribeLossless("")
+	sub, err := s.c.SubscribeHeld("", "")
 	if err != nil {
 		t.Fatal(err)
 	}

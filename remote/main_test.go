@@ -5,12 +5,14 @@ import (
 	"os"
 	"testing"
 
+	"github.com/acpterm/acpterm/sandbox"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
-	execFloor() // a floor measured on a target: see execFloorEnv
-	produce()   // a benchmark's producer: see produceEnv
+	sandbox.Init() // the local sandbox's helper (TestNewcomerClients)
+	execFloor()    // a floor measured on a target: see execFloorEnv
+	produce()      // a benchmark's producer: see produceEnv
 	// Under -race a binary sleeps a second before it exits; the ssh tests
 	// run the built acpterm many times.
 	if os.Getenv("GORACE") == "" {

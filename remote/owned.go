@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -23,13 +24,21 @@ type owned struct {
 	// last is answered were never created: they are forgotten.
 	inflight map[acp.SessionID]int
 	claims   map[acp.SessionID][]string
-	ignored  int  // events dropped
-	told     bool // the first was reported
+	// pending are the creates in flight, by tag: the terminal as asked
+	// for, which its EventCreated describes (the target's start names
+	// what runs, Argv, not what was asked, Command and Args).
+	pending map[string]*terminal.Info
+	started uint64 // terminals started, for their order
+	ignored int    // events dropped
+	told    bool   // the first was reported
 }
 
-// ownedTerm is what the client keeps of one of its terminals: its first
-// exit.
+// ownedTerm is what the client keeps of one of its terminals: how it was
+// asked for and started, and its first exit.
 type ownedTerm struct {
+	asked    *terminal.Info // the create's request, once answered
+	info     *terminal.Info // as its EventCreated described it; nil until started
+	n        uint64         // order of start
 	exited   bool
 	status   string // acp.TerminalExitStatus.String()
 	timedOut bool
@@ -37,30 +46,39 @@ type ownedTerm struct {
 }
 
 func newOwned() owned {
-	return owned{terms: map[string]*ownedTerm{}, inflight: map[acp.SessionID]int{}, claims: map[acp.SessionID][]string{}}
+	return owned{terms: map[string]*ownedTerm{}, inflight: map[acp.SessionID]int{}, claims: map[acp.SessionID][]string{},
+		pending: map[string]*terminal.Info{}}
 }
 
-// creating counts a create about to be sent.
-func (c *Client) creating(sid acp.SessionID) {
+// creating counts a create about to be sent, tagged tag, for the
+// terminal asked.
+func (c *Client) creating(sid acp.SessionID, tag string, asked *terminal.Info) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inflight[sid]++
+	c.pending[tag] = asked
 }
 
 // created records the answer to a create: the terminal it names is this
 // client's (ok), and once no create of the session is in flight, the
 // terminals the target said it started without a create to show for them
 // are forgotten.
-func (c *Client) created(sid acp.SessionID, tid acp.TerminalID, ok bool) {
+func (c *Client) created(sid acp.SessionID, tag string, tid acp.TerminalID, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inflight[sid]--
+	asked := c.pending[tag]
+	delete(c.pending, tag)
 	if ok {
+		c.sessions[sid] = true
 		key := termKey(sid, tid)
 		if i := slices.Index(c.claims[sid], key); i >= 0 {
 			c.claims[sid] = slices.Delete(c.claims[sid], i, i+1)
 		} else if c.terms[key] == nil {
 			c.terms[key] = &ownedTerm{}
+		}
+		if t := c.terms[key]; t != nil && t.asked == nil {
+			t.asked = asked
 		}
 	}
 	if c.inflight[sid] > 0 {
@@ -87,11 +105,26 @@ func (c *Client) admit(w *wireEvent) bool {
 			c.ignoreLocked(eventName(w.ev.Kind)+" of a terminal this client did not create", w.key)
 			return false
 		}
-		c.terms[w.key] = &ownedTerm{}
+		t = &ownedTerm{}
+		c.terms[w.key] = t
 		c.claims[sid] = append(c.claims[sid], w.key)
-		return true
 	}
 	switch w.ev.Kind {
+	case terminal.EventCreated:
+		if t.info == nil {
+			asked := t.asked
+			if asked == nil && w.tag != "" {
+				// A tag describes one terminal: a second start under it
+				// (a target inventing terminals) is described by its argv.
+				asked = c.pending[w.tag]
+				delete(c.pending, w.tag)
+			}
+			t.info = c.describe(w.ev.Info, asked)
+			c.started++
+			t.n = c.started
+		}
+		info := *t.info
+		w.ev.Info = &info
 	case terminal.EventExited:
 		status := w.ev.Status.String()
 		if t.exited {
@@ -105,8 +138,54 @@ func (c *Client) admit(w *wireEvent) bool {
 		t.exited, t.status, t.timedOut, t.total = true, status, w.ev.TimedOut, w.offset
 	case terminal.EventReleased:
 		delete(c.terms, w.key)
+		kick(c.changed)
 	}
 	return true
+}
+
+// describe is a terminal's Info as the target started it (started) and
+// as it was asked for (asked, nil when unknown): what the target runs,
+// where and with what pid, and the request's Command, Args and Env, with
+// the client's Where and Sandbox.
+func (c *Client) describe(started, asked *terminal.Info) *terminal.Info {
+	info := terminal.Info{}
+	if started != nil {
+		info = *started
+	}
+	switch {
+	case asked != nil:
+		info.Command, info.Args, info.Shell, info.Env = asked.Command, asked.Args, asked.Shell, asked.Env
+	case len(info.Argv) > 0:
+		info.Command, info.Args = info.Argv[0], info.Argv[1:]
+	}
+	info.Where, info.Sandbox = c.where, c.applied
+	return &info
+}
+
+// cutOff ends, for the subscriptions, the terminals the end of the
+// connection cut off: an EventExited for those whose exit was not
+// heard, with the reason in Lost in place of a status, and an
+// EventReleased for each, in the order they started. c.mu is held.
+func (c *Client) cutOffLocked() {
+	why := c.lostReasonLocked()
+	keys := make([]string, 0, len(c.terms))
+	for key := range c.terms {
+		keys = append(keys, key)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(c.terms[a].n, c.terms[b].n) })
+	for _, key := range keys {
+		t := c.terms[key]
+		sid, tid, _ := strings.Cut(key, "\x00")
+		ev := terminal.Event{SessionID: acp.SessionID(sid), TerminalID: acp.TerminalID(tid), Lost: why}
+		if !t.exited {
+			ev.Kind = terminal.EventExited
+			c.deliverLocked(wireEvent{ev: ev, key: key, offset: t.total})
+		}
+		ev.Kind = terminal.EventReleased
+		c.deliverLocked(wireEvent{ev: ev, key: key})
+		delete(c.terms, key)
+	}
+	kick(c.changed)
 }
 
 func eventName(k terminal.EventKind) string {

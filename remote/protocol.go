@@ -30,6 +30,20 @@ const (
 	// MethodCreate: CreateRequest → acp.CreateTerminalResponse;
 	// terminal/create with a lossless output stream.
 	MethodCreate = "remote/create"
+	// MethodKillAll: struct{} → struct{}; SIGKILLs every command the
+	// server runs at once, without the kill grace
+	// (terminal.Manager.KillAll); the terminals stay until released.
+	MethodKillAll = "remote/kill_all"
+	// MethodWrite: WriteRequest → WriteResponse; writes to a terminal's
+	// stdin or pty (terminal.Input.Write). Served when the hello says
+	// Input.
+	MethodWrite = "remote/write"
+	// MethodCloseStdin: TerminalRequest → struct{}; ends a terminal's
+	// input (terminal.Input.CloseStdin). Served when the hello says Input.
+	MethodCloseStdin = "remote/close_stdin"
+	// MethodResize: ResizeRequest → struct{}; resizes a pty terminal
+	// (terminal.Input.Resize). Served when the hello says Input.
+	MethodResize = "remote/resize"
 
 	methodCreate  = "terminal/create"
 	methodOutput  = "terminal/output"
@@ -92,6 +106,15 @@ type HelloResponse struct {
 	// Attachments: the server sends output attached, as the client
 	// asked.
 	Attachments bool `json:"attachments,omitempty"`
+	// Input: the server serves MethodWrite, MethodCloseStdin and
+	// MethodResize, and gives a terminal/create a stdin pipe when its
+	// _meta asks for one (terminal.MetaStdin). An exec server of an
+	// earlier release leaves it out: the client then refuses input
+	// itself, with an error wrapping terminal.ErrInvalid.
+	Input bool `json:"input,omitempty"`
+	// PTY: a terminal/create whose _meta asks for a pseudo-terminal
+	// (terminal.MetaPTY) gets one there (a Linux target).
+	PTY bool `json:"pty,omitempty"`
 }
 
 // SandboxInfo is the server's sandbox and what the target's kernel makes
@@ -115,6 +138,16 @@ type SandboxInfo struct {
 	// search for repositories in the caches was cut short.
 	LeftOut      []string `json:"leftOut,omitempty"`
 	GitSearchCut bool     `json:"gitSearchCut,omitempty"`
+	// Hidden, Shown and Redacted are the target's paths the commands may
+	// not read, those shown through them, and those they see without
+	// their credential lines (sandbox.Applied's); fs/* keeps out of the
+	// first and the last as well.
+	Hidden   []string `json:"hidden,omitempty"`
+	Shown    []string `json:"shown,omitempty"`
+	Redacted []string `json:"redacted,omitempty"`
+	// HiddenByLandlock: the target has no mount namespace, and Landlock
+	// hides Hidden there instead (sandbox.Applied's).
+	HiddenByLandlock bool `json:"hiddenByLandlock,omitempty"`
 	// Error, when set, says why the policy cannot be enforced there at
 	// all: every terminal/create is then refused (permission denied), never
 	// run with less confinement than asked for.
@@ -162,7 +195,15 @@ type CreateRequest struct {
 	Terminal acp.CreateTerminalRequest `json:"terminal"`
 	// Window is in bytes; 0 means a stream like terminal/create's.
 	Window uint64 `json:"window"`
+	// Tag, when set, is sent back in the terminal's StartedNotification,
+	// which may reach the client before the create's answer: it tells
+	// the client which of its creates a new terminal is (at most 64
+	// bytes).
+	Tag string `json:"tag,omitempty"`
 }
+
+// maxTag bounds CreateRequest.Tag.
+const maxTag = 64
 
 // GrantNotification tells the server how far the client's subscribers
 // have taken a lossless stream: every byte before offset Taken. Grants
@@ -189,6 +230,47 @@ type StartedNotification struct {
 	// Window is the stream's window when it is lossless (CreateRequest),
 	// else 0.
 	Window uint64 `json:"window,omitempty"`
+	// Tag is the create's CreateRequest.Tag.
+	Tag string `json:"tag,omitempty"`
+	// PTY is the size of the pseudo-terminal the command runs on; nil
+	// for pipes.
+	PTY *Size `json:"pty,omitempty"`
+	// Stdin: the command's stdin is a pipe that MethodWrite writes.
+	Stdin bool `json:"stdin,omitempty"`
+}
+
+// Size is a pty terminal's size on the wire (terminal.Size).
+type Size struct {
+	Cols uint16 `json:"cols"`
+	Rows uint16 `json:"rows"`
+}
+
+// TerminalRequest names one terminal.
+type TerminalRequest struct {
+	SessionID  acp.SessionID  `json:"sessionId"`
+	TerminalID acp.TerminalID `json:"terminalId"`
+}
+
+// WriteRequest is input for a terminal: at most terminal.MaxStdinWrite
+// bytes, base64 in JSON.
+type WriteRequest struct {
+	SessionID  acp.SessionID  `json:"sessionId"`
+	TerminalID acp.TerminalID `json:"terminalId"`
+	Data       []byte         `json:"data"`
+}
+
+// WriteResponse says how much of the data went in: all of it, since a
+// write cut short answers with an error (whose data says how much went
+// in, see errorData).
+type WriteResponse struct {
+	N int `json:"n"`
+}
+
+// ResizeRequest resizes a pty terminal; a zero field keeps its size.
+type ResizeRequest struct {
+	SessionID  acp.SessionID  `json:"sessionId"`
+	TerminalID acp.TerminalID `json:"terminalId"`
+	Size
 }
 
 // OutputNotification is a chunk of a terminal's output: stdout and stderr
@@ -241,4 +323,8 @@ type ReleasedNotification struct {
 // that the client can give back an error of the same terminal kind.
 type errorData struct {
 	Kind string `json:"kind"`
+	// StdinClosed: the error wraps terminal.ErrStdinClosed.
+	StdinClosed bool `json:"stdinClosed,omitempty"`
+	// Written is what a failed write put in before it failed.
+	Written int `json:"written,omitempty"`
 }

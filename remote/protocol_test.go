@@ -108,7 +108,7 @@ func TestHello(t *testing.T) {
 
 func TestOutputExitAndStream(t *testing.T) {
 	s := serve(t, nil, nil)
-	sub, err := s.c.Subscribe("")
+	sub, err := s.c.Subscribe("", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,27 +130,7 @@ func TestOutputExitAndStream(t *testing.T) {
 		t.Errorf("output = %q, exit %v", out.Output, out.ExitStatus)
 	}
 	// The stream carries the raw bytes, in order, then the exit.
-	var kinds []terminal.EventKind
-	var data []byte
-	for {
-		ev, err := sub.Next(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.TerminalID != id {
-			t.Fatalf("event of terminal %q", ev.TerminalID)
-		}
-		if len(kinds) == 0 || kinds[len(kinds)-1] != ev.Kind {
-			kinds = append(kinds, ev.Kind)
-		}
-		data = append(data, ev.Data...)
-		if ev.Kind == terminal.EventExited {
-			if ev.Status.ExitCode == nil || *ev.Status.ExitCode != 3 || ev.Dropped != 0 {
-				t.Errorf("exit event %+v", ev)
-			}
-			break
-		}
-	}
+	kinds, data := streamUntilExit(t, sub, id, 3)
 	if want := []terminal.EventKind{terminal.EventCreated, terminal.EventOutput, terminal.EventExited}; !slicesEqual(kinds, want) {
 		t.Errorf("events %v, want %v", kinds, want)
 	}
@@ -168,6 +148,35 @@ func TestOutputExitAndStream(t *testing.T) {
 	_, err = s.c.TerminalOutput(ctx, &acp.TerminalOutputRequest{SessionID: "s", TerminalID: id})
 	if !errors.Is(err, terminal.ErrNotFound) || acp.ErrorCode(err) != acp.CodeInvalidParams || acp.WireError(err).Code != acp.CodeInvalidParams {
 		t.Errorf("output after release: %v (code %d)", err, acp.ErrorCode(err))
+	}
+}
+
+// streamUntilExit reads the terminal's events up to its exit, which must
+// be code with nothing dropped, and returns their kinds (runs of one kind
+// as one) and the output.
+func streamUntilExit(t *testing.T, sub terminal.Events, id acp.TerminalID, code uint32) ([]terminal.EventKind, []byte) {
+	t.Helper()
+	ctx := testCtx(t)
+	var kinds []terminal.EventKind
+	var data []byte
+	for {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.TerminalID != id {
+			t.Fatalf("event of terminal %q", ev.TerminalID)
+		}
+		if len(kinds) == 0 || kinds[len(kinds)-1] != ev.Kind {
+			kinds = append(kinds, ev.Kind)
+		}
+		data = append(data, ev.Data...)
+		if ev.Kind == terminal.EventExited {
+			if ev.Status.ExitCode == nil || *ev.Status.ExitCode != code || ev.Dropped != 0 {
+				t.Errorf("exit event %+v", ev)
+			}
+			return kinds, data
+		}
 	}
 }
 
@@ -250,7 +259,7 @@ func TestDeadManKillsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := c.Subscribe("")
+	sub, err := c.Subscribe("", "")
 	if err != nil {
 		t.Fatal(err)
 	}

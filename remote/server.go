@@ -136,6 +136,8 @@ func newServer(opts *ServerOptions) *server {
 		Isolation:       s.mgr.Isolation().String(),
 		MaxTerminals:    maxTerminals(topts.Policy),
 		Sandbox:         sandboxInfo(topts.Policy, topts.DefaultCwd),
+		Input:           true,
+		PTY:             runtime.GOOS == "linux",
 	}
 	if topts.Policy != nil {
 		s.hello.Roots = append([]string(nil), topts.Policy.Roots...)
@@ -195,6 +197,10 @@ func sandboxInfo(p *terminal.Policy, cwd string) SandboxInfo {
 			sp.Protected = sandbox.DefaultProtected(roots...)
 		}
 	}
+	if sp.Mode != sandbox.Off && sp.Hidden == nil {
+		home, _ := os.UserHomeDir()
+		sandbox.DefaultSecrets(home).Apply(&sp)
+	}
 	a, err := sp.Wrap(newPlanCmd())
 	if err != nil {
 		info.Error = err.Error()
@@ -202,6 +208,8 @@ func sandboxInfo(p *terminal.Policy, cwd string) SandboxInfo {
 	}
 	info.Missing = a.Missing
 	info.LeftOut, info.GitSearchCut = a.LeftOut, a.GitSearchCut
+	info.Hidden, info.Shown, info.Redacted = a.Hidden, a.Shown, a.Redacted
+	info.HiddenByLandlock = a.HiddenByLandlock
 	_ = a.Cleanup()
 	return info
 }
@@ -223,8 +231,11 @@ var methods = map[string]method{
 	MethodSetSessionCwd:  call((*server).setSessionCwd),
 	MethodReleaseSession: call((*server).releaseSession),
 	MethodSubscribe:      call((*server).subscribe),
-	MethodCreate:         call((*server).createLossless),
-	methodCreate:         call((*server).create),
+	MethodCreate:         call((*server).createHeld),
+	MethodKillAll: call(func(s *server, ctx context.Context, _ *struct{}) (any, error) {
+		return struct{}{}, s.mgr.KillAll(ctx)
+	}),
+	methodCreate: call((*server).create),
 	methodOutput: call(func(s *server, ctx context.Context, r *acp.TerminalOutputRequest) (any, error) {
 		return s.mgr.TerminalOutput(ctx, r)
 	}),
@@ -234,6 +245,9 @@ var methods = map[string]method{
 	methodKill: call(func(s *server, ctx context.Context, r *acp.KillTerminalRequest) (any, error) {
 		return s.mgr.KillTerminal(ctx, r)
 	}),
+	MethodWrite:         call((*server).write),
+	MethodCloseStdin:    call((*server).closeStdin),
+	MethodResize:        call((*server).resize),
 	methodRelease:       call((*server).release),
 	methodReadTextFile:  call((*server).readTextFile),
 	methodWriteTextFile: call((*server).writeTextFile),
@@ -282,14 +296,14 @@ func (s *server) helloCall(_ context.Context, req *HelloRequest) (any, error) {
 }
 
 func (s *server) setSessionCwd(_ context.Context, req *SetSessionCwdRequest) (any, error) {
-	if err := s.mgr.SetSessionCwd(req.SessionID, req.Cwd); err != nil {
+	if err := s.mgr.SetSessionCwd(context.Background(), req.SessionID, req.Cwd); err != nil {
 		return nil, err
 	}
 	return struct{}{}, nil
 }
 
-func (s *server) releaseSession(_ context.Context, req *ReleaseSessionRequest) (any, error) {
-	s.mgr.ReleaseSession(req.SessionID)
+func (s *server) releaseSession(ctx context.Context, req *ReleaseSessionRequest) (any, error) {
+	_ = s.mgr.ReleaseSession(ctx, req.SessionID)
 	s.mu.Lock()
 	for _, st := range s.streams {
 		if st.sid == req.SessionID {
@@ -341,30 +355,40 @@ func (s *server) create(ctx context.Context, req *acp.CreateTerminalRequest) (an
 	// the stream misses nothing the command wrote in between unless that
 	// was more than its outputByteLimit (then the first chunk's Offset
 	// says so).
-	if err := s.startStream(req.SessionID, resp.TerminalID, 0, 0, nil); err != nil && !errors.Is(err, terminal.ErrNotFound) {
+	if err := s.startStream(req.SessionID, resp.TerminalID, 0, 0, "", nil); err != nil && !errors.Is(err, terminal.ErrNotFound) {
 		return nil, err
 	}
 	return resp, nil
 }
 
-// createLossless is create with a lossless stream, whose held
+// createHeld is create with a held (lossless) stream, whose held
 // subscription is made before the command's output is first read.
-func (s *server) createLossless(ctx context.Context, req *CreateRequest) (any, error) {
+func (s *server) createHeld(ctx context.Context, req *CreateRequest) (any, error) {
+	if len(req.Tag) > maxTag {
+		return nil, fmt.Errorf("%w: tag longer than %d bytes", acp.ErrInvalidParams, maxTag)
+	}
 	if req.Window == 0 {
-		return s.create(ctx, &req.Terminal)
+		resp, err := s.mgr.CreateTerminal(ctx, &req.Terminal)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.startStream(req.Terminal.SessionID, resp.TerminalID, 0, 0, req.Tag, nil); err != nil && !errors.Is(err, terminal.ErrNotFound) {
+			return nil, err
+		}
+		return resp, nil
 	}
 	resp, sub, err := s.mgr.CreateTerminalHeld(ctx, &req.Terminal)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.startStream(req.Terminal.SessionID, resp.TerminalID, 0, req.Window, sub); err != nil {
+	if err := s.startStream(req.Terminal.SessionID, resp.TerminalID, 0, req.Window, req.Tag, sub); err != nil {
 		return nil, err
 	}
 	return resp, nil
 }
 
 func (s *server) subscribe(_ context.Context, req *SubscribeRequest) (any, error) {
-	if err := s.startStream(req.SessionID, req.TerminalID, req.After, req.Window, nil); err != nil {
+	if err := s.startStream(req.SessionID, req.TerminalID, req.After, req.Window, "", nil); err != nil {
 		return nil, err
 	}
 	return struct{}{}, nil
@@ -376,7 +400,12 @@ func toWireError(err error) *jsonrpc2.Error {
 	e := acp.WireError(err)
 	out := &jsonrpc2.Error{Code: e.Code, Message: e.Message, Data: e.Data}
 	if kind := kindName(err); kind != "" && out.Data == nil {
-		out.Data, _ = json.Marshal(errorData{Kind: kind})
+		d := errorData{Kind: kind, StdinClosed: errors.Is(err, terminal.ErrStdinClosed)}
+		var we *writeErr
+		if errors.As(err, &we) {
+			d.Written = we.n
+		}
+		out.Data, _ = json.Marshal(d)
 	}
 	return out
 }
@@ -418,7 +447,7 @@ func (s *server) shutdown() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
-	s.mgr.KillAll()
+	_ = s.mgr.KillAll(context.Background())
 	_ = s.mgr.Close()
 	s.cancel()
 	s.wg.Wait()

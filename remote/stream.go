@@ -33,6 +33,7 @@ type stream struct {
 	stop   func()        // stops the current pump
 	done   chan struct{} // closed when the current pump has returned
 	window uint64        // the current pump's; 0 for a lossy stream
+	tag    string        // the create's CreateRequest.Tag, for the Started notification
 	taken  uint64        // the client has taken the output before this offset
 }
 
@@ -90,7 +91,7 @@ func kick(c chan struct{}) {
 // subscription to read (held for a lossless stream); else the stream
 // subscribes. A restart waits for the previous pump to stop, so that the
 // notifications of one terminal keep their order.
-func (s *server) startStream(sid acp.SessionID, tid acp.TerminalID, after, window uint64, sub *terminal.Subscription) error {
+func (s *server) startStream(sid acp.SessionID, tid acp.TerminalID, after, window uint64, tag string, sub terminal.Events) error {
 	if sub == nil {
 		var err error
 		if window > 0 {
@@ -127,6 +128,9 @@ func (s *server) startStream(sid acp.SessionID, tid acp.TerminalID, after, windo
 	ctx, cancel := context.WithCancel(s.ctx)
 	done := make(chan struct{})
 	st.stop, st.done, st.window = cancel, done, min(window, maxWindow)
+	if tag != "" {
+		st.tag = tag
+	}
 	st.mu.Unlock()
 
 	s.wg.Add(1)
@@ -149,7 +153,7 @@ func (s *server) startStream(sid acp.SessionID, tid acp.TerminalID, after, windo
 // pump forwards one subscription's events, skipping output before the
 // cursor after. It reports whether the terminal was released (the stream
 // is over for good).
-func (s *server) pump(ctx context.Context, st *stream, sub *terminal.Subscription, after uint64, lossless bool) (released bool) {
+func (s *server) pump(ctx context.Context, st *stream, sub terminal.Events, after uint64, lossless bool) (released bool) {
 	<-s.ready      // the connection's handlers run before NewConn has returned
 	var off uint64 // offset of the next byte of output
 	out := outputSender{s: s, st: st, lossless: lossless}
@@ -168,7 +172,7 @@ func (s *server) pump(ctx context.Context, st *stream, sub *terminal.Subscriptio
 			}
 			st.mu.Lock()
 			st.pid = ev.Info.PID
-			window := st.window
+			window, tag := st.window, st.tag
 			st.mu.Unlock()
 			if after > 0 {
 				continue // a restarted stream: the client has seen it
@@ -176,11 +180,15 @@ func (s *server) pump(ctx context.Context, st *stream, sub *terminal.Subscriptio
 			if !lossless {
 				window = 0
 			}
-			method, msg = NotifyStarted, &StartedNotification{
+			started := &StartedNotification{
 				SessionID: st.sid, TerminalID: st.tid, Seq: st.nextSeq(),
 				Argv: ev.Info.Argv, Cwd: ev.Info.Cwd, PID: ev.Info.PID, OutputByteLimit: ev.Info.OutputByteLimit,
-				Window: window,
+				Window: window, Tag: tag, Stdin: ev.Info.Stdin,
 			}
+			if ev.Info.PTY != nil {
+				started.PTY = &Size{Cols: ev.Info.PTY.Cols, Rows: ev.Info.PTY.Rows}
+			}
+			method, msg = NotifyStarted, started
 		case terminal.EventOutput:
 			start, data := off, ev.Data
 			off += uint64(len(data))

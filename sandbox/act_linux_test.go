@@ -25,18 +25,100 @@ func runAct(args []string) int {
 		fmt.Println("err no action")
 		return 2
 	}
+	if code, ok := runNetAct(args); ok {
+		return code
+	}
 	var err error
-	switch op := args[0]; op {
+	ok := false
+	for _, act := range []func(string, []string) (bool, error){fileAct, netAct, infoAct} {
+		if ok, err = act(args[0], args); ok {
+			break
+		}
+	}
+	switch {
+	case !ok:
+		err = fmt.Errorf("unknown action %q", args[0])
+	case errors.Is(err, errPrinted):
+		return 0
+	}
+	fmt.Println(result(err))
+	return 0
+}
+
+// errPrinted: the action printed what it found itself.
+var errPrinted = errors.New("printed")
+
+// fileAct performs the actions on the file system: writes, renames, metadata, mounts, Landlock; ok is false for another op.
+func fileAct(op string, args []string) (ok bool, err error) {
+	switch op {
 	case "write":
 		err = os.WriteFile(args[1], []byte("x"), 0o644)
+		return true, err
 	case "rename":
 		err = os.Rename(args[1], args[2])
+		return true, err
+	case "chmod":
+		err = os.Chmod(args[1], 0o666)
+		return true, err
+	case "chown":
+		err = os.Chown(args[1], os.Getuid(), os.Getgid())
+		return true, err
+	case "utimes":
+		now := time.Now()
+		err = os.Chtimes(args[1], now, now)
+		return true, err
+	case "relandlock":
+		// Try to widen the sandbox with a ruleset of our own.
+		err = landlock.V7.BestEffort().RestrictPaths(landlock.RWDirs("/"))
+		if err == nil {
+			err = os.WriteFile(args[1], []byte("x"), 0o644)
+		}
+		return true, err
+	case "mount-rw":
+		// Clear the read-only flag of the mount at args[1] in place, then
+		// write args[2].
+		attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+		err = unix.MountSetattr(unix.AT_FDCWD, args[1], 0, &attr)
+		if err == nil {
+			err = os.WriteFile(args[2], []byte("x"), 0o644)
+		}
+		return true, err
+	case "clone-write":
+		// Write args[2] through a detached copy of the mount at args[1],
+		// taken without the mounts below it.
+		var fd int
+		fd, err = unix.OpenTree(unix.AT_FDCWD, args[1], unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		if err == nil {
+			var f int
+			f, err = unix.Openat(fd, args[2], unix.O_WRONLY|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+			if err == nil {
+				_, err = unix.Write(f, []byte("x"))
+				unix.Close(f)
+			}
+			unix.Close(fd)
+		}
+		return true, err
+	case "kill":
+		var pid int
+		pid, err = strconv.Atoi(args[1])
+		if err == nil {
+			err = syscall.Kill(pid, 0)
+		}
+		return true, err
+	}
+	return false, nil
+}
+
+// netAct performs the actions on sockets and io_uring; ok is false for another op.
+func netAct(op string, args []string) (ok bool, err error) {
+	switch op {
 	case "dial":
 		var c net.Conn
 		c, err = net.DialTimeout("tcp", args[1], 5*time.Second)
 		if err == nil {
 			c.Close()
 		}
+		return true, err
 	case "unix-dial":
 		// connect(2) to a pathname (or, with a leading @, abstract) unix
 		// socket, and send a line the server can check.
@@ -46,6 +128,7 @@ func runAct(args []string) int {
 			_, err = c.Write([]byte("from the sandbox\n"))
 			c.Close()
 		}
+		return true, err
 	case "unix-dgram-pair":
 		// A datagram socketpair is connected, yet sendto(2) with an
 		// address reaches any datagram socket by path.
@@ -56,6 +139,7 @@ func runAct(args []string) int {
 			unix.Close(fds[0])
 			unix.Close(fds[1])
 		}
+		return true, err
 	case "raw-pair":
 		// The kernel makes a SOCK_RAW unix pair a datagram one: the same
 		// way out by sendto(2), under another name.
@@ -66,6 +150,7 @@ func runAct(args []string) int {
 			unix.Close(fds[0])
 			unix.Close(fds[1])
 		}
+		return true, err
 	case "socket":
 		// socket(2) of a family by its number, closed at once.
 		var family int
@@ -81,6 +166,7 @@ func runAct(args []string) int {
 				unix.Close(fd)
 			}
 		}
+		return true, err
 	case "seqpacket-pair":
 		var fds [2]int
 		fds, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
@@ -88,6 +174,7 @@ func runAct(args []string) int {
 			unix.Close(fds[0])
 			unix.Close(fds[1])
 		}
+		return true, err
 	case "stream-pair":
 		var fds [2]int
 		fds, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
@@ -95,6 +182,7 @@ func runAct(args []string) int {
 			unix.Close(fds[0])
 			unix.Close(fds[1])
 		}
+		return true, err
 	case "io-uring":
 		// io_uring_setup(2) with one entry and zeroed parameters.
 		var params [120]byte
@@ -104,6 +192,67 @@ func runAct(args []string) int {
 		} else {
 			unix.Close(int(fd))
 		}
+		return true, err
+	case "loopback":
+		// A server and a client of our own, inside the namespace.
+		var l net.Listener
+		l, err = net.Listen("tcp", "127.0.0.1:0")
+		if err == nil {
+			var c net.Conn
+			c, err = net.Dial("tcp", l.Addr().String())
+			if err == nil {
+				c.Close()
+			}
+			l.Close()
+		}
+		return true, err
+	}
+	return false, nil
+}
+
+// infoAct performs the actions on what the command sees, printed: a directory, its environment, descriptors, ids, capabilities, a pty; ok is false for another op.
+func infoAct(op string, args []string) (ok bool, err error) {
+	switch op {
+	case "ls":
+		var names []string
+		var entries []os.DirEntry
+		entries, err = os.ReadDir(args[1])
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if err == nil {
+			fmt.Println(strings.Join(names, " "))
+			return true, errPrinted
+		}
+		return true, err
+	case "env":
+		for _, kv := range os.Environ() {
+			fmt.Println(kv)
+		}
+		return true, errPrinted
+	case "fds":
+		// Raw system calls: os.Open would start the runtime's poller,
+		// whose descriptors would show up in the list.
+		fmt.Println(openFDs())
+		return true, errPrinted
+	case "pid":
+		fmt.Println(os.Getpid(), syscall.Getpgrp())
+		return true, errPrinted
+	case "caps":
+		// The effective and bounding sets, as /proc shows them.
+		var b []byte
+		b, err = os.ReadFile("/proc/self/status")
+		if err == nil {
+			var caps []string
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(l, "CapEff:") || strings.HasPrefix(l, "CapBnd:") {
+					caps = append(caps, strings.Join(strings.Fields(l), " "))
+				}
+			}
+			fmt.Println(strings.Join(caps, " "))
+			return true, errPrinted
+		}
+		return true, err
 	case "pty":
 		// A pseudo-terminal opened and used as node-pty or script would:
 		// termios and window size are ioctls on the device.
@@ -125,102 +274,9 @@ func runAct(args []string) int {
 			ptm.Close()
 			tty.Close()
 		}
-	case "ls":
-		var names []string
-		var entries []os.DirEntry
-		entries, err = os.ReadDir(args[1])
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		if err == nil {
-			fmt.Println(strings.Join(names, " "))
-			return 0
-		}
-	case "chmod":
-		err = os.Chmod(args[1], 0o666)
-	case "chown":
-		err = os.Chown(args[1], os.Getuid(), os.Getgid())
-	case "utimes":
-		now := time.Now()
-		err = os.Chtimes(args[1], now, now)
-	case "loopback":
-		// A server and a client of our own, inside the namespace.
-		var l net.Listener
-		l, err = net.Listen("tcp", "127.0.0.1:0")
-		if err == nil {
-			var c net.Conn
-			c, err = net.Dial("tcp", l.Addr().String())
-			if err == nil {
-				c.Close()
-			}
-			l.Close()
-		}
-	case "env":
-		for _, kv := range os.Environ() {
-			fmt.Println(kv)
-		}
-		return 0
-	case "fds":
-		// Raw system calls: os.Open would start the runtime's poller,
-		// whose descriptors would show up in the list.
-		fmt.Println(openFDs())
-		return 0
-	case "pid":
-		fmt.Println(os.Getpid(), syscall.Getpgrp())
-		return 0
-	case "relandlock":
-		// Try to widen the sandbox with a ruleset of our own.
-		err = landlock.V7.BestEffort().RestrictPaths(landlock.RWDirs("/"))
-		if err == nil {
-			err = os.WriteFile(args[1], []byte("x"), 0o644)
-		}
-	case "kill":
-		var pid int
-		pid, err = strconv.Atoi(args[1])
-		if err == nil {
-			err = syscall.Kill(pid, 0)
-		}
-	case "mount-rw":
-		// Clear the read-only flag of the mount at args[1] in place, then
-		// write args[2].
-		attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
-		err = unix.MountSetattr(unix.AT_FDCWD, args[1], 0, &attr)
-		if err == nil {
-			err = os.WriteFile(args[2], []byte("x"), 0o644)
-		}
-	case "clone-write":
-		// Write args[2] through a detached copy of the mount at args[1],
-		// taken without the mounts below it.
-		var fd int
-		fd, err = unix.OpenTree(unix.AT_FDCWD, args[1], unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
-		if err == nil {
-			var f int
-			f, err = unix.Openat(fd, args[2], unix.O_WRONLY|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
-			if err == nil {
-				_, err = unix.Write(f, []byte("x"))
-				unix.Close(f)
-			}
-			unix.Close(fd)
-		}
-	default:
-		err = fmt.Errorf("unknown action %q", op)
-	case "caps":
-		// The effective and bounding sets, as /proc shows them.
-		var b []byte
-		b, err = os.ReadFile("/proc/self/status")
-		if err == nil {
-			var caps []string
-			for _, l := range strings.Split(string(b), "\n") {
-				if strings.HasPrefix(l, "CapEff:") || strings.HasPrefix(l, "CapBnd:") {
-					caps = append(caps, strings.Join(strings.Fields(l), " "))
-				}
-			}
-			fmt.Println(strings.Join(caps, " "))
-			return 0
-		}
+		return true, err
 	}
-	fmt.Println(result(err))
-	return 0
+	return false, nil
 }
 
 func result(err error) string {

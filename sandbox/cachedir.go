@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -297,4 +298,101 @@ func lookupEnv(env []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// DefaultWritable is a Writable list for WorkspaceWrite: the roots
+// followed by those of DefaultCaches that exist and that no symlink a
+// sandbox could have made leads to. The command's TempDir is always
+// writable and need not be listed. The user's caches in it can be
+// poisoned for the user's later, unconfined builds (see DefaultCaches):
+// Policy{Writable: roots, CacheDir: DefaultCacheDir()} gives commands
+// caches of their own instead.
+//
+// Policy{Writable: roots, Caches: DefaultCaches()} is the same list
+// checked again at every Wrap, with what is left out named in
+// Applied.LeftOut: prefer it where a policy outlives the moment it is
+// made, since a sandboxed command may replace a cache by a link at any
+// time (Wrap then fails on the path listed here).
+func DefaultWritable(roots ...string) []string {
+	out := append([]string(nil), roots...)
+	caches := DefaultCaches()
+	r := newResolver(append(slices.Clone(roots), caches...)...)
+	for _, p := range caches {
+		if slices.Contains(out, p) {
+			continue
+		}
+		if _, _, err := r.resolve(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// DefaultCaches is the usual Caches list: the build caches of Go, npm,
+// pip and cargo and the generic user cache directory, whether they exist
+// or not (Wrap skips what does not).
+//
+// The caches are there so that builds and tests work; the price is that a
+// sandboxed command can poison them (a doctored Go build cache entry or
+// package runs later in unsandboxed builds). Policy.CacheDir keeps builds
+// working without that price, with caches that only sandboxed commands
+// use; list these only for commands trusted not to poison them.
+//
+// Locations follow the tools' environment variables and defaults; values
+// set only in a tool's own config file (`go env -w`, .npmrc, pip.conf) are
+// not read.
+func DefaultCaches() []string {
+	home, _ := os.UserHomeDir()
+	cache, _ := os.UserCacheDir()
+	var cands []string
+	add := func(p string) {
+		if p != "" && filepath.IsAbs(p) && !slices.Contains(cands, filepath.Clean(p)) {
+			cands = append(cands, filepath.Clean(p))
+		}
+	}
+	under := func(base string, elem ...string) string {
+		if base == "" {
+			return ""
+		}
+		return filepath.Join(append([]string{base}, elem...)...)
+	}
+
+	// Go: GOCACHE ("off" disables it), else UserCacheDir/go-build;
+	// GOMODCACHE, else the first GOPATH entry's pkg/mod, else ~/go/pkg/mod.
+	if v := os.Getenv("GOCACHE"); v != "" {
+		if v != "off" {
+			add(v)
+		}
+	} else {
+		add(under(cache, "go-build"))
+	}
+	if v := os.Getenv("GOMODCACHE"); v != "" {
+		add(v)
+	} else if gp := filepath.SplitList(os.Getenv("GOPATH")); len(gp) > 0 && gp[0] != "" {
+		add(under(gp[0], "pkg", "mod"))
+	} else {
+		add(under(home, "go", "pkg", "mod"))
+	}
+	// npm
+	if v := os.Getenv("npm_config_cache"); v != "" {
+		add(v)
+	} else {
+		add(under(home, ".npm"))
+	}
+	// pip
+	if v := os.Getenv("PIP_CACHE_DIR"); v != "" {
+		add(v)
+	} else {
+		add(under(cache, "pip"))
+	}
+	// cargo
+	cargo := os.Getenv("CARGO_HOME")
+	if cargo == "" {
+		cargo = under(home, ".cargo")
+	}
+	add(under(cargo, "registry"))
+	add(under(cargo, "git"))
+	// everything else that follows XDG
+	add(cache)
+	return cands
 }

@@ -133,6 +133,9 @@ case $GOCACHE in "$TMPDIR"/*) ;; *) echo "GOCACHE=$GOCACHE is not in TMPDIR=$TMP
 // user's caches are not written; and a dependency doctored in the user's
 // cache is refused by go's checksum check, not built.
 func TestCacheDirGoBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a session after another, with real builds or npm (the whole suite runs it)")
+	}
 	need(t, true)
 	goBin, err := exec.LookPath("go")
 	if err != nil {

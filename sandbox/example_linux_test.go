@@ -40,3 +40,22 @@ func ExamplePolicy_Wrap() {
 	// wrote in the workspace: true
 	// wrote outside: false
 }
+
+func ExampleDefaultSecrets() {
+	s := sandbox.DefaultSecrets("/home/ann")
+	for _, p := range s.Hidden[:4] {
+		fmt.Println("hidden:", p)
+	}
+	fmt.Println("readable:", s.Readable[0])
+	fmt.Println("redacted:", s.Redacted[0])
+	out, removed := sandbox.RedactNpmrc([]byte("registry=https://npm.example/\n//npm.example/:_authToken=npm_abc\n"))
+	fmt.Printf("%q, %d line removed\n", out, removed)
+	// Output:
+	// hidden: /home/ann/.ssh
+	// hidden: /home/ann/.aws
+	// hidden: /home/ann/.azure
+	// hidden: /home/ann/.config/gcloud
+	// readable: /home/ann/.ssh/known_hosts
+	// redacted: /home/ann/.npmrc
+	// "registry=https://npm.example/\n", 1 line removed
+}

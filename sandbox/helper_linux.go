@@ -63,35 +63,19 @@ func setupSelf(pl *plan) (int, error) {
 			return ExitSetupFailed, fmt.Errorf("bringing up the loopback interface: %w", err)
 		}
 	}
+	if pl.ProxyFD > 0 {
+		if err := openProxyListener(pl); err != nil {
+			return ExitSetupFailed, fmt.Errorf("opening the proxy's listener: %w", err)
+		}
+	}
 	if pl.Probe {
 		if err := probeMount(); err != nil {
 			return ExitSetupFailed, fmt.Errorf("mount namespace: %w", err)
 		}
 		return 0, nil
 	}
-	if pl.ReadOnlyAll {
-		if err := readOnlyElsewhere(pl); err != nil {
-			return ExitSetupFailed, fmt.Errorf("mounting all but the writable paths read-only: %w", err)
-		}
-	}
-	if pl.PrivatePTS {
-		if err := privatePTS(); err != nil {
-			return ExitSetupFailed, fmt.Errorf("mounting a devpts of its own: %w", err)
-		}
-	}
-	for _, p := range pl.ReadOnly {
-		if err := bindReadOnly(p); err != nil {
-			return ExitSetupFailed, fmt.Errorf("making %s read-only: %w", p, err)
-		}
-	}
-	if pl.ReadOnlyAll || len(pl.ReadOnly) > 0 {
-		// The working directory may lie under a path just covered by a
-		// mount; entering it again by name lands on the new one.
-		if wd, err := syscall.Getwd(); err == nil {
-			if err := syscall.Chdir(wd); err != nil {
-				return ExitSetupFailed, fmt.Errorf("re-entering %s: %w", wd, err)
-			}
-		}
+	if err := setupMounts(pl); err != nil {
+		return ExitSetupFailed, err
 	}
 	if pl.DropCaps {
 		if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
@@ -139,7 +123,9 @@ func restrictThread(pl *plan) error {
 		if pl.ResolveUnix {
 			ro = ro.WithResolveUnix()
 		}
-		rules = append(rules, ro)
+		if len(pl.LLHide) == 0 {
+			rules = append(rules, ro)
+		}
 		// The writable paths are added below, from descriptors.
 		if pl.PrivatePTS {
 			// The devpts mounted for the command (rules name the mount
@@ -151,6 +137,12 @@ func restrictThread(pl *plan) error {
 				rights |= llsyscall.AccessFSIoctlDev
 			}
 			rules = append(rules, landlock.PathAccess(rights, ptsDir, ptmxPath))
+			if _, err := os.Stat(ttyPath); err == nil && pl.DevTTY {
+				// A command's own terminal, for password prompts: safe
+				// only where the helper has no controlling terminal,
+				// so that none but a pty of its own can be reached.
+				rules = append(rules, landlock.PathAccess(rights, ttyPath))
+			}
 		}
 	}
 	if pl.Scoped {
@@ -167,6 +159,13 @@ func restrictThread(pl *plan) error {
 		return errors.New("nothing to enforce")
 	}
 	defer unix.Close(fd)
+	if len(pl.LLHide) > 0 {
+		// Read rights everywhere but below the hidden paths, instead of
+		// ro (secrets_landlock_linux.go).
+		if err := pl.addHideRules(fd, uint64(cfg.HandledAccessFS)); err != nil {
+			return err
+		}
+	}
 	if pl.FS {
 		if err := pl.addWritableRules(fd, uint64(cfg.HandledAccessFS)); err != nil {
 			return err
@@ -336,6 +335,7 @@ func readOnlyElsewhere(pl *plan) error {
 const (
 	ptsDir   = "/dev/pts"
 	ptmxPath = "/dev/ptmx"
+	ttyPath  = "/dev/tty"
 )
 
 // ptysAvailable reports whether this system has the usual devpts layout
@@ -362,4 +362,38 @@ func probeMount() error {
 		return fmt.Errorf("open_tree: %w", err)
 	}
 	return unix.Close(fd)
+}
+
+// setupMounts makes the plan's mounts in this process's mount namespace:
+// everything read-only but the writable paths, a devpts of its own, the
+// read-only .git and protected paths, the hidden ones.
+func setupMounts(pl *plan) error {
+	if pl.ReadOnlyAll {
+		if err := readOnlyElsewhere(pl); err != nil {
+			return fmt.Errorf("mounting all but the writable paths read-only: %w", err)
+		}
+	}
+	if pl.PrivatePTS {
+		if err := privatePTS(); err != nil {
+			return fmt.Errorf("mounting a devpts of its own: %w", err)
+		}
+	}
+	for _, p := range pl.ReadOnly {
+		if err := bindReadOnly(p); err != nil {
+			return fmt.Errorf("making %s read-only: %w", p, err)
+		}
+	}
+	if err := hideSecrets(pl.Hide); err != nil {
+		return err
+	}
+	if pl.ReadOnlyAll || len(pl.ReadOnly) > 0 || len(pl.Hide) > 0 {
+		// The working directory may lie under a path just covered by a
+		// mount; entering it again by name lands on the new one.
+		if wd, err := syscall.Getwd(); err == nil {
+			if err := syscall.Chdir(wd); err != nil {
+				return fmt.Errorf("re-entering %s: %w", wd, err)
+			}
+		}
+	}
+	return nil
 }

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/acpterm/acpterm/sandbox/netproxy"
 )
 
 // Mode says where a sandboxed command may write.
@@ -49,6 +49,11 @@ const (
 	// only interface is a loopback: it can talk to itself on 127.0.0.1 but
 	// reaches nothing outside, not even the host's loopback services.
 	DenyNetwork
+	// ProxyNetwork is DenyNetwork with one way out: a proxy that acpterm
+	// runs outside the namespace, listening on the command's loopback at
+	// ProxyAddr, which connects only to the hosts in Policy.AllowHosts
+	// (see "Network by hostname" in the package doc).
+	ProxyNetwork
 )
 
 func (n Network) String() string {
@@ -57,6 +62,8 @@ func (n Network) String() string {
 		return "allow"
 	case DenyNetwork:
 		return "deny"
+	case ProxyNetwork:
+		return "proxy"
 	}
 	return fmt.Sprintf("Network(%d)", int(n))
 }
@@ -66,6 +73,21 @@ func (n Network) String() string {
 type Policy struct {
 	Mode    Mode
 	Network Network
+
+	// AllowHosts are the host patterns a ProxyNetwork command may reach
+	// (netproxy.ParseRules: "api.example.com", "*.example.com:443",
+	// "127.0.0.1:8080", a loopback address needing its port, which is
+	// forwarded); other network settings ignore it. Empty: the proxy
+	// refuses everything.
+	AllowHosts []string
+	// Proxy holds the hooks and limits of the proxy ProxyNetwork runs
+	// (OnDeny for reports of what was refused; Resolve and Dial for
+	// tests); nil means the defaults.
+	Proxy *netproxy.Options
+	// ProxyClient names, in the questions of Proxy.Ask, the command Wrap
+	// starts with a proxy of its own (a Spawner's commands share one, and
+	// are named by Cmd.ProxyClient). Set it per command, on a copy.
+	ProxyClient string
 
 	// Writable lists the files and directories (with everything below
 	// them) that a WorkspaceWrite command may change; other modes ignore
@@ -171,6 +193,37 @@ type Policy struct {
 	// writable, for agents that are to change their own configuration.
 	WritableConfig bool
 
+	// Hidden lists files and directories that a confined command (any
+	// mode but Off) may not read, because they hold the user's
+	// credentials: DefaultSecrets gives the usual list. Each is covered
+	// in the command's mount namespace, a directory by an empty read-only
+	// tmpfs (everything below it is gone: reads fail with ENOENT), a file
+	// by a socket node, which open(2) refuses with ENXIO whoever asks
+	// (root too), and a connect(2) with ECONNREFUSED. A path that does
+	// not exist is skipped; one reached through symlinks is hidden at its
+	// real path. Without a mount namespace Landlock hides it instead
+	// (names visible, content not: see the package doc), and
+	// Applied.HiddenByLandlock says so. One that exists and cannot be
+	// hidden (a failed mount; without a mount namespace, a unix socket)
+	// fails Wrap unless BestEffort. The writable paths are shown through a hidden
+	// directory they lie in; a hidden path that is a writable path, or lies
+	// above one, is not hidden. Applied.Hidden names what was.
+	Hidden []string
+
+	// Readable lists paths that stay readable although Hidden covers
+	// them: an entry of Hidden or Redacted at or below one is dropped, and
+	// one that lies in a hidden directory is shown through it (its own
+	// mount, as the host has it). ~/.ssh/known_hosts, say, in a hidden
+	// ~/.ssh.
+	Readable []string
+
+	// Redacted lists files in .npmrc form that a confined command sees
+	// without the lines that set a credential (RedactNpmrc): a copy made
+	// when Wrap (or NewSpawner) runs is mounted read-only over each. One
+	// larger than 64 KiB, or any without a mount namespace, is hidden
+	// whole.
+	Redacted []string
+
 	// TempDir is the command's private temporary directory, writable in
 	// every mode but Off and exported as TMPDIR. Empty: Wrap creates one,
 	// and Applied.Cleanup removes it.
@@ -223,6 +276,18 @@ type Applied struct {
 	// stopped at its budget of directories, so a repository further on
 	// is writable. (In Policy.Writable the search is not cut.)
 	GitSearchCut bool
+	// Hidden lists the real paths of Policy.Hidden hidden from the
+	// command, and Shown those shown through them (Policy.Readable and
+	// the writable paths below a hidden directory).
+	Hidden, Shown []string
+	// HiddenByLandlock: without a mount namespace, Landlock hides the
+	// Hidden paths instead: their names can be listed, their content
+	// cannot be read, and a directory on the way to one reads only
+	// what was in it at the start.
+	HiddenByLandlock bool
+	// Redacted lists the real paths of Policy.Redacted the command sees
+	// without their credential lines.
+	Redacted []string
 	// LeftOut names the paths of Policy.Caches, and of the caches below
 	// Policy.CacheDir, that were not made writable, and why: each is
 	// reached through a symlink that a sandboxed command could have made
@@ -236,6 +301,11 @@ type Applied struct {
 	// NetNamespace: the command has a private network namespace with only
 	// a loopback interface.
 	NetNamespace bool
+	// ProxyAddr is where a ProxyNetwork command finds its proxy, on its
+	// own loopback ("" when it has none), and AllowHosts what the proxy
+	// lets it reach.
+	ProxyAddr  string
+	AllowHosts []string
 	// TCPRules: Landlock forbids TCP connect and bind, a partial stand-in
 	// for the namespace (Multipath TCP and UDP are not covered).
 	TCPRules bool
@@ -256,6 +326,7 @@ type Applied struct {
 
 	ownTemp bool         // Wrap created TempDir
 	holds   *reservation // the placeholders Wrap made or shares
+	proxy   *proxyRun    // the proxy Wrap started; nil when not Wrap's
 	// ownDirs are the writable caches below Policy.CacheDir, by
 	// ownCache.dir; nil when the policy has no CacheDir. cacheEnv points
 	// the command at them.
@@ -282,6 +353,8 @@ func (a *Applied) Cleanup() error {
 	}
 	a.holds.release()
 	a.holds = nil
+	a.proxy.stop()
+	a.proxy = nil
 	if !a.ownTemp || a.TempDir == "" {
 		return nil
 	}
@@ -303,6 +376,12 @@ func (a *Applied) String() string {
 	if len(a.Protected) > 0 {
 		parts = append(parts, fmt.Sprintf("protected %d", len(a.Protected)))
 	}
+	if len(a.Hidden)+len(a.Redacted) > 0 {
+		parts = append(parts, fmt.Sprintf("hidden %d, redacted %d", len(a.Hidden), len(a.Redacted)))
+		if a.HiddenByLandlock {
+			parts = append(parts, "hidden by landlock (names visible, content not)")
+		}
+	}
 	if a.GitSearchCut {
 		parts = append(parts, "search for .git in the caches cut short")
 	}
@@ -316,6 +395,8 @@ func (a *Applied) String() string {
 		parts = append(parts, "scoped ipc")
 	}
 	switch {
+	case a.ProxyAddr != "":
+		parts = append(parts, proxySummary(a))
 	case a.NetNamespace && a.NoUnixSockets:
 		parts = append(parts, "network denied (namespace, no unix sockets)")
 	case a.NetNamespace:
@@ -357,100 +438,3 @@ const minFSABI = 3
 
 // initCalled is set by Init; Wrap refuses to work without it.
 var initCalled atomic.Bool
-
-// DefaultWritable is a Writable list for WorkspaceWrite: the roots
-// followed by those of DefaultCaches that exist and that no symlink a
-// sandbox could have made leads to. The command's TempDir is always
-// writable and need not be listed. The user's caches in it can be
-// poisoned for the user's later, unconfined builds (see DefaultCaches):
-// Policy{Writable: roots, CacheDir: DefaultCacheDir()} gives commands
-// caches of their own instead.
-//
-// Policy{Writable: roots, Caches: DefaultCaches()} is the same list
-// checked again at every Wrap, with what is left out named in
-// Applied.LeftOut: prefer it where a policy outlives the moment it is
-// made, since a sandboxed command may replace a cache by a link at any
-// time (Wrap then fails on the path listed here).
-func DefaultWritable(roots ...string) []string {
-	out := append([]string(nil), roots...)
-	caches := DefaultCaches()
-	r := newResolver(append(slices.Clone(roots), caches...)...)
-	for _, p := range caches {
-		if slices.Contains(out, p) {
-			continue
-		}
-		if _, _, err := r.resolve(p); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// DefaultCaches is the usual Caches list: the build caches of Go, npm,
-// pip and cargo and the generic user cache directory, whether they exist
-// or not (Wrap skips what does not).
-//
-// The caches are there so that builds and tests work; the price is that a
-// sandboxed command can poison them (a doctored Go build cache entry or
-// package runs later in unsandboxed builds). Policy.CacheDir keeps builds
-// working without that price, with caches that only sandboxed commands
-// use; list these only for commands trusted not to poison them.
-//
-// Locations follow the tools' environment variables and defaults; values
-// set only in a tool's own config file (`go env -w`, .npmrc, pip.conf) are
-// not read.
-func DefaultCaches() []string {
-	home, _ := os.UserHomeDir()
-	cache, _ := os.UserCacheDir()
-	var cands []string
-	add := func(p string) {
-		if p != "" && filepath.IsAbs(p) && !slices.Contains(cands, filepath.Clean(p)) {
-			cands = append(cands, filepath.Clean(p))
-		}
-	}
-	under := func(base string, elem ...string) string {
-		if base == "" {
-			return ""
-		}
-		return filepath.Join(append([]string{base}, elem...)...)
-	}
-
-	// Go: GOCACHE ("off" disables it), else UserCacheDir/go-build;
-	// GOMODCACHE, else the first GOPATH entry's pkg/mod, else ~/go/pkg/mod.
-	if v := os.Getenv("GOCACHE"); v != "" {
-		if v != "off" {
-			add(v)
-		}
-	} else {
-		add(under(cache, "go-build"))
-	}
-	if v := os.Getenv("GOMODCACHE"); v != "" {
-		add(v)
-	} else if gp := filepath.SplitList(os.Getenv("GOPATH")); len(gp) > 0 && gp[0] != "" {
-		add(under(gp[0], "pkg", "mod"))
-	} else {
-		add(under(home, "go", "pkg", "mod"))
-	}
-	// npm
-	if v := os.Getenv("npm_config_cache"); v != "" {
-		add(v)
-	} else {
-		add(under(home, ".npm"))
-	}
-	// pip
-	if v := os.Getenv("PIP_CACHE_DIR"); v != "" {
-		add(v)
-	} else {
-		add(under(cache, "pip"))
-	}
-	// cargo
-	cargo := os.Getenv("CARGO_HOME")
-	if cargo == "" {
-		cargo = under(home, ".cargo")
-	}
-	add(under(cargo, "registry"))
-	add(under(cargo, "git"))
-	// everything else that follows XDG
-	add(cache)
-	return cands
-}

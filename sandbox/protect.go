@@ -41,16 +41,20 @@ var homeNames = []string{
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 	".zshrc", ".zprofile", ".zshenv", ".zlogin",
 	".gitconfig", ".ripgreprc",
+	// npm's user config: its registry is where npx fetches an agent, and
+	// node-options or script-shell run code at the user's next npm.
+	".npmrc",
 	// Claude Code's global config: it lists MCP servers that it runs
 	// wherever it starts.
 	".claude.json",
 }
 
 // fileNames are the names of ProtectedNames that programs open as files.
-// A missing one is reserved with an empty file, not a directory: programs
-// read them at start, and some fail on a directory where they look for a
-// file (opencode 1.18 will not start with a directory opencode.json in its
-// project), where an empty file reads as no settings.
+// A missing one is reserved with a file, not a directory: programs read
+// them at start, and some fail on a directory where they look for a file
+// (opencode 1.18 will not start with a directory opencode.json in its
+// project), where an empty file, or for JSON an empty object
+// (placeholderContent), reads as no settings.
 var fileNames = append([]string{".gitmodules", ".mcp.json", "opencode.json", "opencode.jsonc"}, homeNames...)
 
 // placeholderIsFile reports whether the placeholder for path, the first
@@ -58,6 +62,17 @@ var fileNames = append([]string{".gitmodules", ".mcp.json", "opencode.json", "op
 func placeholderIsFile(path string) bool {
 	base := filepath.Base(path)
 	return slices.ContainsFunc(fileNames, func(n string) bool { return strings.EqualFold(n, base) })
+}
+
+// placeholderContent is what the file placeholder for path holds: an
+// empty JSON object for a JSON file (qwen 0.24 warns of an .mcp.json it
+// cannot parse, such as an empty one), else nothing.
+func placeholderContent(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json", ".jsonc":
+		return "{}\n"
+	}
+	return ""
 }
 
 // protectDepth is how deep below a root DefaultProtected looks for names of

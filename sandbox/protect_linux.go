@@ -8,18 +8,22 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
 
-// placeholderAttr marks the directories Wrap makes to reserve a protected
+// placeholderMark marks the placeholders Wrap makes to reserve a protected
 // name, so that another sandbox, or the next start after a kill -9, knows
-// the directory for a placeholder and not the user's own.
-const placeholderAttr = "user.acpterm.placeholder"
+// one for a placeholder and not the user's own: the sticky bit, which the
+// mkdir or open that makes a placeholder sets in the same step (a
+// placeholder made under a temporary name, marked and renamed into place
+// cost three times the metadata updates). No one's .vscode or .mcp.json
+// has it.
+const placeholderMark = unix.S_ISVTX
 
-// placeholderSeq tells apart the temporary names of placeholders being made.
-var placeholderSeq atomic.Uint64
+// placeholderAttr is the mark where the file system drops the sticky bit,
+// and the mark of placeholders made before placeholderMark.
+const placeholderAttr = "user.acpterm.placeholder"
 
 // errSymlink: a protected name is a symlink, which no mount can cover.
 var errSymlink = errors.New("it is a symlink, which cannot be mounted over")
@@ -234,31 +238,18 @@ func parallel(n int, f func(int)) {
 	wg.Wait()
 }
 
-// holdPlaceholder makes a placeholder directory at path, or takes over the
-// one there, and returns a descriptor of it holding a shared flock; or -1
-// when path is now something else (which is then protected as it is). The
-// directory is made under a temporary name, marked, and renamed into
-// place, so that no other sandbox sees it unmarked.
+// holdPlaceholder makes a placeholder at path, or takes over the one
+// there, and returns a descriptor of it holding a shared flock; or -1 when
+// path is now something else (which is then protected as it is). The
+// placeholder is made marked (placeholderMark, in the mode the mkdir or
+// open gives it), so that no other sandbox ever sees it unmarked.
 func holdPlaceholder(path string) (int, error) {
 	file := placeholderIsFile(path)
 	for range 3 {
-		tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".acpterm-placeholder-%d-%d", os.Getpid(), placeholderSeq.Add(1)))
-		if err := makePlaceholder(tmp, file); err != nil {
-			return -1, err
+		fd, made, err := makePlaceholder(path, file)
+		if errors.Is(err, unix.EEXIST) {
+			fd, err = openPlaceholder(path, file)
 		}
-		// Not every file system has user extended attributes: without
-		// the mark, a placeholder left by a kill -9 is taken for the
-		// user's own directory and stays.
-		_ = unix.Lsetxattr(tmp, placeholderAttr, []byte("1"), 0)
-		made := true
-		if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_NOREPLACE); err != nil {
-			removePlaceholder(tmp, file)
-			if !errors.Is(err, unix.EEXIST) {
-				return -1, err
-			}
-			made = false
-		}
-		fd, err := openPlaceholder(path, file)
 		switch {
 		case errors.Is(err, unix.ENOENT):
 			continue // removed by its last holder meanwhile
@@ -266,6 +257,12 @@ func holdPlaceholder(path string) (int, error) {
 			return -1, nil
 		case err != nil:
 			return -1, err
+		}
+		if made && !isPlaceholder(fd) {
+			// A file system that drops the sticky bit: the attribute
+			// instead, where it has user attributes. Without either, a
+			// placeholder a kill -9 leaves is taken for the user's own.
+			_ = unix.Fsetxattr(fd, placeholderAttr, []byte("1"), 0)
 		}
 		if !made && !isPlaceholder(fd) {
 			unix.Close(fd)
@@ -286,34 +283,77 @@ func holdPlaceholder(path string) (int, error) {
 }
 
 // errNotPlaceholderKind: what is at a placeholder's path is not of the
-// placeholder's kind (a directory where an empty file would be).
+// placeholder's kind (a directory where a file would be).
 var errNotPlaceholderKind = errors.New("not a placeholder")
 
-// makePlaceholder makes an empty directory, or an empty read-only file,
-// at path.
-func makePlaceholder(path string, file bool) error {
-	if !file {
-		return unix.Mkdir(path, 0o755)
+// makePlaceholder makes a marked empty directory, or a marked read-only
+// file holding placeholderContent, at path, and opens it as
+// openPlaceholder does; made is false, with EEXIST, when something is
+// there already.
+func makePlaceholder(path string, file bool) (fd int, made bool, err error) {
+	if file {
+		return makeFilePlaceholder(path)
 	}
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o444)
-	if err != nil {
-		return err
+	if err := unix.Mkdir(path, 0o755|placeholderMark); err != nil {
+		return -1, false, err
 	}
-	return unix.Close(fd)
+	fd, err = openPlaceholder(path, false)
+	return fd, err == nil, err
 }
 
-// removePlaceholder removes the placeholder at path, if it is still
-// empty: an rmdir fails on a directory something was put in, and a file
-// that is no longer empty is left.
+func makeFilePlaceholder(path string) (int, bool, error) {
+	content := placeholderContent(path)
+	flags := unix.O_RDONLY
+	if content != "" {
+		flags = unix.O_RDWR
+	}
+	fd, err := unix.Open(path, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o444|placeholderMark)
+	if err != nil || content == "" {
+		return fd, err == nil, err
+	}
+	if _, err := unix.Write(fd, []byte(content)); err != nil {
+		unix.Close(fd)
+		removePlaceholder(path, true)
+		return -1, false, err
+	}
+	return fd, true, nil
+}
+
+// removePlaceholder removes the placeholder at path, if it is still as it
+// was made: an rmdir fails on a directory something was put in, and a file
+// that holds anything but placeholderContent is left.
 func removePlaceholder(path string, file bool) {
 	if !file {
 		_ = unix.Rmdir(path)
 		return
 	}
-	var st unix.Stat_t
-	if unix.Lstat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size == 0 {
+	if untouchedFile(path) {
 		_ = unix.Unlink(path)
 	}
+}
+
+// untouchedFile reports whether path is a regular file that holds
+// placeholderContent, or nothing.
+func untouchedFile(path string) bool {
+	var st unix.Stat_t
+	if unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	content := placeholderContent(path)
+	switch {
+	case st.Size == 0:
+		return true
+	case st.Size != int64(len(content)):
+		return false
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, len(content)+1)
+	n, _ := unix.Read(fd, buf)
+	return string(buf[:max(n, 0)]) == content
 }
 
 // openPlaceholder opens the placeholder at path, without following a
@@ -340,16 +380,32 @@ func openPlaceholder(path string, file bool) (int, error) {
 
 // markedPlaceholder reports whether path is a placeholder with the mark.
 func markedPlaceholder(path string) bool {
+	var st unix.Stat_t
+	if unix.Lstat(path, &st) != nil {
+		return false
+	}
 	var b [8]byte
 	_, err := unix.Lgetxattr(path, placeholderAttr, b[:])
-	return err == nil
+	return marked(&st) || err == nil && st.Mode&unix.S_IFMT != unix.S_IFLNK
 }
 
-// isPlaceholder reports whether the directory fd carries the mark.
+// isPlaceholder reports whether the placeholder open at fd carries the
+// mark.
 func isPlaceholder(fd int) bool {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return false
+	}
 	var b [8]byte
 	_, err := unix.Fgetxattr(fd, placeholderAttr, b[:])
-	return err == nil
+	return marked(&st) || err == nil
+}
+
+// marked reports whether st is a directory or regular file with
+// placeholderMark.
+func marked(st *unix.Stat_t) bool {
+	kind := st.Mode & unix.S_IFMT
+	return st.Mode&placeholderMark != 0 && (kind == unix.S_IFDIR || kind == unix.S_IFREG)
 }
 
 // sameFile reports whether path still names the file open at fd.

@@ -206,7 +206,7 @@ func TestProtectedShared(t *testing.T) {
 
 // TestProtectedOtherProcess: a placeholder another process's sandbox
 // holds (a shared flock on its own open of it, as that process's
-// reservation has; for .mcp.json, an empty file) is left in place when this one ends, and
+// reservation has; for .mcp.json, a file holding {}) is left in place when this one ends, and
 // removed by the next sandbox once that one let go.
 func TestProtectedOtherProcess(t *testing.T) {
 	need(t, true)
@@ -224,14 +224,14 @@ func TestProtectedOtherProcess(t *testing.T) {
 	if err := a.Cleanup(); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Lstat(mcp); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
-		t.Fatalf("the placeholder another sandbox holds was removed or changed: %v, %v", fi, err)
+	if b, err := os.ReadFile(mcp); err != nil || string(b) != "{}\n" {
+		t.Fatalf("the placeholder another sandbox holds was removed or changed: %q, %v", b, err)
 	}
 	if out := (box{}).session(t, p, ws, "echo {} > .mcp.json && echo planted"); strings.Contains(out, "planted") {
 		t.Errorf("while another sandbox holds the placeholder, a command planted .mcp.json")
 	}
-	if fi, err := os.Lstat(mcp); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
-		t.Fatalf("the placeholder another sandbox holds was removed or changed: %v, %v", fi, err)
+	if b, err := os.ReadFile(mcp); err != nil || string(b) != "{}\n" {
+		t.Fatalf("the placeholder another sandbox holds was removed or changed: %q, %v", b, err)
 	}
 	unix.Close(other)
 	(box{}).session(t, p, ws, "true")
@@ -314,15 +314,17 @@ func without(a, b []string) []string {
 }
 
 // TestProtectedFilePlaceholder: a missing protected name that programs
-// open as a file is reserved with an empty file, which reads as empty
-// (opencode will not start with a directory where its opencode.json would
-// be) and cannot be written; one of a directory with an empty directory.
+// open as a file is reserved with a file, which for JSON reads as an empty
+// object (opencode will not start with a directory where its opencode.json
+// would be; qwen warns of an empty .mcp.json) and cannot be written; one of
+// a directory with an empty directory. A placeholder file that someone
+// filled is left when the sandbox ends.
 // Neither is left afterwards.
 func TestProtectedFilePlaceholder(t *testing.T) {
 	need(t, true)
 	ws := t.TempDir()
 	p := &Policy{Mode: WorkspaceWrite, Writable: []string{ws}, Protected: []string{filepath.Join(ws, "opencode.json"), filepath.Join(ws, ".vscode")}}
-	out := (box{}).session(t, p, ws, `test -f opencode.json && test ! -s opencode.json && cat opencode.json && echo read-ok
+	out := (box{}).session(t, p, ws, `test -f opencode.json && test "$(cat opencode.json)" = "{}" && echo read-ok
 echo '{"mcp":{}}' > opencode.json && echo planted
 test -d .vscode && echo dir-ok`)
 	for _, want := range []string{"read-ok", "dir-ok"} {
@@ -335,4 +337,109 @@ test -d .vscode && echo dir-ok`)
 	}
 	mustNotExist(t, filepath.Join(ws, "opencode.json"))
 	mustNotExist(t, filepath.Join(ws, ".vscode"))
+}
+
+// TestPlaceholderMark: a placeholder carries its mark from the moment it
+// exists (the sticky bit, set by the mkdir or open that makes it), so a
+// kill -9 leaves only marked ones: the next sandbox takes one of those
+// over and removes it, and leaves the user's own empty directory of a
+// protected name, which has no mark.
+func TestPlaceholderMark(t *testing.T) {
+	need(t, true)
+	ws := t.TempDir()
+	vscode, mcp, idea, zed := filepath.Join(ws, ".vscode"), filepath.Join(ws, ".mcp.json"), filepath.Join(ws, ".idea"), filepath.Join(ws, ".zed")
+	p := &Policy{Mode: WorkspaceWrite, Writable: []string{ws}, Protected: []string{vscode, mcp, idea, zed}}
+	// What a kill -9 leaves (a marked directory), and the user's own.
+	if err := unix.Mkdir(idea, 0o755|unix.S_ISVTX); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(zed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := wrap(t, p, exec.Command("/bin/true"))
+	for _, path := range []string{vscode, mcp, idea} {
+		var st unix.Stat_t
+		if err := unix.Lstat(path, &st); err != nil {
+			t.Fatalf("no placeholder at %s: %v", path, err)
+		}
+		if st.Mode&unix.S_ISVTX == 0 {
+			t.Errorf("the placeholder %s is unmarked: mode %o", path, st.Mode)
+		}
+	}
+	if err := a.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	mustNotExist(t, vscode)
+	mustNotExist(t, mcp)
+	mustNotExist(t, idea)
+	if fi, err := os.Lstat(zed); err != nil || !fi.IsDir() {
+		t.Errorf("the user's own empty %s was removed: %v", zed, err)
+	}
+}
+
+// TestPlaceholderFileFilled: a placeholder file that was filled outside the
+// sandbox while it ran (the user saved a real .mcp.json there) is the
+// user's, and stays when the sandbox ends; one holding only its own
+// content goes.
+func TestPlaceholderFileFilled(t *testing.T) {
+	need(t, true)
+	ws := t.TempDir()
+	mcp, oc := filepath.Join(ws, ".mcp.json"), filepath.Join(ws, "opencode.json")
+	p := &Policy{Mode: WorkspaceWrite, Writable: []string{ws}, Protected: []string{mcp, oc}}
+	a := wrap(t, p, exec.Command("/bin/true"))
+	if err := os.Chmod(mcp, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mcp, []byte(`{"x":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(mcp); err != nil || string(b) != `{"x":1}` {
+		t.Errorf("the user's .mcp.json was removed or changed: %q, %v", b, err)
+	}
+	mustNotExist(t, oc)
+}
+
+// TestProtectedNpmrcAcrossSessions: in a workspace that is the home
+// directory, a command of one session cannot write ~/.npmrc (whose
+// registry npx fetches agents from and acpterm lets an npx agent reach,
+// and whose node-options the user's next npm runs), missing or not; the
+// next session finds it as it was.
+func TestProtectedNpmrcAcrossSessions(t *testing.T) {
+	need(t, true)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	npmrc := filepath.Join(home, ".npmrc")
+	p := &Policy{Mode: WorkspaceWrite, Writable: []string{home}, Protected: DefaultProtected(home)}
+	plant := `echo 'registry=http://planted.example/' >> .npmrc && echo planted`
+	if out := (box{}).session(t, p, home, plant); strings.Contains(out, "planted") {
+		t.Errorf("session 1 created ~/.npmrc:\n%s", out)
+	}
+	mustNotExist(t, npmrc)
+	if err := os.WriteFile(npmrc, []byte("fund=false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.Protected = DefaultProtected(home)
+	if out := (box{}).session(t, p, home, plant); strings.Contains(out, "planted") {
+		t.Errorf("session 2 appended to ~/.npmrc:\n%s", out)
+	}
+	if b, err := os.ReadFile(npmrc); err != nil || string(b) != "fund=false\n" {
+		t.Errorf("~/.npmrc after the sessions: %q, %v", b, err)
+	}
+	// With a token line, hidden from the command (Redacted) as well.
+	const withToken = "//registry.npmjs.org/:_authToken=npm_secret\nfund=false\n"
+	if err := os.WriteFile(npmrc, []byte(withToken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secrets := DefaultSecrets(home)
+	p.Hidden, p.Readable, p.Redacted = secrets.Hidden, secrets.Readable, secrets.Redacted
+	out := (box{}).session(t, p, home, "cat .npmrc; "+plant)
+	if strings.Contains(out, "planted") || strings.Contains(out, "npm_secret") || !strings.Contains(out, "fund=false") {
+		t.Errorf("session 3, the token hidden: the command read the token or wrote ~/.npmrc:\n%s", out)
+	}
+	if b, err := os.ReadFile(npmrc); err != nil || string(b) != withToken {
+		t.Errorf("~/.npmrc after session 3: %q, %v", b, err)
+	}
 }

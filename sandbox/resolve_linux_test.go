@@ -167,6 +167,9 @@ func TestMkdirAll(t *testing.T) {
 // TestCachesGitSearchCut: the search for repositories keeps a budget in
 // the caches, and a cut there is reported.
 func TestCachesGitSearchCut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a session after another, with real builds or npm (the whole suite runs it)")
+	}
 	need(t, false)
 	ws, cache := t.TempDir(), t.TempDir()
 	for i := range gitSearchBudget + 10 {

@@ -117,6 +117,9 @@ func TestWritableSwappedAfterWrap(t *testing.T) {
 // nested repository; the next sandbox still keeps that repository's .git
 // read-only.
 func TestGitSearchAcrossSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a session after another, with real builds or npm (the whole suite runs it)")
+	}
 	need(t, true)
 	ws := t.TempDir()
 	nested := filepath.Join(ws, "zz-vendor", ".git")

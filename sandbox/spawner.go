@@ -20,12 +20,22 @@ type Cmd struct {
 	// closed there once the command has started; the caller keeps its own.
 	Stdin, Stdout, Stderr *os.File
 
-	Setpgid   bool           // start a new process group, led by the command
+	Setpgid bool // start a new process group, led by the command
+	// Setsid starts a new session, led by the command (its process group
+	// too; Setpgid is then ignored), and with Setctty Stdin, a terminal,
+	// becomes its controlling terminal: see Spawner.OpenPTY.
+	Setsid    bool
+	Setctty   bool
 	Pdeathsig syscall.Signal // sent to the command when the helper dies
 	// Cgroup, if set, is an open cgroup v2 directory the command starts in
 	// (clone3 with CLONE_INTO_CGROUP), so that not even its first fork
 	// happens outside it.
 	Cgroup *os.File
+
+	// ProxyClient names the command in the questions the proxy of a
+	// ProxyNetwork spawner asks (netproxy.Options.Ask): the command's
+	// proxy URLs carry credentials of its own, valid until Release.
+	ProxyClient string
 }
 
 // ExitStatus is how a spawned command ended.

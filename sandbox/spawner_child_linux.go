@@ -126,6 +126,10 @@ func (c *Child) Release() error {
 }
 
 func (c *Child) removeTemp() error {
+	if c.dropCred != nil {
+		c.dropCred()
+		c.dropCred = nil
+	}
 	if c.tmp == "" {
 		return nil
 	}

@@ -168,7 +168,7 @@ func (s *server) start(r startReq) {
 		s.send(&reply{Op: "started", ID: req.ID, Errno: int(unix.EBADF), Err: "bad descriptor index"})
 		return
 	}
-	sys := &syscall.SysProcAttr{Setpgid: req.Setpgid, Pdeathsig: syscall.Signal(req.Pdeathsig)}
+	sys := &syscall.SysProcAttr{Setpgid: req.Setpgid, Setsid: req.Setsid, Setctty: req.Setctty, Pdeathsig: syscall.Signal(req.Pdeathsig)}
 	if req.Cgroup >= 0 {
 		cg, ok := fd(req.Cgroup)
 		if !ok {

@@ -37,10 +37,14 @@ type Spawner struct {
 	tmpRoot  string  // parent of the commands' TMPDIRs, writable under Landlock
 	ownRoot  bool
 	confined bool // mode is not Off: each command gets a TMPDIR
+	// privatePTS: the helper mounted a devpts of its own, in which
+	// OpenPTY opens terminals.
+	privatePTS bool
 
-	cmd  *exec.Cmd
-	conn *net.UnixConn
-	wmu  sync.Mutex // one frame at a time
+	cmd   *exec.Cmd
+	conn  *net.UnixConn
+	proxy *proxyRun  // ProxyNetwork's proxy, stopped with the helper
+	wmu   sync.Mutex // one frame at a time
 
 	mu       sync.Mutex
 	nextID   uint64
@@ -74,6 +78,8 @@ type Child struct {
 
 	done   chan struct{} // status is set
 	status ExitStatus
+
+	dropCred func() // ends the proxy credentials of Cmd.ProxyClient; nil without
 
 	mu       sync.Mutex
 	pidfd    int // -1 when the kernel has no pidfds
@@ -139,6 +145,9 @@ func (p *Policy) NewSpawnerContext(ctx context.Context) (*Spawner, error) {
 	}
 	pl := pr.pl
 	pl.Serve = true
+	// The helper has no controlling terminal (see startHelper).
+	pl.DevTTY = pl.PrivatePTS
+	s.privatePTS = pl.PrivatePTS
 	if s.confined {
 		root := p.TempDir
 		if root == "" {
@@ -169,6 +178,13 @@ func (p *Policy) NewSpawnerContext(ctx context.Context) (*Spawner, error) {
 		pl.ReadOnly = append(pl.ReadOnly, mounts...)
 		s.applied.Missing = append(s.applied.Missing, lost...)
 	}
+	if pl.ProxyPort != 0 {
+		if s.proxy, err = newProxyRun(p); err != nil {
+			s.removeRoot()
+			return nil, err
+		}
+		pl.ProxyFD = spawnerFD + 1 // ExtraFiles[1]
+	}
 	if err := s.startHelper(ctx, &pl, pr.nsFlags); err != nil {
 		s.removeRoot()
 		return nil, err
@@ -198,9 +214,15 @@ func (s *Spawner) startHelper(ctx context.Context, pl *plan, nsFlags uintptr) er
 	cmd.Args = []string{"acpterm-sandbox-spawner"}
 	cmd.Env = helperEnv(js)
 	cmd.ExtraFiles = []*os.File{theirs} // fd 3: spawnerFD
-	// Its own process group, out of reach of the host's group kills; a
-	// host that dies takes it along (and it its commands).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if s.proxy != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, s.proxy.theirs) // fd 4: plan.ProxyFD
+	}
+	// Its own session (and so process group), out of reach of the host's
+	// group kills and without a controlling terminal: /dev/tty, which a
+	// command on a pty of the helper's (OpenPTY) may open, is then its own
+	// terminal or none (ENXIO), never the user's. A host that dies takes
+	// it along (and it its commands).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	if nsFlags != 0 {
 		pl.DropCaps = setUserNamespace(cmd.SysProcAttr, nsFlags)
 		if js, err = json.Marshal(pl); err != nil {
@@ -218,6 +240,10 @@ func (s *Spawner) startHelper(ctx context.Context, pl *plan, nsFlags uintptr) er
 		return fmt.Errorf("%w: starting it: %v", ErrSpawnerDead, err)
 	}
 	s.cmd = cmd
+	if s.proxy != nil {
+		s.proxy.closeTheirs()
+		s.proxy.start()
+	}
 	go s.readLoop()
 	tm := time.NewTimer(s.replyTimeout)
 	defer tm.Stop()
@@ -269,6 +295,9 @@ func (s *Spawner) Start(c *Cmd) (*Child, error) {
 	a.holds = nil // the spawner's
 	ch := &Child{s: s, applied: &a, pidfd: -1, started: make(chan struct{}), done: make(chan struct{})}
 	env := withoutEnv(c.Env, planEnv)
+	if s.applied.ProxyAddr != "" {
+		env = proxyEnv(env, s.applied.ProxyAddr, ch.proxyCredentials(c.ProxyClient))
+	}
 	if s.confined {
 		tmp, err := os.MkdirTemp(s.tmpRoot, "cmd-")
 		if err != nil {
@@ -285,7 +314,7 @@ func (s *Spawner) Start(c *Cmd) (*Child, error) {
 		args = []string{c.Path}
 	}
 	req := request{Op: "start", Path: c.Path, Args: args, Env: env, Dir: c.Dir,
-		Setpgid: c.Setpgid, Pdeathsig: int(c.Pdeathsig), Stdin: -1, Stdout: -1, Stderr: -1, Cgroup: -1}
+		Setpgid: c.Setpgid && !c.Setsid, Setsid: c.Setsid, Setctty: c.Setsid && c.Setctty, Pdeathsig: int(c.Pdeathsig), Stdin: -1, Stdout: -1, Stderr: -1, Cgroup: -1}
 	var fds []int
 	add := func(f *os.File) int {
 		if f == nil {
@@ -396,6 +425,7 @@ func (s *Spawner) Close() error {
 }
 
 func (s *Spawner) removeRoot() {
+	s.proxy.stop()
 	s.applied.holds.release()
 	if s.ownRoot && s.tmpRoot != "" {
 		_ = os.RemoveAll(s.tmpRoot)

@@ -5,6 +5,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"syscall"
 )
@@ -48,3 +49,6 @@ func (c *Child) Signal(syscall.Signal, bool) {}
 
 // Release does nothing.
 func (c *Child) Release() error { return nil }
+
+// OpenPTY fails: no Spawner exists here.
+func (s *Spawner) OpenPTY() (master, tty *os.File, err error) { return nil, nil, ErrSpawnerDead }

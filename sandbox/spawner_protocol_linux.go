@@ -18,6 +18,8 @@ type request struct {
 	Env       []string `json:"env,omitempty"`
 	Dir       string   `json:"dir,omitempty"`
 	Setpgid   bool     `json:"setpgid,omitempty"`
+	Setsid    bool     `json:"setsid,omitempty"`
+	Setctty   bool     `json:"setctty,omitempty"`
 	Pdeathsig int      `json:"pdeathsig,omitempty"`
 	NFD       int      `json:"nfd,omitempty"`
 	Stdin     int      `json:"stdin"`

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/acpterm/acpterm/internal/proc/owner"
+	"github.com/acpterm/acpterm/sandbox/netproxy"
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
@@ -24,22 +25,29 @@ import (
 // The helper enforces exactly this and fails if it cannot: every
 // best-effort decision is Wrap's.
 type plan struct {
-	Path        string   `json:"path,omitempty"`        // the command to exec
-	ABI         int      `json:"abi,omitempty"`         // Landlock ABI the ruleset is written for; 0: no Landlock
-	FS          bool     `json:"fs,omitempty"`          // confine filesystem access
-	Dirs        []string `json:"dirs,omitempty"`        // writable directories
-	Files       []string `json:"files,omitempty"`       // writable files
-	ResolveUnix bool     `json:"resolveUnix,omitempty"` // allow pathname unix sockets (ABI 9+)
-	Scoped      bool     `json:"scoped,omitempty"`      // scope signals and abstract unix sockets
-	TCPDeny     bool     `json:"tcpDeny,omitempty"`     // Landlock denies TCP connect and bind
-	Loopback    bool     `json:"loopback,omitempty"`    // bring up lo in the new network namespace
-	ReadOnly    []string `json:"readOnly,omitempty"`    // paths to mount read-only
-	ReadOnlyAll bool     `json:"readOnlyAll,omitempty"` // mount everything but Dirs and Files read-only
-	NoUnix      bool     `json:"noUnix,omitempty"`      // seccomp: no unix sockets that can address a path
-	PrivatePTS  bool     `json:"privatePTS,omitempty"`  // mount a devpts of its own; ptys may be opened
-	DropCaps    bool     `json:"dropCaps,omitempty"`    // clear the ambient capabilities before exec
-	Probe       bool     `json:"probe,omitempty"`       // set up namespaces and exit 0
-	Serve       bool     `json:"serve,omitempty"`       // be a Spawner's helper (fd 3 is its socket)
+	Path        string     `json:"path,omitempty"`        // the command to exec
+	ABI         int        `json:"abi,omitempty"`         // Landlock ABI the ruleset is written for; 0: no Landlock
+	FS          bool       `json:"fs,omitempty"`          // confine filesystem access
+	Dirs        []string   `json:"dirs,omitempty"`        // writable directories
+	Files       []string   `json:"files,omitempty"`       // writable files
+	ResolveUnix bool       `json:"resolveUnix,omitempty"` // allow pathname unix sockets (ABI 9+)
+	Scoped      bool       `json:"scoped,omitempty"`      // scope signals and abstract unix sockets
+	TCPDeny     bool       `json:"tcpDeny,omitempty"`     // Landlock denies TCP connect and bind
+	Loopback    bool       `json:"loopback,omitempty"`    // bring up lo in the new network namespace
+	ReadOnly    []string   `json:"readOnly,omitempty"`    // paths to mount read-only
+	ReadOnlyAll bool       `json:"readOnlyAll,omitempty"` // mount everything but Dirs and Files read-only
+	NoUnix      bool       `json:"noUnix,omitempty"`      // seccomp: no unix sockets that can address a path
+	PrivatePTS  bool       `json:"privatePTS,omitempty"`  // mount a devpts of its own; ptys may be opened
+	DevTTY      bool       `json:"devTTY,omitempty"`      // /dev/tty may be opened: the helper has no controlling terminal
+	Hide        []hideSpec `json:"hide,omitempty"`        // paths to hide (secrets_linux.go)
+	LLHide      []string   `json:"llHide,omitempty"`      // paths Landlock hides, without a mount namespace (secrets_landlock_linux.go)
+	LLShow      []string   `json:"llShow,omitempty"`      // paths below them that stay readable
+	DropCaps    bool       `json:"dropCaps,omitempty"`    // clear the ambient capabilities before exec
+	Probe       bool       `json:"probe,omitempty"`       // set up namespaces and exit 0
+	Serve       bool       `json:"serve,omitempty"`       // be a Spawner's helper (fd 3 is its socket)
+	ProxyFD     int        `json:"proxyFD,omitempty"`     // send a listener on ProxyPort to this socket (proxy_linux.go)
+	ProxyPort   int        `json:"proxyPort,omitempty"`
+	Forwards    []string   `json:"forwards,omitempty"` // loopback ip:port to listen on too, sent after the proxy's
 
 	// IDs are the device and inode of each of Dirs and Files, as Wrap
 	// saw them (writable_linux.go).
@@ -97,106 +105,29 @@ func (p *Policy) prepare() (*prepared, error) {
 	}
 	switch p.Network {
 	case AllowNetwork, DenyNetwork:
+	case ProxyNetwork:
+		if _, err := p.proxyRules(); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("sandbox: unknown network setting %d", int(p.Network))
 	}
 	pr := &prepared{applied: Applied{Mode: p.Mode, Network: p.Network}}
-	abi := kernelABI()
-
 	if p.Mode != Off {
-		if p.Mode == WorkspaceWrite {
-			if len(p.Writable) == 0 {
-				return nil, errors.New("sandbox: workspace-write needs at least one Writable path (see DefaultWritable)")
-			}
-			var own []ownPath
-			if p.CacheDir != "" {
-				own = pr.makeOwnCaches(p)
-			}
-			if err := pr.addWritables(p, own); err != nil {
-				return nil, err
-			}
-			pr.applied.ownDirs = pr.ownDirs
-			pr.applied.writableRoots = slices.Clone(pr.pl.Dirs[:pr.rootDirs])
-			if !p.WritableGit {
-				if err := pr.addGit(); err != nil {
-					return nil, err
-				}
-			}
-			pr.addProtected(p)
-		}
-		for _, d := range nullDevices {
-			if _, err := os.Stat(d); err == nil {
-				if _, err := pr.pl.pin(d); err != nil {
-					return nil, fmt.Errorf("sandbox: %w", err)
-				}
-			}
-		}
-		switch {
-		case abi == 0:
-			pr.missing = append(pr.missing, fmt.Sprintf("Landlock is not available (kernel ABI 0): cannot enforce %s", p.Mode))
-		case abi < minFSABI:
-			pr.missing = append(pr.missing, fmt.Sprintf("Landlock ABI %d does not check truncate(2) (needs ABI %d): %s is incomplete", abi, minFSABI, p.Mode))
-		}
-		if abi > 0 {
-			pr.pl.ABI, pr.pl.FS = abi, true
-			pr.pl.Scoped = abi >= 6
-			// Pathname unix sockets (ABI 9) stay usable unless the network
-			// is denied: they reach the host's daemons, like the network.
-			pr.pl.ResolveUnix = abi >= 9 && p.Network == AllowNetwork
+		if err := pr.prepareFS(p, kernelABI()); err != nil {
+			return nil, err
 		}
 	}
-
-	if p.Mode != Off && pr.pl.FS {
-		// Landlock does not check chmod, chown or utimes; a mount
-		// namespace in which only the writable paths are writable turns
-		// them into EROFS everywhere else.
-		pr.pl.ReadOnlyAll = true
-	}
-	needMounts := len(pr.pl.ReadOnly) > 0 || pr.pl.ReadOnlyAll || len(pr.protected) > 0
+	needMounts := len(pr.pl.ReadOnly) > 0 || pr.pl.ReadOnlyAll || len(pr.protected) > 0 || len(pr.pl.Hide) > 0
 	var nsErr error
-	if p.Network == DenyNetwork || needMounts {
+	if p.Network != AllowNetwork || needMounts {
 		nsErr = namespaceProbe()
 	}
-	if p.Network == DenyNetwork {
-		if nsErr == nil {
-			pr.pl.Loopback = true
-			pr.nsFlags |= unix.CLONE_NEWNET
-		} else {
-			pr.missing = append(pr.missing, fmt.Sprintf("no network namespace (%v): cannot deny the network", nsErr))
-			// A partial stand-in: classic TCP only.
-			if abi >= 4 {
-				pr.pl.ABI, pr.pl.TCPDeny = abi, true
-			}
-		}
-		if err := seccompAvailable(); err == nil {
-			pr.pl.NoUnix = true
-		} else {
-			pr.missing = append(pr.missing, fmt.Sprintf("no seccomp filter (%v): pathname unix sockets stay reachable", err))
-		}
+	if p.Network != AllowNetwork {
+		pr.prepareNet(p, nsErr)
 	}
 	if needMounts && nsErr != nil {
-		what := []string{}
-		if len(pr.pl.ReadOnly) > 0 {
-			what = append(what, "keep "+strings.Join(pr.pl.ReadOnly, ", ")+" read-only")
-		}
-		if pr.pl.ReadOnlyAll {
-			what = append(what, "stop chmod, chown and utimes outside the writable paths")
-		}
-		if n := len(pr.protected); n > 0 {
-			names := strings.Join(pr.protected[:min(n, 3)], ", ")
-			if n > 3 {
-				names += fmt.Sprintf(" and %d more", n-3)
-			}
-			what = append(what, "protect the files editors and agents run things from ("+names+")")
-		}
-		msg := fmt.Sprintf("no mount namespace (%v): cannot %s", nsErr, strings.Join(what, ", nor "))
-		if p.WithoutMountNamespace {
-			pr.degraded = append(pr.degraded, msg)
-		} else {
-			pr.missing = append(pr.missing, msg)
-		}
-		pr.pl.ReadOnly, pr.pl.ReadOnlyAll = nil, false
-		pr.protected, pr.protect, pr.reserve = nil, nil, nil
+		pr.withoutMounts(p, nsErr)
 	}
 	if nsErr == nil && needMounts {
 		pr.nsFlags |= unix.CLONE_NEWNS
@@ -206,7 +137,91 @@ func (p *Policy) prepare() (*prepared, error) {
 		// be written to.
 		pr.pl.PrivatePTS = pr.pl.ReadOnlyAll && ptysAvailable()
 	}
+	pr.fillApplied()
+	return pr, nil
+}
 
+// prepareFS works out the filesystem part of a confined mode: the
+// writable paths, the read-only .git, the protected and hidden paths, and
+// the Landlock ABI.
+func (pr *prepared) prepareFS(p *Policy, abi int) error {
+	if p.Mode == WorkspaceWrite {
+		if len(p.Writable) == 0 {
+			return errors.New("sandbox: workspace-write needs at least one Writable path (see DefaultWritable)")
+		}
+		var own []ownPath
+		if p.CacheDir != "" {
+			own = pr.makeOwnCaches(p)
+		}
+		if err := pr.addWritables(p, own); err != nil {
+			return err
+		}
+		pr.applied.ownDirs = pr.ownDirs
+		pr.applied.writableRoots = slices.Clone(pr.pl.Dirs[:pr.rootDirs])
+		if !p.WritableGit {
+			if err := pr.addGit(); err != nil {
+				return err
+			}
+		}
+		pr.addProtected(p)
+	}
+	for _, d := range nullDevices {
+		if _, err := os.Stat(d); err == nil {
+			if _, err := pr.pl.pin(d); err != nil {
+				return fmt.Errorf("sandbox: %w", err)
+			}
+		}
+	}
+	if err := pr.addHidden(p); err != nil {
+		return err
+	}
+	switch {
+	case abi == 0:
+		pr.missing = append(pr.missing, fmt.Sprintf("Landlock is not available (kernel ABI 0): cannot enforce %s", p.Mode))
+		if len(pr.pl.Hide) > 0 {
+			// Landlock is what forbids a command to unmount them.
+			pr.missing = append(pr.missing, "without Landlock, a command may unmount what hides the secrets")
+		}
+	case abi < minFSABI:
+		pr.missing = append(pr.missing, fmt.Sprintf("Landlock ABI %d does not check truncate(2) (needs ABI %d): %s is incomplete", abi, minFSABI, p.Mode))
+	}
+	if abi > 0 {
+		pr.pl.ABI, pr.pl.FS = abi, true
+		pr.pl.Scoped = abi >= 6
+		// Pathname unix sockets (ABI 9) stay usable unless the network
+		// is denied: they reach the host's daemons, like the network.
+		pr.pl.ResolveUnix = abi >= 9 && p.Network == AllowNetwork
+		// Landlock does not check chmod, chown or utimes; a mount
+		// namespace in which only the writable paths are writable turns
+		// them into EROFS everywhere else.
+		pr.pl.ReadOnlyAll = true
+	}
+	return nil
+}
+
+// prepareNet works out DenyNetwork and ProxyNetwork (a network namespace
+// of its own, and for the latter the proxy), given whether namespaces can be had (nsErr).
+func (pr *prepared) prepareNet(p *Policy, nsErr error) {
+	if nsErr == nil {
+		pr.pl.Loopback = true
+		pr.nsFlags |= unix.CLONE_NEWNET
+		pr.addProxy(p)
+	} else {
+		pr.missing = append(pr.missing, fmt.Sprintf("no network namespace (%v): cannot %s", nsErr, denyWhat(p.Network)))
+		// A partial stand-in: classic TCP only.
+		if abi := kernelABI(); abi >= 4 {
+			pr.pl.ABI, pr.pl.TCPDeny = abi, true
+		}
+	}
+	if err := seccompAvailable(); err == nil {
+		pr.pl.NoUnix = true
+	} else {
+		pr.missing = append(pr.missing, fmt.Sprintf("no seccomp filter (%v): pathname unix sockets stay reachable", err))
+	}
+}
+
+// fillApplied reports in pr.applied what the plan enforces.
+func (pr *prepared) fillApplied() {
 	a := &pr.applied
 	a.LandlockABI = pr.pl.ABI
 	if pr.pl.FS {
@@ -222,7 +237,6 @@ func (p *Policy) prepare() (*prepared, error) {
 	a.NoUnixSockets = pr.pl.NoUnix
 	a.PrivatePTS = pr.pl.PrivatePTS
 	a.Missing = append(append(pr.missing, pr.degraded...), pr.unprotected...)
-	return pr, nil
 }
 
 // addGit marks the .git (a directory, or the file of a worktree or a
@@ -266,17 +280,8 @@ func (p *Policy) Wrap(cmd *exec.Cmd) (*Applied, error) {
 	if p.Mode == Off && p.Network == AllowNetwork {
 		return &Applied{Mode: Off, Network: AllowNetwork}, nil
 	}
-	if !initCalled.Load() {
-		return nil, ErrNoInit
-	}
-	if cmd.Process != nil {
-		return nil, errors.New("sandbox: Wrap called after Start")
-	}
-	if cmd.Path == "" {
-		return nil, errors.New("sandbox: cmd.Path is empty")
-	}
-	if sp := cmd.SysProcAttr; sp != nil && (sp.Cloneflags&unix.CLONE_NEWUSER != 0 || len(sp.UidMappings) > 0 || sp.Credential != nil) {
-		return nil, errors.New("sandbox: cmd already sets user namespaces or credentials; the sandbox needs them")
+	if err := wrappable(cmd); err != nil {
+		return nil, err
 	}
 	pr, err := p.prepare()
 	if err != nil {
@@ -291,31 +296,8 @@ func (p *Policy) Wrap(cmd *exec.Cmd) (*Applied, error) {
 
 	env := withoutEnv(cmd.Environ(), planEnv)
 	if p.Mode != Off {
-		tmp := p.TempDir
-		if tmp == "" {
-			tmp, err = owner.TempDir("sandbox")
-			if err != nil {
-				return nil, fmt.Errorf("sandbox: creating TMPDIR: %w", err)
-			}
-			a.ownTemp = true
-		} else if !filepath.IsAbs(tmp) {
-			return nil, fmt.Errorf("sandbox: TempDir %q is not absolute", tmp)
-		}
-		real, err := ResolvePath(tmp)
-		if err == nil && pl.FS {
-			_, err = pl.pin(real)
-		}
-		if err != nil {
-			a.Cleanup()
-			return nil, fmt.Errorf("sandbox: TempDir: %w", err)
-		}
-		a.TempDir = tmp
-		if pl.FS {
-			a.Writable = append(a.Writable, real)
-		}
-		env = append(withoutEnv(env, "TMPDIR"), "TMPDIR="+tmp)
-		if a.ownDirs != nil {
-			env = cacheEnv(env, a.ownDirs, tmp, a.writableRoots)
+		if env, err = p.withTempDir(&a, &pl, env); err != nil {
+			return nil, err
 		}
 	}
 
@@ -329,6 +311,18 @@ func (p *Policy) Wrap(cmd *exec.Cmd) (*Applied, error) {
 		a.holds, mounts, lost = reserve(pr.reserve)
 		pl.ReadOnly = append(pl.ReadOnly, mounts...)
 		a.Missing = append(a.Missing, lost...)
+	}
+	if pl.ProxyPort != 0 {
+		run, err := newProxyRun(p)
+		if err != nil {
+			a.Cleanup()
+			return nil, err
+		}
+		pl.ProxyFD = 3 + len(cmd.ExtraFiles)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, run.theirs)
+		run.start()
+		a.proxy = run
+		env = proxyEnv(env, ProxyAddr, netproxy.Credentials{})
 	}
 	if pr.nsFlags != 0 {
 		sp := cmd.SysProcAttr
@@ -349,6 +343,56 @@ func (p *Policy) Wrap(cmd *exec.Cmd) (*Applied, error) {
 	}
 	cmd.Path = "/proc/self/exe"
 	return &a, nil
+}
+
+// wrappable refuses a cmd that Wrap cannot take: one started already,
+// without a path, or with user namespaces or credentials of its own; and
+// any, when the host's main does not call Init.
+func wrappable(cmd *exec.Cmd) error {
+	switch sp := cmd.SysProcAttr; {
+	case !initCalled.Load():
+		return ErrNoInit
+	case cmd.Process != nil:
+		return errors.New("sandbox: Wrap called after Start")
+	case cmd.Path == "":
+		return errors.New("sandbox: cmd.Path is empty")
+	case sp != nil && (sp.Cloneflags&unix.CLONE_NEWUSER != 0 || len(sp.UidMappings) > 0 || sp.Credential != nil):
+		return errors.New("sandbox: cmd already sets user namespaces or credentials; the sandbox needs them")
+	}
+	return nil
+}
+
+// withTempDir gives the command its TMPDIR (p.TempDir, else a fresh one
+// that a.Cleanup removes), writable under pl, and points env at it and at
+// the policy's own caches.
+func (p *Policy) withTempDir(a *Applied, pl *plan, env []string) ([]string, error) {
+	tmp := p.TempDir
+	if tmp == "" {
+		var err error
+		if tmp, err = owner.TempDir("sandbox"); err != nil {
+			return nil, fmt.Errorf("sandbox: creating TMPDIR: %w", err)
+		}
+		a.ownTemp = true
+	} else if !filepath.IsAbs(tmp) {
+		return nil, fmt.Errorf("sandbox: TempDir %q is not absolute", tmp)
+	}
+	real, err := ResolvePath(tmp)
+	if err == nil && pl.FS {
+		_, err = pl.pin(real)
+	}
+	if err != nil {
+		a.Cleanup()
+		return nil, fmt.Errorf("sandbox: TempDir: %w", err)
+	}
+	a.TempDir = tmp
+	if pl.FS {
+		a.Writable = append(a.Writable, real)
+	}
+	env = append(withoutEnv(env, "TMPDIR"), "TMPDIR="+tmp)
+	if a.ownDirs != nil {
+		env = cacheEnv(env, a.ownDirs, tmp, a.writableRoots)
+	}
+	return env, nil
 }
 
 // setUserNamespace asks for the namespaces in flags inside a new user

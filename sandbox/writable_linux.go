@@ -35,6 +35,35 @@ type fileID struct {
 // The own caches are pinned last, after pr.searchDirs, and are left out
 // of the search for repositories: no one runs git in them unconfined.
 func (pr *prepared) addWritables(p *Policy, own []ownPath) error {
+	all, err := pr.resolveWritables(p, own)
+	if err != nil {
+		return err
+	}
+	// A link inside another writable path, by its real name, is refused
+	// as well: a command could have made it there.
+	reals := make([]string, len(all))
+	for i, x := range all {
+		reals[i] = x.real
+	}
+	for _, x := range all {
+		if err := pr.pinWritable(x, reals); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writable is one path addWritables resolved.
+type writable struct {
+	name, real string
+	steps      []linkStep
+	cache      bool
+	own        string // the ownCache's dir, for one of CacheDir's
+}
+
+// resolveWritables resolves p.Writable, p.Caches and own, in that order,
+// leaving out the caches that cannot be had (named in Applied.LeftOut).
+func (pr *prepared) resolveWritables(p *Policy, own []ownPath) ([]writable, error) {
 	names := append(slices.Clone(p.Writable), p.Caches...)
 	for _, o := range own {
 		names = append(names, o.path)
@@ -42,13 +71,7 @@ func (pr *prepared) addWritables(p *Policy, own []ownPath) error {
 	// A link in CacheDir itself is refused wherever CacheDir lies: only
 	// a sandbox, or someone tampering with it, would put one there.
 	r := newResolver(append(slices.Clone(names), p.CacheDir)...)
-	type resolved struct {
-		name, real string
-		steps      []linkStep
-		cache      bool
-		own        string // the ownCache's dir, for one of CacheDir's
-	}
-	var all []resolved
+	var all []writable
 	for i, w := range names {
 		cache := i >= len(p.Writable)
 		ownDir := ""
@@ -62,58 +85,54 @@ func (pr *prepared) addWritables(p *Policy, own []ownPath) error {
 		var le *LinkError
 		switch {
 		case err == nil:
-			all = append(all, resolved{w, real, steps, cache, ownDir})
+			all = append(all, writable{w, real, steps, cache, ownDir})
 		case cache && errors.As(err, &le):
 			pr.applied.LeftOut = append(pr.applied.LeftOut, le.Error())
 		case ownDir != "":
 			pr.applied.LeftOut = append(pr.applied.LeftOut, fmt.Sprintf("%s: %v", w, err))
 		case cache && errors.Is(err, fs.ErrNotExist):
 		case cache && !strings.HasPrefix(w, "/"):
-			return fmt.Errorf("sandbox: cache path %q is not absolute", w)
+			return nil, fmt.Errorf("sandbox: cache path %q is not absolute", w)
 		case !strings.HasPrefix(w, "/"):
-			return fmt.Errorf("sandbox: writable path %q is not absolute", w)
+			return nil, fmt.Errorf("sandbox: writable path %q is not absolute", w)
 		default:
-			return fmt.Errorf("sandbox: writable path: %w", err)
+			return nil, fmt.Errorf("sandbox: writable path: %w", err)
 		}
 	}
-	// A link inside another writable path, by its real name, is refused
-	// as well: a command could have made it there.
-	reals := make([]string, len(all))
-	for i, x := range all {
-		reals[i] = x.real
-	}
-	for _, x := range all {
-		refused := ""
-		for _, s := range x.steps {
-			if within(s.dir, reals) {
-				refused = (&LinkError{Path: x.name, Link: s.link, Target: s.target}).Error()
-				break
-			}
-		}
-		switch {
-		case refused != "" && x.cache:
-			pr.applied.LeftOut = append(pr.applied.LeftOut, refused)
+	return all, nil
+}
+
+// pinWritable adds x to the plan, unless one of the links its name
+// crosses lies in another writable path (reals): then a cache is left
+// out, and a writable path is an error.
+func (pr *prepared) pinWritable(x writable, reals []string) error {
+	for _, s := range x.steps {
+		if !within(s.dir, reals) {
 			continue
-		case refused != "":
-			return errors.New("sandbox: writable path " + refused)
 		}
-		dir, err := pr.pl.pin(x.real)
-		if err != nil {
-			return fmt.Errorf("sandbox: writable path: %w", err)
+		refused := (&LinkError{Path: x.name, Link: s.link, Target: s.target}).Error()
+		if x.cache {
+			pr.applied.LeftOut = append(pr.applied.LeftOut, refused)
+			return nil
 		}
-		switch {
-		case x.own != "" && !dir:
-			// Made as a directory; something else is there now.
-			pr.pl.Files = slices.DeleteFunc(pr.pl.Files, func(f string) bool { return f == x.real })
-			pr.applied.LeftOut = append(pr.applied.LeftOut, x.name+" is not a directory")
-		case x.own != "":
-			pr.ownDirs[x.own] = x.real
-		case !x.cache:
-			pr.rootDirs = len(pr.pl.Dirs)
-			pr.searchDirs = len(pr.pl.Dirs)
-		default:
-			pr.searchDirs = len(pr.pl.Dirs)
-		}
+		return errors.New("sandbox: writable path " + refused)
+	}
+	dir, err := pr.pl.pin(x.real)
+	if err != nil {
+		return fmt.Errorf("sandbox: writable path: %w", err)
+	}
+	switch {
+	case x.own != "" && !dir:
+		// Made as a directory; something else is there now.
+		pr.pl.Files = slices.DeleteFunc(pr.pl.Files, func(f string) bool { return f == x.real })
+		pr.applied.LeftOut = append(pr.applied.LeftOut, x.name+" is not a directory")
+	case x.own != "":
+		pr.ownDirs[x.own] = x.real
+	case !x.cache:
+		pr.rootDirs = len(pr.pl.Dirs)
+		pr.searchDirs = len(pr.pl.Dirs)
+	default:
+		pr.searchDirs = len(pr.pl.Dirs)
 	}
 	return nil
 }
@@ -260,7 +279,13 @@ func (pl *plan) addWritableRules(rulesetFD int, handled uint64) error {
 		return nil
 	}
 	for _, d := range pl.Dirs {
-		if err := add(d, dirRights); err != nil {
+		rights := dirRights
+		if pl.onWayToHidden(d) {
+			// It would pass reading on to a path Landlock hides; its
+			// entries get it instead (addHideRules).
+			rights &^= readRights
+		}
+		if err := add(d, rights); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ package terminal
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -308,7 +309,7 @@ func concurrentBatch(b *testing.B, m *Manager, n int) (created, exited time.Dura
 		}()
 	}
 	wg.Wait()
-	m.ReleaseSession(sess)
+	_ = m.ReleaseSession(context.Background(), sess)
 	if b.Failed() {
 		b.FailNow()
 	}

@@ -3,6 +3,7 @@
 package terminal
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -23,7 +24,7 @@ func TestReleaseSession(t *testing.T) {
 	a := mustCreate(t, m, Request{SessionID: "a", Command: "sleep 30"})
 	a2 := mustCreate(t, m, Request{SessionID: "a", Command: "true"})
 	b := mustCreate(t, m, Request{SessionID: "b", Command: "sleep 30"})
-	m.ReleaseSession("a")
+	_ = m.ReleaseSession(context.Background(), "a")
 	waitDead(t, a.PID)
 	for _, info := range []Info{a, a2} {
 		_, err := m.Output(testCtx(t), info.SessionID, info.TerminalID)

@@ -45,18 +45,6 @@ func (m *Manager) createHeld(ctx context.Context, req Request, held bool) (Info,
 	return t.info, sub, nil
 }
 
-// releasedMeanwhile stops the sandbox helpers that a create started for
-// its session after ReleaseSession had stopped the session's, unless the
-// session is in use again.
-func (m *Manager) releasedMeanwhile(sessionID acp.SessionID) {
-	m.mu.Lock()
-	unused := m.sessions[sessionID] == nil
-	m.mu.Unlock()
-	if unused {
-		m.iso.releaseSession(string(sessionID))
-	}
-}
-
 // plan is a validated request: what would run, where, and with what
 // environment (the marker aside).
 type plan struct {
@@ -85,6 +73,8 @@ func (m *Manager) resolve(req Request) (plan, error) {
 		Env:             append([]EnvVar(nil), req.Env...),
 		Cwd:             cwd,
 		Shell:           len(req.Args) == 0,
+		Stdin:           req.Stdin,
+		PTY:             ptySize(req.PTY),
 		OutputByteLimit: limit,
 	}
 	if info.Shell {
@@ -96,7 +86,7 @@ func (m *Manager) resolve(req Request) (plan, error) {
 	if !m.cfg.envSet {
 		base = os.Environ()
 	}
-	pl := plan{info: info, env: buildEnv(base, info.Env)}
+	pl := plan{info: info, env: withTERM(info, buildEnv(base, info.Env))}
 	// Look the executable up now, so that Policy.Decide sees it and a
 	// missing one fails before anybody is asked.
 	if err := pl.lookExecutable(); err != nil {
@@ -129,6 +119,9 @@ func validate(req Request) error {
 	}
 	if execTooLarge(req) {
 		return invalidf("command, args and env take more than the %d bytes any system can exec", maxExecSize)
+	}
+	if err := validatePTY(req.PTY); err != nil {
+		return err
 	}
 	return validateEnv(req.Env)
 }
@@ -356,40 +349,28 @@ func (m *Manager) freshID(sessionID acp.SessionID) acp.TerminalID {
 // a new output pipe, and returns its terminal, not yet registered.
 func (m *Manager) start(pl plan) (*term, error) {
 	info := pl.info
+	if info.PTY != nil {
+		return m.startPTY(pl)
+	}
 	marker := string(info.TerminalID) + "." + m.nonce
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, internalErr(err, "creating output pipe: %v", err)
 	}
-	devNull, err := os.Open(os.DevNull)
+	childIn, in, err := openStdin(info.Stdin)
 	if err != nil {
 		pr.Close()
 		pw.Close()
-		return nil, internalErr(err, "opening %s: %v", os.DevNull, err)
+		return nil, err
 	}
-	// argv[0] of an exec'd command stays as the agent wrote it.
-	argv := append([]string{info.Argv[0]}, info.Argv[1:]...)
-	if !info.Shell {
-		argv[0] = info.Command
-	}
-	spec := &spawnSpec{
-		id:      string(info.TerminalID),
-		session: string(info.SessionID),
-		marker:  marker,
-		path:    pl.path,
-		argv:    argv,
-		shell:   info.Shell,
-		env:     append(pl.env, MarkerEnv+"="+marker),
-		dir:     info.Cwd,
-		stdin:   devNull,
-		stdout:  pw,
-		sandbox: m.sandboxFor(info),
-	}
+	spec := m.spawnSpecFor(pl, marker)
+	spec.stdin, spec.stdout = childIn, pw
 	p, err := m.iso.start(spec)
-	devNull.Close()
+	childIn.Close()
 	pw.Close() // the child has its copy; EOF comes when the last holder exits
 	if err != nil {
 		pr.Close()
+		in.close()
 		m.removeTemp(spec.tmp)
 		_ = spec.applied.Cleanup()
 		return nil, startErr(info, err)
@@ -405,6 +386,7 @@ func (m *Manager) start(pl plan) (*term, error) {
 		proc:       p,
 		pr:         pr,
 		tmp:        spec.tmp,
+		in:         in,
 		out:        newTail(int(limit)),
 		exited:     make(chan struct{}),
 		readerDone: make(chan struct{}),
@@ -460,6 +442,7 @@ func (m *Manager) sandboxFor(info Info) *sandbox.Policy {
 			sp.Protected = sandbox.DefaultProtected(info.Cwd)
 		}
 	}
+	sp.ProxyClient = ProxyClient(info)
 	return &sp
 }
 

@@ -25,7 +25,7 @@
 //	// session, its terminals run in workspace unless a create gives a cwd.
 //	sess, err := m.NewSessionOn(ctx, conn, &acp.NewSessionRequest{Cwd: workspace})
 //	…
-//	m.ReleaseSession(sess.SessionID) // when the session ends
+//	m.ReleaseSession(ctx, sess.SessionID) // when the session ends
 //
 // NewSessionOn, LoadSessionOn and ResumeSessionOn send the request on the
 // acp.ClientConn and give the session the request's cwd; a host that
@@ -43,6 +43,24 @@
 //	fmt.Print(out.Text, st)
 //	err = m.Release(ctx, "s", info.TerminalID)
 //
+// # One runtime, here or elsewhere
+//
+// [Runtime] is what a client needs of a terminal runtime: the five ACP
+// methods, CreateTerminalHeld, Subscribe, the session's cwd
+// (SetSessionCwd, NewSessionOn), ReleaseSession, Terminals, KillAll and
+// Close. A *Manager is one, for commands on this machine; a
+// *remote.Client is another, for commands on an SSH host, in a container
+// or a pod (package remote, remote.Connect). A client written against
+// Runtime runs either way:
+//
+//	type myClient struct {
+//		terminal.Runtime // serves terminal/*; advertises terminals only
+//		…
+//	}
+//	var rt terminal.Runtime = terminal.NewManager(opts) // or remote.Connect(ctx, "ssh://devbox/srv", …)
+//	conn, err := acp.StartAgent(cmd, myClient{Runtime: rt}, nil)
+//	sess, err := rt.NewSessionOn(ctx, conn, &acp.NewSessionRequest{Cwd: dir})
+//
 // # What runs, and how
 //
 // An ACP terminal/create's command is a shell line or a program, and args
@@ -57,7 +75,15 @@
 // where the host's is unset or below 1 (bash reads ~/.bashrc for bash -c
 // when it is a top-level shell that sshd seems to have started), then the
 // request's env, then MarkerEnv (ACPTERM_TERMINAL), which a request cannot
-// override. The cwd must be absolute; an absent cwd means the session's
+// override. A host of its own may ask for a pipe instead of /dev/null
+// (Request.Stdin): Manager.Write writes it, at most MaxStdinWrite bytes a
+// call and bounded by its ctx, and Manager.CloseStdin closes it; it closes
+// at release, and a write after the command exited fails with
+// ErrStdinClosed. terminal/create has no field for it: an agent or a host
+// that knows acpterm asks in its _meta (MetaStdin, true), as it asks for a
+// pty (MetaPTY), and types with the _acpterm/terminal/* methods that
+// InputHandler serves on any Input. The cwd must be absolute; an absent
+// cwd means the session's
 // (NewSessionOn, SetSessionCwd), else Options.DefaultCwd, else the create
 // fails. With Policy.Roots the cwd's real path must lie inside a root.
 //
@@ -77,6 +103,31 @@
 // three-byte replacements make it longer, its oldest characters are dropped
 // too (and truncated is true). While the command runs, an incomplete
 // character at the end is held back until its remaining bytes arrive.
+//
+// # PTY terminals
+//
+// A request with PTY set (Linux only; terminal/create has no field for
+// it) runs its command on a pseudo-terminal of that size, 80x24 by
+// default: the pty is the command's stdin, stdout, stderr and controlling
+// terminal, in a session of its own, and TERM is xterm-256color unless
+// the request sets it, so that programs behave as they do for a person
+// (colours, progress bars, password prompts, full-screen programs). Output
+// then returns what a screen would show, rendered as plain text: the
+// lines that scrolled off the top, then the screen, each line's trailing
+// blanks trimmed; a progress bar redrawn after CR reads as its last
+// state, colours and other sequences vanish, and a full-screen program's
+// last screen stays readable after it leaves the alternate screen. The
+// text is the newest OutputByteLimit bytes, truncated sticky, as for
+// pipes; subscribers still get the raw bytes. Manager.Write types into the
+// terminal (the line discipline echoes it unless the program turned echo
+// off, as password prompts do), Manager.Resize resizes it and
+// Manager.PTYSize reports its size. A pty costs more kernel time than a
+// pipe for bulk output, which is why pipes are the default.
+//
+// A sandboxed command's pty is opened in the private devpts of its
+// session's sandbox helper, so the command finds it as /dev/pts/0 and may
+// open /dev/tty, which reaches its own terminal only: the helper has no
+// controlling terminal, so a pipe command's /dev/tty fails with ENXIO.
 //
 // # Exit, wait and kill
 //

@@ -370,15 +370,23 @@ func (s *Subscription) end() {
 //
 // The first two see events from the moment they subscribe: subscribe
 // before serving requests to see every terminal from its creation.
-func (m *Manager) Subscribe(sessionID acp.SessionID, terminalID acp.TerminalID) (*Subscription, error) {
+func (m *Manager) Subscribe(sessionID acp.SessionID, terminalID acp.TerminalID) (Events, error) {
 	if terminalID == "" {
-		return m.subscribeWide(sessionID)
+		s, err := m.subscribeWide(sessionID)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	t, err := m.lookup(sessionID, terminalID)
 	if err != nil {
 		return nil, err
 	}
-	return m.subscribeTo(t, false)
+	s, err := m.subscribeTo(t, false)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // subscribeTo subscribes to one terminal, with a replay of what happened

@@ -16,7 +16,7 @@ import (
 
 // collect reads a subscription until it has seen the Released event of
 // terminalID. The events keep copies of their data.
-func collect(t *testing.T, sub *Subscription, terminalID acp.TerminalID) []Event {
+func collect(t *testing.T, sub Events, terminalID acp.TerminalID) []Event {
 	t.Helper()
 	var evs []Event
 	for {
@@ -226,12 +226,13 @@ func TestSubscriptionStreamsInOrder(t *testing.T) {
 
 // deliverOutput hands a subscription a chunk of a terminal's output, as
 // the terminal's reader does.
-func deliverOutput(s *Subscription, sessionID acp.SessionID, terminalID acp.TerminalID, data string) {
+func deliverOutput(e Events, sessionID acp.SessionID, terminalID acp.TerminalID, data string) {
+	s := e.(*Subscription)
 	s.deliver(Event{Kind: EventOutput, SessionID: sessionID, TerminalID: terminalID, Data: []byte(data)},
 		termKey(sessionID, terminalID))
 }
 
-func wantEvent(t *testing.T, sub *Subscription, kind EventKind, terminalID acp.TerminalID, data string, dropped uint64) {
+func wantEvent(t *testing.T, sub Events, kind EventKind, terminalID acp.TerminalID, data string, dropped uint64) {
 	t.Helper()
 	ev, err := sub.Next(testCtx(t))
 	if err != nil {
@@ -248,7 +249,7 @@ func wantEvent(t *testing.T, sub *Subscription, kind EventKind, terminalID acp.T
 // terminal's output, another kind of event or a gap starts a new one.
 func TestSubscriptionMergesOutput(t *testing.T) {
 	m := newTestManager(t, &Options{SubscriberBuffer: 16})
-	sub, _ := m.Subscribe("", "")
+	sub, _ := m.subscribeWide("")
 	defer sub.Close()
 	deliverOutput(sub, "s", "a", "one ")
 	deliverOutput(sub, "s", "a", "two")
@@ -276,7 +277,7 @@ func TestSubscriptionMergesOutput(t *testing.T) {
 // quarter of the buffer (at once).
 func TestSubscriptionWakesForOutput(t *testing.T) {
 	m := newTestManager(t, &Options{SubscriberBuffer: 64})
-	sub, _ := m.Subscribe("", "")
+	sub, _ := m.subscribeWide("")
 	defer sub.Close()
 	ctx := testCtx(t)
 	for _, data := range []string{"x", strings.Repeat("q", 16), "y"} {

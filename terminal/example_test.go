@@ -91,7 +91,7 @@ func ExampleManager_typedIDs() {
 	out, _ := m.Output(ctx, sid, tid)
 	fmt.Printf("%q, %v, %d live in %s\n", out.Text, st, len(m.Terminals(sid)), sid)
 	_ = m.Release(ctx, sid, tid)
-	m.ReleaseSession(sid)
+	_ = m.ReleaseSession(context.Background(), sid)
 	// Output:
 	// "typed\n", exit 0, 1 live in sess_1
 }

@@ -44,8 +44,8 @@ func (m *Manager) CreateHeld(ctx context.Context, req Request) (Info, *Subscript
 
 // CreateTerminalHeld is CreateHeld for a terminal/create request: the
 // wire form of CreateTerminal with a held subscription.
-func (m *Manager) CreateTerminalHeld(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, *Subscription, error) {
-	info, sub, err := m.createHeld(ctx, requestOf(req), true)
+func (m *Manager) CreateTerminalHeld(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, Events, error) {
+	info, sub, err := m.createHeld(ctx, m.requestOf(req), true)
 	if err != nil {
 		return nil, nil, wireErr(err)
 	}

@@ -94,7 +94,7 @@ func TestCreateAcrossReleaseSession(t *testing.T) {
 		errc <- err
 	}()
 	<-entered
-	m.ReleaseSession("s")
+	_ = m.ReleaseSession(context.Background(), "s")
 	close(answer)
 	err := <-errc
 	if !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "released") {

@@ -36,6 +36,11 @@ func TestMain(m *testing.M) {
 	if n := os.Getenv(rssHelperEnv); n != "" {
 		os.Exit(rssHelper(n))
 	}
+	// The test that a sandboxed command cannot reach the user's terminal
+	// re-executes the test binary on a pty (see pty_sandbox_linux_test.go).
+	if f := os.Getenv(ttyHelperEnv); f != "" {
+		os.Exit(ttyHelper(f))
+	}
 	// The /proc scan's test of a process seen mid-execve re-executes the
 	// test binary as that process (see procscan_linux_test.go).
 	if os.Getenv(hideEnvironEnv) != "" {
@@ -178,7 +183,7 @@ func wantCode(t testing.TB, err error, kind error, code int64) {
 }
 
 // nextOutput skips events until an output event arrives.
-func nextOutput(t testing.TB, sub *Subscription) Event {
+func nextOutput(t testing.TB, sub Events) Event {
 	t.Helper()
 	for {
 		ev, err := sub.Next(testCtx(t))

@@ -72,7 +72,8 @@ func (m *Manager) Isolation() Isolation { return m.iso.mode() }
 
 // SetSessionCwd sets the directory in which the session's terminals run
 // when a create has no cwd. dir must be absolute; "" forgets it.
-func (m *Manager) SetSessionCwd(sessionID acp.SessionID, dir string) error {
+// It does no I/O; ctx is there for Runtime, whose remote side does.
+func (m *Manager) SetSessionCwd(_ context.Context, sessionID acp.SessionID, dir string) error {
 	if dir != "" && !filepath.IsAbs(dir) {
 		return invalidf("session cwd %q is not an absolute path", dir)
 	}
@@ -202,8 +203,9 @@ func (m *Manager) Release(ctx context.Context, sessionID acp.SessionID, terminal
 
 // ReleaseSession releases every terminal of the session, concurrently,
 // forgets its cwd and stops the session's sandbox helper. Call it when the
-// session ends.
-func (m *Manager) ReleaseSession(sessionID acp.SessionID) {
+// session ends. It returns nil once they are released (the teardown is
+// bounded as Release's and finishes even if ctx ends).
+func (m *Manager) ReleaseSession(_ context.Context, sessionID acp.SessionID) error {
 	m.mu.Lock()
 	var ts []*term
 	if s := m.sessions[sessionID]; s != nil {
@@ -219,6 +221,19 @@ func (m *Manager) ReleaseSession(sessionID acp.SessionID) {
 	m.mu.Unlock()
 	m.teardown(ts, true)
 	m.iso.releaseSession(string(sessionID))
+	return nil
+}
+
+// releasedMeanwhile stops the sandbox helpers that a create started for
+// its session after ReleaseSession had stopped the session's, unless the
+// session is in use again.
+func (m *Manager) releasedMeanwhile(sessionID acp.SessionID) {
+	m.mu.Lock()
+	unused := m.sessions[sessionID] == nil
+	m.mu.Unlock()
+	if unused {
+		m.iso.releaseSession(string(sessionID))
+	}
 }
 
 // Close releases every terminal of every session, ends all subscriptions
@@ -264,8 +279,9 @@ func (m *Manager) Close() error {
 // (and cgroups) go too. It is for a host that must end everything now: its
 // connection to the client is lost, or the user asked twice. The terminals
 // stay; Release, ReleaseSession or Close then frees them, and finds the
-// commands already gone.
-func (m *Manager) KillAll() {
+// commands already gone. It does no I/O and returns nil; ctx is there
+// for Runtime, whose remote side does.
+func (m *Manager) KillAll(context.Context) error {
 	m.mu.Lock()
 	var ts []*term
 	for _, s := range m.sessions {
@@ -286,6 +302,7 @@ func (m *Manager) KillAll() {
 		}
 		t.mu.Unlock()
 	}
+	return nil
 }
 
 // teardown kills, sweeps and frees terminals already removed from their
@@ -324,6 +341,7 @@ func (m *Manager) finish(t *term, registered bool) {
 	// The reader has stopped (done implies it) except on Windows, where
 	// closing is what ends a read that a descendant keeps open.
 	_ = t.pr.Close()
+	t.in.close()
 	t.wg.Wait()
 	t.mu.Lock()
 	t.reaped = true
@@ -345,6 +363,7 @@ func (m *Manager) finish(t *term, registered bool) {
 	t.subs = nil
 	if m.cfg.retain < 0 {
 		t.out = newTail(0) // nothing is retained: free the buffer
+		t.pty.free()
 	}
 	t.mu.Unlock()
 

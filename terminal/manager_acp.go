@@ -21,20 +21,24 @@ var _ acp.TerminalHandler = (*Manager)(nil)
 // CreateTerminal serves terminal/create. An empty cwd string is treated
 // like an absent one.
 func (m *Manager) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
-	info, err := m.Create(ctx, requestOf(req))
+	info, err := m.Create(ctx, m.requestOf(req))
 	if err != nil {
 		return nil, wireErr(err)
 	}
 	return &acp.CreateTerminalResponse{TerminalID: info.TerminalID}, nil
 }
 
-// requestOf is a terminal/create request in Go terms.
-func requestOf(req *acp.CreateTerminalRequest) Request {
+// requestOf is a terminal/create request in Go terms: on a pty when the
+// manager's Options.PTY or the request's _meta (MetaPTY) asks for one,
+// with a stdin pipe when its _meta asks for one (MetaStdin).
+func (m *Manager) requestOf(req *acp.CreateTerminalRequest) Request {
 	r := Request{
 		SessionID:       req.SessionID,
 		Command:         req.Command,
 		Args:            req.Args,
 		OutputByteLimit: req.OutputByteLimit,
+		PTY:             ptyOf(req.Meta, m.cfg.pty),
+		Stdin:           stdinOf(req.Meta),
 	}
 	if req.Cwd != nil {
 		r.Cwd = *req.Cwd

@@ -260,10 +260,10 @@ func TestCwd(t *testing.T) {
 		defer m.Close()
 		_, err := m.Create(testCtx(t), Request{SessionID: "s", Command: "pwd"})
 		wantCode(t, err, ErrInvalid, acp.CodeInvalidParams) // no cwd anywhere
-		if err := m.SetSessionCwd("s", "relative"); err == nil {
+		if err := m.SetSessionCwd(context.Background(), "s", "relative"); err == nil {
 			t.Error("relative session cwd accepted")
 		}
-		if err := m.SetSessionCwd("s", sub); err != nil {
+		if err := m.SetSessionCwd(context.Background(), "s", sub); err != nil {
 			t.Fatal(err)
 		}
 		out, _ := runTerminal(t, m, Request{SessionID: "s", Command: "pwd"})

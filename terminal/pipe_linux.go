@@ -17,7 +17,7 @@ import (
 // and waits for more — that wakes the runtime's monitor thread, a context
 // switch per read. Against a command writing as fast as it can on a busy
 // machine, those wakeups cost about a quarter of the throughput (see
-// BenchmarkCapture and the README's performance notes). The descriptor is non-blocking, so read(2) returns at
+// BenchmarkCapture and docs/performance.md). The descriptor is non-blocking, so read(2) returns at
 // once, with data or EAGAIN, and needs none of that; waiting for data
 // still goes through the runtime's poller, deadlines included.
 func copyPipe(f *os.File, write func([]byte)) ([]byte, error) {

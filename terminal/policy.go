@@ -2,10 +2,11 @@ package terminal
 
 import (
 	"context"
-	"github.com/acpterm/acpterm/acp"
+	"os"
 	"slices"
 	"time"
 
+	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/sandbox"
 )
 
@@ -35,6 +36,16 @@ type Request struct {
 	// OutputByteLimit is how many bytes of output to keep; nil means the
 	// ceiling (Policy.OutputCeiling), and larger values are clamped to it.
 	OutputByteLimit *uint64
+	// Stdin gives the command a pipe as its stdin, which Manager.Write
+	// writes and Manager.CloseStdin closes; false means /dev/null. ACP's
+	// terminal/create has no such field: it is for hosts of their own.
+	Stdin bool
+	// PTY runs the command on a pseudo-terminal of this size (zero fields
+	// mean DefaultCols, DefaultRows) instead of pipes: its stdin, stdout
+	// and stderr are the terminal, Manager.Write types into it,
+	// Manager.Resize resizes it, and Output renders what it shows (see
+	// the package doc). nil: pipes. ACP's terminal/create has no such field.
+	PTY *Size
 }
 
 // EnvVar is one environment variable of a Request.
@@ -104,7 +115,10 @@ type Policy struct {
 	// Caches or a CacheDir, sandbox.DefaultCacheDir() as CacheDir: caches
 	// of the commands' own, the user's staying read-only; one with no
 	// Protected paths gets sandbox.DefaultProtected of the same
-	// (Policy.WritableConfig turns them off). TempDir is ignored: each terminal gets a private TMPDIR,
+	// (Policy.WritableConfig turns them off). A policy of any mode but off
+	// with Hidden nil hides sandbox.DefaultSecrets of the user's home
+	// directory (an empty, non-nil Hidden hides nothing); see "Secrets
+	// out of reach" in package sandbox. TempDir is ignored: each terminal gets a private TMPDIR,
 	// removed at release. When the kernel cannot enforce the policy and
 	// BestEffort is not set, create fails with ErrDenied, naming what is
 	// missing; Info.Sandbox says what was applied.
@@ -153,6 +167,11 @@ type Options struct {
 	// Shell runs args-less commands as Shell -c LINE. "" means DefaultShell().
 	// A busybox binary is run as busybox sh -c LINE.
 	Shell string
+
+	// PTY, when set, runs every command an agent asks for (terminal/create)
+	// on a pseudo-terminal of this size (zero fields: the defaults), as
+	// acpterm run --pty does; nil leaves it to each request (MetaPTY).
+	PTY *Size
 
 	// Env is the base environment of every command; nil means os.Environ()
 	// at the time of each create.
@@ -226,6 +245,7 @@ type config struct {
 	retain       int64
 	maxEncoded   int
 	logf         func(string, ...any)
+	pty          *Size // Options.PTY, a copy
 }
 
 func newConfig(o *Options) config {
@@ -254,6 +274,10 @@ func newConfig(o *Options) config {
 		retain:       o.RetainBytes,
 		maxEncoded:   o.MaxEncodedOutput,
 		logf:         o.Logf,
+	}
+	if o.PTY != nil {
+		size := *o.PTY
+		c.pty = &size
 	}
 	if c.maxPerSess == 0 {
 		c.maxPerSess = DefaultMaxTerminalsPerSession
@@ -299,7 +323,18 @@ func newConfig(o *Options) config {
 		if sp.Mode == sandbox.WorkspaceWrite && sp.Protected == nil && len(c.roots) > 0 {
 			sp.Protected = sandbox.DefaultProtected(c.roots...)
 		}
+		defaultSecrets(&sp)
 		c.sandbox = &sp
 	}
 	return c
+}
+
+// defaultSecrets gives sp, when it confines and names no Hidden paths,
+// the user's usual secrets to hide (sandbox.DefaultSecrets).
+func defaultSecrets(sp *sandbox.Policy) {
+	if sp.Mode == sandbox.Off || sp.Hidden != nil {
+		return
+	}
+	home, _ := os.UserHomeDir()
+	sandbox.DefaultSecrets(home).Apply(sp)
 }

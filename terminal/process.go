@@ -38,6 +38,7 @@ type spawnSpec struct {
 	dir     string
 	stdin   *os.File
 	stdout  *os.File // also the child's stderr
+	pty     bool     // stdin is a pty's terminal end: make it the controlling terminal of a new session
 
 	sandbox *sandbox.Policy  // nil: not confined
 	applied *sandbox.Applied // set by wrap or the spawner
@@ -84,3 +85,25 @@ type sandboxError struct{ err error }
 
 func (e *sandboxError) Error() string { return e.err.Error() }
 func (e *sandboxError) Unwrap() error { return e.err }
+
+// spawnSpecFor is what starts pl's command, marked with marker, its
+// input and output left for the caller (pipes, or a pty).
+func (m *Manager) spawnSpecFor(pl plan, marker string) *spawnSpec {
+	info := pl.info
+	// argv[0] of an exec'd command stays as the agent wrote it.
+	argv := append([]string{info.Argv[0]}, info.Argv[1:]...)
+	if !info.Shell {
+		argv[0] = info.Command
+	}
+	return &spawnSpec{
+		id:      string(info.TerminalID),
+		session: string(info.SessionID),
+		marker:  marker,
+		path:    pl.path,
+		argv:    argv,
+		shell:   info.Shell,
+		env:     append(pl.env, MarkerEnv+"="+marker),
+		dir:     info.Cwd,
+		sandbox: m.sandboxFor(info),
+	}
+}

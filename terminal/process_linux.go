@@ -44,8 +44,18 @@ func newCmd(s *spawnSpec) *exec.Cmd {
 		// OS thread exits (golang/go#27505), which the runtime does only
 		// for a goroutine that exits locked to its thread: never start
 		// terminals from such a goroutine.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		SysProcAttr: sysProcAttr(s.pty),
 	}
+}
+
+// sysProcAttr is a command's: its own process group, or, on a pty, its
+// own session (whose process group has the same ID) with the pty as its
+// controlling terminal; Setpgid with Setsid would fail (EPERM).
+func sysProcAttr(pty bool) *syscall.SysProcAttr {
+	if pty {
+		return &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	}
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 func (iso *isolator) start(s *spawnSpec) (*proc, error) {

@@ -211,11 +211,27 @@ func TestProcScanRechecksEmptyEnvironment(t *testing.T) {
 // and no marker is neither killed nor unsure, and neither is a zombie,
 // whose environment reads empty too.
 func TestCheckKillLeavesTheUnmarked(t *testing.T) {
-	cmd := exec.Command("sleep", "1000")
+	// A shell that says it runs: Start returns once the exec began (the
+	// close-on-exec pipe closed), before the kernel has set the new
+	// program's environment up, which then reads empty (unsure, rightly);
+	// the shell's line comes after.
+	cmd := exec.Command("/bin/sh", "-c", "echo running; read x")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "running\n" {
+		t.Fatalf("the shell said %q, %v", line, err)
+	}
 	markers := map[string]bool{"t-none.1": true}
 	if _, k, u := checkKill(cmd.Process.Pid, markers, nil); k || u {
 		t.Fatalf("an unmarked live process: killed %v, unsure %v", k, u)

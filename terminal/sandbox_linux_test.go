@@ -294,7 +294,7 @@ func TestSandboxSpawnerPerSession(t *testing.T) {
 	if _, err := os.Stat(a1.Sandbox.TempDir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("TMPDIR %s after release: %v", a1.Sandbox.TempDir, err)
 	}
-	m.ReleaseSession("a")
+	_ = m.ReleaseSession(context.Background(), "a")
 	waitDead(t, helperA)
 	if !alive(helperB) {
 		t.Error("session b's helper died with session a's")

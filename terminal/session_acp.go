@@ -12,42 +12,21 @@ import (
 // session's terminals run there when a create gives no cwd. The cwd is
 // checked before anything is sent: a relative one fails with ErrInvalid
 // and no session is created. A host that opens sessions this way never
-// calls SetSessionCwd itself.
+// calls SetSessionCwd itself. It is NewSession(ctx, m, conn, req).
 func (m *Manager) NewSessionOn(ctx context.Context, conn *acp.ClientConn, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
-	if err := checkSessionCwd(req, func(r *acp.NewSessionRequest) string { return r.Cwd }); err != nil {
-		return nil, err
-	}
-	resp, err := conn.NewSession(ctx, req)
-	if err != nil || req == nil || resp == nil || resp.SessionID == "" {
-		return resp, err
-	}
-	return resp, m.SetSessionCwd(resp.SessionID, req.Cwd)
+	return NewSession(ctx, m, conn, req)
 }
 
 // LoadSessionOn sends session/load on conn and, when the agent loaded the
 // session, makes req.Cwd its cwd, as NewSessionOn does.
 func (m *Manager) LoadSessionOn(ctx context.Context, conn *acp.ClientConn, req *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
-	if err := checkSessionCwd(req, func(r *acp.LoadSessionRequest) string { return r.Cwd }); err != nil {
-		return nil, err
-	}
-	resp, err := conn.LoadSession(ctx, req)
-	if err != nil || req == nil {
-		return resp, err
-	}
-	return resp, m.SetSessionCwd(req.SessionID, req.Cwd)
+	return LoadSession(ctx, m, conn, req)
 }
 
 // ResumeSessionOn sends session/resume on conn and, when the agent resumed
 // the session, makes req.Cwd its cwd, as NewSessionOn does.
 func (m *Manager) ResumeSessionOn(ctx context.Context, conn *acp.ClientConn, req *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
-	if err := checkSessionCwd(req, func(r *acp.ResumeSessionRequest) string { return r.Cwd }); err != nil {
-		return nil, err
-	}
-	resp, err := conn.ResumeSession(ctx, req)
-	if err != nil || req == nil {
-		return resp, err
-	}
-	return resp, m.SetSessionCwd(req.SessionID, req.Cwd)
+	return ResumeSession(ctx, m, conn, req)
 }
 
 // checkSessionCwd fails a request whose cwd SetSessionCwd would refuse,

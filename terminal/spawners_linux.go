@@ -78,10 +78,12 @@ func (iso *isolator) spawn(p *proc, s *spawnSpec, cg string) error {
 		child, err := slot.sp.Start(&sandbox.Cmd{
 			Path: s.path, Args: s.argv, Env: s.env, Dir: s.dir,
 			Stdin: s.stdin, Stdout: s.stdout, Stderr: s.stdout,
-			// As newCmd: a process group of its own; Pdeathsig ties it to
-			// the helper, which is tied to this host.
-			Setpgid: true, Pdeathsig: syscall.SIGKILL,
-			Cgroup: cgf,
+			// As newCmd: a process group of its own (on a pty, a session
+			// with the pty as its terminal); Pdeathsig ties it to the
+			// helper, which is tied to this host.
+			Setpgid: !s.pty, Setsid: s.pty, Setctty: s.pty, Pdeathsig: syscall.SIGKILL,
+			Cgroup:      cgf,
+			ProxyClient: s.sandbox.ProxyClient,
 		})
 		if cgf != nil {
 			cgf.Close()

@@ -30,6 +30,12 @@ type Info struct {
 	Argv []string
 	// Shell reports that Command is run as a shell line (Args was empty).
 	Shell bool
+	// Stdin reports that the command's stdin is a pipe that Manager.Write
+	// writes (Request.Stdin), not /dev/null.
+	Stdin bool
+	// PTY is the size a PTY terminal was created with (Request.PTY, the
+	// defaults filled in); nil for pipes.
+	PTY *Size
 	// OutputByteLimit is the effective limit: the request's, clamped to the
 	// ceiling.
 	OutputByteLimit uint64
@@ -44,6 +50,13 @@ type Info struct {
 	// a terminal that a host runs elsewhere (an exec server's, e.g.
 	// "ssh://devbox"); "" for this machine. A Manager never sets it.
 	Where string
+	// ToolCall names the agent's tool call a host shows the terminal
+	// under, for a terminal the agent did not embed in a tool call's
+	// content itself but said, through another channel, which call it
+	// came from (an MCP tools/call's _meta). A host that checked the
+	// tool call is the agent's, running in the terminal's session, sets
+	// it on a second EventCreated; a Manager never does.
+	ToolCall acp.ToolCallID
 	// Sandbox is what confines the command, as sandbox.Policy.Wrap
 	// arranged it (with BestEffort, Missing names what the kernel could
 	// not give); nil when Policy.Sandbox is nil, and in Policy.Decide.
@@ -91,8 +104,10 @@ type term struct {
 	info Info
 	key  string // session + "\x00" + terminal ID
 	proc *proc
-	pr   *os.File // read end of the command's stdout/stderr pipe
-	tmp  string   // the command's private TMPDIR, removed at release; "" for none
+	pr   *os.File   // read end of the command's stdout/stderr pipe
+	tmp  string     // the command's private TMPDIR, removed at release; "" for none
+	in   *stdinPipe // the write end of the command's stdin; nil for /dev/null
+	pty  *ptyTerm   // nil for pipes; pr is then the pty's master
 
 	exited     chan struct{} // the command's process exited
 	readerDone chan struct{} // the reader stopped (EOF, or drained after the exit)
@@ -132,6 +147,13 @@ func (t *term) run() {
 	}
 	go t.readLoop()
 	go t.waitLoop()
+	if t.pty != nil {
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			t.pty.renderLoop(t.readerDone)
+		}()
+	}
 }
 
 // readLoop copies the pipe into the tail buffer and out to subscribers
@@ -141,7 +163,11 @@ func (t *term) run() {
 func (t *term) readLoop() {
 	defer t.wg.Done()
 	defer close(t.readerDone)
-	buf, err := copyPipe(t.pr, t.write)
+	read := copyPipe
+	if t.pty != nil {
+		read = copyPTY
+	}
+	buf, err := read(t.pr, t.write)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		// The deadline only means "stop waiting": what the command wrote
 		// before it exited is in the pipe, however late this goroutine got
@@ -155,6 +181,9 @@ func (t *term) write(p []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.out.Write(p)
+	if t.pty != nil {
+		t.pty.queue(p)
+	}
 	if t.m.hasSubscribers(t) {
 		t.publishLocked(Event{Kind: EventOutput, Data: p}) // each subscription copies it
 	}
@@ -241,7 +270,11 @@ func (t *term) killLoop() {
 func (t *term) outputLocked() Output {
 	final := t.isDone()
 	if !t.cacheOK || t.cacheTotal != t.out.Total() || t.cacheFinal != final {
-		t.cache, t.cacheTrunc = t.out.Text(final)
+		if t.pty != nil {
+			t.cache, t.cacheTrunc = t.pty.text()
+		} else {
+			t.cache, t.cacheTrunc = t.out.Text(final)
+		}
 		t.cacheTotal, t.cacheFinal, t.cacheOK = t.out.Total(), final, true
 	}
 	o := Output{Text: t.cache, Truncated: t.cacheTrunc}

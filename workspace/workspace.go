@@ -1,12 +1,9 @@
 package workspace
 
 import (
-	"bufio"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,12 +15,6 @@ import (
 	"github.com/acpterm/acpterm/internal/text/pathutil"
 	"github.com/acpterm/acpterm/sandbox"
 )
-
-// MaxReadBytes bounds the content one fs/read_text_file returns. The bound
-// is on what is returned, not on the file: the first lines of a huge log
-// are fine, all of it is refused (ask for a range with line and limit).
-// A larger answer would not fit in a peer's message limit anyway.
-const MaxReadBytes = 64 << 20
 
 // Workspace serves fs/read_text_file and fs/write_text_file confined to a
 // set of root directories. Paths must be absolute.
@@ -53,6 +44,8 @@ type Workspace struct {
 	dirs   []*os.Root      // dirs[i] is roots[i], open until Close
 	above  [][]fs.FileInfo // above[i]: the directories above roots[i]
 	policy WritePolicy
+	// hidden and shown are what Hide set: real paths.
+	hidden, shown []string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -197,6 +190,9 @@ func (ws *Workspace) resolve(path string, mayCreate bool) (string, error) {
 	if !ws.Contains(real) {
 		return "", ws.outsideErr(path)
 	}
+	if ws.hides(real) {
+		return "", hiddenRefusal(path)
+	}
 	return real, nil
 }
 
@@ -234,6 +230,13 @@ func (ws *Workspace) open(path string, flag int) (*os.File, error) {
 	f, err := openRegular(root, rel, flag)
 	if err != nil {
 		return nil, ws.openErr(path, err)
+	}
+	// The name was checked; a directory on its way may have been swapped
+	// for a link since. What was opened is checked too, where the system
+	// says (Linux: /proc/self/fd).
+	if opened, ok := openedPath(f); ok && ws.hides(opened) {
+		f.Close()
+		return nil, hiddenRefusal(path)
 	}
 	return f, nil
 }
@@ -323,175 +326,6 @@ func (ws *Workspace) openErr(path string, err error) error {
 		return ws.outsideErr(path)
 	}
 	return fsErr(path, err)
-}
-
-// ReadTextFile serves fs/read_text_file. line is 1-based (absent or 0 means
-// 1); limit is a number of lines (absent means to the end, 0 means none).
-// Lines keep their endings. A line past the end gives empty content.
-func (ws *Workspace) ReadTextFile(ctx context.Context, req *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
-	f, err := ws.open(req.Path, os.O_RDONLY)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	first := uint64(1)
-	if req.Line != nil && *req.Line > 0 {
-		first = uint64(*req.Line)
-	}
-	content, err := readLines(ctx, f, first, req.Limit, MaxReadBytes)
-	if err != nil {
-		if errors.Is(err, errTooLarge) {
-			return nil, fmt.Errorf("%w: %q: the content asked for exceeds %d MiB; read it in parts with line and limit", acp.ErrInvalidParams, req.Path, MaxReadBytes>>20)
-		}
-		return nil, fsErr(req.Path, err)
-	}
-	return &acp.ReadTextFileResponse{Content: content}, nil
-}
-
-var errTooLarge = errors.New("content too large")
-
-// readLines returns lines first, first+1, … (1-based), at most limit of
-// them when limit is set, failing with errTooLarge past max bytes.
-func readLines(ctx context.Context, r io.Reader, first uint64, limit *uint32, max int) (string, error) {
-	if limit != nil && *limit == 0 {
-		return "", nil
-	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	var out strings.Builder
-	lineNo := uint64(1)
-	taken := uint64(0)
-	for {
-		if lineNo&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return "", err
-			}
-		}
-		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 && lineNo >= first {
-			if out.Len()+len(chunk) > max {
-				return "", errTooLarge
-			}
-			out.Write(chunk)
-		}
-		switch {
-		case err == nil:
-			if lineNo >= first {
-				taken++
-				if limit != nil && taken >= uint64(*limit) {
-					return out.String(), nil
-				}
-			}
-			lineNo++
-		case errors.Is(err, bufio.ErrBufferFull):
-			// A line longer than the buffer: keep reading the same line.
-			// An endless one (a huge sparse file) brings no line boundary
-			// to check ctx at, so each full buffer checks it.
-			if err := ctx.Err(); err != nil {
-				return "", err
-			}
-		case errors.Is(err, io.EOF):
-			return out.String(), nil
-		default:
-			return "", err
-		}
-	}
-}
-
-// WriteTextFile serves fs/write_text_file: it replaces the file's content,
-// creating the file if missing (its parent directory must exist), where
-// the Workspace's WritePolicy allows it. A refusal by the policy is an
-// acp.ErrPermissionDenied error saying why.
-func (ws *Workspace) WriteTextFile(ctx context.Context, req *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
-	if ws.policy.Mode == sandbox.ReadOnly {
-		// Before anything is looked at: the answer is the same for any path.
-		return nil, readOnlyRefusal(req.Path)
-	}
-	real, err := ws.resolve(req.Path, true)
-	if err != nil {
-		return nil, err
-	}
-	i, rel, ok := ws.rootIndex(real)
-	if !ok { // resolve checked it; kept for safety if that ever changes
-		return nil, ws.outsideErr(req.Path)
-	}
-	dir, name, err := ws.writeDir(i, rel, req.Path)
-	if err == nil {
-		err = replaceFile(dir, name, req.Content)
-		dir.Close()
-	}
-	if err != nil {
-		return nil, ws.openErr(req.Path, err)
-	}
-	return &acp.WriteTextFileResponse{}, nil
-}
-
-// replaceFile gives name in dir the content by writing it to a new file in
-// the same directory and renaming that over name. Written in place, a write
-// failing midway (a full disk) would leave the file truncated or half
-// written, and a hard link to a file outside the roots would carry the
-// write there; replaced, the old file stays whole until the new one is
-// complete, and only the name inside the root changes. The replaced file's
-// permissions are kept, and its owner where the system allows it. There is
-// no fsync: the guarantee is against a failing write, not a power cut.
-//
-// The directory is opened once, beneath the root (Workspace.writeDir),
-// and the temporary file is created, renamed and removed in it by name, so
-// a directory swapped in between cannot move any of it elsewhere. A
-// symlink at name is replaced, not followed (resolve already followed the
-// links it found).
-func replaceFile(dir *os.Root, name, content string) error {
-	old, err := dir.Lstat(name)
-	switch {
-	case err == nil && !old.Mode().IsRegular():
-		return &notRegularError{old.Mode()}
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return err
-	case err != nil:
-		old = nil
-	}
-	tmp, f, err := createTemp(dir, old == nil)
-	if err != nil {
-		return err
-	}
-	err = writeAll(f, content, old)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = dir.Rename(tmp, name)
-	}
-	if err != nil {
-		dir.Remove(tmp)
-	}
-	return err
-}
-
-// createTemp makes a new file in dir, named with 128 random bits so that
-// no one can have made it first (and O_EXCL refuses whatever is there,
-// a symlink included). A new file (fresh) gets mode 0644 less the umask,
-// as if created in place; one that is to replace another stays private
-// until writeAll sets its mode.
-func createTemp(dir *os.Root, fresh bool) (string, *os.File, error) {
-	perm := fs.FileMode(0o600)
-	if fresh {
-		perm = 0o644
-	}
-	name := ".acpterm-" + rand.Text() + ".tmp"
-	f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	return name, f, err
-}
-
-// writeAll writes content to f and, when f replaces old, gives it old's
-// owner (where allowed) and permissions.
-func writeAll(f *os.File, content string, old fs.FileInfo) error {
-	if _, err := io.WriteString(f, content); err != nil {
-		return err
-	}
-	if old == nil {
-		return nil
-	}
-	keepOwner(f, old) // before Chmod: a chown may clear mode bits
-	return f.Chmod(old.Mode().Perm())
 }
 
 func fsErr(path string, err error) error {

@@ -102,6 +102,9 @@ func agentStartEnv(t *testing.T, npx, registry string) (env []string, home, stat
 // in that workspace afterwards do not run it (npx starts outside the
 // workspace, and the agent is confined).
 func TestSessionsLoginNpxPlantedInWorkspace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a session after another, with real builds or npm (the whole suite runs it)")
+	}
 	npx, err := exec.LookPath("npx")
 	if err != nil {
 		t.Skip("npx is not installed")
@@ -206,6 +209,30 @@ done
 echo "rewrote $n"`, strings.Join(dirs, " "), marker)
 }
 
+// npmInstalledClaude starts a test of the npm cache (not in -short: npx
+// and a registry, several sessions): `acpterm sessions claude` installs
+// claude's agent from the test's registry through npx, and runs it. It
+// returns the test's environment, home and state directories, and a
+// marker path that nothing has written yet.
+func npmInstalledClaude(t *testing.T) (env []string, home, state, marker string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: a session after another, with real builds or npm (the whole suite runs it)")
+	}
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		t.Skip("npx is not installed")
+	}
+	t.Parallel()
+	env, home, state = agentStartEnv(t, npx, npmRegistry(t))
+	marker = filepath.Join(t.TempDir(), "marker")
+	r := acpterm(t, opts{plain: true, env: env}, "sessions", "--timeout", "60s", "claude")
+	if !strings.Contains(r.stderr, "the real package ran") {
+		t.Fatalf("npx did not install and run the package (exit %d)\nstderr:\n%s", r.code, r.stderr)
+	}
+	return env, home, state, marker
+}
+
 // TestSessionsLoginNpmCacheRewritten: npx installs claude's agent (from a
 // registry on 127.0.0.1) where acpterm starts it from; a confined command
 // of the next session rewrites every installed copy it can find under
@@ -216,20 +243,10 @@ echo "rewrote $n"`, strings.Join(dirs, " "), marker)
 // agent itself may rewrite, in its own cache: what runs from there runs
 // confined, and an unconfined start does not run it.
 func TestSessionsLoginNpmCacheRewritten(t *testing.T) {
-	npx, err := exec.LookPath("npx")
-	if err != nil {
-		t.Skip("npx is not installed")
-	}
-	t.Parallel()
-	env, home, state := agentStartEnv(t, npx, npmRegistry(t))
-	marker := filepath.Join(t.TempDir(), "marker")
 	// Session 1 installs the package.
-	r := acpterm(t, opts{plain: true, env: env}, "sessions", "--timeout", "60s", "claude")
-	if !strings.Contains(r.stderr, "the real package ran") {
-		t.Fatalf("npx did not install and run the package (exit %d)\nstderr:\n%s", r.code, r.stderr)
-	}
+	env, home, state, marker := npmInstalledClaude(t)
 	// Session 2: a confined command, in a workspace of its own.
-	r = runCommand(t, env, t.TempDir(), rewriteInstalled(marker, home, state))
+	r := runCommand(t, env, t.TempDir(), rewriteInstalled(marker, home, state))
 	t.Logf("the command: %s", strings.TrimSpace(r.stdout))
 	// Session 3: the user lists sessions, logs in and runs the agent,
 	// unconfined and confined, elsewhere.
@@ -258,17 +275,7 @@ func TestSessionsLoginNpmCacheRewritten(t *testing.T) {
 // `acpterm sessions --sandbox-agent=false claude` uses another cache,
 // which nothing confined writes.
 func TestNpmCacheOfConfinedAgentRunsConfined(t *testing.T) {
-	npx, err := exec.LookPath("npx")
-	if err != nil {
-		t.Skip("npx is not installed")
-	}
-	t.Parallel()
-	env, home, state := agentStartEnv(t, npx, npmRegistry(t))
-	marker := filepath.Join(t.TempDir(), "marker")
-	r := acpterm(t, opts{plain: true, env: env}, "sessions", "--timeout", "60s", "claude")
-	if !strings.Contains(r.stderr, "the real package ran") {
-		t.Fatalf("npx did not install and run the package (exit %d)\nstderr:\n%s", r.code, r.stderr)
-	}
+	env, home, state, marker := npmInstalledClaude(t)
 	// What the agent, confined, could do to the cache it was started
 	// from: acpterm's, or npm's own where acpterm used that.
 	installed := filepath.Join("_npx", "*", "node_modules", "@agentclientprotocol", "claude-agent-acp", "run.sh")
@@ -282,7 +289,7 @@ func TestNpmCacheOfConfinedAgentRunsConfined(t *testing.T) {
 	if err := os.WriteFile(found[0], []byte(planted), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r = acpterm(t, opts{plain: true, env: env}, "sessions", "--timeout", "60s", "claude")
+	r := acpterm(t, opts{plain: true, env: env}, "sessions", "--timeout", "60s", "claude")
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("acpterm sessions ran what the confined agent planted in its cache unconfined (exit %d)\nstderr:\n%s", r.code, r.stderr)
 	}

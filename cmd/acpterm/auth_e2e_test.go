@@ -125,7 +125,7 @@ func (a *authAgent) Initialize(ctx context.Context, req *acp.InitializeRequest) 
 	caps := req.ClientCapabilities
 	terminalAuth := caps != nil && caps.Auth != nil && caps.Auth.Terminal
 	legacy := caps != nil && string(caps.Meta[acp.MetaTerminalAuth]) == "true"
-	resp := &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}
+	resp := &acp.InitializeResponse{ProtocolVersion: fakeVersion(req)}
 	// As the spec asks: terminal methods only to a client that runs them.
 	if (a.form == "standard" && !terminalAuth) || (a.form == "zed" && !legacy) {
 		return resp, nil

@@ -37,11 +37,8 @@ func TestAuthLoginPTY(t *testing.T) {
 			out, code := runPTY(t, env, func(s *ptyScreen, tty *os.File) {
 				s.expect(t, "acpterm: the agent's login command:\r\n  "+tt.running+"\r\n")
 				s.expect(t, "Run it? [y/N] ")
-				tty.WriteString("y\r")
-				s.expect(t, "acpterm: running "+tt.running)
-				s.expect(t, "Paste your token: ")
-				tty.WriteString(loginToken + "\r")
-				s.expect(t, "token saved")
+				s.send(t, tty, "y\r", "acpterm: running "+tt.running, "Paste your token: ")
+				s.send(t, tty, loginToken+"\r", "token saved")
 			}, "login", "--", exe)
 			if code != 0 || !strings.Contains(out, "acpterm: logged in: the agent opens sessions now") {
 				t.Fatalf("login: exit %d:\n%q", code, out)
@@ -66,8 +63,7 @@ func TestAuthLoginPTYWrongToken(t *testing.T) {
 	tok := filepath.Join(t.TempDir(), "token")
 	out, code := runPTY(t, authEnv("standard", fakeTokenFile+"="+tok), func(s *ptyScreen, tty *os.File) {
 		s.expect(t, "Run it? [y/N] ")
-		tty.WriteString("yes\r")
-		s.expect(t, "Paste your token: ")
+		s.send(t, tty, "yes\r", "Paste your token: ")
 		tty.WriteString("guess\r")
 	}, "login", "--", testExe(t))
 	if code != 3 || !strings.Contains(out, "acpterm: the login command failed (exit status 1)") || strings.Contains(out, "logged in") {
@@ -128,8 +124,8 @@ func TestAuthRunChooseOnTTY(t *testing.T) {
 		s.expect(t, "Login with ChatGPT [chatgpt]: Use your ChatGPT login")
 		s.expect(t, "  3) Use OPENAI_API_KEY [openai-api-key]")
 		s.expect(t, "method [1-3, Enter for none]: ")
-		tty.WriteString("7\r") // not a choice: asked again
-		s.expect(t, "method [1-3, Enter for none]: ")
+		// not a choice: asked again
+		s.send(t, tty, "7\r", "method [1-3, Enter for none]: ")
 		tty.WriteString("1\r")
 	}, "run", "--sandbox", "off", "--approve-all", "-p", "hi", "--", testExe(t))
 	if code != 0 || !strings.Contains(out, "session ok (auth=chatgpt, rejected=1)") {

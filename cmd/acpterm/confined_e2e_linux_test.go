@@ -99,6 +99,9 @@ func selfExecAsCodex(t *testing.T) (prog, home string, env []string) {
 // what widens the sandbox, and exits 6, not 0; a command that failed on
 // its own, or the same command unconfined, is an ordinary turn.
 func TestConfinedAllCommandsFailed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a session after another, with real builds or npm (the whole suite runs it)")
+	}
 	t.Parallel()
 	prog, home, env := selfExecAsCodex(t)
 	outside := filepath.Join(home, "outside")
@@ -226,12 +229,8 @@ func TestInteractiveConfinedFailure(t *testing.T) {
 	prog, home, env := selfExecAsCodex(t)
 	out, code := runPTY(t, env, func(s *ptyScreen, tty *os.File) {
 		s.expect(t, "› ")
-		tty.WriteString("echo hi > " + filepath.Join(home, "outside") + "\r")
-		s.expect(t, "failed in acpterm's sandbox")
-		s.expect(t, "› ")
-		tty.WriteString("echo fine\r")
-		s.expect(t, "done in mode agent-full-access")
-		s.expect(t, "› ")
+		s.send(t, tty, "echo hi > "+filepath.Join(home, "outside")+"\r", "failed in acpterm's sandbox", "› ")
+		s.send(t, tty, "echo fine\r", "done in mode agent-full-access", "› ")
 		tty.WriteString("\x04")
 	}, "run", "--no-color", "--approve-all", "--", prog)
 	if code != 0 {

@@ -278,9 +278,20 @@ func TestRunJSON(t *testing.T) {
 	if len(exits) != 2 || exits[0]["exitCode"] != 0.0 || exits[1]["exitCode"] != 4.0 || exits[0]["signal"] != nil || exits[0]["timedOut"] != false {
 		t.Fatalf("terminal_exit events %v", exits)
 	}
-	// The tool call embeds the terminal; its updates say how it went, and
-	// the final ones carry the output and exit status as text, after the
-	// terminal, for clients that show no terminal.
+	checkRunJSONToolCalls(t, evs, tid, r.stdout)
+	if perms := ofKind(evs, "permission"); len(perms) != 2 || perms[0].str("decision") != "allow_once" || perms[0].str("terminalCommand") == "" {
+		t.Fatalf("permission events %v", perms)
+	}
+	if last := evs[len(evs)-1]; last.str("event") != "stop" || last.str("stopReason") != "end_turn" {
+		t.Fatalf("last event %v", last)
+	}
+}
+
+// checkRunJSONToolCalls: the tool call embeds the terminal tid; its
+// updates say how it went, and the final ones carry the output and exit
+// status as text, after the terminal, for clients that show no terminal.
+func checkRunJSONToolCalls(t *testing.T, evs []event, tid, stdout string) {
+	t.Helper()
 	var embedded bool
 	statuses := map[string]string{}
 	var texts []string
@@ -309,7 +320,7 @@ func TestRunJSON(t *testing.T) {
 		}
 	}
 	if !embedded {
-		t.Fatalf("no tool_call embeds %s:\n%s", tid, r.stdout)
+		t.Fatalf("no tool_call embeds %s:\n%s", tid, stdout)
 	}
 	if want := []string{"```\nhello\nerr\n```\nexit 0", "(no output)\nexit 4"}; fmt.Sprint(texts) != fmt.Sprint(want) {
 		t.Fatalf("tool call texts %q, want %q", texts, want)
@@ -320,12 +331,6 @@ func TestRunJSON(t *testing.T) {
 	}
 	if len(got) != 2 || !strings.Contains(strings.Join(got, " "), "completed") || !strings.Contains(strings.Join(got, " "), "failed") {
 		t.Fatalf("tool call statuses %v", statuses)
-	}
-	if perms := ofKind(evs, "permission"); len(perms) != 2 || perms[0].str("decision") != "allow_once" || perms[0].str("terminalCommand") == "" {
-		t.Fatalf("permission events %v", perms)
-	}
-	if last := evs[len(evs)-1]; last.str("event") != "stop" || last.str("stopReason") != "end_turn" {
-		t.Fatalf("last event %v", last)
 	}
 }
 

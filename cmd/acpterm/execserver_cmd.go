@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/agentstart"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
 	"github.com/acpterm/acpterm/remote"
 	"github.com/acpterm/acpterm/sandbox"
@@ -59,7 +60,11 @@ type execServerFlags struct {
 	gitRW    bool
 	cfgRW    bool
 	passEnv  []string
-	agent    bool
+	readable []string
+	sshAgent bool
+	// allowHosts limits the commands' network to a list (--allow-host).
+	allowHosts []string
+	agent      bool
 	// confineAgent is --sandbox-agent, with --agent (hostedAgent).
 	confineAgent bool
 	terminalFlags
@@ -70,11 +75,14 @@ func newExecServerFlags(out io.Writer) *execServerFlags {
 	f.fs.SetOutput(out)
 	f.fs.StringVar(&f.cwd, "cwd", "", "the `DIR` commands run in and may not leave; ~ is the home (default:\nthe working directory)")
 	f.fs.StringVar(&f.mode, "sandbox", "workspace-write", "confine the commands: `MODE` off, read-only or workspace-write (also\n--cwd and the build caches)")
-	f.fs.StringVar(&f.network, "network", "allow", "the commands' network, `NET`: allow, or deny")
+	f.fs.StringVar(&f.network, "network", "allow", "the commands' network, `NET`: allow, deny, or proxy (only the hosts of\n--allow-host, through a proxy here)")
+	f.fs.Var(listFlag{&f.allowHosts}, "allow-host", "let the commands reach `HOST` through a proxy on this machine, and\nnothing else; repeatable; implies --network proxy")
 	f.fs.Var(listFlag{&f.writable}, "writable", "also let the commands write `PATH`; repeatable; workspace-write only")
 	f.fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable")
 	f.fs.BoolVar(&f.cfgRW, "writable-config", false, "leave the files editors and agents run things from writable")
 	f.fs.Var(listFlag{&f.passEnv}, "pass-env", "let the credential variable `NAME` reach the commands; repeatable")
+	f.fs.Var(listFlag{&f.readable}, "readable", readableHelp)
+	f.fs.BoolVar(&f.sshAgent, "ssh-agent", false, sshAgentHelp)
 	f.fs.BoolVar(&f.agent, "agent", false, "run the agent given after -- on stdin and stdout, ended with all it\nstarted when stdin ends, instead of serving terminals (no other flag)")
 	f.fs.BoolVar(&f.confineAgent, "sandbox-agent", false, "with --agent: run the agent in a sandbox where it writes only its own\nstate (its profile here) and its npm cache, as acpterm run confines it")
 	f.terminalFlags.add(f.fs)
@@ -96,6 +104,9 @@ func (f *execServerFlags) options() (*remote.ServerOptions, error) {
 		return nil, err
 	}
 	if sp.Network, err = parseNetwork(f.network); err != nil {
+		return nil, err
+	}
+	if err := serverHosts(sp, f.allowHosts); err != nil {
 		return nil, err
 	}
 	if (len(f.writable) > 0 || f.gitRW) && sp.Mode != sandbox.WorkspaceWrite {
@@ -126,11 +137,21 @@ func (f *execServerFlags) options() (*remote.ServerOptions, error) {
 			return nil, err
 		}
 	}
+	readable, err := absPaths("--readable", f.readable)
+	if err != nil {
+		return nil, err
+	}
+	if sp.Mode != sandbox.Off {
+		agentstart.Secrets(readable, f.sshAgent).Apply(sp)
+	}
 	policy := &terminal.Policy{Roots: []string{cwd}}
 	if sp.Mode != sandbox.Off || sp.Network != sandbox.AllowNetwork {
 		policy.Sandbox = sp
 	}
 	env, _ := terminal.WithoutSecrets(os.Environ(), f.passEnv...)
+	if !f.sshAgent {
+		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "SSH_AUTH_SOCK=") })
+	}
 	topts := &terminal.Options{Policy: policy, Env: env, DefaultCwd: cwd}
 	f.terminalFlags.options(topts)
 	return &remote.ServerOptions{Version: client.Version(), Terminal: topts}, nil
@@ -264,7 +285,7 @@ func execServerCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 
 // hostedAgent is the agent's process for exec-server --agent
 // --sandbox-agent: started as acpterm run starts an agent on its own
-// machine (client.AgentStart), confined to its state as its profile here
+// machine (agentstart.Start), confined to its state as its profile here
 // names it, npx outside any workspace with an npm cache of acpterm's own.
 func hostedAgent(argv []string) (*exec.Cmd, *sandbox.Applied, error) {
 	prof, err := agentProfile("", argv)
@@ -278,7 +299,7 @@ func hostedAgent(argv []string) (*exec.Cmd, *sandbox.Applied, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &client.AgentStart{Agent: argv, Dir: wd, Profile: prof, Confine: true}
+	s := &agentstart.Start{Agent: argv, Dir: wd, Profile: prof, Confine: true}
 	return s.Command()
 }
 

@@ -60,7 +60,7 @@ type sleeper struct {
 func (a *sleeper) SetConn(c *acp.AgentConn) { a.conn = c }
 
 func (a *sleeper) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
-	return &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}, nil
+	return &acp.InitializeResponse{ProtocolVersion: fakeVersion(req)}, nil
 }
 
 func (a *sleeper) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
@@ -99,7 +99,7 @@ func (a *displayer) Initialize(ctx context.Context, req *acp.InitializeRequest) 
 	if req.ClientCapabilities != nil && string(req.ClientCapabilities.Meta["terminal_output"]) == "true" {
 		a.offered.Store(true)
 	}
-	return &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}, nil
+	return &acp.InitializeResponse{ProtocolVersion: fakeVersion(req)}, nil
 }
 
 func (a *displayer) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
@@ -152,22 +152,8 @@ func (a *backgrounder) NewSession(ctx context.Context, req *acp.NewSessionReques
 
 func (a *backgrounder) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
 	conn := a.conn.Load()
-	say := func(text string) error {
-		return conn.SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID,
-			Update: &acp.AgentMessageChunk{Content: &acp.TextContent{Text: text + "\n"}}})
-	}
-	switch promptText(req) {
-	case "status":
-		select {
-		case st := <-a.exited:
-			logCall("exit:%s", st)
-			return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, say("the sleep ended: " + st)
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	case "start":
-	default:
-		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, say("say start or status")
+	if start, resp, err := statusOrStart(ctx, conn, req, a.exited, "the sleep"); !start {
+		return resp, err
 	}
 	term, err := conn.CreateTerminal(ctx, &acp.CreateTerminalRequest{SessionID: req.SessionID, Command: "sleep", Args: []string{"1000"},
 		Env: []acp.EnvVariable{{Name: "ACPTERM_BG_SLEEP", Value: os.Getenv(bgMarkEnv)}}})
@@ -195,5 +181,42 @@ func (a *backgrounder) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp
 			a.exited <- acp.TerminalExitStatus{ExitCode: st.ExitCode, Signal: st.Signal}.String()
 		}
 	}()
-	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, say("started sleep 1000")
+	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, agentSay(ctx, conn, req.SessionID, "started sleep 1000")
+}
+
+// fakeVersion is the protocol version a fake agent answers: 1 when the
+// client offers it terminals in v1, which the fakes run their commands in
+// (v2 has none), else the version asked for, as the acp SDK's agents and
+// acpterm's shell agent do.
+func fakeVersion(req *acp.InitializeRequest) acp.ProtocolVersion {
+	if req.ClientCapabilities != nil && req.ClientCapabilities.Terminal {
+		return acp.ProtocolVersion1
+	}
+	return req.ProtocolVersion
+}
+
+// statusOrStart answers the background agents' prompts but "start"
+// (start true): "status" says how the background command (what) ended,
+// once it has; anything else asks for one of the two.
+func statusOrStart(ctx context.Context, conn *acp.AgentConn, req *acp.PromptRequest, exited <-chan string, what string) (start bool, resp *acp.PromptResponse, err error) {
+	say := func(text string) error { return agentSay(ctx, conn, req.SessionID, text) }
+	switch promptText(req) {
+	case "start":
+		return true, nil, nil
+	case "status":
+		select {
+		case st := <-exited:
+			logCall("exit:%s", st)
+			return false, &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, say(what + " ended: " + st)
+		case <-ctx.Done():
+			return false, nil, ctx.Err()
+		}
+	}
+	return false, &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, say("say start or status")
+}
+
+// agentSay sends text, a line, as the agent's message in session sid.
+func agentSay(ctx context.Context, conn *acp.AgentConn, sid acp.SessionID, text string) error {
+	return conn.SessionUpdate(ctx, &acp.SessionNotification{SessionID: sid,
+		Update: &acp.AgentMessageChunk{Content: &acp.TextContent{Text: text + "\n"}}})
 }

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
-	"os"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -74,45 +71,6 @@ func TestParseSizeWhole(t *testing.T) {
 		if got, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q) = %d, want an error", in, got)
 		}
-	}
-}
-
-// TestFlagsInReadme: every flag a command's help lists is described in
-// the README's section on that command.
-func TestFlagsInReadme(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	section := func(start string) string {
-		i := strings.Index(readme, start)
-		if i < 0 {
-			t.Fatalf("README has no %q", start)
-		}
-		s := readme[i+len(start):]
-		if j := strings.Index(s, "\n### "); j >= 0 {
-			s = s[:j]
-		}
-		return s
-	}
-	for _, c := range []struct {
-		cmd, start string
-		fs         *flag.FlagSet
-	}{
-		{"run", "### `acpterm run", newRunFlags(io.Discard).fs},
-		{"sessions", "#### Continuing sessions", newSessionsFlags(io.Discard).fs},
-		{"login", "#### Authentication", newLoginFlags(io.Discard).fs},
-		{"agent", "### `acpterm agent", newAgentFlags(io.Discard).fs},
-		{"demo", "### `acpterm demo", newDemoFlags(io.Discard).fs},
-		{"probe", "### `acpterm probe", newProbeFlags(io.Discard).fs},
-	} {
-		text := section(c.start)
-		c.fs.VisitAll(func(f *flag.Flag) {
-			if len(f.Name) > 1 && !regexp.MustCompile(`--`+f.Name+`([^a-z-]|$)`).MatchString(text) {
-				t.Errorf("acpterm %s --%s is not in the README's section %q", c.cmd, f.Name, c.start)
-			}
-		})
 	}
 }
 

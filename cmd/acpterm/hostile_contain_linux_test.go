@@ -66,7 +66,7 @@ type containAgent struct {
 }
 
 func (a *containAgent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
-	return &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}, nil
+	return &acp.InitializeResponse{ProtocolVersion: fakeVersion(req)}, nil
 }
 
 func (a *containAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {

@@ -52,7 +52,7 @@ func init() {
 type escAgent struct{ conn atomic.Pointer[acp.AgentConn] }
 
 func (a *escAgent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
-	return &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}, nil
+	return &acp.InitializeResponse{ProtocolVersion: fakeVersion(req)}, nil
 }
 
 func (a *escAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
@@ -162,12 +162,8 @@ func TestHostileEscapes(t *testing.T) {
 			s.expect(t, "the agent wants to run: ")
 			s.expect(t, escForgedShown)
 			s.expect(t, "allow?")
-			tty.WriteString("n")
-			s.expect(t, "the agent wants to run: printf '%s\\n' $'out")
-			s.expect(t, "allow?")
-			tty.WriteString("y")
-			s.expect(t, "permission for: perm")
-			s.expect(t, "allow?")
+			s.send(t, tty, "n", "the agent wants to run: printf '%s\\n' $'out", "allow?")
+			s.send(t, tty, "y", "permission for: perm", "allow?")
 			tty.WriteString("n")
 		}, "run", "-p", "hi", "--", testExe(t))
 		if code != 3 {

@@ -161,6 +161,9 @@ func TestHostileProfileLinkNextSession(t *testing.T) {
 // for repositories used to read); in the next run, that repository's
 // .git/config is still read-only for commands.
 func TestHostileGitSearchNextSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a session after another, with real builds or npm (the whole suite runs it)")
+	}
 	t.Parallel()
 	ws := t.TempDir()
 	config := filepath.Join(ws, "zz-vendor", ".git", "config")

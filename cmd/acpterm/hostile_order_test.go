@@ -45,7 +45,7 @@ type baseAgent struct{ conn atomic.Pointer[acp.AgentConn] }
 func (a *baseAgent) SetConn(c *acp.AgentConn) { a.conn.Store(c) }
 
 func (a *baseAgent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
-	return &acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersion1}, nil
+	return &acp.InitializeResponse{ProtocolVersion: fakeVersion(req)}, nil
 }
 
 func (a *baseAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
@@ -135,8 +135,19 @@ func (a *endTurnOnCancel) Prompt(ctx context.Context, req *acp.PromptRequest) (*
 // tool call that is not on screen.
 func TestHostileWireOrder(t *testing.T) {
 	t.Parallel()
+	// Over v2 the permission requests come in v2's words (a title and the
+	// tool call as subject), and tool calls as upserts.
+	for _, protocol := range []string{"1", "2"} {
+		t.Run("protocol"+protocol, func(t *testing.T) {
+			t.Parallel()
+			wireOrder(t, protocol)
+		})
+	}
+}
+
+func wireOrder(t *testing.T, protocol string) {
 	r := acpterm(t, opts{env: []string{fakeAgentEnv + "=order"}},
-		"run", "--format", "json", "--approve-all", "-p", "go", "--", testExe(t))
+		"run", "--format", "json", "--approve-all", "--protocol", protocol, "-p", "go", "--", testExe(t))
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
 	}

@@ -2,7 +2,7 @@ package main
 
 // The hostile-agent suite: agents written to attack the client that runs
 // them, each run under the real acpterm binary. Every case is one point of
-// the security model (README, "Security model") and ends in bounded time
+// the security model (docs/sandbox.md, "Security model") and ends in bounded time
 // with no process or cgroup left behind.
 //
 // A case registers its agent in hostileAgents from an init function in its

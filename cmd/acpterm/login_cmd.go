@@ -12,6 +12,7 @@ import (
 
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/login"
 )
 
 const loginUsage = `usage: acpterm login [--method ID] [--yes] [--allow-env NAME]... -- AGENT [ARGS...]
@@ -114,17 +115,19 @@ func loginCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return client.ExitUsage
 	}
 	cfg := &client.LoginConfig{
-		Agent:       agent,
-		Method:      f.method,
-		Cwd:         f.cwd,
-		InitTimeout: f.initTimeout,
-		Yes:         f.yes,
-		AllowEnv:    f.allowEnv,
-		Profile:     prof,
-		Confine:     confine,
-		Stdin:       stdin,
-		Stdout:      stdout,
-		Stderr:      stderr,
+		Config: login.Config{
+			Agent:       agent,
+			Method:      f.method,
+			Cwd:         f.cwd,
+			InitTimeout: f.initTimeout,
+			Yes:         f.yes,
+			AllowEnv:    f.allowEnv,
+			Stdin:       stdin,
+			Stdout:      stdout,
+			Stderr:      stderr,
+		},
+		Profile: prof,
+		Confine: confine,
 	}
 	// Where a method is chosen when there are several.
 	var ttyCfg client.Config

@@ -2,7 +2,8 @@
 // terminal support: `acpterm run -- AGENT` drives any ACP agent headlessly
 // and shows its commands' output live, `acpterm agent` is a built-in agent
 // that runs shell commands through its client's terminals, and
-// `acpterm demo` shows both working together.
+// `acpterm demo` shows both working together. docs/cli.md in the
+// repository documents every command and flag.
 package main
 
 import (
@@ -72,6 +73,7 @@ Usage:
   acpterm probe [flags]                    serve a conformance probe of a client's terminals
   acpterm sandbox                          show what the command sandbox enforces here
   acpterm exec-server [flags]              serve the terminal runtime on stdin/stdout to a remote acpterm
+  acpterm mcp [flags]                      serve sandboxed commands as an MCP server on stdin/stdout
   acpterm version                          print the version
   acpterm help [COMMAND]                   print help
 
@@ -106,6 +108,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return sandboxCmd(ctx, rest, stdout, stderr)
 	case "exec-server":
 		return execServerCmd(ctx, rest, stdin, stdout, stderr)
+	case "mcp":
+		return mcpCmd(ctx, rest, stdin, stdout, stderr)
 	case "version", "-version", "--version":
 		if len(rest) > 0 {
 			fmt.Fprintf(stderr, "acpterm version: unexpected arguments %q\n", rest)
@@ -148,6 +152,8 @@ func helpCmd(args []string, stdout, stderr io.Writer) int {
 		newSandboxFlags(stdout).Usage()
 	case "exec-server":
 		newExecServerFlags(stdout).fs.Usage()
+	case "mcp":
+		newMCPFlags(stdout).fs.Usage()
 	case "version":
 		fmt.Fprintln(stdout, "usage: acpterm version\n\nPrints acpterm's version, the Go version and the platform.")
 	case "help":

@@ -24,6 +24,31 @@ func (s *ptyScreen) expect(t *testing.T, want string) {
 	s.Expect(t, want, 30*time.Second)
 }
 
+// send types in at the terminal, then waits for each of wants in turn.
+func (s *ptyScreen) send(t *testing.T, tty *os.File, in string, wants ...string) {
+	t.Helper()
+	if _, err := tty.WriteString(in); err != nil {
+		t.Fatalf("typing %q: %v", in, err)
+	}
+	for _, w := range wants {
+		s.expect(t, w)
+	}
+}
+
+// mustShow checks that the terminal showed each of wants, and shows it
+// all, quoted, when it did not.
+func mustShow(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("terminal lacks %q", w)
+		}
+	}
+	if t.Failed() {
+		t.Fatalf("terminal output:\n%q", out)
+	}
+}
+
 // runPTY runs acpterm with stdin, stdout and stderr on a pseudo-terminal
 // (its controlling terminal), lets interact type at it, and returns all
 // it wrote with the exit status.
@@ -148,24 +173,13 @@ func TestTTYAsk(t *testing.T) {
 	out, code := runPTY(t, nil, func(s *ptyScreen, tty *os.File) {
 		s.expect(t, "the agent wants to run: sh -c 'echo first'")
 		s.expect(t, "allow? [y]es, [n]o, [a]lways")
-		tty.WriteString("y")
-		s.expect(t, "rest of this run): yes\r\n")
-		s.expect(t, "the agent wants to run: sh -c 'echo second'")
-		s.expect(t, "allow?")
-		tty.WriteString("n")
-		s.expect(t, "rest of this run): no\r\n")
+		s.send(t, tty, "y", "rest of this run): yes\r\n", "the agent wants to run: sh -c 'echo second'", "allow?")
+		s.send(t, tty, "n", "rest of this run): no\r\n")
 	}, "run", "-p", "echo first\necho second", "--", acptermBin, "agent")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%q", code, out)
 	}
-	for _, want := range []string{"  │ \x1b[0mfirst", "permission denied: \x1b[0mrun sh -c 'echo second'"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("terminal lacks %q", want)
-		}
-	}
-	if t.Failed() {
-		t.Fatalf("terminal output:\n%q", out)
-	}
+	mustShow(t, out, "  │ \x1b[0mfirst", "permission denied: \x1b[0mrun sh -c 'echo second'")
 }
 
 // TestTTYAskCtrlC: the question holds the terminal in raw mode, where
@@ -176,18 +190,12 @@ func TestTTYAskCtrlC(t *testing.T) {
 	out, code := runPTY(t, nil, func(s *ptyScreen, tty *os.File) {
 		s.expect(t, "the agent wants to run: sh -c 'echo first'")
 		s.expect(t, "allow?")
-		tty.WriteString("\x03")
-		s.expect(t, "^C: no, and the turn is interrupted\r\n")
-		s.expect(t, "cancelling the turn")
+		s.send(t, tty, "\x03", "^C: no, and the turn is interrupted\r\n", "cancelling the turn")
 	}, "run", "-p", "echo first\necho second", "--", acptermBin, "agent")
 	if code != 130 {
 		t.Fatalf("exit %d, want 130 (cancelled):\n%q", code, out)
 	}
-	for _, want := range []string{"permission denied: \x1b[0mrun sh -c 'echo first'", "turn cancelled"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("terminal lacks %q", want)
-		}
-	}
+	mustShow(t, out, "permission denied: \x1b[0mrun sh -c 'echo first'", "turn cancelled")
 	if strings.Contains(out, "echo second'") {
 		t.Errorf("the turn went on after Ctrl-C")
 	}

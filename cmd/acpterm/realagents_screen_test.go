@@ -321,9 +321,6 @@ func terminalsOf(u map[string]any) []string {
 	return ids
 }
 
-// shellQuote quotes s for sh.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
 // agentCommand is the command acpterm runs for a named agent, as
 // `acpterm agents` shows it.
 func agentCommand(t *testing.T, acp, name string) []string {

@@ -40,6 +40,9 @@ type scriptedAgent struct {
 	// command, when set, is the shell line the model asks for instead of
 	// the model server's own (whose output proves it ran).
 	command string
+	// prefer, when set, is the model server's Prefer: the tool it calls
+	// rather than the agent's shell.
+	prefer func(name string) bool
 }
 
 var scriptedAgents = []scriptedAgent{
@@ -141,6 +144,7 @@ type scriptedRun struct {
 	ran    bool // and got its output back: the command ran
 	m      *modelServer
 	home   string // the fresh HOME it ran in
+	ws     string // and the workspace
 	start  time.Time
 }
 
@@ -148,13 +152,52 @@ type scriptedRun struct {
 // "" is one in the fresh home. extraEnv is added last.
 func runScripted(t *testing.T, bin string, a scriptedAgent, flags []string, marker, cache string, extraEnv ...string) scriptedRun {
 	t.Helper()
+	return runScriptedAs(t, bin, a, append([]string{a.name}, a.args...), flags, marker, cache, extraEnv...)
+}
+
+// runScriptedAs is runScripted with the agent given as the words after
+// acpterm run's flags: its name, or -- and a command line. A flag
+// modelAddr stands for the model server's host:port.
+func runScriptedAs(t *testing.T, bin string, a scriptedAgent, agent, flags []string, marker, cache string, extraEnv ...string) scriptedRun {
+	t.Helper()
 	m := newModelServer(marker)
 	defer m.Close()
+	flags = slices.Clone(flags)
+	for i, f := range flags {
+		if f == modelAddr {
+			flags[i] = strings.TrimPrefix(m.URL(), "http://")
+		}
+	}
 	if a.command != "" {
 		m.Command = a.command
 	}
+	m.Prefer = a.prefer
+	env, home := scriptedEnv(t, bin, a, m, flags, cache, extraEnv...)
+	const turnTimeout = 90 * time.Second
+	args := append([]string{"run", "--approve-all", "--turn-timeout", turnTimeout.String()}, flags...)
+	args = append(args, "-p", "Run the command, then say what it printed.")
+	args = append(args, agent...)
+	ws := t.TempDir()
+	start := time.Now()
+	r := runBinary(t, acptermBin, opts{env: env, dir: ws, bound: turnTimeout + 60*time.Second}, args...)
+	called, ran := m.ToolCalled()
+	return scriptedRun{r: r, called: called, ran: ran, m: m, home: home, ws: ws, start: start}
+}
+
+// scriptedEnv makes a fresh home for a's run against m, with the files
+// it needs, and returns acpterm's environment for the run (flags are
+// acpterm run's; cache is as runScripted's) and the home.
+func scriptedEnv(t *testing.T, bin string, a scriptedAgent, m *modelServer, flags []string, cache string, extraEnv ...string) ([]string, string) {
+	t.Helper()
 	home := t.TempDir()
-	for rel, body := range filesOf(a, m.URL()) {
+	files := filesOf(a, m.URL())
+	if conf := modelHostsConfig(t, a.name, m.URL()); conf != "" {
+		if files == nil {
+			files = map[string]string{}
+		}
+		files[filepath.Join(".config", "acpterm", "agents.json")] = conf
+	}
+	for rel, body := range files {
 		p := filepath.Join(home, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			t.Fatal(err)
@@ -183,16 +226,7 @@ func runScripted(t *testing.T, bin string, a scriptedAgent, flags []string, mark
 		// (acpterm says so itself when it confines it).
 		env = append(env, "IS_SANDBOX=1")
 	}
-	env = append(env, extraEnv...)
-	const turnTimeout = 90 * time.Second
-	args := append([]string{"run", "--approve-all", "--turn-timeout", turnTimeout.String()}, flags...)
-	args = append(args, "-p", "Run the command, then say what it printed.", a.name)
-	args = append(args, a.args...)
-	ws := t.TempDir()
-	start := time.Now()
-	r := runBinary(t, acptermBin, opts{env: env, dir: ws, bound: turnTimeout + 60*time.Second}, args...)
-	called, ran := m.ToolCalled()
-	return scriptedRun{r: r, called: called, ran: ran, m: m, home: home, start: start}
+	return append(env, extraEnv...), home
 }
 
 func filesOf(a scriptedAgent, url string) map[string]string {

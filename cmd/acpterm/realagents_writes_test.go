@@ -66,13 +66,7 @@ func TestRealAgentsWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, f := range written {
-				if strings.HasPrefix(f, ".local/state/acpterm/") {
-					continue // acpterm's own session store
-				}
-				if slices.ContainsFunc(buildCaches, func(c string) bool { return strings.HasPrefix(f, c) }) {
-					continue
-				}
-				if slices.ContainsFunc(a.unconfinedOnly, func(pat string) bool { return matchSaved(pat, f) }) {
+				if notTheAgents(a, f) {
 					continue
 				}
 				p := filepath.Join(s.home, f)
@@ -96,26 +90,37 @@ func TestRealAgentsWrites(t *testing.T) {
 			if !slices.ContainsFunc(saved, func(f string) bool { return matchSaved(a.saves, f) }) {
 				t.Errorf("confined, %s saved nothing that matches %s; it wrote:\n  %s", a.name, a.saves, strings.Join(saved, "\n  "))
 			}
-			// Its settings, logs and databases too: each file of the
-			// unconfined run has one of the same shape (names with their
-			// numbers, IDs and times blanked out) in the confined run.
-			shapes := map[string]bool{}
-			for _, f := range saved {
-				shapes[fileShape(f)] = true
-			}
-			for _, f := range written {
-				if strings.HasPrefix(f, ".local/state/acpterm/") || slices.ContainsFunc(buildCaches, func(c string) bool { return strings.HasPrefix(f, c) }) ||
-					slices.ContainsFunc(a.unconfinedOnly, func(pat string) bool { return matchSaved(pat, f) }) {
-					continue
-				}
-				if transient(f) {
-					continue
-				}
-				if !shapes[fileShape(f)] {
-					t.Errorf("unconfined, %s wrote %s; confined, nothing like it", a.name, f)
-				}
-			}
+			sameShapes(t, a, written, saved)
 		})
+	}
+}
+
+// notTheAgents reports whether f, a file an unconfined run of a left in
+// HOME, is not the agent's to account for: acpterm's own session store,
+// the build caches, what a writes unconfined only.
+func notTheAgents(a scriptedAgent, f string) bool {
+	return strings.HasPrefix(f, ".local/state/acpterm/") ||
+		slices.ContainsFunc(buildCaches, func(c string) bool { return strings.HasPrefix(f, c) }) ||
+		slices.ContainsFunc(a.unconfinedOnly, func(pat string) bool { return matchSaved(pat, f) })
+}
+
+// sameShapes: the agent's settings, logs and databases are kept confined
+// too: each file of the unconfined run (written) has one of the same
+// shape (names with their numbers, IDs and times blanked out) in the
+// confined run (saved).
+func sameShapes(t *testing.T, a scriptedAgent, written, saved []string) {
+	t.Helper()
+	shapes := map[string]bool{}
+	for _, f := range saved {
+		shapes[fileShape(f)] = true
+	}
+	for _, f := range written {
+		if notTheAgents(a, f) || transient(f) {
+			continue
+		}
+		if !shapes[fileShape(f)] {
+			t.Errorf("unconfined, %s wrote %s; confined, nothing like it", a.name, f)
+		}
 	}
 }
 

@@ -52,7 +52,16 @@ func childOf(t *testing.T, pid int, comm string) int {
 // returned channel has its Wait's result.
 func startRemote(t *testing.T, mark string, want int, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, *watched, chan error) {
 	t.Helper()
+	return startRemoteAs(t, nil, mark, want, env, args...)
+}
+
+// startRemoteAs is startRemote with the process attributes attr (nil:
+// none), for a run in a process group of its own, as a shell runs it in
+// a terminal.
+func startRemoteAs(t *testing.T, attr *syscall.SysProcAttr, mark string, want int, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, *watched, chan error) {
+	t.Helper()
 	cmd := exec.Command(acptermBin, args...)
+	cmd.SysProcAttr = attr
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), env...)
 	var stdout bytes.Buffer
@@ -230,5 +239,46 @@ func TestRemoteSSHSecondInterrupt(t *testing.T) {
 	mustContain(t, "stderr", stderr.String(), "acpterm: killing the agent and its terminals")
 	if out := stdout.String(); strings.Contains(out, "still running") {
 		t.Errorf("a terminal still reads as running:\n%s", out)
+	}
+}
+
+// TestRemoteSSHCtrlC: a real Ctrl-C, SIGINT to the whole foreground
+// process group as a terminal sends it, cancels the turn and nothing
+// else: the transport (in a process group of its own) survives it, the
+// agent's terminal/kill ends the command on the target with a final
+// update, the run ends "cancelled" (130), and nothing is left on the
+// target.
+func TestRemoteSSHCtrlC(t *testing.T) {
+	t.Parallel()
+	s := needSSHD(t)
+	mark := newMark(t)
+	args := append([]string{"run", "--approve-all", "--format", "json"}, remoteArgs(t, s, targetDir(t))...)
+	args = append(args, "-p", remoteMarkVar+"="+mark+" sleep 1101", "--", acptermBin, "agent")
+	cmd, stdout, stderr, done := startRemoteAs(t, &syscall.SysProcAttr{Setpgid: true}, mark, 1, nil, args...)
+	// The foreground group of the terminal acpterm would run in: its own.
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waitEnd(t, cmd, done, stderr, 20*time.Second)
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit %d, want 130 (cancelled)\nstderr:\n%s", code, stderr)
+	}
+	if left := sshtest.WaitNoneRunning(remoteMarkVar, mark, 2*time.Second); len(left) > 0 {
+		t.Errorf("after the Ctrl-C, still running on the target: %v", left)
+	}
+	evs := parseEvents(t, stdout.String())
+	if last := evs[len(evs)-1]; last.str("event") != "stop" || last.str("stopReason") != "cancelled" {
+		t.Errorf("last event %v, want the stop, cancelled", last)
+	}
+	exits := ofKind(evs, "terminal_exit")
+	if len(exits) != 1 || exits[0].str("signal") != "SIGTERM" || exits[0].str("lost") != "" {
+		t.Errorf("terminal_exit events %v, want one, SIGTERM from the agent's kill", exits)
+	}
+	errText := stderr.String()
+	mustContain(t, "stderr", errText, "cancelling the turn")
+	for _, bad := range []string{"exit status 255", "was lost", "killing the agent"} {
+		if strings.Contains(errText, bad) {
+			t.Errorf("stderr says %q: the Ctrl-C reached more than acpterm\n%s", bad, errText)
+		}
 	}
 }

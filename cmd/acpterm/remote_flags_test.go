@@ -28,6 +28,8 @@ func TestRemoteFlags(t *testing.T) {
 		{[]string{"--remote", "ssh://h", "--kill-grace", "0s"}, "--kill-grace must be positive"},
 		{[]string{"--remote", "ssh://h", "--writable", "rel/dir"}, "--writable rel/dir: with --remote, a path on the target must be absolute"},
 		{[]string{"--remote", "ssh://h", "--remote-binary", "/x", "--remote-install-dir", "/y"}, "exclude each other"},
+		{[]string{"--remote", "ssh://h", "--readable", "rel/dir"}, "--readable rel/dir: with --remote, a path on the target must be absolute"},
+		{[]string{"--remote", "ssh://h", "--remote-agent", "--mcp"}, "--mcp and --remote-agent exclude each other"},
 	} {
 		args := append(append([]string{"run"}, tc.args...), "-p", "x", "--", "/bin/true")
 		r := acpterm(t, opts{plain: true}, args...)

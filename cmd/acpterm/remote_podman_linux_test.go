@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -155,4 +157,64 @@ func TestRemotePodman(t *testing.T) {
 			t.Error("acpterm still running 20 s after kill -9")
 		}
 	})
+}
+
+// TestRemotePodmanDynamicBuild: acpterm as a default build makes it here
+// (linked against libc when a C compiler is present) runs the agent's
+// commands in a container without libc: it builds a static copy of
+// itself for the container once, says so, and the next run finds the
+// copy there without building or copying anything.
+func TestRemotePodmanDynamicBuild(t *testing.T) {
+	t.Parallel()
+	name := needContainer(t)
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command to build the static copy with")
+	}
+	// A copy written now: acpterm builds from its checkout only while no
+	// source file changed after the executable was written, and the
+	// shared build may be older than a file checked out again since.
+	bin := filepath.Join(t.TempDir(), "acpterm")
+	copyFile(t, acptermBin, bin, 0o755)
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dynamic := slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP })
+	f.Close()
+	if !dynamic {
+		t.Skip("go build makes a static acpterm here")
+	}
+	state := t.TempDir()
+	target := "podman://" + name + podmantest.WS
+	for i, want := range []string{"acpterm: built a static copy for linux/", ""} {
+		r := runBinary(t, bin, opts{env: []string{"XDG_STATE_HOME=" + state}}, "run", "--approve-all", "--remote", target, "-p", "echo in-the-container", "--", acptermBin, "agent")
+		if r.code != 0 {
+			t.Fatalf("run %d: exit %d\nstdout:\n%s\nstderr:\n%s", i+1, r.code, r.stdout, r.stderr)
+		}
+		t.Logf("run %d: %s", i+1, strings.TrimSpace(r.stderr))
+		mustContain(t, "stdout", r.stdout, "│ in-the-container\n")
+		mustContain(t, "stderr", r.stderr, want)
+		if i == 1 && (strings.Contains(r.stderr, "built") || strings.Contains(r.stderr, "copied")) {
+			t.Errorf("the second run built or copied again:\n%s", r.stderr)
+		}
+	}
+	copies, _ := filepath.Glob(filepath.Join(state, "acpterm", "static", "*", "linux-*", "acpterm"))
+	if len(copies) != 1 {
+		t.Errorf("static copies kept: %v, want one", copies)
+	}
+}
+
+// TestMCPSDKRemotePodman: acpterm mcp --remote podman://CONTAINER/ws,
+// driven by the MCP Go SDK's client, runs exec_command in the container
+// (its marker file, its directory), on a pty there with tty.
+func TestMCPSDKRemotePodman(t *testing.T) {
+	t.Parallel()
+	name := needContainer(t)
+	bin := staticAcpterm(t)
+	podmantest.Exec(t, name, "sh", "-c", "echo only in the container > "+podmantest.WS+"/marker.txt")
+	cs := mcpBinary(t, bin, nil, "mcp", "--remote", "podman://"+name+podmantest.WS)
+	text, _ := callTool(t, cs, "exec_command", map[string]any{"cmd": "cat marker.txt; pwd"})
+	mustContain(t, "exec_command's output", outputOf(text), "only in the container\n", podmantest.WS+"\n")
+	text, _ = callTool(t, cs, "exec_command", map[string]any{"cmd": "tty", "tty": true})
+	mustContain(t, "tty's output", outputOf(text), "/dev/pts/")
 }

@@ -2,21 +2,18 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/probe"
 	"github.com/acpterm/acpterm/internal/sshtest"
 )
@@ -212,8 +209,9 @@ func TestRemoteSSHSandboxRefused(t *testing.T) {
 	}
 	// acpterm on the target, started in a user namespace of its own in
 	// which no further one can be made (as on stock Ubuntu 24.04).
-	limited := filepath.Join(t.TempDir(), "acpterm-limited")
-	script := "#!/bin/sh\nexec unshare --user --map-root-user /bin/sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" \"$@\"' " +
+	// Its home holds no secret to hide until the end.
+	limited, home := filepath.Join(t.TempDir(), "acpterm-limited"), t.TempDir()
+	script := "#!/bin/sh\nHOME=" + home + " exec unshare --user --map-root-user /bin/sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" \"$@\"' " +
 		plainAcpterm(t) + " \"$@\"\n"
 	if err := os.WriteFile(limited, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -246,22 +244,33 @@ func TestRemoteSSHSandboxRefused(t *testing.T) {
 	mustContain(t, "acpterm sandbox --remote", r.stdout, "\nnamespaces: not available: ",
 		"\nread-only, network allow: enforced there, landlock abi ", "\nread-only, network deny: refused there: ",
 		"\nworkspace-write, network deny: refused there: ")
-}
 
-func init() {
-	registerHostile("remote-session", func() int { return serveAgent(&remoteSessionAgent{}) })
-	registerHostile("remote-where", func() int { return serveAgent(&remoteSessionAgent{where: true}) })
-	// An agent that clings: it starts a setsid daemon, ignores SIGTERM,
-	// and outlives the end of its stdin.
-	registerHostile("remote-clinging", func() int {
-		signal.Ignore(syscall.SIGTERM)
-		daemon := exec.Command("setsid", "sleep", "1061")
-		if err := daemon.Start(); err != nil {
-			return 1
+	// Secrets there, which Landlock hides without a mount namespace: the
+	// run goes ahead, says so, and its commands read neither the key nor
+	// ~/.netrc; --readable lets one through.
+	netrc, key := filepath.Join(home, ".netrc"), filepath.Join(home, ".ssh", "id_x")
+	if err := os.MkdirAll(filepath.Dir(key), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{netrc, key} {
+		if err := os.WriteFile(f, []byte("SECRET-"+filepath.Base(f)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
 		}
-		serveAgent(&remoteSessionAgent{where: true})
-		select {}
-	})
+	}
+	prompt := "cat " + key + "\ncat " + netrc + "\ncat marker.txt"
+	r = acpterm(t, opts{plain: true}, append(base, "-p", prompt, "--", acptermBin, "agent", "--keep-going")...)
+	if r.code != 0 {
+		t.Fatalf("secrets hidden by Landlock: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, "SECRET-") {
+		t.Errorf("a secret was read on the target:\n%s", r.stdout)
+	}
+	mustContain(t, "stdout", r.stdout, "only on the target", "Permission denied")
+	mustContain(t, "stderr", r.stderr, "secret paths hidden by Landlock")
+	r = acpterm(t, opts{plain: true}, append(base, "--readable", netrc, "-p", "cat "+netrc, "--", acptermBin, "agent")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "SECRET-.netrc") {
+		t.Errorf("--readable %s: exit %d\nstdout:\n%s\nstderr:\n%s", netrc, r.code, r.stdout, r.stderr)
+	}
 }
 
 // TestRemoteSSHAgentClinging: a --remote-agent agent that outlives the end
@@ -286,66 +295,6 @@ func TestRemoteSSHAgentClinging(t *testing.T) {
 	} else {
 		t.Logf("the agent and its daemon gone %v after acpterm ended", time.Since(ended).Round(time.Millisecond))
 	}
-}
-
-// remoteSessionAgent says the session's cwd it was given, and with a prompt
-// holding "fs" writes from-agent.txt there and reads marker.txt back
-// through fs/*, then tries .git/config.
-type remoteSessionAgent struct {
-	baseAgent
-	cwd string
-	// where: say where the agent itself runs (its ssh connection) and
-	// what a command it runs itself in the session's cwd reads there.
-	where bool
-}
-
-func (a *remoteSessionAgent) NewSession(ctx context.Context, req *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
-	a.cwd = req.Cwd
-	return &acp.NewSessionResponse{SessionID: "sess_remote"}, nil
-}
-
-func (a *remoteSessionAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
-	conn := a.conn.Load()
-	say := func(text string) error {
-		return conn.SessionUpdate(ctx, &acp.SessionNotification{SessionID: req.SessionID,
-			Update: &acp.AgentMessageChunk{Content: &acp.TextContent{Text: text}}})
-	}
-	if err := say("cwd=" + a.cwd + "\n"); err != nil {
-		return nil, err
-	}
-	if a.where {
-		cmd := exec.CommandContext(ctx, "cat", "marker.txt")
-		cmd.Dir = a.cwd
-		out, err := cmd.CombinedOutput()
-		// The server's port: an ssh session the tests themselves run
-		// in has another.
-		conn := strings.Fields(os.Getenv("SSH_CONNECTION"))
-		port := ""
-		if len(conn) == 4 {
-			port = conn[3]
-		}
-		if err := say(fmt.Sprintf("agent via port %q read %q (%v)\n", port, out, err)); err != nil {
-			return nil, err
-		}
-	}
-	if strings.Contains(promptText(req), "fs") {
-		_, err := conn.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: req.SessionID, Path: filepath.Join(a.cwd, "from-agent.txt"), Content: "written through fs\n"})
-		if err != nil {
-			return nil, err
-		}
-		got, err := conn.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: req.SessionID, Path: filepath.Join(a.cwd, "marker.txt")})
-		if err != nil {
-			return nil, err
-		}
-		if err := say("read=" + got.Content); err != nil {
-			return nil, err
-		}
-		_, err = conn.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: req.SessionID, Path: filepath.Join(a.cwd, ".git", "config"), Content: "[core]\n\tfsmonitor = evil\n"})
-		if err := say(fmt.Sprintf("git=%v\n", err)); err != nil {
-			return nil, err
-		}
-	}
-	return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 }
 
 // TestRemoteSSHSessionCwd: the agent is given the target's directory as
@@ -413,7 +362,9 @@ func TestRemoteSSHSandboxReport(t *testing.T) {
 	}
 	for i, h := range here {
 		got := there[i+1]
-		if i < 3 {
+		// The kernel and user lines, and those on the secrets hidden
+		// (the same home there), say the same.
+		if i < 3 || !strings.Contains(h, ", network ") {
 			if got != h {
 				t.Errorf("line %d: there %q, here %q", i+2, got, h)
 			}

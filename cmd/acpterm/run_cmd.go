@@ -81,8 +81,9 @@ appears while the agent has been silent for 2s.
 
 %s
 With --format json, stdout carries one JSON object per line (events
-session, session_update, terminal_created, terminal_output, terminal_exit,
-permission, then stop or error) and nothing else.
+session, replay, session_update, terminal_created, terminal_output,
+terminal_exit, permission, still_running, then stop or error) and nothing
+else; docs/cli.md describes each.
 
 Authentication: when session/new answers -32000 (authentication
 required), acpterm calls authenticate once and tries again, with the
@@ -110,7 +111,12 @@ profile (acpterm agents: the named agents, their programs by name, an
 agents.json entry with "writable" paths) is itself confined too, with
 everything it runs: it may also write its own state (its profile's paths,
 created if missing) and gets a private TMPDIR; --sandbox-agent=false
-leaves it unconfined, --sandbox-agent confines an agent without one. An
+leaves it unconfined, --sandbox-agent confines an agent without one.
+Confined, an agent with a hosts list (its API hosts, or its agents.json
+entry's "allowHosts") reaches only those by default, and its commands
+none of them (as --network proxy); where acpterm can ask, a host not on
+the list is asked about (once, for the run, or no); --network allow gives
+both the network back (docs/network.md). An
 agent with a sandbox of its own that cannot start inside acpterm's (codex)
 is switched, confined, to its mode that runs commands directly
 (agent-full-access), unless --mode names another. A dim
@@ -144,11 +150,13 @@ session's cwd sent to the agent, and the commands may not leave it;
 without one, the target user's home over ssh, the container's working
 directory otherwise; fs/* paths must lie in it, and writes obey the sandbox
 there as they do here. --sandbox, --network, --writable (paths on the
-target), --writable-git and --pass-env are enforced there: a target whose
-kernel cannot give what they ask fails the run before the agent starts, in
-the exec server's words, and what it does without is named on the first
-line of stderr, as here. --cwd, --root, --shell, --timeout,
---output-limit, --max-terminals and --kill-grace are refused with --remote.
+target), --writable-git, --writable-config and --pass-env are enforced
+there: a target whose kernel cannot give what they ask fails the run
+before the agent starts, in the exec server's words, and what it does
+without is named on the first line of stderr, as here. --output-limit,
+--max-terminals, --kill-grace, --timeout and --shell (a path there) go on
+to the exec server, which applies them there. --cwd and --root are
+refused with --remote: the directory is the target's.
 The agent, here, is confined to its own state when it has a profile
 (--sandbox-agent=false runs it unconfined).
 Permissions are asked here, about the command and directory as the target

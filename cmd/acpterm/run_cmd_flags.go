@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -39,6 +40,9 @@ type runFlags struct {
 	session     string
 	sandbox     sandboxFlags
 	agentStderr string
+	protocol    string
+	offerMCP    bool
+	pty         bool
 	remote      remoteFlags
 }
 
@@ -46,6 +50,7 @@ func newRunFlags(out io.Writer) *runFlags {
 	f := &runFlags{
 		fs:          flag.NewFlagSet("acpterm run", flag.ContinueOnError),
 		format:      "text",
+		protocol:    client.DefaultProtocol.String(),
 		cancelGrace: client.DefaultCancelGrace,
 		initTimeout: client.DefaultInitTimeout,
 	}
@@ -69,6 +74,9 @@ func newRunFlags(out io.Writer) *runFlags {
 	fs.DurationVar(&f.turnTimeout, "turn-timeout", 0, "cancel the turn after `DURATION`, then kill the agent (exit status 124;\ndefault: none)")
 	fs.DurationVar(&f.cancelGrace, "cancel-grace", f.cancelGrace, "give the agent `DURATION` to end a cancelled turn before killing it")
 	fs.StringVar(&f.agentStderr, "agent-stderr", "", "the agent's stderr: `show|hide|FILE` (default: on a terminal, shown dimmed at\nthe turn's end, a count when it is more than 3 lines and the turn succeeded,\nthe last 20 lines when it failed; elsewhere copied as it comes)")
+	fs.StringVar(&f.protocol, "protocol", f.protocol, "the ACP `VERSION` to speak: auto (offer 2, accept 1: an agent that runs its commands\nin acpterm's terminals answers 1), 1 (offer only 1; acpterm runs the agent's terminals),\nor 2 (require 2; the agent runs its commands itself)")
+	fs.BoolVar(&f.pty, "pty", false, "run every command the agent asks acpterm for on a pseudo-terminal (80x24; Linux),\nfor programs that need one; the agent reads the rendered text (with --remote, on the\ntarget, a Linux one)")
+	fs.BoolVar(&f.offerMCP, "mcp", false, "offer the agent acpterm's execution MCP server (exec_command, write_stdin) in\nsession/new, so that its commands run as acpterm's terminals (with --remote, on the\ntarget; not with --remote-agent)")
 	f.sandbox.add(fs)
 	f.remote.add(fs)
 	fs.Usage = usageText(fs, runUsage)
@@ -122,6 +130,10 @@ func (f *runFlags) config(agent []string, agentName string, stdout, stderr io.Wr
 	if err != nil {
 		return nil, nil, err
 	}
+	protocol, err := client.ParseProtocol(f.protocol)
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := f.checkLimits(); err != nil {
 		return nil, nil, err
 	}
@@ -150,10 +162,13 @@ func (f *runFlags) config(agent []string, agentName string, stdout, stderr io.Wr
 		Model:        f.model,
 		TurnTimeout:  f.turnTimeout,
 		CancelGrace:  f.cancelGrace,
+		Protocol:     protocol,
 		AgentStderr:  stderrMode,
 		Stdout:       stdout,
 		Stderr:       stderr,
 	}
+	cfg.OfferMCP = f.offerMCP
+	cfg.PTY = f.pty
 	if stderrFile != nil {
 		cfg.AgentStderrTo = stderrFile
 	}
@@ -179,6 +194,13 @@ func (f *runFlags) checkExclusive() error {
 	}
 	if f.approveAll && f.denyAll {
 		return errors.New("--approve-all and --deny-all exclude each other")
+	}
+	if f.pty && f.remote.target == "" && runtime.GOOS != "linux" {
+		// With --remote the target's OS decides (its exec server's hello).
+		return fmt.Errorf("--pty: pseudo-terminals are for Linux only so far, not %s", runtime.GOOS)
+	}
+	if f.offerMCP && f.remote.agent {
+		return errors.New("--mcp and --remote-agent exclude each other: the agent on the target could not reach the MCP server's relay here")
 	}
 	return nil
 }

@@ -93,6 +93,11 @@ func (f *runFlags) applyRemote(cfg *client.Config) error {
 			return fmt.Errorf("--writable %s: with --remote, a path on the target must be absolute", w)
 		}
 	}
+	for _, p := range f.sandbox.readable {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("--readable %s: with --remote, a path on the target must be absolute", p)
+		}
+	}
 	rc.Agent = r.agent
 	cfg.Remote = rc
 	return nil

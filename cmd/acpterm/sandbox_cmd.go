@@ -13,18 +13,27 @@ import (
 
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
+	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
 )
 
 // sandboxFlags are the sandbox flags of run and demo.
 type sandboxFlags struct {
-	mode     string
-	network  string
-	writable []string
-	gitRW    bool
-	cfgRW    bool
-	passEnv  []string
-	agent    autoBool
+	mode    string
+	network string
+	// networkSet: --network was given (else defaultNetwork may limit a
+	// confined agent to its hosts).
+	networkSet bool
+	writable   []string
+	gitRW      bool
+	cfgRW      bool
+	passEnv    []string
+	agent      autoBool
+	readable   []string
+	sshAgent   bool
+	maskKeys   bool
+	// allowHosts limits the network to a list (--allow-host).
+	allowHosts []string
 }
 
 // autoBool is a boolean flag that knows whether it was given: unset,
@@ -53,11 +62,15 @@ func (b *autoBool) IsBoolFlag() bool { return true }
 func (f *sandboxFlags) add(fs *flag.FlagSet) {
 	f.mode, f.network = "workspace-write", "allow"
 	fs.StringVar(&f.mode, "sandbox", f.mode, "confine the agent's commands: `MODE` off, read-only (write only a private\nTMPDIR) or workspace-write (also the roots and build caches of their own)")
-	fs.StringVar(&f.network, "network", f.network, "the sandboxed commands' network, `NET`: allow, or deny (only a loopback\nof their own)")
+	fs.Var(setString{&f.network, &f.networkSet}, "network", "the sandboxed commands' network, `NET`: allow, deny (only a loopback\nof their own), or proxy (only the hosts of --allow-host, through a proxy);\nleft out, a confined agent with a hosts list (acpterm agents) and its\ncommands get the network of proxy, with the agent's hosts for the agent")
+	fs.Var(listFlag{&f.allowHosts}, "allow-host", "let sandboxed commands reach `HOST` through acpterm's proxy, and nothing\nelse: a name, *.name (its subdomains), either with :port, or an address\n(127.0.0.1:8080, [::1]:443); repeatable; implies --network proxy")
 	fs.Var(listFlag{&f.writable}, "writable", "also let sandboxed commands write `PATH` (with everything below it);\nrepeatable; workspace-write only")
 	fs.BoolVar(&f.gitRW, "writable-git", false, "leave the .git of writable directories writable (by default it is\nread-only: hooks and config written there would run outside the sandbox)")
 	fs.BoolVar(&f.cfgRW, "writable-config", false, "let the sandbox write the files that editors and agents run things from\n(.vscode, .claude, .mcp.json, shell rc files, the agent's own hooks and\nextensions; read-only by default, since programs started later, outside the\nsandbox, run them)")
 	fs.Var(listFlag{&f.passEnv}, "pass-env", "let the variable `NAME` reach the commands although it carries a credential\n(a name with KEY, SECRET, TOKEN, PASSWORD, PASSWD, PASSPHRASE, AUTH,\nCREDENTIAL or COOKIE, or ending in _PAT or _DSN, but not SSH_AUTH_SOCK;\na value that is a URL with a password); repeatable")
+	fs.Var(listFlag{&f.readable}, "readable", readableHelp)
+	fs.BoolVar(&f.sshAgent, "ssh-agent", false, sshAgentHelp)
+	fs.BoolVar(&f.maskKeys, "mask-keys", true, maskKeysHelp)
 	fs.Var(&f.agent, "sandbox-agent", "run the agent itself, and all it starts, in the same sandbox, with\nthe writable paths of its profile (acpterm agents); on by default for an\nagent with a profile, =false turns it off")
 }
 
@@ -81,8 +94,10 @@ func parseNetwork(s string) (sandbox.Network, error) {
 		return sandbox.AllowNetwork, nil
 	case "deny":
 		return sandbox.DenyNetwork, nil
+	case "proxy":
+		return sandbox.ProxyNetwork, nil
 	}
-	return 0, fmt.Errorf("--network must be allow or deny, not %q", s)
+	return 0, fmt.Errorf("--network must be allow or deny (or proxy, with --allow-host), not %q", s)
 }
 
 // apply checks the flags and sets cfg's sandbox fields.
@@ -92,6 +107,9 @@ func (f *sandboxFlags) apply(cfg *client.Config) error {
 		return err
 	}
 	if cfg.Network, err = parseNetwork(f.network); err != nil {
+		return err
+	}
+	if err := f.applyHosts(cfg); err != nil {
 		return err
 	}
 	for _, w := range f.writable {
@@ -118,6 +136,11 @@ func (f *sandboxFlags) apply(cfg *client.Config) error {
 		}
 	}
 	cfg.PassEnv = f.passEnv
+	if cfg.Readable, err = absPaths("--readable", f.readable); err != nil {
+		return err
+	}
+	cfg.SSHAgent = f.sshAgent
+	cfg.MaskKeys = f.maskKeys
 	return f.applyAgent(cfg)
 }
 
@@ -134,13 +157,18 @@ func (f *sandboxFlags) applyAgent(cfg *client.Config) error {
 		return err
 	}
 	cfg.AgentProfile = prof
+	if cfg.Network == sandbox.ProxyNetwork {
+		if cfg.AgentHosts, err = agentHosts(cfg.AgentName, cfg.Agent); err != nil {
+			return err
+		}
+	}
 	switch {
 	case f.agent.set:
 		cfg.SandboxAgent = f.agent.value
 	default:
 		cfg.SandboxAgent = prof != nil && prof.NotByDefault == "" && cfg.Sandbox != sandbox.Off
 	}
-	return nil
+	return f.defaultNetwork(cfg)
 }
 
 // agentProfile is the resolved profile of the agent started by name (""
@@ -192,7 +220,7 @@ Network deny runs the commands in a network namespace with only a
 loopback of their own: not even the host's 127.0.0.1 is reachable.
 
 The sandbox is implemented on Linux only; elsewhere every mode but off
-is refused. See the README's "Sandbox" section for what it does not stop.
+is refused. docs/sandbox.md says what it does not stop.
 `
 
 // sandboxCmdFlags are acpterm sandbox's flags.
@@ -223,7 +251,11 @@ func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			fmt.Fprintf(stderr, "acpterm sandbox: --remote-binary, --remote-install-dir, --remote-tool and --remote-tool-arg need --remote TARGET\n")
 			return client.ExitUsage
 		}
-		fmt.Fprint(stdout, sandbox.Support().String())
+		rep := sandbox.Support()
+		fmt.Fprint(stdout, rep.String())
+		if rep.OS == "linux" {
+			fmt.Fprint(stdout, textsafe.Text(localSecrets()))
+		}
 		return client.ExitOK
 	}
 	rc, err := f.remote.config()

@@ -33,22 +33,7 @@ const userUID = 1000
 // without a namespace, is refused before anything runs.
 func TestSandboxNoUserNamespaces(t *testing.T) {
 	t.Parallel()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root, to map a range of ids into the test's user namespace")
-	}
-	if _, err := exec.LookPath("setpriv"); err != nil {
-		t.Skip("needs setpriv (util-linux)")
-	}
-	// Directories uid 1000 owns, below one anyone may enter: the test's
-	// own temporary directories are root's, mode 0700.
-	base, err := os.MkdirTemp("", "acpterm-nouserns-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base := userBase(t, "acpterm-nouserns-")
 	dir := func(name string) string {
 		p := filepath.Join(base, name)
 		if err := os.MkdirAll(p, 0o755); err != nil {
@@ -64,16 +49,7 @@ func TestSandboxNoUserNamespaces(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	exe := filepath.Join(bin, "acpterm")
-	copyFile(t, plainAcpterm(t), exe, 0o755)
-	if err := filepath.Walk(base, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, userUID, userUID)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	exe := giveToUser(t, base, bin)
 
 	prompt := strings.Join([]string{
 		"echo in > inside",
@@ -115,6 +91,46 @@ func TestSandboxNoUserNamespaces(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "cannot deny the network") {
 		t.Errorf("--network deny without namespaces: exit %d, stderr:\n%s", code, stderr)
 	}
+}
+
+// userBase makes the directory of a test that runs acpterm as uid userUID
+// (inNoUserNamespaces), or skips the test where that cannot be had: a
+// fresh directory that anyone may enter (the test's own temporary
+// directories are root's, mode 0700), removed at the end.
+func userBase(t *testing.T, prefix string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to map a range of ids into the test's user namespace")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("needs setpriv (util-linux)")
+	}
+	base, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return base
+}
+
+// giveToUser copies acpterm into bin, an existing directory below base,
+// hands all of base to uid userUID, and returns the copy's path.
+func giveToUser(t *testing.T, base, bin string) string {
+	t.Helper()
+	exe := filepath.Join(bin, "acpterm")
+	copyFile(t, plainAcpterm(t), exe, 0o755)
+	if err := filepath.Walk(base, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, userUID, userUID)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return exe
 }
 
 // inNoUserNamespaces runs exe with args as uid 1000 in a user namespace

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -43,7 +44,23 @@ func remoteSandbox(ctx context.Context, rc *client.Remote, stdout, stderr io.Wri
 	var wg sync.WaitGroup
 	for i, s := range remoteSettings {
 		wg.Go(func() {
-			cl, err := client.DialRemote(ctx, rc, in, []string{"--sandbox", s.mode, "--network", s.network}, nil)
+			// BestEffort: what the target does without is reported, not
+			// refused; a setting it cannot set up at all is.
+			p := &sandbox.Policy{BestEffort: true}
+			var err error
+			if p.Mode, err = parseMode(s.mode); err == nil {
+				p.Network, err = parseNetwork(s.network)
+			}
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			cl, err := client.DialRemote(ctx, rc, in, p, nil, nil)
+			if se := (*remote.SandboxError)(nil); errors.As(err, &se) {
+				h := client.SafeHello(se.Hello)
+				hellos[i] = &h
+				return
+			}
 			if err != nil {
 				errs[i] = err
 				return
@@ -93,6 +110,11 @@ func remoteReport(where string, h *remote.HelloResponse, hellos []*remote.HelloR
 		default:
 			fmt.Fprintf(&b, "enforced there, landlock abi %d\n", x.Sandbox.LandlockABI)
 		}
+	}
+	// The secrets a run's sandbox hides there, as the local report says
+	// here (read-only, the network allowed).
+	if x := hellos[0]; x != nil && x.Sandbox.Error == "" {
+		b.WriteString(hiddenReport(x.Sandbox.Hidden, x.Sandbox.Shown, x.Sandbox.Redacted) + byLandlock(x.Sandbox.HiddenByLandlock))
 	}
 	return safeLines(b.String())
 }

@@ -86,7 +86,7 @@ func TestResumeLoad(t *testing.T) {
 		kinds = append(kinds, k)
 	}
 	got := strings.Join(kinds, ",")
-	if !strings.HasPrefix(got, "replay:start,session_update,session_update,session_update,session_update,session_update,replay:end,session,") || !strings.HasSuffix(got, ",stop") {
+	if !strings.HasPrefix(got, "replay:start,session_update,session_update,session_update,session_update,session_update,replay:end,sandbox,session,") || !strings.HasSuffix(got, ",stop") {
 		t.Fatalf("events %s", got)
 	}
 

@@ -28,7 +28,8 @@ type wireRecord struct {
 	// Ms is the time since the recorder started, in milliseconds.
 	Ms float64 `json:"ms"`
 	// Dir is "client" for what the client sent, "agent" for what the
-	// agent sent.
+	// agent sent; "client-eof" marks the end of the client's input and
+	// "agent-exit" the agent's exit (Msg null), for timing a shutdown.
 	Dir string          `json:"dir"`
 	Msg json.RawMessage `json:"msg"`
 }
@@ -89,11 +90,14 @@ func wireLog() int {
 	go func() {
 		defer toAgent.Close() // the client's end of input is the agent's
 		pass(os.Stdin, toAgent, func(l []byte) { record("client", l) })
+		record("client-eof", []byte(`null`))
 	}()
 	done := make(chan error, 1)
 	go func() {
 		pass(fromAgent, os.Stdout, func(l []byte) { record("agent", l) })
-		done <- cmd.Wait()
+		err := cmd.Wait()
+		record("agent-exit", []byte(`null`))
+		done <- err
 	}()
 	for {
 		select {

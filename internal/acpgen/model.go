@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 )
@@ -141,24 +142,8 @@ func buildModel(s *schema) (*model, error) {
 			continue
 		}
 		d := &decl{Name: goName(name), Def: name, node: n, Doc: n.Description, Deprecated: n.Deprecated}
-		switch {
-		case name == "RequestId":
-			d.Kind = kindSupport
-		case isEmpty(n):
-			d.Kind = kindRaw
-		case n.Type.nonNull() == "object":
-			d.Kind = kindStruct
-		case n.Type.nonNull() == "string" && n.Const == nil:
-			d.Kind, d.Under = kindNewtype, "string"
-		case n.Type.nonNull() == "integer":
-			d.Kind, d.Under = kindNewtype, intType(n.Format)
-		case isStringEnum(n):
-			d.Kind = kindEnum
-			d.Values, d.ValueDocs, d.Open = enumValues(n)
-		case len(n.AnyOf) > 0 || len(n.OneOf) > 0:
-			d.Kind = kindUnion
-		default:
-			return nil, fmt.Errorf("%s: unsupported schema shape", name)
+		if err := setKind(d, n); err != nil {
+			return nil, err
 		}
 		if err := m.add(d); err != nil {
 			return nil, err
@@ -166,28 +151,7 @@ func buildModel(s *schema) (*model, error) {
 	}
 	// Pass 2: unions (they add variant types), then struct fields, then methods.
 	for _, name := range s.defNames() {
-		d := m.byDef[name]
-		if d == nil {
-			continue
-		}
-		var err error
-		switch d.Kind {
-		case kindUnion:
-			d.Union, err = m.buildUnion(d.Name, name, branches(d.node), false)
-		case kindStruct:
-			if len(branches(d.node)) > 0 {
-				fu, ok := flatUnions[name]
-				if !ok {
-					return nil, fmt.Errorf("%s: object with oneOf/anyOf needs an entry in flatUnions", name)
-				}
-				if u := m.unions[fu.Iface]; u != nil {
-					d.Flat = u // the same inline union appears in several objects
-				} else if d.Flat, err = m.buildUnion(fu.Iface, name, branches(d.node), true); err == nil {
-					m.addUnionDecl(d.Flat, "")
-				}
-			}
-		}
-		if err != nil {
+		if err := m.buildUnions(m.byDef[name]); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
@@ -202,6 +166,58 @@ func buildModel(s *schema) (*model, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// setKind says which kind of Go type $def d.Def, the schema node n, becomes.
+func setKind(d *decl, n *node) error {
+	switch {
+	case d.Def == "RequestId":
+		d.Kind = kindSupport
+	case isEmpty(n):
+		d.Kind = kindRaw
+	case n.Type.nonNull() == "object":
+		d.Kind = kindStruct
+	case n.Type.nonNull() == "string" && n.Const == nil:
+		d.Kind, d.Under = kindNewtype, "string"
+	case n.Type.nonNull() == "integer":
+		d.Kind, d.Under = kindNewtype, intType(n.Format)
+	case isStringEnum(n):
+		d.Kind = kindEnum
+		d.Values, d.ValueDocs, d.Open = enumValues(n)
+	case len(n.AnyOf) > 0 || len(n.OneOf) > 0:
+		d.Kind = kindUnion
+	default:
+		return fmt.Errorf("%s: unsupported schema shape", d.Def)
+	}
+	return nil
+}
+
+// buildUnions builds the union d declares (nil or a skipped $def: none): a union $def's own, or
+// the inline union of an object with oneOf/anyOf, which flatUnions names and which several
+// objects may share.
+func (m *model) buildUnions(d *decl) error {
+	if d == nil {
+		return nil
+	}
+	var err error
+	switch d.Kind {
+	case kindUnion:
+		d.Union, err = m.buildUnion(d.Name, d.Def, branches(d.node), false)
+	case kindStruct:
+		if len(branches(d.node)) == 0 {
+			return nil
+		}
+		fu, ok := flatUnions[d.Def]
+		if !ok {
+			return errors.New("object with oneOf/anyOf needs an entry in flatUnions")
+		}
+		if u := m.unions[fu.Iface]; u != nil {
+			d.Flat = u // the same inline union appears in several objects
+		} else if d.Flat, err = m.buildUnion(fu.Iface, d.Def, branches(d.node), true); err == nil {
+			m.addUnionDecl(d.Flat, "")
+		}
+	}
+	return err
 }
 
 func (m *model) add(d *decl) error {

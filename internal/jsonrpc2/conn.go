@@ -1,11 +1,9 @@
 package jsonrpc2
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -92,6 +90,9 @@ type Options struct {
 	// message (unparsable, invalid, over MaxMessageSize, or ignored), with the reason, so a
 	// host can count them (a peer writing garbage) without parsing log text.
 	OnBadMessage func(reason string)
+	// inputEnded, for tests, is called once the end of input has been seen and no new
+	// Call can begin (the drain has started).
+	inputEnded func()
 	// Attachments lets the peer send raw bytes with a message (see NotifyAppend): bulk data
 	// that JSON would have to escape or encode, and scan, on both sides. Off, the frame that
 	// carries them is an unparsable line, as to any JSON-RPC peer. Each attachment counts
@@ -136,19 +137,20 @@ var ErrPeerStalled = errors.New("the peer stopped reading its input")
 // response to that Call arrived after the notification being handled, and is otherwise held
 // back until that handler returns, which it never would.
 type Conn struct {
-	r         io.Reader
-	w         io.Writer
-	h         Handler
-	maxSize   int
-	maxCalls  int   // < 0: no bound
-	maxQueued int64 // for both queues
-	stall     time.Duration
-	drain     time.Duration // > 0: serve the calls read before the end of input (Options.DrainTimeout)
-	toWire    func(error) *Error
-	logfFunc  func(format string, args ...any)
-	onBad     func(reason string)
-	attach    bool
-	newAttach func(int) []byte
+	r          io.Reader
+	w          io.Writer
+	h          Handler
+	maxSize    int
+	maxCalls   int   // < 0: no bound
+	maxQueued  int64 // for both queues
+	stall      time.Duration
+	drain      time.Duration // > 0: serve the calls read before the end of input (Options.DrainTimeout)
+	onInputEnd func()        // Options.inputEnded
+	toWire     func(error) *Error
+	logfFunc   func(format string, args ...any)
+	onBad      func(reason string)
+	attach     bool
+	newAttach  func(int) []byte
 
 	ctx       context.Context // parent of every handler ctx; cancelled at end of input or Close
 	cancel    context.CancelFunc
@@ -258,6 +260,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		maxQueued:  int64(opts.MaxQueuedBytes),
 		stall:      opts.StallTimeout,
 		drain:      opts.DrainTimeout,
+		onInputEnd: opts.inputEnded,
 		toWire:     opts.ToWireError,
 		logfFunc:   opts.Logf,
 		onBad:      opts.OnBadMessage,
@@ -295,290 +298,3 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 	go c.writeLoop()
 	return c
 }
-
-// Call sends a request and waits for its response. result is a pointer to decode the result into,
-// or nil. An error response is returned as *Error. When ctx is done first, Call returns ctx.Err():
-// if the request was still waiting to be written it is never sent, otherwise $/cancel_request
-// follows it and a response arriving later is dropped. So a peer that stops reading cannot hold
-// a Call beyond its ctx. Once input has ended or Close was called, or after a failed write, it
-// returns an error wrapping ErrClosed (and ErrPeerStalled when that is what ended it).
-//
-// A handler's Call with its own ctx gives up the handler's place under MaxConcurrentCalls
-// until the response arrives, so calls waiting on the peer never keep the reader from
-// reading that peer's responses.
-func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
-	return c.CallQueued(ctx, method, params, result, nil)
-}
-
-// CallQueued is Call, and calls queued, if not nil, once the request is queued to be
-// written: a message sent after that is written after the request. ACP's session/cancel
-// must not overtake the session/prompt it cancels.
-func (c *Conn) CallQueued(ctx context.Context, method string, params, result any, queued func()) error {
-	return c.CallOrdered(ctx, method, params, result, queued, nil)
-}
-
-// CallOrdered is CallQueued, and calls delivered, if not nil, with the result when a
-// successful response is handed over: after every notification read before the response has
-// been handled and before any read after it is, in the goroutine that handles them. It must not
-// block, nor keep the result. ACP v2's session/prompt
-// answer only acknowledges the prompt, and a client telling the state updates of its turn from
-// earlier ones needs to know where the answer fell among them.
-func (c *Conn) CallOrdered(ctx context.Context, method string, params, result any, queued func(), delivered func(result json.RawMessage)) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	n := c.nextID.Add(1)
-	p := &pendingCall{ch: make(chan response, 1), direct: ctx.Value(notifyCtxKey{}) == c, delivered: delivered}
-	c.mu.Lock()
-	if c.stopped || c.inputEnded {
-		c.mu.Unlock()
-		return c.closedErr()
-	}
-	c.pending[n] = p
-	c.mu.Unlock()
-	if s := c.slotOf(ctx); s != nil {
-		c.suspend(s)
-		defer c.resume(s)
-	}
-	if p.direct {
-		c.notifyCallStarted()
-		defer c.notifyCallEnded()
-	}
-	m, err := c.enqueue(ctx, sendCall, n, func() (*bytes.Buffer, error) {
-		buf, err := encode(wireRequest{JSONRPC: "2.0", ID: Int64ID(n), Method: method, Params: params})
-		if err != nil {
-			return nil, fmt.Errorf("jsonrpc2: encoding %s params: %w", method, err)
-		}
-		return buf, nil
-	})
-	if err != nil {
-		c.forget(n) // never sent
-		return err
-	}
-	if queued != nil {
-		queued()
-	}
-	// A failed write comes as the response: waiting for the write as well
-	// would cost a goroutine switch per call.
-	select {
-	case r := <-p.ch:
-		if r.err != nil {
-			return r.err
-		}
-		if result != nil {
-			if err := unmarshalValid(r.result, result); err != nil {
-				return fmt.Errorf("jsonrpc2: decoding %s result: %w", method, err)
-			}
-		}
-		return nil
-	case <-ctx.Done():
-		// Unless it was never written, the peer is told to stop.
-		if c.forget(n) && !m.state.CompareAndSwap(outQueued, outDropped) {
-			c.queueCancel(n)
-		}
-		return ctx.Err()
-	}
-}
-
-// Notify sends a notification and returns once it is written. When ctx is done first it returns
-// ctx.Err(), and the notification is not sent if it was still waiting to be written. Once input
-// has ended (and the drain, if any: a draining handler may still notify) or Close was called, or
-// after a failed write, it returns an error wrapping ErrClosed.
-func (c *Conn) Notify(ctx context.Context, method string, params any) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if c.isStopped() {
-		return c.closedErr()
-	}
-	if s := c.slotOf(ctx); s != nil {
-		// Waiting for the peer to read, like waiting for its response in Call.
-		c.suspend(s)
-		defer c.resume(s)
-	}
-	_, err := c.send(ctx, func() (*bytes.Buffer, error) {
-		buf, err := encode(wireRequest{JSONRPC: "2.0", Method: method, Params: params})
-		if err != nil {
-			return nil, fmt.Errorf("jsonrpc2: encoding %s params: %w", method, err)
-		}
-		return buf, nil
-	})
-	return err
-}
-
-// NotifyAppend is Notify for params that the caller encodes itself: appendParams appends them,
-// one JSON value, to the message being built, which is sent as it is. Notify's params go
-// through encoding/json, which scans a Marshaler's output again to check and compact it; a
-// caller that sends many large notifications of one shape (a stream of output) saves that
-// scan and a copy. It is the caller's to append valid JSON with no newline in it.
-//
-// attachment, when not nil, is sent with the message as raw bytes (Options.Attachments): as a
-// line of "\x01" and the attachment's size in decimal, the attachment, then the message's
-// line. Send one only to a peer that takes them: to any other, the size line is a malformed
-// line and the attachment's bytes are lines like any other.
-func (c *Conn) NotifyAppend(ctx context.Context, method string, appendParams func([]byte) []byte, attachment []byte) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if c.isStopped() {
-		return c.closedErr()
-	}
-	if s := c.slotOf(ctx); s != nil {
-		c.suspend(s)
-		defer c.resume(s)
-	}
-	_, err := c.send(ctx, func() (*bytes.Buffer, error) {
-		name, err := json.Marshal(method)
-		if err != nil {
-			return nil, fmt.Errorf("jsonrpc2: encoding method %q: %w", method, err)
-		}
-		buf := bufPool.Get().(*bytes.Buffer)
-		buf.Reset()
-		if attachment != nil {
-			writeAttachment(buf, attachment)
-		}
-		buf.WriteString(`{"jsonrpc":"2.0","method":`)
-		buf.Write(name)
-		buf.WriteString(`,"params":`)
-		buf.Write(appendParams(buf.AvailableBuffer()))
-		buf.WriteString("}\n")
-		return buf, nil
-	})
-	return err
-}
-
-// Close ends the connection: it closes r and w when they are io.Closers, cancels the contexts of
-// handlers in flight, fails pending Calls with ErrClosed, and returns once every goroutine the Conn
-// started has returned. So a handler that ignores its ctx delays Close, and a handler must not
-// call Close itself. If r is not an io.Closer, or closing it does not interrupt a blocked Read (a
-// blocking file descriptor such as a terminal), Close also waits for that Read to return.
-// Close returns what went wrong on the way out: closing r or w failed, or a write failed before
-// Close was called, so that the messages behind it never reached the peer. How the connection
-// ended is Wait's to say. Close is idempotent; every call returns the result of the first.
-func (c *Conn) Close() error {
-	c.closeOnce.Do(func() {
-		c.closing.Store(true)
-		c.mu.Lock()
-		c.stopped = true
-		c.mu.Unlock()
-		c.cancel()
-		c.failPending()
-		c.closeReader()
-		c.closeWriter()
-		c.wg.Wait()
-		// The writer has returned (wg), so lostErr is settled.
-		c.closeErr = errors.Join(c.lostErr, c.rErr, c.wErr)
-	})
-	return c.closeErr
-}
-
-// closeReader and closeWriter close r and w once, whether Close or a failure does it first.
-func (c *Conn) closeReader() {
-	if rc, ok := c.r.(io.Closer); ok {
-		c.rOnce.Do(func() { c.rErr = rc.Close() })
-	}
-}
-
-func (c *Conn) closeWriter() {
-	if wc, ok := c.w.(io.Closer); ok && !SameStream(c.r, c.w) {
-		c.wOnce.Do(func() { c.wErr = wc.Close() })
-	}
-}
-
-// fail ends the connection because of err, seen from inside (a stalled peer): like the end of
-// input, and r and w are closed so that a blocked Read or Write returns. Wait then returns err.
-func (c *Conn) fail(err error) {
-	c.mu.Lock()
-	if c.failure == nil {
-		c.failure = err
-	}
-	c.stopped = true
-	c.mu.Unlock()
-	c.logf("%v; closing the connection", err)
-	c.cancel()
-	c.failPending()
-	c.closeReader()
-	c.closeWriter()
-}
-
-// closedErr is the error for a call on a connection that has ended.
-func (c *Conn) closedErr() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.failure != nil {
-		return closedError{c.failure}
-	}
-	return ErrClosed
-}
-
-// closedError is ErrClosed with the failure that closed the connection, whose text says it all.
-type closedError struct{ cause error }
-
-func (e closedError) Error() string   { return e.cause.Error() + "; connection closed" }
-func (e closedError) Unwrap() []error { return []error{ErrClosed, e.cause} }
-
-// Done is closed when the connection has ended: the end of input (after the drain, with
-// Options.DrainTimeout, and once the drain's replies are written), a read error, a stalled
-// peer, or Close.
-func (c *Conn) Done() <-chan struct{} { return c.done }
-
-// Wait waits for the reader to stop and for every goroutine the Conn started to return, and
-// returns the error that ended the connection: nil for end of input or Close, an error
-// wrapping ErrPeerStalled for a peer that stopped reading, else the read error.
-func (c *Conn) Wait() error {
-	<-c.done
-	c.wg.Wait()
-	return c.readErr
-}
-
-// badMessage logs an unusable incoming line and tells OnBadMessage.
-func (c *Conn) badMessage(verb, reason string) {
-	c.logf("jsonrpc2: %s an incoming message: %s", verb, reason)
-	if c.onBad != nil {
-		c.onBad(reason)
-	}
-}
-
-func (c *Conn) logf(format string, args ...any) {
-	if c.logfFunc != nil {
-		c.logfFunc(format, args...)
-	}
-}
-
-func (c *Conn) isStopped() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stopped
-}
-
-// reply queues the response to call id: result, or e when e is not nil. It does not wait for
-// the write: the bound on queued bytes is what holds up a handler whose peer does not read,
-// and the handler's place under MaxConcurrentCalls is freed once its reply is queued. With
-// direct (a handler's goroutine), it writes the reply itself when nothing is queued or being
-// written, and returns once it is written; the reader never does, so that it goes on reading
-// while the peer is slow to read.
-func (c *Conn) reply(id ID, result any, e *Error, direct bool) {
-	how := sendReply
-	if direct {
-		how = sendDirect
-	}
-	_, _ = c.enqueue(context.Background(), how, 0, func() (*bytes.Buffer, error) {
-		if e == nil {
-			buf, err := encode(wireResult{JSONRPC: "2.0", ID: id, Result: result})
-			if err == nil {
-				return buf, nil
-			}
-			c.logf("jsonrpc2: encoding the result for call %s: %v", id, err)
-			e = &Error{Code: CodeInternalError, Message: "encoding the result: " + err.Error()}
-		}
-		buf, err := encode(wireError{JSONRPC: "2.0", ID: id, Error: e})
-		if err != nil {
-			// Only Data can fail to encode; send the rest.
-			c.logf("jsonrpc2: encoding the error for call %s: %v", id, err)
-			return encode(wireError{JSONRPC: "2.0", ID: id, Error: &Error{Code: e.Code, Message: e.Message}})
-		}
-		return buf, nil
-	})
-}
-
-func (c *Conn) replyError(id ID, e *Error) { c.reply(id, nil, e, false) }

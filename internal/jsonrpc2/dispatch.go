@@ -1,17 +1,14 @@
 package jsonrpc2
 
-// The incoming side: the reader goroutine routes each message; calls get a goroutine each;
-// notifications, and the calls and responses that must follow them, go through one ordered
-// queue.
+// The reader goroutine frames, classifies and routes each message; notifications, and the
+// calls and responses that must follow them, go through one ordered queue that work drains.
+// Calls themselves are in incoming.go, responses to ours in call.go.
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -91,6 +88,9 @@ func (c *Conn) drainCalls() bool {
 	}
 	c.inputEnded = true
 	c.mu.Unlock()
+	if c.onInputEnd != nil {
+		c.onInputEnd()
+	}
 	c.push(queued{eof: true})
 	t := time.NewTimer(c.drain)
 	defer t.Stop()
@@ -230,219 +230,6 @@ func (c *Conn) dispatch(line []byte, owned bool, att []byte) {
 		c.startCall(&Request{ID: d.id, Method: d.method, Params: d.params, Seq: c.seq, Attachment: att}, cost)
 	case kindResponse:
 		c.route(d, cost)
-	}
-}
-
-// incomingCall is a call read from the peer, registered in inflight, holding a place under
-// MaxConcurrentCalls, and started at once or queued behind earlier notifications.
-type incomingCall struct {
-	req    *Request
-	ctx    context.Context
-	cancel context.CancelFunc
-	f      *inflightCall
-	slot   *callSlot
-}
-
-// startCall takes a place for the call, waiting for one (and so not reading) while
-// MaxConcurrentCalls handlers hold theirs, then starts it, or queues it when notifications
-// that arrived before it are still to be handled. cost is what it counts against
-// MaxQueuedBytes while queued.
-func (c *Conn) startCall(req *Request, cost int64) {
-	if c.wfailed.Load() {
-		// A write failed, so no answer can reach the peer: running the handler would only
-		// spend work (or start side effects) for nobody. A peer that has gone leaves its
-		// pipelined calls behind in the pipe, and they are read before the end of input.
-		return
-	}
-	s := c.acquireSlot()
-	if s == nil {
-		return // the connection is ending: nobody to answer
-	}
-	key := req.ID.key()
-	ctx, cancel := context.WithCancel(context.WithValue(c.ctx, slotKey{}, s))
-	f := &inflightCall{cancel: cancel}
-	c.mu.Lock()
-	if _, dup := c.inflight[key]; dup {
-		c.mu.Unlock()
-		cancel()
-		c.release(s)
-		c.replyError(req.ID, &Error{Code: CodeInvalidRequest, Message: "request id " + req.ID.String() + " is already in use"})
-		return
-	}
-	c.inflight[key] = f
-	c.answering++
-	c.mu.Unlock()
-
-	ic := &incomingCall{req: req, ctx: ctx, cancel: cancel, f: f, slot: s}
-	c.qmu.Lock()
-	// A notification handler waiting in its own Call may be waiting for the peer, which may
-	// be waiting for this call's answer: such a handler does not hold calls back.
-	if len(c.queue) > 0 || (c.busy && c.notifyWaiting == 0) {
-		c.queue = append(c.queue, queued{call: ic, size: cost})
-		c.qBytes += cost
-		c.qmu.Unlock()
-		c.signal()
-		return
-	}
-	c.qmu.Unlock()
-	c.launch(ic)
-}
-
-// launch runs a call's handler in its own goroutine. The caller (the reader or the worker)
-// holds a count in wg, so this never races with a Wait at zero.
-func (c *Conn) launch(ic *incomingCall) {
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer c.answered()       // last: once the reply is queued or written
-		defer c.release(ic.slot) // after the reply is queued or written: see Options.MaxConcurrentCalls
-		res, err := c.handle(ic.ctx, ic.req)
-		cancelled, stopped := c.endCall(ic)
-		if stopped {
-			return // the peer is gone or we are closing: nobody to answer
-		}
-		if err != nil {
-			c.reply(ic.req.ID, nil, c.toWireError(err, cancelled), true)
-			return
-		}
-		c.reply(ic.req.ID, res, nil, true)
-	}()
-}
-
-// endCall forgets a call that has finished or will not run, and reports whether the peer
-// cancelled it and whether the connection has stopped.
-func (c *Conn) endCall(ic *incomingCall) (cancelled, stopped bool) {
-	c.mu.Lock()
-	delete(c.inflight, ic.req.ID.key())
-	cancelled, stopped = ic.f.cancelled, c.stopped
-	c.mu.Unlock()
-	ic.cancel()
-	return cancelled, stopped
-}
-
-func (c *Conn) handle(ctx context.Context, req *Request) (any, error) {
-	if c.h == nil {
-		return nil, &Error{Code: CodeMethodNotFound, Message: "method not found: " + req.Method}
-	}
-	return c.h.Handle(ctx, req)
-}
-
-func (c *Conn) toWireError(err error, cancelled bool) *Error {
-	if cancelled && errors.Is(err, context.Canceled) {
-		return &Error{Code: CodeRequestCancelled, Message: "request cancelled"}
-	}
-	if c.toWire != nil {
-		if e := c.toWire(err); e != nil {
-			return e
-		}
-	}
-	if e, ok := errors.AsType[*Error](err); ok && e != nil {
-		return e
-	}
-	return &Error{Code: CodeInternalError, Message: err.Error()}
-}
-
-// cancelIncoming serves $/cancel_request {"requestId": id}.
-func (c *Conn) cancelIncoming(params json.RawMessage) {
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		c.logf("jsonrpc2: ignored %s with bad params: %v", methodCancelRequest, err)
-		return
-	}
-	id, ok := parseID(p.RequestID)
-	if !ok || !id.IsValid() {
-		c.logf("jsonrpc2: ignored %s without a usable requestId", methodCancelRequest)
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f := c.inflight[id.key()]; f != nil {
-		f.cancelled = true
-		f.cancel()
-	}
-	// An unknown id is a call that already finished: nothing to do.
-}
-
-// route hands a response to its caller, after the notifications that arrived before it.
-// cost is what it counts against MaxQueuedBytes while queued.
-func (c *Conn) route(d decoded, cost int64) {
-	n, err := strconv.ParseInt(d.id.raw, 10, 64)
-	if err != nil {
-		c.logf("jsonrpc2: dropped a response with id %s, which no call of ours has", d.id)
-		return
-	}
-	resp := &response{result: d.result}
-	if d.err != nil {
-		resp.err = d.err
-	}
-	c.mu.Lock()
-	p := c.pending[n]
-	c.mu.Unlock()
-	if p == nil || !p.direct {
-		c.qmu.Lock()
-		if c.busy || len(c.queue) > 0 {
-			c.queue = append(c.queue, queued{resp: resp, respID: n, size: cost})
-			c.qBytes += cost
-			c.qmu.Unlock()
-			c.signal()
-			return
-		}
-		c.qmu.Unlock()
-	}
-	c.deliver(n, *resp)
-}
-
-// isPending reports whether id names a call of ours still waiting.
-func (c *Conn) isPending(id ID) bool {
-	n, err := strconv.ParseInt(id.raw, 10, 64)
-	if err != nil {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.pending[n] != nil
-}
-
-func (c *Conn) deliver(n int64, r response) {
-	c.mu.Lock()
-	p := c.pending[n]
-	delete(c.pending, n)
-	c.mu.Unlock()
-	if p == nil {
-		// Ids are issued in order from 1, so an id up to the last one issued belongs to a call
-		// whose caller stopped waiting (its ctx ended, or the write failed): the peer answering
-		// it anyway is what $/cancel_request asks for, not a fault worth a log line. An id we
-		// never issued is the peer's mistake.
-		if (n < 1 || n > c.nextID.Load()) && !c.closing.Load() {
-			c.logf("jsonrpc2: dropped a response for call %d, which this connection never made", n)
-		}
-		return
-	}
-	if p.delivered != nil && r.err == nil {
-		p.delivered(r.result)
-	}
-	p.ch <- r
-}
-
-// forget removes a pending call; false means its response (or ErrClosed) was already delivered.
-func (c *Conn) forget(n int64) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.pending[n]
-	delete(c.pending, n)
-	return ok
-}
-
-func (c *Conn) failPending() {
-	err := c.closedErr()
-	c.mu.Lock()
-	ps := c.pending
-	c.pending = make(map[int64]*pendingCall)
-	c.mu.Unlock()
-	for _, p := range ps {
-		p.ch <- response{err: err}
 	}
 }
 

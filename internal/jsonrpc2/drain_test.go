@@ -21,6 +21,10 @@ func TestDrainAnswersCallsReadBeforeEOF(t *testing.T) {
 	const calls = 6
 	release := make(chan struct{})
 	noted := make(chan error, 1)
+	// The last call's handler notifies and calls once the end of input,
+	// read right after it, has been seen: the Call must then fail, however
+	// the reader and the handlers were scheduled.
+	ended := make(chan struct{})
 	var p *wirePeer
 	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
 		switch req.Method {
@@ -28,6 +32,7 @@ func TestDrainAnswersCallsReadBeforeEOF(t *testing.T) {
 			<-release // calls arriving behind it are queued
 			return nil, nil
 		case "note-and-call":
+			<-ended
 			noted <- errors.Join(
 				p.conn.Notify(ctx, "progress", nil),
 				p.conn.Call(ctx, "back", nil, nil),
@@ -38,7 +43,7 @@ func TestDrainAnswersCallsReadBeforeEOF(t *testing.T) {
 		}
 		return req.Seq, nil
 	})
-	p = newWirePeer(t, h, &Options{Logf: t.Logf, MaxConcurrentCalls: 2, DrainTimeout: time.Minute})
+	p = newWirePeer(t, h, &Options{Logf: t.Logf, MaxConcurrentCalls: 2, DrainTimeout: time.Minute, inputEnded: func() { close(ended) }})
 	var in strings.Builder
 	in.WriteString(`{"jsonrpc":"2.0","method":"slow-note"}` + "\n")
 	for i := 1; i <= calls; i++ {

@@ -116,14 +116,7 @@ func parseError(err error) decoded {
 func decodeMessage(line []byte) decoded {
 	b := bytes.TrimLeft(line, " \t\r\n")
 	if len(b) == 0 || b[0] != '{' {
-		if !json.Valid(b) {
-			// Unmarshal stops at its validity check, so this only produces the error text.
-			return parseError(json.Unmarshal(b, new(json.RawMessage)))
-		}
-		if b[0] == '[' {
-			return invalid(ID{}, "invalid request: batches are not supported; none of the requests in this batch was processed, and none will be answered")
-		}
-		return invalid(ID{}, "invalid request: not a JSON object")
+		return decodeNonObject(b)
 	}
 
 	var w wireIn
@@ -156,24 +149,48 @@ func decodeMessage(line []byte) decoded {
 		return invalid(replyID, `invalid request: "method" must be a string`)
 	}
 	if w.Method != "" {
-		if !idOK {
-			return invalid(ID{}, `invalid request: "id" must be a string, a number or null`)
-		}
-		params := json.RawMessage(w.Params)
-		if len(params) == 0 || string(params) == "null" {
-			params = nil
-		}
-		kind := kindNotification
-		if id.IsValid() {
-			kind = kindCall
-		}
-		return decoded{kind: kind, id: id, method: w.Method, params: params}
+		return decodeRequest(&w, id, idOK)
 	}
 	if !isResponse {
 		d := invalid(replyID, `invalid request: no "method", "result" or "error"`)
 		d.bare = id.IsValid()
 		return d
 	}
+	return decodeResponse(&w, id, idOK, hasError)
+}
+
+// decodeNonObject classifies a line that is not a JSON object: a parse error, a batch or
+// another value, none of which is a message.
+func decodeNonObject(b []byte) decoded {
+	if !json.Valid(b) {
+		// Unmarshal stops at its validity check, so this only produces the error text.
+		return parseError(json.Unmarshal(b, new(json.RawMessage)))
+	}
+	if b[0] == '[' {
+		return invalid(ID{}, "invalid request: batches are not supported; none of the requests in this batch was processed, and none will be answered")
+	}
+	return invalid(ID{}, "invalid request: not a JSON object")
+}
+
+// decodeRequest classifies a well-formed message with a method: a call, a notification, or
+// invalid for an id of the wrong type.
+func decodeRequest(w *wireIn, id ID, idOK bool) decoded {
+	if !idOK {
+		return invalid(ID{}, `invalid request: "id" must be a string, a number or null`)
+	}
+	params := json.RawMessage(w.Params)
+	if len(params) == 0 || string(params) == "null" {
+		params = nil
+	}
+	kind := kindNotification
+	if id.IsValid() {
+		kind = kindCall
+	}
+	return decoded{kind: kind, id: id, method: w.Method, params: params}
+}
+
+// decodeResponse classifies a response: its result or error, or ignored without a usable id.
+func decodeResponse(w *wireIn, id ID, idOK, hasError bool) decoded {
 	if !idOK || !id.IsValid() {
 		// Typically the peer's reply to a line it could not parse.
 		return decoded{kind: kindIgnored, note: fmt.Sprintf("response without a usable id: result=%.200s error=%.200s", w.Result, w.Error)}

@@ -75,43 +75,54 @@ func Contract(t *testing.T, c *remote.Client, ws string, pl Place, opts *Options
 			t.Errorf("output after release: %v", err)
 		}
 	})
-	t.Run("grandchild holding the pipe", func(t *testing.T) {
-		marker := NewMarker()
-		id := Create(t, c, WithMarker(&acp.CreateTerminalRequest{Command: "sleep 1031 & echo started"}, marker))
-		start := time.Now()
-		if st := WaitExit(t, c, id); st.String() != "exit 0" {
-			t.Errorf("status %v", st)
-		}
-		if el := time.Since(start); el > 5*time.Second {
-			t.Errorf("wait took %v", el)
-		}
-		if _, err := c.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
-			t.Fatal(err)
-		}
-		if left := WaitNoneMarked(t, pl, marker, 2*time.Second); len(left) > 0 {
-			t.Errorf("after release, still running: %v", left)
-		}
-		if left := pl.PS(t, "sleep 1031"); len(left) > 0 {
-			t.Errorf("after release, ps in the target shows %q", left)
-		}
-	})
-	t.Run("tree gone after release, setsid included", func(t *testing.T) {
-		if h := c.Hello(); opts.SetsidNeedsCgroup && h.Isolation != "cgroup" {
-			t.Skipf("isolation %s on the target: setsid descendants are found by the marker scan only", h.Isolation)
-		}
-		marker := NewMarker()
-		id := Create(t, c, WithMarker(&acp.CreateTerminalRequest{Command: "setsid sleep 1032 & sleep 1033 & echo ok; wait"}, marker))
-		WaitMarked(t, pl, marker, 3)
-		if _, err := c.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
-			t.Fatal(err)
-		}
-		if left := WaitNoneMarked(t, pl, marker, 2*time.Second); len(left) > 0 {
-			t.Errorf("after release, still running: %v", left)
-		}
-		if left := pl.PS(t, "sleep 1032", "sleep 1033"); len(left) > 0 {
-			t.Errorf("after release, ps in the target shows %q", left)
-		}
-	})
+	t.Run("grandchild holding the pipe", func(t *testing.T) { grandchildHoldingPipe(t, c, pl) })
+	t.Run("tree gone after release, setsid included", func(t *testing.T) { treeGoneAfterRelease(t, c, pl, opts) })
+}
+
+// grandchildHoldingPipe: a command whose grandchild keeps its output
+// pipe open still ends when it exits, and the release ends the
+// grandchild.
+func grandchildHoldingPipe(t *testing.T, c *remote.Client, pl Place) {
+	ctx := Ctx(t)
+	marker := NewMarker()
+	id := Create(t, c, WithMarker(&acp.CreateTerminalRequest{Command: "sleep 1031 & echo started"}, marker))
+	start := time.Now()
+	if st := WaitExit(t, c, id); st.String() != "exit 0" {
+		t.Errorf("status %v", st)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("wait took %v", el)
+	}
+	if _, err := c.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
+		t.Fatal(err)
+	}
+	if left := WaitNoneMarked(t, pl, marker, 2*time.Second); len(left) > 0 {
+		t.Errorf("after release, still running: %v", left)
+	}
+	if left := pl.PS(t, "sleep 1031"); len(left) > 0 {
+		t.Errorf("after release, ps in the target shows %q", left)
+	}
+}
+
+// treeGoneAfterRelease: the release ends the command's whole tree, a
+// setsid descendant included.
+func treeGoneAfterRelease(t *testing.T, c *remote.Client, pl Place, opts *Options) {
+	if h := c.Hello(); opts.SetsidNeedsCgroup && h.Isolation != "cgroup" {
+		t.Skipf("isolation %s on the target: setsid descendants are found by the marker scan only", h.Isolation)
+	}
+	ctx := Ctx(t)
+	marker := NewMarker()
+	id := Create(t, c, WithMarker(&acp.CreateTerminalRequest{Command: "setsid sleep 1032 & sleep 1033 & echo ok; wait"}, marker))
+	WaitMarked(t, pl, marker, 3)
+	if _, err := c.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: id}); err != nil {
+		t.Fatal(err)
+	}
+	if left := WaitNoneMarked(t, pl, marker, 2*time.Second); len(left) > 0 {
+		t.Errorf("after release, still running: %v", left)
+	}
+	if left := pl.PS(t, "sleep 1032", "sleep 1033"); len(left) > 0 {
+		t.Errorf("after release, ps in the target shows %q", left)
+	}
 }
 
 // Disconnect kills the transport's local process (kill -9 of ssh,

@@ -206,7 +206,7 @@ func FirstByte(tb testing.TB, cmd *exec.Cmd, w io.Writer) (time.Duration, int64)
 // the terminal is released before it returns.
 func FirstOutput(tb testing.TB, c *remote.Client) time.Duration {
 	tb.Helper()
-	sub, err := c.Subscribe("")
+	sub, err := c.Subscribe("", "")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func FirstOutput(tb testing.TB, c *remote.Client) time.Duration {
 }
 
 // Drain takes a terminal's events from sub up to its Released.
-func Drain(tb testing.TB, sub *remote.Subscription, id acp.TerminalID) {
+func Drain(tb testing.TB, sub terminal.Events, id acp.TerminalID) {
 	tb.Helper()
 	ctx := Ctx(tb)
 	for {

@@ -36,6 +36,10 @@ type Agent struct {
 	// Writable are the paths an entry of the config file says the agent
 	// writes (absolute, "~" expanded), added to its profile's.
 	Writable []string
+	// AllowHosts, from an entry of the config file, replace the hosts
+	// the agent may reach when the network is limited to a list
+	// (HostsFor); nil keeps its profile's.
+	AllowHosts []string
 }
 
 // builtin are the agents people run most, with the launch commands their
@@ -68,8 +72,9 @@ type Registry struct {
 // configEntry is one agent of the config file: {"command": ["prog",
 // "arg"], "writable": ["~/.prog"]}.
 type configEntry struct {
-	Command  []string `json:"command"`
-	Writable []string `json:"writable"`
+	Command    []string `json:"command"`
+	Writable   []string `json:"writable"`
+	AllowHosts []string `json:"allowHosts"`
 }
 
 // maxWritable bounds an entry's writable paths.
@@ -149,7 +154,10 @@ func Load(path string) (*Registry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: agent %q: %v", path, name, err)
 		}
-		r.agents[name] = Agent{Name: name, Command: slices.Clone(e.Command), FromConfig: true, Writable: w}
+		if err := checkHosts(e.AllowHosts); err != nil {
+			return nil, fmt.Errorf("%s: agent %q: %v", path, name, err)
+		}
+		r.agents[name] = Agent{Name: name, Command: slices.Clone(e.Command), FromConfig: true, Writable: w, AllowHosts: e.AllowHosts}
 	}
 	return r, nil
 }

@@ -126,6 +126,8 @@ func (a *fake) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptR
 		}
 	case strings.HasPrefix(a.mode, "stop:"):
 		return &acp.PromptResponse{StopReason: acp.StopReason(strings.TrimPrefix(a.mode, "stop:"))}, nil
+	case a.mode == "input":
+		a.typeInto(ctx, sid)
 	case a.mode == "chatty":
 		a.say(sid, "chatty says hello")
 		<-ctx.Done()

@@ -8,8 +8,6 @@ import (
 	"os/exec"
 )
 
-func killProcessGroup(pid int) {}
-
 func describeExit(err error) string {
 	if err == nil {
 		return "exit status 0"

@@ -11,13 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// killProcessGroup kills a terminal's process group at once.
-func killProcessGroup(pid int) {
-	if pid > 0 {
-		_ = unix.Kill(-pid, unix.SIGKILL)
-	}
-}
-
 // describeExit says how the agent process ended, from its Wait error.
 func describeExit(err error) string {
 	if err == nil {

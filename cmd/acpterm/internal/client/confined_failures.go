@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/agentstart"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
@@ -309,7 +310,7 @@ func confinementError(text string, box *sandbox.Applied) string {
 			continue
 		}
 		for _, p := range absPath.FindAllString(line, -1) {
-			if outsideWritable(p, box) {
+			if outsideWritable(p, box) || hiddenByLandlock(p, box) {
 				return textsafe.Line(clip(line, 200))
 			}
 		}
@@ -323,10 +324,17 @@ func outsideWritable(path string, box *sandbox.Applied) bool {
 	if len(box.Writable) == 0 {
 		return false // writes are not confined
 	}
-	if under(path, box.ReadOnly) || under(path, box.Protected) {
+	if agentstart.Under(path, box.ReadOnly) || agentstart.Under(path, box.Protected) {
 		return true
 	}
-	return !under(path, box.Writable)
+	return !agentstart.Under(path, box.Writable)
+}
+
+// hiddenByLandlock reports whether path is one that Landlock hides from
+// box's commands (Applied.HiddenByLandlock), where reading it is refused
+// with EACCES.
+func hiddenByLandlock(path string, box *sandbox.Applied) bool {
+	return box.HiddenByLandlock && agentstart.Under(path, box.Hidden)
 }
 
 func clip(s string, n int) string {
@@ -384,5 +392,11 @@ func (d *driver) confinedFailure() string {
 	if !ok {
 		return ""
 	}
-	return confinedMessage(n, evidence, agent != nil, ownSandbox.MatchString(evidence))
+	msg := confinedMessage(n, evidence, agent != nil, ownSandbox.MatchString(evidence))
+	for _, p := range absPath.FindAllString(evidence, -1) {
+		if (agent != nil && hiddenByLandlock(p, agent)) || (cmds != nil && hiddenByLandlock(p, cmds)) {
+			return msg + " " + p + " is a secret the sandbox hides: --readable PATH re-allows one."
+		}
+	}
+	return msg
 }

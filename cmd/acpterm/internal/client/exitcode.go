@@ -5,38 +5,21 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/exitcode"
 )
 
-// Exit statuses of `acpterm run` (and demo). They are the one place these
-// numbers are defined; the help text and the README list them.
+// Exit statuses of `acpterm run` (and demo), as package exitcode defines
+// them (where each is explained); the help text and docs/cli.md list them.
 const (
-	// ExitOK: the turn ended with stopReason end_turn.
-	ExitOK = 0
-	// ExitFailure: acpterm itself failed (an I/O error, not the agent's fault).
-	ExitFailure = 1
-	// ExitUsage: bad command line, flags or prompt.
-	ExitUsage = 2
-	// ExitAgent: the agent could not be started, crashed or exited mid-turn,
-	// did not answer initialize in time, or broke the protocol.
-	ExitAgent = 3
-	// ExitRefusal: the turn ended with stopReason refusal.
-	ExitRefusal = 4
-	// ExitLimit: the turn ended with stopReason max_tokens or max_turn_requests.
-	ExitLimit = 5
-	// ExitConfined: the turn ended normally, but every command the agent
-	// ran in it failed because of acpterm's sandbox (a write outside the
-	// writable paths, a sandbox of the agent's own that cannot start
-	// inside acpterm's): the agent could not do its job, and says so
-	// perhaps only in words.
-	ExitConfined = 6
-	// ExitTimeout: --turn-timeout cancelled the turn (and killed the agent
-	// if it did not stop within the cancel grace). 124 is what timeout(1)
-	// exits with, so scripts already know it; it differs from 130 so that
-	// a slow agent is not taken for a user's Ctrl-C.
-	ExitTimeout = 124
-	// ExitCancelled: the turn was cancelled (Ctrl-C, SIGTERM), as shells
-	// report a SIGINT death (128+2).
-	ExitCancelled = 130
+	ExitOK        = exitcode.OK
+	ExitFailure   = exitcode.Failure
+	ExitUsage     = exitcode.Usage
+	ExitAgent     = exitcode.Agent
+	ExitRefusal   = exitcode.Refusal
+	ExitLimit     = exitcode.Limit
+	ExitConfined  = exitcode.Confined
+	ExitTimeout   = exitcode.Timeout
+	ExitCancelled = exitcode.Cancelled
 )
 
 // ExitCodeFor maps a stop reason to the exit status. A stop reason that is
@@ -63,7 +46,7 @@ type ExitMeaning struct {
 }
 
 // ExitMeanings lists every exit status of run and demo, in order. The help
-// texts are made from it, and a test holds the README's table to it.
+// texts are made from it, and a test holds docs/cli.md's table to it.
 var ExitMeanings = []ExitMeaning{
 	{ExitOK, "the turn ended normally (stopReason end_turn)", "end_turn"},
 	{ExitFailure, "acpterm itself failed", "acpterm failed"},

@@ -8,16 +8,16 @@ import (
 	"testing"
 )
 
-// The README's exit-status table lists exactly ExitMeanings' codes, in
+// The exit-status table of the command reference (docs/cli.md) lists exactly ExitMeanings' codes, in
 // order: exitcode.go is the one place the numbers are defined.
-func TestREADMEExitTable(t *testing.T) {
-	b, err := os.ReadFile("../../../../README.md")
+func TestDocsExitTable(t *testing.T) {
+	b, err := os.ReadFile("../../../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(b), "| code | meaning |\n| --- | --- |\n")
 	if !ok {
-		t.Fatal("README has no exit-status table")
+		t.Fatal("docs/cli.md has no exit-status table")
 	}
 	row := regexp.MustCompile(`^\| (\d+) \| .+ \|$`)
 	var got []int
@@ -30,11 +30,11 @@ func TestREADMEExitTable(t *testing.T) {
 		got = append(got, n)
 	}
 	if len(got) != len(ExitMeanings) {
-		t.Fatalf("README lists exit statuses %v; ExitMeanings has %d", got, len(ExitMeanings))
+		t.Fatalf("docs/cli.md lists exit statuses %v; ExitMeanings has %d", got, len(ExitMeanings))
 	}
 	for i, m := range ExitMeanings {
 		if got[i] != m.Code {
-			t.Errorf("README row %d is %d, ExitMeanings has %d", i, got[i], m.Code)
+			t.Errorf("docs/cli.md row %d is %d, ExitMeanings has %d", i, got[i], m.Code)
 		}
 	}
 }

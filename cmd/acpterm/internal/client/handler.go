@@ -9,12 +9,12 @@ import (
 )
 
 // handler is the acp.Client acpterm serves the agent with. The embedded
-// terminals (a terminal.Manager here, the exec server with --remote) serve
-// terminal/* (and so advertise the terminal capability); ReadTextFile and
-// WriteTextFile advertise fs and go to files, the workspace here or on the
-// target.
+// TerminalHandler (the run's terminal.Runtime: a terminal.Manager here,
+// the exec server with --remote) serves terminal/* (and so advertises the
+// terminal capability); ReadTextFile and WriteTextFile advertise fs and
+// go to files, the workspace here or on the target (remote.Files).
 type handler struct {
-	terminals
+	acp.TerminalHandler
 	fs   files
 	perm *approver
 	r    render.Renderer
@@ -24,12 +24,16 @@ type handler struct {
 	shown *shownGate
 	// watch, when set, follows the execute tool calls.
 	watch *execWatch
+	// ties, when set, ties the MCP server's commands to tool calls.
+	ties *toolTies
+	// state, when set, is told of each v2 state update (jobs_v2.go).
+	state func(sid acp.SessionID)
 }
 
 // CreateTerminal serves terminal/create, answering once the renderer has
 // shown the terminal (see shownGate).
 func (h *handler) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
-	resp, err := h.terminals.CreateTerminal(ctx, req)
+	resp, err := h.TerminalHandler.CreateTerminal(ctx, req)
 	if err == nil && h.shown != nil {
 		h.shown.wait(ctx, req.SessionID, resp.TerminalID)
 	}
@@ -56,10 +60,12 @@ func (h *handler) SessionUpdate(ctx context.Context, n *acp.SessionNotification)
 		h.watch.update(n.Update)
 	}
 	h.disp.SessionUpdate(n, acp.RawParams(ctx))
+	h.ties.update(n)
 	return nil
 }
 
 func (h *handler) RequestPermission(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
+	h.ties.permission(req)
 	return h.perm.RequestPermission(ctx, req)
 }
 

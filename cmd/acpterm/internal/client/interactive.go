@@ -40,11 +40,13 @@ func (d *driver) interact(ctx context.Context) (int, string) {
 	d.say(d.sw.st.Dim(fmt.Sprintf("session %s with %s · /help lists the commands · Ctrl-D ends the session",
 		textsafe.Line(render.Clip(string(sid), 80)), textsafe.Line(render.Clip(filepath.Base(c.Agent[0]), 60)))))
 	for {
+		ed.pending = append(ed.pending, d.takeTypeAhead()...)
 		line, err := ed.readLine(promptLine, nil)
 		switch {
 		case d.quitting():
 			return ExitCancelled, ""
 		case errors.Is(err, io.EOF):
+			ed.leaveLine()
 			return ExitOK, ""
 		case err != nil:
 			return ExitFailure, "reading the prompt line: " + err.Error()
@@ -73,7 +75,9 @@ func (d *driver) interact(ctx context.Context) (int, string) {
 // when the agent is gone (killed by a second Ctrl-C, exited, or broke the
 // protocol).
 func (d *driver) interactiveTurn(ctx context.Context, text string) (bool, int) {
+	stopInput := d.startTurnInput(ctx)
 	reason, code, msg := d.turn(ctx, text, phaseIdle)
+	stopInput()
 	if code == ExitOK && reason != "" {
 		msg = d.confinedFailure() // said, but the session goes on
 	}

@@ -18,6 +18,8 @@ var builtinCommands = []struct{ name, args, help string }{
 	{"model", "[ID]", "show the session's model and the models offered, or switch to ID"},
 	{"jobs", "", "list what still runs in the background: terminals, the agent's own commands, open tool calls"},
 	{"cancel", "ID", "stop a terminal still running in the background (its ID in /jobs)"},
+	{"attach", "[ID]", "type into a running pty terminal (a password prompt): its screen is shown, keys go to it, Ctrl-] detaches"},
+	{"send", "[ID] TEXT", "send TEXT and Enter to a running terminal that takes input (a pty, or a pipe with stdin)"},
 	{"exit", "", "end the session (so do Ctrl-D, and Ctrl-C at an empty line)"},
 }
 
@@ -51,6 +53,14 @@ func (d *driver) command(ctx context.Context, line string) (prompt, end bool, co
 	case "cancel":
 		d.cancelJob(ctx, arg)
 		return false, d.quitting() || d.agentGone(), ExitOK
+	case "attach":
+		d.attachCommand(ctx, arg)
+		// An interrupt while attached ends the session, as at the
+		// prompt line.
+		return false, d.quitting(), ExitCancelled
+	case "send":
+		d.sendCommand(ctx, arg)
+		return false, false, ExitOK
 	}
 	if d.agentCommand(name) != nil || strings.Contains(name, "/") {
 		return true, false, ExitOK

@@ -84,6 +84,15 @@ func (e *lineEditor) readLine(prompt string, cancel <-chan struct{}) (string, er
 	return e.t.ReadLine()
 }
 
+// leaveLine ends the prompt line that Ctrl-D left the cursor on, as a
+// shell does, so that what acpterm prints as it ends starts a line of
+// its own. Without a terminal the line was never drawn.
+func (e *lineEditor) leaveLine() {
+	if e.p.raw != nil {
+		_, _ = io.WriteString(e.out, "\n")
+	}
+}
+
 // Output printed while the prompt line is shown (the agent's late
 // updates, log lines) would land on it and leave the typed text at the
 // wrong column. Such output goes through the editor instead: write erases

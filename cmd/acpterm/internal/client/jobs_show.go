@@ -91,7 +91,10 @@ func (d *driver) listJobs() {
 	if more > 0 {
 		fmt.Fprintf(&b, "… and %d more that acpterm does not keep track of (it keeps %d)\n", more, jobs.DefaultMax)
 	}
-	if agents {
+	switch {
+	case agents && d.jobs.isV2():
+		b.WriteString("/cancel ID stops an item the agent offers to stop; it does not offer the others\n")
+	case agents:
 		b.WriteString("/cancel ID stops a terminal; ACP v1 has no way to stop what the agent runs itself (Ctrl-C during a turn cancels the turn)\n")
 	}
 	d.say(strings.TrimRight(b.String(), "\n"))
@@ -118,8 +121,10 @@ func (d *driver) cancelJob(ctx context.Context, ref string) {
 		d.say(fmt.Sprintf("acpterm: %s cannot be stopped: %s", name, it.NoCancel))
 	case err != nil:
 		d.say(fmt.Sprintf("acpterm: could not stop %s: %s", name, textsafe.Line(render.Clip(err.Error(), maxWarnLine))))
-	case it.State == jobs.Ended:
+	case it.State == jobs.Ended && it.Kind == jobs.ClientTerminal:
 		d.say(fmt.Sprintf("stopped %s: %s; the terminal stays until the agent releases it", name, textsafe.Line(it.How)))
+	case it.State == jobs.Ended:
+		d.say(fmt.Sprintf("stopped %s: %s", name, textsafe.Line(it.How)))
 	default:
 		d.say(fmt.Sprintf("stopping %s", name))
 	}

@@ -42,6 +42,10 @@ type jobsLayer struct {
 	// stop kills one of acpterm's terminals (the item's Cancel).
 	stop      func(ctx context.Context, sid acp.SessionID, tid acp.TerminalID) error
 	replaying atomic.Bool
+	// v2 is set on a v2 connection, before the first session: the agent
+	// lists the background work, and only its lists start items
+	// (jobs_v2.go); what is seen here only names and ends them.
+	v2 atomic.Pointer[jobsV2]
 }
 
 func newJobsLayer(r render.Renderer, stop func(ctx context.Context, sid acp.SessionID, tid acp.TerminalID) error) *jobsLayer {
@@ -54,7 +58,8 @@ func (l *jobsLayer) replay(on bool) { l.replaying.Store(on) }
 // endTurn is the end of a turn: a cancelled one's open tool calls are
 // taken as cancelled.
 func (l *jobsLayer) endTurn(reason acp.StopReason) {
-	if reason == acp.StopReasonCancelled {
+	// In v2 a tool call the agent still lists outlives the turn.
+	if reason == acp.StopReasonCancelled && !l.isV2() {
 		l.t.EndAll(jobs.ToolCall, "cancelled")
 	}
 }
@@ -79,7 +84,7 @@ func (l *jobsLayer) toolCall(n *acp.SessionNotification) {
 		if terms == nil {
 			terms = []string{}
 		}
-		if !l.t.Update(jobs.ToolCall, id, u.Title, terms) {
+		if !l.t.Update(jobs.ToolCall, id, u.Title, terms) && !l.isV2() {
 			l.t.Start(jobs.Item{Kind: jobs.ToolCall, ID: id, SessionID: string(n.SessionID), Label: u.Title,
 				Terminals: terms, NoCancel: noStopToolCall})
 		}
@@ -94,7 +99,7 @@ func (l *jobsLayer) toolCall(n *acp.SessionNotification) {
 			title = *u.Title
 		}
 		terms := contentTerminals(u.Content)
-		if l.t.Update(jobs.ToolCall, id, title, terms) || u.Status == nil {
+		if l.t.Update(jobs.ToolCall, id, title, terms) || u.Status == nil || l.isV2() {
 			return
 		}
 		// An update that reopens a tool call, or the first word of one
@@ -104,9 +109,10 @@ func (l *jobsLayer) toolCall(n *acp.SessionNotification) {
 	}
 }
 
-// toolDone reports whether a tool call status is an end.
+// toolDone reports whether a tool call status is an end (v2 adds
+// cancelled, which reaches the v1 handlers as it is).
 func toolDone(s acp.ToolCallStatus) bool {
-	return s == acp.ToolCallStatusCompleted || s == acp.ToolCallStatusFailed
+	return s == acp.ToolCallStatusCompleted || s == acp.ToolCallStatusFailed || s == acp.ToolCallStatus(acp.V2ToolCallStatusCancelled)
 }
 
 // contentTerminals lists the terminals a tool call's content embeds; nil
@@ -137,10 +143,13 @@ func (l *jobsLayer) terminal(ev terminal.Event) {
 		if ev.Info == nil || l.replaying.Load() {
 			return
 		}
+		if ev.Info.ToolCall != "" && !ev.Info.Display {
+			return // a second one, tying a terminal started already to a tool call
+		}
 		label := textsafe.CommandLine(ev.Info.Command, ev.Info.Args)
 		if ev.Info.Display {
 			// A second created event names the command found later.
-			if !l.t.Update(jobs.DisplayTerminal, id, label, nil) {
+			if !l.t.Update(jobs.DisplayTerminal, id, label, nil) && !l.isV2() {
 				l.t.Start(jobs.Item{Kind: jobs.DisplayTerminal, ID: id, SessionID: string(ev.SessionID), Label: label,
 					NoCancel: noStopDisplay})
 			}

@@ -9,7 +9,6 @@ import (
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
-	"github.com/acpterm/acpterm/internal/text/utf8cut"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -310,26 +309,9 @@ func promptCommand(info *terminal.Info) string {
 	return fitCommand(fullCommand(info))
 }
 
-// Bounds of a command shown in a permission question: its first
-// promptHead and last promptTail bytes when it is longer than
-// maxPromptCommand. The question must fit on a screen: a command of
-// megabytes would scroll its beginning (a "curl … | sh") out of sight
-// behind an innocent end, and the user would approve what they cannot see.
-const (
-	maxPromptCommand = 4 << 10
-	promptHead       = 2 << 10
-	promptTail       = 1 << 10
-)
-
-// fitCommand is cmd, or its two ends and what is left out between them.
-func fitCommand(cmd string) string {
-	if len(cmd) <= maxPromptCommand {
-		return cmd
-	}
-	head, tail := utf8cut.Head(cmd, promptHead), utf8cut.Tail(cmd, promptTail)
-	return fmt.Sprintf("%s\n  … %d bytes of this command are not shown: refuse it unless you trust the agent …\n%s",
-		head, len(cmd)-len(head)-len(tail), tail)
-}
+// fitCommand is cmd, or its two ends and what is left out between them,
+// so that a question fits on a screen (render.FitCommand).
+func fitCommand(cmd string) string { return render.FitCommand(cmd) }
 
 // fullCommand is promptCommand's text, whatever its length.
 func fullCommand(info *terminal.Info) string {

@@ -39,6 +39,7 @@ type prompter struct {
 	interrupt func()
 
 	sem       chan struct{}
+	askers    askGate // yields sem to an asker, ahead of the turn's reader
 	startOnce sync.Once
 	keys      chan []byte // what each read returned
 	stop      chan struct{}
@@ -61,7 +62,7 @@ func newPrompter(in io.Reader, out io.Writer, suspend func() func()) *prompter {
 	}
 	return &prompter{
 		in: in, out: out, suspend: suspend, raw: rawMode(in), interrupt: interruptSelf,
-		sem: make(chan struct{}, 1), stop: make(chan struct{}),
+		sem: make(chan struct{}, 1), stop: make(chan struct{}), askers: newAskGate(),
 	}
 }
 
@@ -151,14 +152,10 @@ func (p *prompter) Close() {
 // answerCancelled when ctx ends or cancel is closed, and answers no at the
 // end of input, on Ctrl-D, and on Ctrl-C (which also interrupts).
 func (p *prompter) ask(ctx context.Context, cancel <-chan struct{}, question string) answer {
-	select {
-	case p.sem <- struct{}{}:
-	case <-ctx.Done():
-		return answerCancelled
-	case <-cancel:
+	if !p.acquire(ctx, cancel) {
 		return answerCancelled
 	}
-	defer func() { <-p.sem }()
+	defer p.release()
 	p.start()
 	resume := p.suspend()
 	defer resume()

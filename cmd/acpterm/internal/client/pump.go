@@ -16,7 +16,7 @@ import (
 // pumpEvents feeds terminal events to the renderer until the manager is
 // closed and the last queued event is delivered. disp learns the ids of
 // the terminals, so that display messages cannot name them.
-func (d *driver) pumpEvents(sub eventStream, disp *render.DisplayTerminals) {
+func (d *driver) pumpEvents(sub terminal.Events, disp *render.DisplayTerminals) {
 	defer d.wg.Done()
 	defer sub.Close()
 	defer d.shown.stop()
@@ -37,6 +37,7 @@ func (d *driver) pumpEvents(sub eventStream, disp *render.DisplayTerminals) {
 			disp.OwnTerminal(ev.TerminalID)
 		}
 		d.watch.terminalEvent(ev)
+		d.ties.terminalEvent(ev)
 		d.r.TerminalEvent(ev)
 		switch ev.Kind {
 		case terminal.EventCreated:

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
@@ -81,24 +82,39 @@ func (l *remoteLog) set(warn func(line string)) {
 	l.mu.Unlock()
 }
 
-// serverArgs are the exec server's flags for the run's sandbox: the
-// target enforces them, or refuses to run anything.
-func (d *driver) serverArgs() []string {
+// remoteCallBound bounds the calls to the exec server that no request of
+// the agent bounds: a session's cwd, the release at the end. A release
+// waits for the kill grace on the target. killAllBound bounds the second
+// Ctrl-C's remote/kill_all, after which the connection is ended instead.
+const (
+	remoteCallBound = 15 * time.Second
+	killAllBound    = 2 * time.Second
+)
+
+// serverPolicy is the sandbox the target is to confine the commands with:
+// the run's, with the target's paths. Like the sandbox here, it does
+// without what only a mount namespace gives where the target has none,
+// and names it (the run's first line).
+func (d *driver) serverPolicy() *sandbox.Policy {
 	c := &d.cfg
-	args := []string{"--sandbox", c.Sandbox.String(), "--network", c.Network.String()}
-	for _, w := range c.Writable {
-		args = append(args, "--writable", w)
-	}
-	if c.WritableGit {
-		args = append(args, "--writable-git")
-	}
-	if c.WritableConfig {
-		args = append(args, "--writable-config")
-	}
-	for _, n := range c.PassEnv {
+	return &sandbox.Policy{Mode: c.Sandbox, Network: c.Network, AllowHosts: c.AllowHosts, Writable: c.Writable, WritableGit: c.WritableGit,
+		WritableConfig: c.WritableConfig, WithoutMountNamespace: true}
+}
+
+// serverArgs are the exec server's flags beside its sandbox: the
+// credential variables let through, the limits and the shell.
+func (d *driver) serverArgs() []string {
+	var args []string
+	for _, n := range d.cfg.PassEnv {
 		args = append(args, "--pass-env", n)
 	}
-	return append(args, terminalArgs(c)...)
+	for _, r := range d.cfg.Readable {
+		args = append(args, "--readable", r)
+	}
+	if d.cfg.SSHAgent {
+		args = append(args, "--ssh-agent")
+	}
+	return append(args, terminalArgs(&d.cfg)...)
 }
 
 // terminalArgs are the exec server's flags for the run's limits and
@@ -139,7 +155,7 @@ func (d *driver) commandSandbox(ctx context.Context, roots []string) (*sandbox.P
 	// A description of the target's sandbox: the commands do not run
 	// here, and the agent does not run in it (--sandbox-agent is refused
 	// with --remote).
-	return &sandbox.Policy{Mode: d.cfg.Sandbox, Network: d.cfg.Network, WritableGit: d.cfg.WritableGit, WritableConfig: d.cfg.WritableConfig}, ExitOK
+	return &sandbox.Policy{Mode: d.cfg.Sandbox, Network: d.cfg.Network, AllowHosts: d.cfg.AllowHosts, WritableGit: d.cfg.WritableGit, WritableConfig: d.cfg.WritableConfig}, ExitOK
 }
 
 // connectRemote copies acpterm to the target when needed, starts the exec
@@ -164,25 +180,37 @@ func (d *driver) connectRemote(ctx context.Context) int {
 		}
 		return fail("%v", err)
 	}
-	if in.Copied {
+	if in.Copied || in.Built != "" {
 		fmt.Fprintf(c.Stderr, "acpterm: %s\n", textsafe.Line(in.String()))
 	}
 	ctx, cancel = context.WithTimeout(ctx, c.InitTimeout)
 	defer cancel()
 	// What the connection reports (a target's greeting before the hello,
 	// terminals it made up) goes straight to stderr until the renderer
-	// is set up, then through warn (newRemoteTerminals).
+	// is set up, then through warn (startTerminals).
 	log := &remoteLog{warn: func(line string) {
 		d.stderrMu.Lock()
 		defer d.stderrMu.Unlock()
 		_, _ = io.WriteString(c.Stderr, warnLine(line)+"\n")
 	}}
-	cl, err := DialRemote(ctx, rc, in, d.serverArgs(), log.logf)
-	if err != nil {
-		return fail("%v", err)
-	}
 	host := rc.Target
 	host.Dir = ""
+	// The user is asked here, about the command as the target will run
+	// it (its cwd filled in), before anything is sent.
+	decide := func(ctx context.Context, info terminal.Info) terminal.Decision {
+		return d.perm.DecideTerminal(ctx, info)
+	}
+	cl, err := DialRemote(ctx, rc, in, d.serverPolicy(), d.serverArgs(),
+		&remote.ClientOptions{Logf: log.logf, Decide: decide, Where: host.String(), PTY: ptyOption(c.PTY)})
+	var se *remote.SandboxError
+	switch {
+	case errors.As(err, &se) && se.Hello.Sandbox.Error != "":
+		code := fail("the sandbox cannot be set up there: %s", SafeHello(se.Hello).Sandbox.Error)
+		fmt.Fprintf(c.Stderr, "(see acpterm sandbox --remote %s; --sandbox off runs commands unconfined)\n", textsafe.Line(where))
+		return code
+	case err != nil:
+		return fail("%v", err)
+	}
 	r := &remoteRun{cfg: rc, where: where, host: host.String(), client: cl, installed: in, localDir: d.cwd, log: log}
 	if code := d.checkHello(r, fail); code != ExitOK {
 		_ = cl.Close()
@@ -191,6 +219,16 @@ func (d *driver) connectRemote(ctx context.Context) int {
 	d.remote = r
 	d.cwd = cl.Hello().DefaultCwd
 	return ExitOK
+}
+
+// watchLost tells the user once when the connection drops mid-run: every
+// terminal call of the agent fails from then on, and the target has
+// killed what ran there. It returns when the connection has ended.
+func (r *remoteRun) watchLost(warn func(string)) {
+	<-r.client.Done()
+	if err := r.client.Err(); err != nil {
+		warn(fmt.Sprintf("acpterm: %s: %v; the commands there were killed", r.where, err))
+	}
 }
 
 // InstallRemote makes sure the target has this acpterm, copying it there
@@ -202,35 +240,26 @@ func InstallRemote(ctx context.Context, rc *Remote, writable []string) (*remote.
 	return remote.Install(ctx, rc.Target, copts, &remote.InstallOptions{Dir: rc.InstallDir, Writable: writable})
 }
 
-// DialRemote starts acpterm exec-server with serverArgs on the target,
-// through its tool (in a process group of its own: remote.Command), from the acpterm that
-// InstallRemote found or copied there (checked there before it runs), and makes the hello exchange, bounded by ctx. A failure is told
-// in the transport's words when it wrote any (ssh's "Connection
-// refused"). Closing the client ends the exec server and everything it
-// ran.
-func DialRemote(ctx context.Context, rc *Remote, in *remote.Installed, serverArgs []string, logf func(format string, args ...any)) (*remote.Client, error) {
-	copts := in.Options(remote.CommandOptions{Tool: rc.Tool, ToolArgs: rc.ToolArgs, ServerArgs: serverArgs})
-	cmd, err := remote.Command(rc.Target, copts)
-	if err != nil {
-		return nil, err
+// DialRemote connects to the exec server on the target (remote.Connect)
+// from the acpterm that InstallRemote found or copied there, confining
+// its commands with policy, with serverArgs besides, and makes the hello
+// exchange, bounded by ctx. A failure is told in the transport's words
+// when it wrote any (ssh's "Connection refused"); a target that does not
+// enforce policy fails with a *remote.SandboxError. Closing the client
+// releases its terminals and ends the exec server.
+func DialRemote(ctx context.Context, rc *Remote, in *remote.Installed, policy *sandbox.Policy, serverArgs []string, copts *remote.ClientOptions) (*remote.Client, error) {
+	o := remote.ClientOptions{}
+	if copts != nil {
+		o = *copts
 	}
-	conn, err := remote.Dial(cmd)
-	if err != nil {
-		return nil, err
-	}
-	cl, err := remote.NewClient(ctx, conn, &remote.ClientOptions{Name: "acpterm " + Version(), Logf: logf})
-	if err != nil {
-		// NewClient closed conn: its stderr is complete.
-		if msg := strings.TrimSpace(conn.Stderr()); msg != "" {
-			return nil, errors.New(msg)
-		}
-		return nil, err
-	}
-	return cl, nil
+	o.Name = "acpterm " + Version()
+	return remote.ConnectTarget(ctx, rc.Target, &remote.ConnectOptions{Sandbox: policy, Tool: rc.Tool, ToolArgs: rc.ToolArgs,
+		Installed: in, ServerArgs: serverArgs, Client: &o})
 }
 
-// checkHello refuses a target whose sandbox is not the one asked for, in
-// the server's words, and notes what it has to do without.
+// checkHello refuses a target whose working directory cannot be shown or
+// used, and notes what its sandbox has to do without (remote.Connect has
+// checked that it is the one asked for).
 func (d *driver) checkHello(r *remoteRun, fail func(string, ...any) int) int {
 	c := &d.cfg
 	h := r.client.Hello()
@@ -239,30 +268,30 @@ func (d *driver) checkHello(r *remoteRun, fail func(string, ...any) int) int {
 	}
 	h = SafeHello(h)
 	sb := h.Sandbox
-	switch {
-	case sb.Error != "":
-		code := fail("the sandbox cannot be set up there: %s", sb.Error)
-		fmt.Fprintf(c.Stderr, "(see acpterm sandbox --remote %s; --sandbox off runs commands unconfined)\n", textsafe.Line(r.where))
-		return code
-	case sb.Mode != c.Sandbox.String() || sb.Network != c.Network.String():
-		return fail("the exec server there confines commands with --sandbox %s --network %s, not the %s and %s asked for",
-			sb.Mode, sb.Network, c.Sandbox, c.Network)
-	case h.DefaultCwd == "" || !strings.HasPrefix(h.DefaultCwd, "/"):
+	if h.DefaultCwd == "" || !strings.HasPrefix(h.DefaultCwd, "/") {
 		return fail("the exec server there has no absolute working directory (%q)", h.DefaultCwd)
+	}
+	if c.PTY && !h.PTY {
+		return fail("--pty: the exec server there (%s, acpterm %s) gives its commands no pseudo-terminals (a Linux target of this release does)", h.OS, h.Version)
 	}
 	if c.Sandbox != sandbox.Off || c.Network != sandbox.AllowNetwork {
 		// What the target's kernel cannot give is named on the run's
 		// first line, as it is for a sandbox here (confinementLine).
 		d.cmdSandbox = &sandbox.Applied{Mode: c.Sandbox, Network: c.Network, LandlockABI: sb.LandlockABI, Missing: sb.Missing,
-			LeftOut: sb.LeftOut, GitSearchCut: sb.GitSearchCut}
+			LeftOut: sb.LeftOut, GitSearchCut: sb.GitSearchCut, Hidden: sb.Hidden, Shown: sb.Shown, Redacted: sb.Redacted,
+			HiddenByLandlock: sb.HiddenByLandlock, AllowHosts: c.AllowHosts}
+		if c.Network == sandbox.ProxyNetwork {
+			d.cmdSandbox.ProxyAddr = sandbox.ProxyAddr
+		}
 	}
 	return ExitOK
 }
 
 // Bounds of what SafeHello keeps of a hello's lists and words.
 const (
-	maxHelloList = 16
-	maxHelloWord = 512
+	maxHelloList  = 16
+	maxHelloPaths = 256
+	maxHelloWord  = 512
 )
 
 // SafeHello is a target's hello with every word made safe to print
@@ -289,6 +318,16 @@ func SafeHello(h remote.HelloResponse) remote.HelloResponse {
 	sb := &h.Sandbox
 	sb.Mode, sb.Network, sb.NamespacesErr, sb.Error = word(sb.Mode), word(sb.Network), word(sb.NamespacesErr), word(sb.Error)
 	sb.Missing = list(sb.Missing)
+	// The paths the target hides: sanitized, and bounded more loosely
+	// (a home holds a few dozen), none dropped for a summary.
+	paths := func(l []string) []string {
+		out := make([]string, 0, min(len(l), maxHelloPaths))
+		for _, s := range l[:min(len(l), maxHelloPaths)] {
+			out = append(out, word(s))
+		}
+		return out
+	}
+	sb.Hidden, sb.Shown, sb.Redacted = paths(sb.Hidden), paths(sb.Shown), paths(sb.Redacted)
 	return h
 }
 
@@ -325,7 +364,13 @@ func (d *driver) agentDir() string {
 // sandbox there.
 func (d *driver) files(ws *workspace.Workspace) files {
 	if d.remote != nil {
-		return d.remote.client
+		return d.remote.client.Files()
 	}
 	return ws
 }
+
+// ServerTerminalArgs are the exec server's flags for c's limits and
+// shell, as a --remote run passes them (those that differ from the
+// defaults): for another command that starts an exec server
+// (acpterm mcp --remote).
+func ServerTerminalArgs(c *Config) []string { return terminalArgs(c) }

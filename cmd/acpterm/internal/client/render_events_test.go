@@ -15,21 +15,21 @@ import (
 )
 
 // The JSON events a run writes, its renderer's (package render) and the
-// client's own replay marks (switchRenderer), are held to the README's
-// table of them ("JSON events"). Render's tests hold each event to the
-// rest of what the README promises.
+// client's own replay marks (switchRenderer), are held to the table of
+// them in the command reference (docs/cli.md, "JSON events"). Render's
+// tests hold each event to the rest of what it promises.
 
-// readmeJSONEvents is the README's table of JSON events: for each event
+// readmeJSONEvents is docs/cli.md's table of JSON events: for each event
 // name, every name its row puts in backquotes (fields and values).
 func readmeJSONEvents(t *testing.T) map[string]map[string]bool {
 	t.Helper()
-	b, err := os.ReadFile("../../../../README.md")
+	b, err := os.ReadFile("../../../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(b), "With `--format json`, stdout carries one JSON object per line")
 	if !ok {
-		t.Fatal("no JSON events section in the README")
+		t.Fatal("no JSON events section in docs/cli.md")
 	}
 	code := regexp.MustCompile("`([^`]*)`")
 	events := map[string]map[string]bool{}
@@ -55,7 +55,7 @@ func readmeJSONEvents(t *testing.T) map[string]map[string]bool {
 		}
 	}
 	if len(events) == 0 {
-		t.Fatal("no events in the README's table")
+		t.Fatal("no events in docs/cli.md's table")
 	}
 	return events
 }
@@ -69,6 +69,8 @@ func allJSONEvents(t *testing.T) string {
 	s.endReplay("sess_1")
 	s.resumed("sess_1")
 	s.fresh()
+	box := &sandbox.Applied{Hidden: []string{"/h/.ssh"}, Shown: []string{"/h/.ssh/config"}, Redacted: []string{"/h/.npmrc"}, Missing: []string{"x"}}
+	s.emitJSON((&driver{cfg: Config{SandboxAgent: true}, cmdSandbox: box, agentSandbox: box}).sandboxEvent())
 	r := s.cur
 	r.(render.SessionRenderer).ShowSession(render.SessionInfo{SessionID: "sess_1", Mode: "code", Model: "m1"})
 	r.Permission(render.PermissionEvent{SessionID: "sess_1", ToolCallID: "call_1", Title: "edit", Decision: "allow_once", OptionID: "yes"})
@@ -93,7 +95,7 @@ func allJSONEvents(t *testing.T) string {
 
 // TestJSONEventsDocumented: every event acpterm writes, every field of it
 // (and of its sandbox object), and every state of a replay event, is named
-// in the README's row for that event.
+// in docs/cli.md's row for that event.
 func TestJSONEventsDocumented(t *testing.T) {
 	doc := readmeJSONEvents(t)
 	for _, line := range strings.Split(strings.TrimSuffix(allJSONEvents(t), "\n"), "\n") {
@@ -105,12 +107,12 @@ func TestJSONEventsDocumented(t *testing.T) {
 		_ = json.Unmarshal(ev["event"], &name)
 		names, ok := doc[name]
 		if !ok {
-			t.Errorf("event %q is not in the README's table (%s)", name, line)
+			t.Errorf("event %q is not in docs/cli.md's table (%s)", name, line)
 			continue
 		}
 		for k := range ev {
 			if k != "event" && !names[k] {
-				t.Errorf("field %q of %q is not in the README (%s)", k, name, line)
+				t.Errorf("field %q of %q is not in docs/cli.md (%s)", k, name, line)
 			}
 		}
 		if sb, ok := ev["sandbox"]; ok {
@@ -118,7 +120,7 @@ func TestJSONEventsDocumented(t *testing.T) {
 			_ = json.Unmarshal(sb, &m)
 			for k := range m {
 				if !names[k] {
-					t.Errorf("field sandbox.%s of %q is not in the README", k, name)
+					t.Errorf("field sandbox.%s of %q is not in docs/cli.md", k, name)
 				}
 			}
 		}
@@ -126,7 +128,7 @@ func TestJSONEventsDocumented(t *testing.T) {
 			var v string
 			_ = json.Unmarshal(st, &v)
 			if !names[v] {
-				t.Errorf("state %q of %q is not in the README", v, name)
+				t.Errorf("state %q of %q is not in docs/cli.md", v, name)
 			}
 		}
 	}

@@ -2,10 +2,13 @@ package client
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/login"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
@@ -52,14 +55,21 @@ func (d *driver) resumeTarget() (acp.SessionID, int, string) {
 // asks) and opens the session: resumeID's, or a new one. Then it applies
 // --mode, --model and --set.
 func (d *driver) open(ctx context.Context, authOpts []acp.AuthOption, resumeID acp.SessionID) (int, string) {
-	auth, code, msg := d.startAuth(ctx, authOpts)
+	auth, code, msg := login.Start(ctx, authHost{d}, authOpts, &login.Options{
+		Agent: d.cfg.Agent, Method: d.cfg.Auth, InitTimeout: d.cfg.InitTimeout, TTYIn: d.cfg.TTYIn, TTYOut: d.cfg.TTYOut,
+	})
 	if auth == nil {
 		return code, msg
 	}
 	var st *sessionState
 	if resumeID == "" {
-		sess, code, msg := auth.newSession(ctx)
-		if sess == nil {
+		var sess *acp.NewSessionResponse
+		code, msg := auth.Call(ctx, "session/new", func(ctx context.Context) error {
+			var err error
+			sess, err = d.conn.NewSession(ctx, &acp.NewSessionRequest{Cwd: d.cwd, MCPServers: d.mcpServers()})
+			return err
+		})
+		if code != ExitOK {
 			return code, msg
 		}
 		if sess.SessionID == "" {
@@ -72,7 +82,10 @@ func (d *driver) open(ctx context.Context, authOpts []acp.AuthOption, resumeID a
 			return code, msg
 		}
 	}
-	if err := d.mgr.SetSessionCwd(st.sid, d.cwd); err != nil {
+	cctx, cancel := context.WithTimeout(ctx, remoteCallBound)
+	err := d.mgr.SetSessionCwd(cctx, st.sid, d.cwd)
+	cancel()
+	if err != nil {
 		return ExitFailure, err.Error()
 	}
 	d.mu.Lock()
@@ -85,18 +98,20 @@ func (d *driver) open(ctx context.Context, authOpts []acp.AuthOption, resumeID a
 // advertises loadSession (it replays the history, which is shown marked
 // as such), else with session/resume when it advertises
 // sessionCapabilities.resume. An agent with neither is a usage error.
-func (d *driver) resume(ctx context.Context, auth *authRun, id acp.SessionID) (*sessionState, int, string) {
+func (d *driver) resume(ctx context.Context, auth *login.Session, id acp.SessionID) (*sessionState, int, string) {
 	d.mu.Lock()
 	caps := d.caps
 	d.mu.Unlock()
 	switch {
+	case d.conn.ProtocolVersion() == acp.ProtocolVersion2:
+		return d.resumeV2(ctx, auth, id)
 	case caps.LoadSession:
 		var resp *acp.LoadSessionResponse
 		d.sw.beginReplay(id)
 		d.jobs.replay(true)
-		code, msg := auth.call(ctx, "session/load", func(ctx context.Context) error {
+		code, msg := auth.Call(ctx, "session/load", func(ctx context.Context) error {
 			var err error
-			resp, err = d.conn.LoadSession(ctx, &acp.LoadSessionRequest{SessionID: id, Cwd: d.cwd, MCPServers: []acp.MCPServer{}})
+			resp, err = d.conn.LoadSession(ctx, &acp.LoadSessionRequest{SessionID: id, Cwd: d.cwd, MCPServers: d.mcpServers()})
 			return err
 		})
 		d.jobs.replay(false)
@@ -107,9 +122,9 @@ func (d *driver) resume(ctx context.Context, auth *authRun, id acp.SessionID) (*
 		return &sessionState{sid: id, modes: resp.Modes, options: resp.ConfigOptions, models: d.conn.SessionModels(id)}, ExitOK, ""
 	case caps.SessionCapabilities != nil && caps.SessionCapabilities.Resume != nil:
 		var resp *acp.ResumeSessionResponse
-		code, msg := auth.call(ctx, "session/resume", func(ctx context.Context) error {
+		code, msg := auth.Call(ctx, "session/resume", func(ctx context.Context) error {
 			var err error
-			resp, err = d.conn.ResumeSession(ctx, &acp.ResumeSessionRequest{SessionID: id, Cwd: d.cwd, MCPServers: []acp.MCPServer{}})
+			resp, err = d.conn.ResumeSession(ctx, &acp.ResumeSessionRequest{SessionID: id, Cwd: d.cwd, MCPServers: d.mcpServers()})
 			return err
 		})
 		if code != ExitOK {
@@ -152,4 +167,54 @@ func (d *driver) remoteHost() string {
 		return ""
 	}
 	return d.remote.host
+}
+
+// resumeV2 continues session id over ACP v2, where session/load is gone:
+// session/resume with replayFrom start replays the history (shown marked
+// as such, as session/load's is) and ends with a state update, which the
+// SDK has handled before the answer returns; the pinned schema has no
+// replay_complete. An agent that cannot replay (invalid params) is asked
+// again to resume without the history.
+func (d *driver) resumeV2(ctx context.Context, auth *login.Session, id acp.SessionID) (*sessionState, int, string) {
+	req := &acp.V2ResumeSessionRequest{SessionID: id, Cwd: acp.V2AbsolutePath(d.cwd), ReplayFrom: &acp.V2ReplayFromStart{}}
+	var resp *acp.V2ResumeSessionResponse
+	call := func(ctx context.Context) error {
+		var err error
+		resp, err = d.conn.ResumeSessionV2(ctx, req)
+		return err
+	}
+	d.sw.beginReplay(id)
+	d.jobs.replay(true)
+	var replayErr error
+	code, msg := auth.Call(ctx, "session/resume", func(ctx context.Context) error {
+		replayErr = call(ctx)
+		return replayErr
+	})
+	d.jobs.replay(false)
+	d.sw.endReplay(id)
+	var ae *acp.Error
+	if code != ExitOK && errors.As(replayErr, &ae) && ae.Code == acp.CodeInvalidParams {
+		req.ReplayFrom = nil
+		if code, msg = auth.Call(ctx, "session/resume", call); code == ExitOK {
+			d.sw.resumed(id)
+		}
+	}
+	if code != ExitOK {
+		return nil, code, msg
+	}
+	st := &sessionState{sid: id, models: d.conn.SessionModels(id)}
+	if err := convertJSON(&st.options, resp.ConfigOptions); err != nil {
+		d.warn("acpterm: the session's config options: " + err.Error())
+	}
+	return st, ExitOK, ""
+}
+
+// convertJSON reads src's JSON into dst: a v2 value in v1's words where
+// the two encode it alike.
+func convertJSON(dst, src any) error {
+	b, err := json.Marshal(src)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, dst)
 }

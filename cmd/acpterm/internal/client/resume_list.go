@@ -9,6 +9,7 @@ import (
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/agentstart"
 )
 
 // DefaultListTimeout bounds ListAgentSessions when ListConfig.Timeout is 0:
@@ -40,7 +41,7 @@ type ListConfig struct {
 	Stderr io.Writer
 	// Profile is what the agent writes, and Confine runs it in a sandbox
 	// where only that (and its npm cache) is writable: as acpterm run
-	// starts it (AgentStart).
+	// starts it (agentstart.Start).
 	Profile *agents.Resolved
 	Confine bool
 }
@@ -59,14 +60,14 @@ func ListAgentSessions(ctx context.Context, cfg *ListConfig) ([]acp.SessionInfo,
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	start := &AgentStart{Agent: cfg.Agent, Dir: cfg.Dir, Profile: cfg.Profile, Confine: cfg.Confine}
+	start := &agentstart.Start{Agent: cfg.Agent, Dir: cfg.Dir, Profile: cfg.Profile, Confine: cfg.Confine}
 	cmd, sb, err := start.Command()
 	if err != nil {
 		return nil, err
 	}
 	// Removed once the agent is gone (conn.Close, deferred after this).
 	defer func() { _ = sb.Cleanup() }()
-	if line := missingLine(sb); line != "" && cfg.Stderr != nil {
+	if line := agentstart.MissingLine(sb); line != "" && cfg.Stderr != nil {
 		fmt.Fprintln(cfg.Stderr, line)
 	}
 	cmd.Stderr = cfg.Stderr

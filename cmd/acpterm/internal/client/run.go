@@ -7,15 +7,18 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/agentstart"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
+	"github.com/acpterm/acpterm/terminal"
 )
 
 // Format is how a run is written to stdout.
@@ -81,6 +84,9 @@ type Config struct {
 	// TurnTimeout cancels a turn that runs longer, then kills the agent
 	// after CancelGrace (0: none); the run exits with ExitTimeout.
 	TurnTimeout time.Duration
+	// Protocol is the ACP version asked for in initialize (protocol.go):
+	// the zero value, ProtocolV1, offers 1 only.
+	Protocol Protocol
 
 	Format   Format
 	Approval Approval
@@ -119,6 +125,13 @@ type Config struct {
 	// there; SandboxAgent confines the agent here to its own state (its
 	// profile), or with Remote.Agent there, by the exec server.
 	Remote *Remote
+	// OfferMCP offers the agent acpterm's execution MCP server in
+	// session/new.mcpServers, on this run's terminals (mcp_offer.go).
+	OfferMCP bool
+	// PTY runs every terminal/create on a pseudo-terminal of the default
+	// size (terminal.Options.PTY); without it an agent may still ask for
+	// one per terminal (terminal.MetaPTY), which a local run advertises.
+	PTY bool
 
 	// Sandbox confines the terminal commands (see package sandbox); the
 	// zero value, sandbox.Off, does not. The host's main must call
@@ -126,6 +139,16 @@ type Config struct {
 	Sandbox sandbox.Mode
 	// Network is the sandbox's network setting.
 	Network sandbox.Network
+	// AllowHosts are the host patterns a ProxyNetwork sandbox lets its
+	// commands reach through acpterm's proxy (sandbox.Policy.AllowHosts).
+	AllowHosts []string
+	// AgentHosts are the patterns a confined agent reaches on top of
+	// AllowHosts under a ProxyNetwork sandbox: its API hosts (its profile's,
+	// or its agents.json entry's). Its commands get AllowHosts alone.
+	AgentHosts []string
+	// NetworkByDefault: Network is ProxyNetwork because the agent is
+	// confined and has a hosts list, not because a flag said so.
+	NetworkByDefault bool
 	// Writable lists absolute paths that a WorkspaceWrite sandbox may
 	// write on top of the roots and the commands' own caches
 	// (sandbox.DefaultCacheDir): a user's cache listed here is one that
@@ -144,6 +167,15 @@ type Config struct {
 	// SandboxAgent runs the agent itself, and everything it starts, in
 	// the same sandbox (with its own private TMPDIR).
 	SandboxAgent bool
+	// Readable re-allows paths that the sandboxes hide (Secrets): the
+	// commands', the agent's, the target's.
+	Readable []string
+	// SSHAgent lets the commands and a confined agent use the ssh agent:
+	// SSH_AUTH_SOCK and its socket, otherwise withheld and hidden.
+	SSHAgent bool
+	// MaskKeys gives a confined agent sentinels in place of its API keys,
+	// which acpterm puts back toward its API host alone (KeyMask).
+	MaskKeys bool
 
 	// AgentStderr is what becomes of the agent's stderr (see the
 	// AgentStderr constants); AgentStderrTo is where it is written
@@ -211,12 +243,15 @@ type driver struct {
 	ask  *prompter       // nil when there is no terminal to ask on
 	caps acp.AgentCapabilities
 	perm *approver
-	mgr  terminals // the agent's terminals: here, or on the --remote target
+	mgr  terminal.Runtime // the agent's terminals: here, or on the --remote target
+	mcp  *mcpOffer        // the MCP server offered to the agent (Config.OfferMCP), or nil
 	// end is r's last layer: closed once the run's end is shown, it drops
 	// what the agent sends after that (see endGate).
 	end *endGate
 	// shown is what terminal/create waits on (see shownGate).
 	shown *shownGate
+	// ties ties the offered MCP server's commands to tool calls.
+	ties *toolTies
 	// pumped is closed when pumpEvents has returned: every terminal
 	// event has been shown.
 	pumped chan struct{}
@@ -226,11 +261,13 @@ type driver struct {
 	conn  *acp.ClientConn
 	cmd   *exec.Cmd
 
-	sandbox      *sandbox.Policy  // of the terminals, and of the agent with SandboxAgent
-	agentSandbox *sandbox.Applied // the agent's, with SandboxAgent
-	cmdSandbox   *sandbox.Applied // what the commands' policy gets here (sandboxPolicy), or on the target
-	remote       *remoteRun       // the connection to the target, with Config.Remote
-	withheld     []string         // variables withheld from the commands (commandEnv)
+	sandbox      *sandbox.Policy     // of the terminals, and of the agent with SandboxAgent
+	agentSandbox *sandbox.Applied    // the agent's, with SandboxAgent
+	keyMask      *agentstart.KeyMask // the confined agent's masked keys (Config.MaskKeys), closed at shutdown
+	cmdSandbox   *sandbox.Applied    // what the commands' policy gets here (sandboxPolicy), or on the target
+	remote       *remoteRun          // the connection to the target, with Config.Remote
+	withheld     []string            // variables withheld from the commands (commandEnv)
+	denied       denials             // refused connections reported (networkDenied)
 
 	stop chan struct{} // closed at shutdown: ends the ticker and signal watcher
 	// cancelSent tells watchSignals that a cancel it did not see was sent
@@ -252,6 +289,7 @@ type driver struct {
 	mu          sync.Mutex
 	phase       phase
 	sid         acp.SessionID
+	typeAhead   []byte // typed during a turn, for the next prompt line (turn_input.go)
 	initialized bool
 	badLines    int
 	protoErr    *protocolError
@@ -292,7 +330,12 @@ func (d *driver) run(ctx context.Context) int {
 		return code
 	}
 	d.sandbox = sp
+	if a := d.cmdSandbox; a != nil {
+		// fs/* keeps out of what the commands may not read.
+		ws.Hide(append(slices.Clone(a.Hidden), a.Redacted...), a.Shown)
+	}
 	d.startRendering()
+	d.enableAsking()
 	if d.ask != nil {
 		defer d.ask.Close()
 	}
@@ -303,8 +346,10 @@ func (d *driver) run(ctx context.Context) int {
 		return ExitFailure
 	}
 	disp := d.startPumps(sub)
+	d.offerMCP()
 
-	h := &handler{terminals: d.mgr, fs: d.files(ws), perm: d.perm, r: d.r, disp: disp, shown: d.shown, watch: d.watch}
+	h := &handler{TerminalHandler: d.mgr, fs: d.files(ws), perm: d.perm, r: d.r, disp: disp, shown: d.shown, watch: d.watch, ties: d.ties,
+		state: d.backgroundChanged}
 	reason, code, msg := d.session(ctx, d.client(h))
 	return d.finish(reason, code, msg)
 }
@@ -375,6 +420,7 @@ func (d *driver) session(ctx context.Context, h acp.Client) (acp.StopReason, int
 	if code, msg := d.open(ctx, authOpts, resumeID); code != ExitOK {
 		return "", code, msg
 	}
+	d.sw.emitJSON(d.sandboxEvent()) // what the sandboxes hide, once the session is open
 	if d.cfg.Interactive {
 		code, msg := d.interact(ctx)
 		return "", code, msg
@@ -383,7 +429,19 @@ func (d *driver) session(ctx context.Context, h acp.Client) (acp.StopReason, int
 }
 
 // client is the acp.Client the agent is served with: h, and elicitation
-// (forms are asked on the terminal, or declined when there is none).
+// (forms are asked on the terminal, or declined when there is none), and
+// acpterm's input methods where the runtime takes input (terminal.Input).
 func (d *driver) client(h *handler) acp.Client {
-	return &elicitingHandler{handler: h, el: &elicitor{d: d}}
+	c := &elicitingHandler{handler: h, el: &elicitor{d: d}}
+	if in, ok := d.mgr.(terminal.Input); ok {
+		return &inputHandler{elicitingHandler: c, TerminalInputHandler: terminal.InputHandler(in)}
+	}
+	return c
+}
+
+// inputHandler is the run's handler with acpterm's input methods served
+// (acp.TerminalInputHandler), so advertised.
+type inputHandler struct {
+	*elicitingHandler
+	acp.TerminalInputHandler
 }

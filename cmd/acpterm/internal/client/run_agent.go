@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/agentstart"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/login"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
@@ -51,7 +53,7 @@ func (d *driver) start(ctx context.Context, h acp.Client) ([]acp.AuthOption, int
 	// writable, and dies with acpterm (PR_SET_PDEATHSIG; this goroutine is
 	// never locked to its thread).
 	conn, err := acp.StartAgent(cmd, h, &acp.ConnOptions{OnBadMessage: d.badMessage, Contain: true,
-		TerminateDuration: agentStdinGrace, TermWait: agentTermWait})
+		TerminateDuration: agentStdinGrace, TermWait: agentTermWait, OfferV2: c.Protocol.offersV2(), OnlyV2: c.Protocol == ProtocolV2})
 	pw.Close()
 	if err != nil {
 		pr.Close()
@@ -72,19 +74,25 @@ func (d *driver) start(ctx context.Context, h acp.Client) ([]acp.AuthOption, int
 		// Agents that run commands themselves may then stream them to us
 		// for display (render.DisplayTerminals); acp fills in the standard capabilities.
 		// Terminal logins are run by acpterm login (auth.go).
-		ClientCapabilities: withAuthCapabilities(&acp.ClientCapabilities{
-			Meta:        render.DisplayCapabilities(),
+		ClientCapabilities: login.WithCapabilities(&acp.ClientCapabilities{
+			Meta:        d.capabilityMeta(),
 			Elicitation: d.elicitationCapabilities(),
 		}),
 	})
 	if err != nil {
 		code, msg := d.callFailed(callCtx, "initialize", err)
+		if errors.Is(err, acp.ErrVersionNegotiation) && c.Protocol == ProtocolV1 {
+			msg += " (--protocol auto offers version 2 too)"
+		}
 		done()
 		return nil, code, msg
 	}
 	done()
-	if init.ProtocolVersion != acp.ProtocolVersion1 {
-		return nil, ExitAgent, fmt.Sprintf("the agent speaks ACP protocol version %d; acpterm speaks version 1", init.ProtocolVersion)
+	if msg := c.Protocol.checkVersion(conn.ProtocolVersion()); msg != "" {
+		return nil, ExitAgent, msg
+	}
+	if conn.ProtocolVersion() == acp.ProtocolVersion2 {
+		d.jobs.useV2(d.cancelBackground)
 	}
 	d.mu.Lock()
 	d.initialized = true
@@ -95,7 +103,7 @@ func (d *driver) start(ctx context.Context, h acp.Client) ([]acp.AuthOption, int
 	return authOpts, ExitOK, ""
 }
 
-// agentProcessStart is the agent's process, not started: AgentStart's, with
+// agentProcessStart is the agent's process, not started: agentstart.Start's, with
 // the run's sandbox (d.sandbox) as the base of the agent's, or with
 // --remote the agent's state alone (the run's sandbox is the target's);
 // with --remote-agent the transport that starts it on the target, where
@@ -110,7 +118,8 @@ func (d *driver) agentProcessStart() (*exec.Cmd, int, string) {
 		cmd.Dir = d.agentDir()
 		return cmd, ExitOK, ""
 	}
-	s := &AgentStart{Agent: c.Agent, Dir: d.agentDir(), Profile: c.AgentProfile, Confine: c.SandboxAgent, Policy: d.sandbox}
+	s := &agentstart.Start{Agent: c.Agent, Dir: d.agentDir(), Profile: c.AgentProfile, Confine: c.SandboxAgent, Policy: d.agentBasePolicy(), MaskKeys: c.MaskKeys,
+		MCPAddr: d.mcp.tcpAddr()}
 	if c.Remote != nil {
 		s.Policy = nil
 	}
@@ -119,6 +128,13 @@ func (d *driver) agentProcessStart() (*exec.Cmd, int, string) {
 		return nil, ExitFailure, err.Error()
 	}
 	d.agentSandbox = a
+	d.keyMask = s.Mask
+	switch {
+	case s.MCPViaTCP:
+		d.mcp.useTCP()
+	case s.MCPUnreachable:
+		d.warn("acpterm: the MCP server is offered, but the agent's network is denied: its relay cannot reach this run (--network proxy or --allow-host lets it)")
+	}
 	return cmd, ExitOK, ""
 }
 
@@ -285,10 +301,14 @@ func (d *driver) sandboxPolicy(roots []string) (*sandbox.Policy, int) {
 	// still confines writes; what needs a mount namespace is named on the
 	// run's first line (confinementLine), never dropped in silence.
 	sp := &sandbox.Policy{Mode: c.Sandbox, Network: c.Network, WritableGit: c.WritableGit, WritableConfig: c.WritableConfig, WithoutMountNamespace: true}
+	d.proxyPolicy(sp)
 	if c.Sandbox == sandbox.WorkspaceWrite {
 		sp.Writable = slices.Clone(roots)
 		sp.CacheDir = sandbox.DefaultCacheDir()
 		sp.Protected = sandbox.DefaultProtected(roots...)
+	}
+	if c.Sandbox != sandbox.Off {
+		agentstart.Secrets(c.Readable, c.SSHAgent).Apply(sp)
 	}
 	for _, w := range c.Writable {
 		if !filepath.IsAbs(w) {

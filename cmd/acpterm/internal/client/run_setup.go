@@ -1,13 +1,16 @@
 package client
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
+	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/terminal"
 	"github.com/acpterm/acpterm/workspace"
@@ -130,10 +133,12 @@ func (d *driver) startRendering() {
 // startTerminals makes what runs the agent's terminals (d.mgr): a
 // terminal manager here, or with --remote the exec server on the target,
 // and subscribes to their events. On failure the caller closes d.mgr.
-func (d *driver) startTerminals(ws *workspace.Workspace) (eventStream, error) {
-	if d.remote != nil {
-		d.mgr = newRemoteTerminals(d.remote, d.perm.DecideTerminal, d.cmdSandbox, d.warn)
-		return d.mgr.events()
+func (d *driver) startTerminals(ws *workspace.Workspace) (terminal.Events, error) {
+	if r := d.remote; r != nil {
+		d.mgr = r.client
+		r.log.set(d.warn)
+		d.wg.Go(func() { r.watchLost(d.warn) })
+		return d.mgr.Subscribe("", "")
 	}
 	c := &d.cfg
 	// The bound is the agent's, not only its session's: the session ID of
@@ -142,7 +147,7 @@ func (d *driver) startTerminals(ws *workspace.Workspace) (eventStream, error) {
 	if maxTerms == 0 {
 		maxTerms = terminal.DefaultMaxTerminalsPerSession
 	}
-	d.mgr = localTerminals{terminal.NewManager(&terminal.Options{
+	d.mgr = terminal.NewManager(&terminal.Options{
 		Policy: &terminal.Policy{
 			Decide:                 d.perm.DecideTerminal,
 			MaxTerminalsPerSession: maxTerms,
@@ -153,20 +158,26 @@ func (d *driver) startTerminals(ws *workspace.Workspace) (eventStream, error) {
 			Sandbox:                d.sandbox,
 		},
 		Env:        d.commandEnv(),
+		PTY:        ptyOption(c.PTY),
 		Shell:      c.Shell,
 		KillGrace:  c.KillGrace,
 		DefaultCwd: d.cwd,
 		Logf:       func(format string, args ...any) { d.warn("acpterm: terminal: " + fmt.Sprintf(format, args...)) },
-	})}
-	return d.mgr.events()
+	})
+	return d.mgr.Subscribe("", "")
 }
 
 // startPumps starts the run's goroutines, which settle and shutdown
 // join: the pump of terminal events to the renderer, the ticker and the
 // signal watcher. It returns the display terminals the pump feeds.
-func (d *driver) startPumps(sub eventStream) *render.DisplayTerminals {
+func (d *driver) startPumps(sub terminal.Events) *render.DisplayTerminals {
 	d.shown = newShownGate()
 	d.watch = newExecWatch()
+	d.ties = newToolTies(func() acp.SessionID {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.sid
+	}, d.r, d.shown)
 	disp := render.NewDisplayTerminals(d.r)
 	d.pumped = make(chan struct{})
 	d.wg.Add(3)
@@ -177,4 +188,30 @@ func (d *driver) startPumps(sub eventStream) *render.DisplayTerminals {
 	go d.tick()
 	go d.watchSignals()
 	return disp
+}
+
+// ptyOption is terminal.Options.PTY for Config.PTY: the default size.
+func ptyOption(on bool) *terminal.Size {
+	if !on {
+		return nil
+	}
+	return &terminal.Size{}
+}
+
+// capabilityMeta is clientCapabilities._meta: the display terminals an
+// agent may stream to acpterm; where this run's terminals can be
+// pseudo-terminals (here, on Linux, or on a --remote target that gives
+// them), terminal.MetaPTY; and where the runtime takes input (here, or a
+// target whose exec server does), terminal.MetaStdin (acp adds
+// acp.MetaTerminalInput for the methods, which client serves).
+func (d *driver) capabilityMeta() acp.Meta {
+	meta := render.DisplayCapabilities()
+	_, local := d.mgr.(*terminal.Manager)
+	if local && runtime.GOOS == "linux" || d.remote != nil && d.remote.client.Hello().PTY {
+		meta[terminal.MetaPTY] = json.RawMessage("true")
+	}
+	if _, in := d.mgr.(terminal.Input); in && (d.remote == nil || d.remote.client.Hello().Input) {
+		meta[terminal.MetaStdin] = json.RawMessage("true")
+	}
+	return meta
 }

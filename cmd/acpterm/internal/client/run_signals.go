@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/remote"
 )
 
 // This file turns interrupts (Ctrl-C, SIGTERM, Ctrl-C typed at a
@@ -121,7 +122,11 @@ func (d *driver) kill() {
 	// The terminals first: the agent's death ends the turn, whose settle
 	// would otherwise release them, with a kill grace, before this kills.
 	if sid != "" {
-		d.mgr.killNow(sid)
+		// Every command at once, SIGKILL, no kill grace: here, or on the
+		// target (remote/kill_all, else the end of the connection).
+		ctx, cancel := context.WithTimeout(context.Background(), killAllBound)
+		_ = d.mgr.KillAll(ctx)
+		cancel()
 	}
 	d.killAgent()
 	d.perm.CancelAll()
@@ -139,11 +144,16 @@ func (d *driver) settle(hard bool) {
 	conn, sid := d.conn, d.sid
 	d.mu.Unlock()
 	d.perm.CancelAll()
+	d.mcp.close() // its commands are released with its sessions
 	if conn != nil && hard {
 		conn.Kill()
 	}
 	if sid != "" {
-		d.mgr.ReleaseSession(sid)
+		ctx, cancel := context.WithTimeout(context.Background(), remoteCallBound)
+		if err := d.mgr.ReleaseSession(ctx, sid); err != nil && !errors.Is(err, remote.ErrDisconnected) {
+			d.warn(fmt.Sprintf("acpterm: releasing the session's terminals: %v", err))
+		}
+		cancel()
 	}
 	// Close releases the terminals of any other session the agent named,
 	// and ends the pump after the events already queued.
@@ -183,6 +193,7 @@ func (d *driver) shutdown() {
 		// open; what it writes from now on is not waited for.
 		_ = errPipe.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
 	}
+	d.keyMask.Close()
 	if err := d.agentSandbox.Cleanup(); err != nil {
 		d.warn("acpterm: removing the agent's TMPDIR: " + err.Error())
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/ask"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 )
@@ -60,7 +61,7 @@ func (s *sessionState) info() render.SessionInfo {
 func modelChoices(models *acp.SessionModelState) []choice {
 	var cs []choice
 	for _, m := range models.AvailableModels {
-		cs = append(cs, choice{m.ModelID, m.Name})
+		cs = append(cs, choice{ID: m.ModelID, Name: m.Name})
 	}
 	return cs
 }
@@ -124,33 +125,9 @@ func selectValues(sel *acp.SessionConfigSelect) []acp.SessionConfigSelectOption 
 	return nil
 }
 
-// choice is a value the user may name: its ID and its human name.
-type choice struct{ id, name string }
-
-// matchChoice finds what the user asked for among the valid choices: the
-// exact ID, else the one choice whose ID or name equals it ignoring case
-// (people type "Big Pickle" or "YOLO"). ok is false when nothing, or more
-// than one choice, matches.
-func matchChoice(want string, choices []choice) (id string, ok bool) {
-	for _, c := range choices {
-		if c.id == want {
-			return c.id, true
-		}
-	}
-	found := -1
-	for i, c := range choices {
-		if strings.EqualFold(c.id, want) || (c.name != "" && strings.EqualFold(c.name, want)) {
-			if found >= 0 && choices[found].id != c.id {
-				return "", false
-			}
-			found = i
-		}
-	}
-	if found < 0 {
-		return "", false
-	}
-	return choices[found].id, true
-}
+// choice is a value the user may name (its ID and human name), matched
+// by ask.Match.
+type choice = ask.Choice
 
 // maxListed bounds the choices listed in an error: an agent may offer
 // hundreds of models.
@@ -170,7 +147,7 @@ func listChoices(choices []choice) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(textsafe.Quote(render.Clip(c.id, 80)))
+		b.WriteString(textsafe.Quote(render.Clip(c.ID, 80)))
 	}
 	return b.String()
 }
@@ -178,7 +155,7 @@ func listChoices(choices []choice) string {
 func modeChoices(modes *acp.SessionModeState) []choice {
 	var cs []choice
 	for _, m := range modes.AvailableModes {
-		cs = append(cs, choice{string(m.ID), m.Name})
+		cs = append(cs, choice{ID: string(m.ID), Name: m.Name})
 	}
 	return cs
 }
@@ -186,7 +163,7 @@ func modeChoices(modes *acp.SessionModeState) []choice {
 func optionChoices(opts []acp.SessionConfigOption) []choice {
 	var cs []choice
 	for _, o := range opts {
-		cs = append(cs, choice{string(o.ID), o.Name})
+		cs = append(cs, choice{ID: string(o.ID), Name: o.Name})
 	}
 	return cs
 }
@@ -196,11 +173,11 @@ func valueChoices(o *acp.SessionConfigOption) []choice {
 	case *acp.SessionConfigSelect:
 		var cs []choice
 		for _, v := range selectValues(k) {
-			cs = append(cs, choice{string(v.Value), v.Name})
+			cs = append(cs, choice{ID: string(v.Value), Name: v.Name})
 		}
 		return cs
 	case *acp.SessionConfigBoolean:
-		return []choice{{"true", ""}, {"false", ""}}
+		return []choice{{ID: "true"}, {ID: "false"}}
 	}
 	return nil
 }
@@ -208,7 +185,7 @@ func valueChoices(o *acp.SessionConfigOption) []choice {
 // settingChoice is the choice the user named (flag and what are for the
 // message), or a message that lists the ones the agent offers.
 func settingChoice(flag, what, want string, cs []choice) (id, msg string) {
-	id, ok := matchChoice(want, cs)
+	id, ok := ask.Match(want, cs)
 	if !ok {
 		return "", fmt.Sprintf("%s %s: the agent offers no such %s; it offers %s", flag, textsafe.Quote(want), what, listChoices(cs))
 	}
@@ -218,7 +195,7 @@ func settingChoice(flag, what, want string, cs []choice) (id, msg string) {
 // configValue is the session/set_config_option value for the user's
 // value of option o, or an error message listing the valid ones.
 func configValue(o *acp.SessionConfigOption, flag, want string) (acp.SessionConfigValue, string) {
-	id, ok := matchChoice(want, valueChoices(o))
+	id, ok := ask.Match(want, valueChoices(o))
 	if !ok {
 		if _, known := o.Kind.(*acp.UnknownSessionConfigKind); known {
 			return nil, fmt.Sprintf("%s: option %s is of a type acpterm cannot set", flag, textsafe.Quote(string(o.ID)))
@@ -234,7 +211,7 @@ func configValue(o *acp.SessionConfigOption, flag, want string) (acp.SessionConf
 // findOption is the option the user named by its ID (or, unambiguously,
 // its name).
 func findOption(opts []acp.SessionConfigOption, want string) *acp.SessionConfigOption {
-	id, ok := matchChoice(want, optionChoices(opts))
+	id, ok := ask.Match(want, optionChoices(opts))
 	if !ok {
 		return nil
 	}
@@ -371,7 +348,7 @@ func (d *driver) confinedMode(st sessionState) string {
 	}
 	for _, want := range p.ConfinedModes {
 		for _, c := range offered {
-			if c.id == want {
+			if c.ID == want {
 				return want
 			}
 		}

@@ -10,28 +10,6 @@ import (
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 )
 
-func TestMatchChoice(t *testing.T) {
-	cs := []choice{{"default", "Default"}, {"autoEdit", "Auto Edit"}, {"yolo", "YOLO"}, {"Plan", "plan mode"}, {"plan", "Plan"}}
-	for _, tc := range []struct {
-		want, id string
-		ok       bool
-	}{
-		{"yolo", "yolo", true},
-		{"YOLO", "yolo", true},          // the name, or the ID ignoring case
-		{"auto edit", "autoEdit", true}, // the name ignoring case
-		{"autoedit", "autoEdit", true},
-		{"Plan", "Plan", true}, // an exact ID wins over a case-insensitive one
-		{"PLAN", "", false},    // two choices match ignoring case
-		{"turbo", "", false},
-		{"", "", false},
-	} {
-		id, ok := matchChoice(tc.want, cs)
-		if id != tc.id || ok != tc.ok {
-			t.Errorf("matchChoice(%q) = %q, %v; want %q, %v", tc.want, id, ok, tc.id, tc.ok)
-		}
-	}
-}
-
 func TestConfigValue(t *testing.T) {
 	model := &acp.SessionConfigOption{ID: "model", Name: "Model", Kind: &acp.SessionConfigSelect{
 		CurrentValue: "a",
@@ -59,7 +37,7 @@ func TestConfigValue(t *testing.T) {
 func TestListChoicesBounded(t *testing.T) {
 	var cs []choice
 	for i := 0; i < 100; i++ {
-		cs = append(cs, choice{id: "m\x1b[2J" + strings.Repeat("x", 200)})
+		cs = append(cs, choice{ID: "m\x1b[2J" + strings.Repeat("x", 200)})
 	}
 	s := listChoices(cs)
 	if strings.Contains(s, "\x1b") || !strings.HasSuffix(s, "… and 60 more") || len(s) > maxListed*100 {

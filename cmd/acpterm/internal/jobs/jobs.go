@@ -22,8 +22,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -167,6 +165,9 @@ type Tracker struct {
 	live  map[key]*Item
 	more  [2]int // running items not kept: terminals, tool calls (classOf)
 	ended []Item // the last maxEnded items that ended, oldest first
+	// ends is closed, and replaced, each time an item ends: WaitEnd's
+	// wake-up.
+	ends chan struct{}
 }
 
 // NewTracker returns a Tracker keeping at most max running items
@@ -178,7 +179,7 @@ func NewTracker(max int, now func() time.Time) *Tracker {
 	if now == nil {
 		now = time.Now
 	}
-	return &Tracker{max: max, now: now, live: map[key]*Item{}}
+	return &Tracker{max: max, now: now, live: map[key]*Item{}, ends: make(chan struct{})}
 }
 
 // Start records a running item, or updates the running one of the same
@@ -316,7 +317,29 @@ func (t *Tracker) EndAll(kind Kind, how string) {
 	}
 }
 
+// WaitEnd waits until the item of kind and id is not running (it ended,
+// or was never kept) or ctx ends: a Cancel that sends a request the
+// agent only accepts waits here for the end the agent then reports.
+func (t *Tracker) WaitEnd(ctx context.Context, kind Kind, id string) error {
+	for {
+		t.mu.Lock()
+		_, running := t.live[key{kind, id}]
+		ends := t.ends
+		t.mu.Unlock()
+		if !running {
+			return nil
+		}
+		select {
+		case <-ends:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
 func (t *Tracker) endLocked(k key, cur *Item, how string) {
+	close(t.ends)
+	t.ends = make(chan struct{})
 	delete(t.live, k)
 	cur.State, cur.How, cur.Cancel = Ended, clip(how), nil
 	if len(t.ended) == maxEnded {
@@ -347,104 +370,6 @@ func (t *Tracker) Running() ([]Item, int) {
 		more += n
 	}
 	return out, more
-}
-
-// Find returns the item ref names: its Ref ("3", or "#3"), else its ID.
-// An item that ended is found among the last few that did.
-func (t *Tracker) Find(ref string) (Item, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if it := t.findLocked(ref); it != nil {
-		return copyItem(it), true
-	}
-	if it := t.findEndedLocked(ref); it != nil {
-		return copyItem(it), true
-	}
-	return Item{}, false
-}
-
-// findLocked is the running item ref names, or nil.
-func (t *Tracker) findLocked(ref string) *Item {
-	if n, ok := refNumber(ref); ok {
-		for _, it := range t.live {
-			if it.Ref == n {
-				return it
-			}
-		}
-		return nil
-	}
-	for kind := ClientTerminal; kind <= ToolCall; kind++ {
-		if it := t.live[key{kind, ref}]; it != nil {
-			return it
-		}
-	}
-	return nil
-}
-
-func (t *Tracker) findEndedLocked(ref string) *Item {
-	n, byRef := refNumber(ref)
-	for i := len(t.ended) - 1; i >= 0; i-- {
-		if e := &t.ended[i]; byRef && e.Ref == n || !byRef && e.ID == ref {
-			return e
-		}
-	}
-	return nil
-}
-
-// refNumber reads a Ref: digits, with an optional leading "#".
-func refNumber(ref string) (int, bool) {
-	s := strings.TrimPrefix(ref, "#")
-	if s == "" || len(s) > 9 || strings.Trim(s, "0123456789") != "" {
-		return 0, false
-	}
-	n, err := strconv.Atoi(s)
-	return n, err == nil && n > 0
-}
-
-// Stop stops the item ref names (see Find) with its Cancel, marking it
-// Stopping meanwhile; if Cancel fails, the item is running again. It
-// returns the item as it is afterwards, and ErrUnknown, ErrEnded,
-// ErrStopping or ErrCannotStop (the item then says why, NoCancel) when
-// there is nothing to stop, or Cancel's error.
-func (t *Tracker) Stop(ctx context.Context, ref string) (Item, error) {
-	if ref == "" {
-		return Item{}, ErrUnknown
-	}
-	t.mu.Lock()
-	it := t.findLocked(ref)
-	if it == nil {
-		defer t.mu.Unlock()
-		if e := t.findEndedLocked(ref); e != nil {
-			return copyItem(e), ErrEnded
-		}
-		return Item{}, ErrUnknown
-	}
-	switch {
-	case it.State == Stopping:
-		t.mu.Unlock()
-		return copyItem(it), ErrStopping
-	case it.Cancel == nil:
-		t.mu.Unlock()
-		return copyItem(it), ErrCannotStop
-	}
-	it.State = Stopping
-	cancel, k, n := it.Cancel, key{it.Kind, it.ID}, it.Ref
-	t.mu.Unlock()
-
-	err := cancel(ctx)
-
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if cur := t.live[k]; cur != nil && cur.Ref == n {
-		if err != nil && cur.State == Stopping {
-			cur.State = Running
-		}
-		return copyItem(cur), err
-	}
-	if e := t.findEndedLocked(strconv.Itoa(n)); e != nil {
-		return copyItem(e), err
-	}
-	return Item{Ref: n, Kind: k.kind, ID: k.id, State: Ended}, err
 }
 
 func copyItem(it *Item) Item {

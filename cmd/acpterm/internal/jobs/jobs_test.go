@@ -164,6 +164,37 @@ func TestStopInProgress(t *testing.T) {
 	}
 }
 
+// WaitEnd returns once the item ends (not before: another item's end
+// does not wake it for good), at once for one not running, and with the
+// context's cause when that ends first.
+func TestWaitEnd(t *testing.T) {
+	tr := NewTracker(0, nil)
+	tr.Start(Item{Kind: DisplayTerminal, ID: "dev"})
+	tr.Start(Item{Kind: DisplayTerminal, ID: "other"})
+	done := make(chan error, 1)
+	go func() { done <- tr.WaitEnd(context.Background(), DisplayTerminal, "dev") }()
+	tr.EndTerminal("other", "exit 0")
+	select {
+	case err := <-done:
+		t.Fatalf("WaitEnd returned %v after another item's end", err)
+	default:
+	}
+	tr.EndTerminal("dev", "killed by SIGTERM")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.WaitEnd(context.Background(), ToolCall, "never"); err != nil {
+		t.Fatalf("WaitEnd of an item not running: %v", err)
+	}
+	tr.Start(Item{Kind: ToolCall, ID: "stuck"})
+	cause := errors.New("the agent did not confirm")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	if err := tr.WaitEnd(ctx, ToolCall, "stuck"); !errors.Is(err, cause) {
+		t.Fatalf("WaitEnd with an ended context: %v, want its cause", err)
+	}
+}
+
 // An agent that announces 10,000 commands and ends none: the tracker
 // keeps its bound and counts the rest; as they end, the count goes down.
 func TestBounded(t *testing.T) {

@@ -2,76 +2,24 @@ package render
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/display"
-	"github.com/acpterm/acpterm/internal/text/utf8cut"
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/acpterm/acpterm/terminal"
 )
 
-// Display-only terminals: Zed's _meta extension, used by agents that run
-// commands themselves (codex-acp, claude-agent-acp and others) to stream
-// them into the client's UI. A client advertises it with
-// clientCapabilities._meta.terminal_output = true; the agent then sends
-//
-//   - on the tool_call: _meta.terminal_info = {terminal_id, cwd?}, and a
-//     {"type":"terminal","terminalId":…} content item;
-//   - on tool_call_updates: _meta.terminal_output = {terminal_id, data},
-//     data being the next UTF-8 text of the output;
-//   - on the last update: _meta.terminal_exit = {terminal_id, exit_code,
-//     signal}.
-//
-// JetBrains' form (codex-acp's TypeScript adapter): the client declares
-// clientCapabilities._meta.terminal_output_delta = true, and the agent
-// sends _meta.terminal_output_delta = {terminal_id, data} in place of
-// terminal_output, each data appended to the output.
-//
-// The ACP v2 draft's form, which acpterm decodes inside v1 sessions as Zed
-// does, and asks for with clientCapabilities._meta.terminal_update = true
-// (display.MetaTerminalUpdate):
-//
-//   - the session update terminal_update {terminalId, command?, cwd?,
-//     output?, exitStatus?}: an upsert; an exitStatus ends the terminal;
-//   - the session update terminal_output_chunk {terminalId, data}: the
-//     next bytes of the output, base64.
+// Display-only terminals are those an agent runs itself and streams to
+// the client in one of the dialects read in display_meta.go and
+// display_v2.go.
 //
 // The ids are the agent's, not terminals of acpterm's manager. The
 // DisplayTerminals adapter turns these into the terminal events the
 // renderers already draw, with Info.Display set on the created event: no
 // process of acpterm's runs them (see isDisplay).
-//
-// Real agents leave gaps the adapter fills from the tool call that
-// carries the terminal (ACP-NOTES §12):
-//
-//   - codex sends no terminal_output for a quick command: the output is
-//     only in the final update's rawOutput (formatted_output,
-//     aggregated_output, stdout). When a tool call ends and its display
-//     terminal got no output, the first of those that is a string, or
-//     else the tool call's text content (claude's error text), becomes its
-//     output, clipped to its last maxFallbackOutput bytes.
-//   - claude ends a failed command with status: failed and no
-//     terminal_exit. A tool call that ends (completed or failed) ends its
-//     display terminals that have not exited, with no exit status; the
-//     renderers show the tool call's status for it.
-//   - claude announces its terminal before the command is known (title
-//     "Terminal", empty rawInput) and brings the command on a later
-//     update. A display terminal's command and cwd follow the tool call's
-//     rawInput (command, as a line or an argv, and cwd) or, failing that,
-//     its title: a second created event for the same id, which the
-//     renderers take as an update (displayUpdated).
-
-// metaTerminalOutputKey is the capability key and the update key.
-const metaTerminalOutputKey = display.MetaTerminalOutput
-
-// metaTerminalOutputDeltaKey is JetBrains' capability key and update key,
-// as codex-acp's TypeScript adapter reads and writes them.
-const metaTerminalOutputDeltaKey = "terminal_output_delta"
 
 // DisplayCapabilities is the clientCapabilities._meta with which a client
 // that passes its session updates through DisplayTerminals asks for
@@ -233,107 +181,6 @@ func (d *DisplayTerminals) setTitle(id acp.ToolCallID, title string) {
 	d.titles[id] = Clip(title, maxDisplayTitle)
 }
 
-// fromMeta creates the terminals a tool call's _meta names and passes on
-// their output; the exit is left to the caller, after fromCall.
-func (d *DisplayTerminals) fromMeta(sessionID acp.SessionID, c *callUpdate) {
-	if len(c.meta) == 0 {
-		return
-	}
-	// A terminal is named by the command of its tool call's rawInput,
-	// else by the tool call's title (create).
-	command, args, cwd, _ := commandOf(c.rawInput)
-	var info display.MetaTerminalInfoValue
-	if decodeMeta(c.meta, display.MetaTerminalInfo, &info) && info.TerminalID != "" {
-		if info.Cwd != "" {
-			cwd = info.Cwd
-		}
-		d.create(sessionID, c.id, info.TerminalID, command, args, cwd)
-	}
-	for _, key := range []string{metaTerminalOutputKey, metaTerminalOutputDeltaKey} {
-		var out display.MetaTerminalOutputValue
-		if decodeMeta(c.meta, key, &out) && out.TerminalID != "" {
-			d.create(sessionID, c.id, out.TerminalID, command, args, cwd)
-			d.output(sessionID, out.TerminalID, []byte(out.Data))
-		}
-	}
-	if exit, ok := metaExit(c.meta); ok {
-		d.create(sessionID, c.id, exit.TerminalID, command, args, cwd)
-	}
-}
-
-// metaExit is the terminal_exit of a tool call's _meta, if it has one.
-func metaExit(meta acp.Meta) (display.MetaTerminalExitValue, bool) {
-	var exit display.MetaTerminalExitValue
-	ok := decodeMeta(meta, display.MetaTerminalExit, &exit) && exit.TerminalID != ""
-	return exit, ok
-}
-
-// displayInput is the part of a tool call's rawInput that names the
-// command it runs: a shell line (claude, qwen) or an argv (codex), and the
-// directory.
-type displayInput struct {
-	Command json.RawMessage `json:"command"`
-	Cwd     string          `json:"cwd"`
-}
-
-// commandOf reads the command of a rawInput: a line, or an argv whose
-// first word is the program; ok is false when there is none.
-func commandOf(rawInput json.RawMessage) (command string, args []string, cwd string, ok bool) {
-	var in displayInput
-	if len(rawInput) == 0 || json.Unmarshal(rawInput, &in) != nil {
-		return "", nil, "", false
-	}
-	if !filepath.IsAbs(in.Cwd) {
-		in.Cwd = ""
-	}
-	var line string
-	if json.Unmarshal(in.Command, &line) == nil && line != "" {
-		return line, nil, in.Cwd, true
-	}
-	var argv []string
-	if json.Unmarshal(in.Command, &argv) == nil && len(argv) > 0 && argv[0] != "" {
-		if len(argv) > maxToolTerminals*4 {
-			argv = argv[:maxToolTerminals*4]
-		}
-		return argv[0], argv[1:], in.Cwd, true
-	}
-	return "", nil, in.Cwd, in.Cwd != ""
-}
-
-// fromCall notes which display terminals the tool call embeds, and
-// updates their command and cwd from its rawInput or title.
-func (d *DisplayTerminals) fromCall(sessionID acp.SessionID, c *callUpdate) {
-	d.mu.Lock()
-	ids := d.calls[c.id]
-	for _, tc := range c.content {
-		if t, ok := tc.(*acp.Terminal); ok {
-			id := t.TerminalID
-			if d.known[id] != nil && len(ids) < maxToolTerminals && !slices.Contains(ids, id) {
-				if _, ok := d.calls[c.id]; !ok && len(d.calls) >= maxDisplayTitles {
-					clear(d.calls)
-				}
-				ids = append(ids, id)
-				d.calls[c.id] = ids
-			}
-		}
-	}
-	d.mu.Unlock()
-	if len(ids) == 0 {
-		return
-	}
-	command, args, cwd, ok := commandOf(c.rawInput)
-	if !ok && c.title == "" {
-		return
-	}
-	src := fromInput
-	if command == "" {
-		command, src = c.title, fromTitle
-	}
-	for _, id := range ids {
-		d.update(sessionID, id, command, slices.Clone(args), cwd, src)
-	}
-}
-
 // update announces a display terminal's new command or cwd, if either
 // changed: a created event for a terminal the renderers have. A command
 // from src replaces one from a source as good or worse; a cwd replaces
@@ -377,134 +224,6 @@ func (d *DisplayTerminals) info(sessionID acp.SessionID, id acp.TerminalID, t *d
 		info.Sandbox = d.agentSandbox()
 	}
 	return info
-}
-
-// maxFallbackOutput bounds the output a display terminal is given from
-// its tool call (endCall): its last bytes, as a terminal keeps its tail.
-const maxFallbackOutput = 64 << 10
-
-// rawCommandOutput is the part of a tool call's rawOutput that holds a
-// command's output, in codex's words. Each is read as a string only.
-type rawCommandOutput struct {
-	FormattedOutput  json.RawMessage `json:"formatted_output"`
-	AggregatedOutput json.RawMessage `json:"aggregated_output"`
-	Stdout           json.RawMessage `json:"stdout"`
-}
-
-// fallbackOutput is the output a tool call carries for a terminal that got
-// none: the first of rawOutput's output fields that is a string, else its
-// text content.
-func fallbackOutput(rawOutput json.RawMessage, content []acp.ToolCallContent) string {
-	var ro rawCommandOutput
-	if len(rawOutput) > 0 && json.Unmarshal(rawOutput, &ro) == nil {
-		for _, f := range []json.RawMessage{ro.FormattedOutput, ro.AggregatedOutput, ro.Stdout} {
-			var s string
-			if len(f) > 0 && json.Unmarshal(f, &s) == nil {
-				return s
-			}
-		}
-	}
-	var b strings.Builder
-	for _, c := range content {
-		if c, ok := c.(*acp.Content); ok {
-			if t, ok := c.Content.(*acp.TextContent); ok && t.Text != "" {
-				if b.Len() > 0 {
-					b.WriteString("\n")
-				}
-				b.WriteString(utf8cut.Tail(t.Text, maxFallbackOutput))
-				if b.Len() > 2*maxFallbackOutput {
-					break
-				}
-			}
-		}
-	}
-	return b.String()
-}
-
-// fallback gives each display terminal of an ended tool call that got no
-// output the tool call's own (fallbackOutput).
-func (d *DisplayTerminals) fallback(sessionID acp.SessionID, c *callUpdate) {
-	d.mu.Lock()
-	var silent []acp.TerminalID
-	for _, id := range d.calls[c.id] {
-		if t := d.known[id]; t != nil && !t.exited && t.shown == 0 {
-			silent = append(silent, id)
-		}
-	}
-	d.mu.Unlock()
-	if len(silent) == 0 {
-		return
-	}
-	out := utf8cut.Tail(fallbackOutput(c.rawOutput, c.content), maxFallbackOutput)
-	if out == "" {
-		return
-	}
-	if !strings.HasSuffix(out, "\n") {
-		out += "\n" // the output's last line is complete
-	}
-	for _, id := range silent {
-		d.output(sessionID, id, []byte(out))
-	}
-}
-
-// endCall ends the display terminals of a tool call that ended: those that
-// have not exited exit with no exit status, which the renderers show as
-// the tool call's status.
-func (d *DisplayTerminals) endCall(sessionID acp.SessionID, call acp.ToolCallID) {
-	d.mu.Lock()
-	ids := d.calls[call]
-	delete(d.calls, call)
-	d.mu.Unlock()
-	for _, id := range ids {
-		d.exit(sessionID, id, nil, nil)
-	}
-}
-
-// fromV2 handles the v2 terminal session updates; other unknown updates
-// are left to the renderer. Malformed ones are ignored: display only.
-func (d *DisplayTerminals) fromV2(sessionID acp.SessionID, u acp.SessionUpdate) {
-	// The draft's terminal IDs name the same display terminals as Zed's
-	// _meta ones: one namespace, acp.TerminalID.
-	if c, err := display.TerminalOutputChunkOf(u); c != nil && err == nil && c.TerminalID != "" {
-		id := acp.TerminalID(c.TerminalID)
-		d.create(sessionID, "", id, "", nil, "")
-		d.output(sessionID, id, c.Data)
-		return
-	}
-	tu, err := display.TerminalUpdateOf(u)
-	if tu == nil || err != nil || tu.TerminalID == "" {
-		return
-	}
-	id := acp.TerminalID(tu.TerminalID)
-	var cmd, cwd string
-	if tu.Command != nil {
-		cmd = *tu.Command
-	}
-	if tu.Cwd != nil {
-		cwd = string(*tu.Cwd)
-	}
-	d.create(sessionID, "", id, cmd, nil, cwd)
-	// A later terminal_update may bring the command or cwd (an upsert).
-	d.update(sessionID, id, cmd, nil, cwd, fromTerminal)
-	if tu.Output != nil {
-		// An authoritative snapshot of the whole output. The renderers
-		// append, so what goes on is the part past what they were given:
-		// all of it for a snapshot that extends the output, nothing for
-		// one that rewrites or shortens it.
-		d.mu.Lock()
-		var fresh []byte
-		if t := d.known[id]; t != nil {
-			if n := uint64(len(tu.Output.Data)); n > t.shown {
-				fresh = tu.Output.Data[t.shown:]
-			}
-			t.shown = uint64(len(tu.Output.Data) - len(fresh)) // output adds fresh
-		}
-		d.mu.Unlock()
-		d.output(sessionID, id, fresh)
-	}
-	if es := tu.ExitStatus; es != nil {
-		d.exit(sessionID, id, es.ExitCode, es.Signal)
-	}
 }
 
 // maxDisplayTerminals bounds the display terminals remembered: known
@@ -600,11 +319,4 @@ func (d *DisplayTerminals) exit(sessionID acp.SessionID, id acp.TerminalID, code
 		st.ExitCode = &c
 	}
 	d.r.TerminalEvent(terminal.Event{Kind: terminal.EventExited, SessionID: sessionID, TerminalID: id, Status: st})
-}
-
-// decodeMeta decodes meta[key] into v, reporting whether it was there and
-// well formed. A malformed value is ignored: it is display only.
-func decodeMeta(meta acp.Meta, key string, v any) bool {
-	raw, ok := meta[key]
-	return ok && json.Unmarshal(raw, v) == nil
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // jsonRenderer writes one JSON object per line (NDJSON) for programs. The
-// events are documented in the README ("JSON events"); their field names
+// events are documented in docs/cli.md ("JSON events"); their field names
 // follow the protocol's camelCase.
 type jsonRenderer struct {
 	mu    sync.Mutex
@@ -68,12 +68,18 @@ type jsonTerminalCreated struct {
 	// Where is the target the command runs on (terminal.Info.Where);
 	// absent for this machine.
 	Where string `json:"where,omitempty"`
+	// ToolCallID is the tool call the terminal shows under when the
+	// agent did not embed it but named the call another way
+	// (terminal.Info.ToolCall): terminal_created comes again, with the
+	// same terminalId, when the terminal is tied to the call.
+	ToolCallID acp.ToolCallID `json:"toolCallId,omitempty"`
 	// OutputByteLimit is the effective limit (the request's, clamped);
 	// absent for a display terminal.
 	OutputByteLimit *uint64 `json:"outputByteLimit,omitempty"`
 	// Display marks a command the agent runs itself and streams to the
-	// client for display (display.go's dialects): what the text renderer
-	// shows as "run by the agent". A display terminal's terminal_created
+	// client for display (the dialects of display_meta.go and
+	// display_v2.go): what the text renderer shows as "run by the agent".
+	// A display terminal's terminal_created
 	// comes again, with the same terminalId, when its tool call brings its
 	// command or cwd after it was announced.
 	Display bool `json:"display,omitempty"`
@@ -86,7 +92,9 @@ type jsonTerminalCreated struct {
 // jsonSandbox is a terminal's sandbox.Applied, in short.
 type jsonSandbox struct {
 	Mode    string `json:"mode"`    // off, read-only, workspace-write
-	Network string `json:"network"` // allow, deny
+	Network string `json:"network"` // allow, deny, proxy
+	// AllowHosts are the host patterns a proxy network lets through.
+	AllowHosts []string `json:"allowHosts,omitempty"`
 	// Missing names what the kernel could not enforce (best effort only).
 	Missing []string `json:"missing,omitempty"`
 	// LeftOut names the caches not made writable, and why (a link on
@@ -242,13 +250,15 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 	case terminal.EventCreated:
 		// A second one, for a display terminal, brings its command or cwd
 		// (display.go): written again, as the upsert it is.
-		if t == nil {
+		// One that ties a terminal released already (its tool call came
+		// late) is written, and not kept.
+		if t == nil && (ev.Info == nil || ev.Info.ToolCall == "") {
 			t = &jsonTerm{started: r.now()}
 			r.terms[ev.TerminalID] = t
 		}
 		e := jsonTerminalCreated{Event: "terminal_created", SessionID: ev.SessionID, TerminalID: ev.TerminalID, Args: []string{}}
 		if ev.Info != nil {
-			e.Command, e.Cwd, e.PID, e.Where = ev.Info.Command, ev.Info.Cwd, ev.Info.PID, ev.Info.Where
+			e.Command, e.Cwd, e.PID, e.Where, e.ToolCallID = ev.Info.Command, ev.Info.Cwd, ev.Info.PID, ev.Info.Where, ev.Info.ToolCall
 			if len(ev.Info.Args) > 0 {
 				e.Args = ev.Info.Args
 			}
@@ -257,7 +267,7 @@ func (r *jsonRenderer) TerminalEvent(ev terminal.Event) {
 				e.OutputByteLimit = &limit
 			}
 			if a := ev.Info.Sandbox; a != nil {
-				e.Sandbox = &jsonSandbox{Mode: a.Mode.String(), Network: a.Network.String(), Missing: a.Missing,
+				e.Sandbox = &jsonSandbox{Mode: a.Mode.String(), Network: a.Network.String(), AllowHosts: a.AllowHosts, Missing: a.Missing,
 					LeftOut: a.LeftOut, GitSearchCut: a.GitSearchCut}
 			}
 		}

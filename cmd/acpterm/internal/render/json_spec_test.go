@@ -16,7 +16,7 @@ import (
 	"github.com/acpterm/acpterm/terminal"
 )
 
-// The tests here hold --format json to what the README ("JSON events")
+// The tests here hold --format json to what docs/cli.md ("JSON events")
 // promises the programs that parse it.
 
 // checkJSONLines fails unless out is lines each of which is one JSON
@@ -65,7 +65,7 @@ func outputOf(evs []map[string]any, id string) string {
 	return b.String()
 }
 
-// TestJSONOutputChunking: the README says only the concatenation of a
+// TestJSONOutputChunking: docs/cli.md says only the concatenation of a
 // terminal's data carries meaning, so it must not depend on where the
 // command's output was cut into events: the same bytes, cut anywhere,
 // give the same text, the bytes with each run of invalid UTF-8 replaced

@@ -121,9 +121,22 @@ func (r *textRenderer) usageLine() string {
 	}
 	s := fmt.Sprintf("context: %s / %s tokens", GroupDigits(u.Used), GroupDigits(u.Size))
 	if u.Cost != nil {
-		s += " · cost " + strconv.FormatFloat(u.Cost.Amount, 'f', -1, 64) + " " + textsafe.Line(Clip(u.Cost.Currency, 16))
+		s += " · cost " + amount(u.Cost.Amount) + " " + textsafe.Line(Clip(u.Cost.Currency, 16))
 	}
 	return r.st.Dim(s) + "\n"
+}
+
+// amount words a cost: to the millionth, without trailing zeros, so that
+// a sum of float costs (0.00028000000000000003) reads as it was meant.
+func amount(x float64) string {
+	s := strconv.FormatFloat(x, 'f', 6, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return s
 }
 
 // jsonSession is the "session" event: the mode and model the turn starts

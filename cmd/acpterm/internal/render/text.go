@@ -66,6 +66,9 @@ type textRenderer struct {
 	forgotten int                     // termOrder[:forgotten] have forgotten their lines (keepTails)
 	keptTails int                     // terminals of termOrder that keep their lines
 	embedded  map[acp.TerminalID]bool // terminal IDs referenced by a tool call
+	// attached are the embedded terminals that the host tied to a tool
+	// call (terminal.Info.ToolCall), not the agent (text_attach.go).
+	attached map[acp.TerminalID]bool
 	// printedTools are the IDs of the tool calls printed, oldest first:
 	// their views are remembered (emptied) so that a late update does not
 	// print them again, up to maxPrintedTools of them.
@@ -118,7 +121,8 @@ const (
 
 // NewText returns the renderer of --format text, writing to w.
 func NewText(w io.Writer, o *TextOptions) Renderer {
-	r := &textRenderer{w: w, tools: map[acp.ToolCallID]*toolView{}, terms: map[acp.TerminalID]*termView{}, embedded: map[acp.TerminalID]bool{}}
+	r := &textRenderer{w: w, tools: map[acp.ToolCallID]*toolView{}, terms: map[acp.TerminalID]*termView{}, embedded: map[acp.TerminalID]bool{},
+		attached: map[acp.TerminalID]bool{}}
 	if o != nil {
 		r.o = *o
 	}
@@ -216,8 +220,33 @@ func (r *textRenderer) SessionUpdate(n *acp.SessionNotification, _ json.RawMessa
 		r.showCommands(u.AvailableCommands)
 	case *acp.UsageUpdate:
 		r.sess.usage = u
+	case *acp.Notice:
+		r.endText()
+		r.push(itemNote, r.noticeLine(u))
 	}
 	r.flush(false)
+}
+
+// maxNotice bounds a notice as shown, in bytes.
+const maxNotice = 2 << 10
+
+// noticeLine is a notice (a v2 agent's warnings and news, which a v1
+// agent sends as messages) on one line: its title, then its
+// description.
+func (r *textRenderer) noticeLine(u *acp.Notice) string {
+	text := u.Title
+	if u.Description != nil && *u.Description != "" {
+		text += ": " + *u.Description
+	}
+	// One line: the description's line breaks are spaces.
+	text = Clip(textsafe.Line(strings.ReplaceAll(text, "\n", " ")), maxNotice)
+	switch u.Severity {
+	case acp.NoticeSeverityError:
+		return r.st.Red("✗ "+text) + "\n"
+	case acp.NoticeSeverityWarning:
+		return r.st.Yellow("⚠ "+text) + "\n"
+	}
+	return r.st.Dim("ℹ "+text) + "\n"
 }
 
 // Bounds of what the text renderer keeps of the terminals of a turn,
@@ -277,6 +306,8 @@ func (r *textRenderer) TerminalEvent(ev terminal.Event) {
 		r.termOrder = append(r.termOrder, tv)
 		r.keptTails++
 		r.keepTails()
+	} else if ev.Kind == terminal.EventCreated && !tv.display && ev.Info != nil && ev.Info.ToolCall != "" {
+		r.attach(tv, ev.Info.ToolCall)
 	} else if ev.Kind == terminal.EventCreated && tv.display && ev.Info != nil {
 		// A display terminal's command, known at last (displayUpdated).
 		tv.command = Clip(textsafe.Line(commandLine(ev.Info)), maxShownCommand)

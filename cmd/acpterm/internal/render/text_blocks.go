@@ -40,7 +40,7 @@ func (r *textRenderer) toolBlock(tv *toolView, now time.Time) string {
 	// An agent may add a command's output as text beside its terminal, for
 	// clients that show no terminal (display.RunCommand does); when
 	// acpterm ran the terminal, or the agent's display terminal has output
-	// (its own, or this text: display.go), its tail is printed below, and
+	// (its own, or this text: display_gaps.go), its tail is printed below, and
 	// the text would print the output twice.
 	texts, more := tv.texts, tv.moreTexts
 	for _, id := range tv.terminals {
@@ -60,6 +60,9 @@ func (r *textRenderer) toolBlock(tv *toolView, now time.Time) string {
 	}
 	for _, id := range tv.terminals {
 		if term := r.terms[id]; term != nil {
+			if line := r.tiedCommand(term, r.lineWidth(4)); line != "" {
+				b.WriteString(line + "\n")
+			}
 			r.writeTerminal(&b, term, now)
 		}
 	}
@@ -137,8 +140,11 @@ func sandboxNote(a *sandbox.Applied) string {
 	if a.Mode != sandbox.Off {
 		parts = append(parts, a.Mode.String())
 	}
-	if a.Network == sandbox.DenyNetwork {
+	switch a.Network {
+	case sandbox.DenyNetwork:
 		parts = append(parts, "network denied")
+	case sandbox.ProxyNetwork:
+		parts = append(parts, fmt.Sprintf("network limited to %d hosts", len(a.AllowHosts)))
 	}
 	note := "sandbox: " + strings.Join(parts, ", ")
 	if len(a.Missing) > 0 {

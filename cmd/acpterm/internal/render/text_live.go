@@ -133,6 +133,11 @@ func (r *textRenderer) liveText(now time.Time) string {
 	for tv := r.active.head; tv != nil && len(lines) < room; tv = tv.next {
 		lines = append(lines, header(tv.title+kindSuffix(tv.kind), tv.started))
 		for _, id := range tv.terminals {
+			if t := r.terms[id]; t != nil {
+				if line := r.tiedCommand(t, cols-5); line != "" {
+					lines = append(lines, line)
+				}
+			}
 			body(r.terms[id])
 		}
 	}

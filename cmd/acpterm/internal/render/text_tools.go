@@ -121,6 +121,7 @@ func (r *textRenderer) tool(id acp.ToolCallID) (*toolView, bool) {
 // forgets the oldest printed ones past maxPrintedTools.
 func (r *textRenderer) toolPrinted(tv *toolView) {
 	tv.printed = true
+	r.detach(tv)
 	tv.texts, tv.moreTexts, tv.diffs, tv.terminals = nil, 0, nil, nil
 	r.printedTools = append(r.printedTools, tv.id)
 	if len(r.printedTools) > maxPrintedTools {

@@ -45,62 +45,10 @@ func TestRecordAndLast(t *testing.T) {
 	if list, err := s.List(); err != nil || len(list) != 0 {
 		t.Fatalf("empty store: %v, %v", list, err)
 	}
-	for _, e := range []Entry{entry("a", 1), entry("b", 2), {SessionID: "c", Command: []string{"other"}, Cwd: "/work", Updated: t0.Add(3 * time.Minute)}} {
-		if err := s.Record(e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// a again, later, with another title: the first title and creation stay.
-	again := entry("a", 4)
-	again.Title = "second prompt"
-	if err := s.Record(again); err != nil {
-		t.Fatal(err)
-	}
-	list, err := s.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := ids(list); got != "a,c,b" {
-		t.Fatalf("order %s, want a,c,b", got)
-	}
-	if list[0].Title != "prompt a" || !list[0].Created.Equal(t0.Add(time.Minute)) || !list[0].Updated.Equal(t0.Add(4*time.Minute)) {
-		t.Fatalf("merged entry %+v", list[0])
-	}
-	last, ok, err := s.Last("", []string{"agent", "--acp"}, "", "/work")
-	if err != nil || !ok || last.SessionID != "a" {
-		t.Fatalf("Last = %+v, %v, %v", last, ok, err)
-	}
-	if _, ok, _ := s.Last("", []string{"agent"}, "", "/work"); ok {
-		t.Fatal("Last matched another command line")
-	}
-	if _, ok, _ := s.Last("", []string{"agent", "--acp"}, "", "/elsewhere"); ok {
-		t.Fatal("Last matched another directory")
-	}
-	// By name: whatever command line the name started.
-	named := entry("n", 5)
-	named.Agent, named.Command = "codex", []string{"npx", "codex-acp"}
-	if err := s.Record(named); err != nil {
-		t.Fatal(err)
-	}
-	if e, ok, _ := s.Last("codex", []string{"codex-acp"}, "", "/work"); !ok || e.SessionID != "n" {
-		t.Fatalf("Last by name = %+v, %v", e, ok)
-	}
-	if e, _, _ := s.Last("", []string{"agent", "--acp"}, "", "/work"); e.SessionID != "a" {
-		t.Fatalf("a named session matched a command line: %+v", e)
-	}
-	// The same path on a --remote target is another place, kept apart
-	// on disk too.
-	far := entry("r", 6)
-	far.Target = "ssh://devbox"
-	if err := s.Record(far); err != nil {
-		t.Fatal(err)
-	}
-	if e, _, _ := s.Last("", []string{"agent", "--acp"}, "", "/work"); e.SessionID != "a" {
-		t.Fatalf("a session on a target matched this machine's /work: %+v", e)
-	}
-	if e, ok, _ := s.Last("", []string{"agent", "--acp"}, "ssh://devbox", "/work"); !ok || e.SessionID != "r" {
-		t.Fatalf("Last on the target = %+v, %v", e, ok)
-	}
+	recordAndMerge(t, s)
+	lastByCommand(t, s)
+	lastByName(t, s)
+	lastOnTarget(t, s)
 	if list, _ := s.List(); len(list) != 5 {
 		t.Fatalf("%d sessions after one on a target, want 5: %+v", len(list), list)
 	}
@@ -112,6 +60,80 @@ func TestRecordAndLast(t *testing.T) {
 	}
 	if err := s.Record(Entry{Command: []string{"x"}, Cwd: "/"}); err == nil {
 		t.Fatal("an entry without a session ID was recorded")
+	}
+}
+
+func record(t *testing.T, s *Store, entries ...Entry) {
+	t.Helper()
+	for _, e := range entries {
+		if err := s.Record(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// recordAndMerge records a, b, c and a again, later, with another title:
+// the list is newest first, and a keeps its first title and creation.
+func recordAndMerge(t *testing.T, s *Store) {
+	t.Helper()
+	record(t, s, entry("a", 1), entry("b", 2), Entry{SessionID: "c", Command: []string{"other"}, Cwd: "/work", Updated: t0.Add(3 * time.Minute)})
+	again := entry("a", 4)
+	again.Title = "second prompt"
+	record(t, s, again)
+	list, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(list); got != "a,c,b" {
+		t.Fatalf("order %s, want a,c,b", got)
+	}
+	if list[0].Title != "prompt a" || !list[0].Created.Equal(t0.Add(time.Minute)) || !list[0].Updated.Equal(t0.Add(4*time.Minute)) {
+		t.Fatalf("merged entry %+v", list[0])
+	}
+}
+
+// lastByCommand: Last matches the command line and the directory.
+func lastByCommand(t *testing.T, s *Store) {
+	t.Helper()
+	last, ok, err := s.Last("", []string{"agent", "--acp"}, "", "/work")
+	if err != nil || !ok || last.SessionID != "a" {
+		t.Fatalf("Last = %+v, %v, %v", last, ok, err)
+	}
+	if _, ok, _ := s.Last("", []string{"agent"}, "", "/work"); ok {
+		t.Fatal("Last matched another command line")
+	}
+	if _, ok, _ := s.Last("", []string{"agent", "--acp"}, "", "/elsewhere"); ok {
+		t.Fatal("Last matched another directory")
+	}
+}
+
+// lastByName: by name, whatever command line the name started; a named
+// session is not found by command line.
+func lastByName(t *testing.T, s *Store) {
+	t.Helper()
+	named := entry("n", 5)
+	named.Agent, named.Command = "codex", []string{"npx", "codex-acp"}
+	record(t, s, named)
+	if e, ok, _ := s.Last("codex", []string{"codex-acp"}, "", "/work"); !ok || e.SessionID != "n" {
+		t.Fatalf("Last by name = %+v, %v", e, ok)
+	}
+	if e, _, _ := s.Last("", []string{"agent", "--acp"}, "", "/work"); e.SessionID != "a" {
+		t.Fatalf("a named session matched a command line: %+v", e)
+	}
+}
+
+// lastOnTarget: the same path on a --remote target is another place, kept
+// apart on disk too.
+func lastOnTarget(t *testing.T, s *Store) {
+	t.Helper()
+	far := entry("r", 6)
+	far.Target = "ssh://devbox"
+	record(t, s, far)
+	if e, _, _ := s.Last("", []string{"agent", "--acp"}, "", "/work"); e.SessionID != "a" {
+		t.Fatalf("a session on a target matched this machine's /work: %+v", e)
+	}
+	if e, ok, _ := s.Last("", []string{"agent", "--acp"}, "ssh://devbox", "/work"); !ok || e.SessionID != "r" {
+		t.Fatalf("Last on the target = %+v, %v", e, ok)
 	}
 }
 

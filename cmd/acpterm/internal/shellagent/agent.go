@@ -121,10 +121,21 @@ var _ acp.AgentConnSetter = (*Agent)(nil)
 // acp.NewAgentConn calls it before serving the first message.
 func (a *Agent) SetConn(c *acp.AgentConn) { a.conn = c }
 
-// Initialize accepts protocol version 1.
+// Initialize answers the protocol version the commands can run in: 1
+// when they would run in the client's terminals (ExecClient, or ExecAuto
+// with a client that offers terminals), which v2 does not have; else the
+// version the client asks for.
 func (a *Agent) Initialize(ctx context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+	var caps acp.ClientCapabilities
+	if req.ClientCapabilities != nil {
+		caps = *req.ClientCapabilities
+	}
+	v := req.ProtocolVersion
+	if a.execFor(caps) == ExecClient {
+		v = acp.ProtocolVersion1
+	}
 	return &acp.InitializeResponse{
-		ProtocolVersion:   acp.ProtocolVersion1,
+		ProtocolVersion:   v,
 		AgentCapabilities: &acp.AgentCapabilities{},
 		AgentInfo:         &acp.Implementation{Name: a.opts.Name, Title: acp.Ptr("acpterm shell agent"), Version: a.opts.Version},
 	}, nil

@@ -1,0 +1,6 @@
+package main
+
+import "strings"
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,0 +1,429 @@
+// Package screen renders what a program wrote to a terminal as plain text:
+// the lines that scrolled off the top, then the screen as it now stands.
+//
+// It is a screen model, not a terminal emulator: it keeps characters and
+// where they are, and nothing of colours, attributes, modes or replies.
+// Bytes are parsed by github.com/charmbracelet/x/ansi's parser, and the
+// model acts on what changes the text: printable characters (wide ones
+// take two cells, combining marks stay with their base), CR, LF, BS, TAB,
+// cursor moves (CUP, HVP, CUU, CUD, CUF, CUB, CNL, CPL, CHA, HPA, VPA, the
+// cursor saved and restored), erasing (ED, EL, ECH), inserting and
+// deleting (ICH, DCH, IL, DL), scrolling (SU, SD, the scroll region of
+// DECSTBM, IND, NEL, RI) and the alternate screen (modes 47, 1047, 1049).
+// SGR and every other sequence are parsed and ignored.
+//
+// What the text holds:
+//
+//   - A line that scrolls off the top of the main screen goes to the
+//     history, with its trailing blanks trimmed. A line the cursor wrapped
+//     onto at the right margin continues the line above: the text has no
+//     line break there.
+//   - A progress bar redrawn after CR, or a full-screen redraw (ED 2 and
+//     CUP), reads as its last state: only the screen holds it.
+//   - The alternate screen is written over in place; when the program
+//     leaves it, its last screen (blank lines at the end dropped) is
+//     written to the main screen at the cursor, as if printed, so the text
+//     of a full-screen program that has exited still shows what it last
+//     showed, in the order it happened.
+//   - Boxes drawn with DEC's line drawing set (ESC ( 0, as ncurses does
+//     for xterm) read as the box-drawing characters they show.
+//   - Memory is bounded whatever is written: the history keeps the newest
+//     Limit bytes, and Text returns at most Limit bytes, the newest,
+//     starting at a character. Truncated, once dropping has begun, stays
+//     true.
+//
+// A Screen is not safe for concurrent use.
+package screen
+
+import (
+	"slices"
+	"unicode/utf8"
+
+	"github.com/acpterm/acpterm/internal/text/utf8cut"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/ansi/parser"
+	"github.com/mattn/go-runewidth"
+)
+
+// The largest screen a Screen models; sizes beyond are clamped, so that a
+// size cannot make a screen take unbounded memory (4 MiB of cells at most).
+const (
+	MaxCols = 1000
+	MaxRows = 1000
+)
+
+// wideTail marks the right half of a wide character, whose rune is in the
+// cell to its left. 0 is a blank cell.
+const wideTail rune = -1
+
+// widths measures characters the same way whatever the locale (East Asian
+// ambiguous characters are narrow, as most terminals draw them).
+var widths = &runewidth.Condition{}
+
+// line is one row of cells.
+type line struct {
+	cells []rune
+	// marks holds the combining marks that follow the character of a
+	// cell, by column; nil on most lines.
+	marks map[int][]rune
+	// used bounds the cells ever written since the line was last blank:
+	// those beyond are blank.
+	used int
+	// wrapped: the cursor wrapped onto this line at the right margin, so it
+	// continues the line above.
+	wrapped bool
+}
+
+// state is what the alternate screen swaps out.
+type state struct {
+	grid           []*line
+	x, y           int
+	savedX, savedY int
+	top, bot       int
+}
+
+// Screen is the model of one terminal's screen and history.
+type Screen struct {
+	cols, rows int
+	state
+	pendingWrap bool   // the last column was printed: the next character wraps first
+	lineDrawing bool   // G0 is DEC's line drawing set: ASCII letters draw boxes
+	main        *state // the main screen, while the alternate one is shown
+
+	pend []byte // the start of a character that the last write cut
+
+	limit     int
+	hist      []byte // scrolled-off text; its newest limit bytes are kept
+	truncated bool
+	total     uint64
+
+	p *ansi.Parser
+}
+
+// New returns a blank screen of cols by rows (each clamped to 1 and to
+// MaxCols, MaxRows) whose text keeps the newest limit bytes (negative
+// means 0).
+func New(cols, rows, limit int) *Screen {
+	s := &Screen{limit: max(limit, 0)}
+	s.cols, s.rows = clampSize(cols, rows)
+	s.grid = s.blankGrid()
+	s.bot = s.rows - 1
+	s.p = ansi.NewParser()
+	// Only CSI parameters matter; string sequences (OSC, DCS, APC) are
+	// skipped, and their data need not be kept beyond a token buffer.
+	s.p.SetDataSize(64)
+	s.p.SetHandler(ansi.Handler{
+		Print:     s.print,
+		Execute:   s.execute,
+		HandleCsi: s.csi,
+		HandleEsc: s.esc,
+	})
+	return s
+}
+
+func clampSize(cols, rows int) (int, int) {
+	return min(max(cols, 1), MaxCols), min(max(rows, 1), MaxRows)
+}
+
+func (s *Screen) blankGrid() []*line {
+	g := make([]*line, s.rows)
+	for i := range g {
+		g[i] = &line{cells: make([]rune, s.cols)}
+	}
+	return g
+}
+
+// Size returns the screen's columns and rows.
+func (s *Screen) Size() (cols, rows int) { return s.cols, s.rows }
+
+// Total is the number of bytes ever written.
+func (s *Screen) Total() uint64 { return s.total }
+
+// Write takes what the program wrote. It never fails; the error is for
+// io.Writer.
+func (s *Screen) Write(b []byte) (int, error) {
+	s.total += uint64(len(b))
+	s.feed(s.completeRune(b))
+	return len(b), nil
+}
+
+// feed processes b. Text (outside sequences) goes around the parser:
+// printable ASCII in runs, the common case, and other characters decoded
+// here, so that invalid UTF-8 becomes U+FFFD (the parser would drop it, or
+// take a stray byte for a C1 control). A character cut by the end of b
+// waits in pend for the next write.
+func (s *Screen) feed(b []byte) {
+	for i := 0; i < len(b); {
+		c := b[i]
+		if s.p.State() != parser.GroundState {
+			s.p.Advance(c)
+			i++
+			continue
+		}
+		if c < 0x20 || c == 0x7f {
+			switch c {
+			case '\r', '\n', '\b', '\t':
+				// The common controls, as the parser would hand them on.
+				s.execute(c)
+				i++
+				continue
+			case 0x1b:
+				if n := s.fastCSI(b[i:]); n > 0 {
+					i += n
+					continue
+				}
+			}
+			s.p.Advance(c)
+			i++
+			continue
+		}
+		if c < 0x7f {
+			j := i + 1
+			for j < len(b) && b[j] >= 0x20 && b[j] < 0x7f {
+				j++
+			}
+			s.putASCII(b[i:j])
+			i = j
+			continue
+		}
+		if !utf8.FullRune(b[i:]) {
+			s.pend = append(s.pend[:0], b[i:]...)
+			return
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		s.print(r)
+		i += n
+	}
+}
+
+// fastCSI handles a CSI sequence at the start of b that has only decimal
+// parameters (SGR, cursor moves, erasing: most of what programs send), as
+// the parser would, and returns its length; 0 leaves b to the parser (a
+// private or intermediate byte, sub-parameters, more parameters than the
+// parser keeps, or a sequence that b cuts).
+func (s *Screen) fastCSI(b []byte) int {
+	if len(b) < 3 || b[1] != '[' {
+		return 0
+	}
+	var buf [parser.MaxParamsSize]ansi.Param
+	n := 0
+	cur := parser.MissingParam
+	for i := 2; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= '0' && c <= '9':
+			if cur == parser.MissingParam {
+				cur = 0
+			}
+			cur = min(cur*10+int(c-'0'), parser.ParamMask-1)
+		case c == ';':
+			if n == len(buf)-1 {
+				return 0
+			}
+			buf[n] = ansi.Param(cur)
+			n++
+			cur = parser.MissingParam
+		case c >= 0x40 && c <= 0x7e:
+			params := buf[:0]
+			if n > 0 || cur != parser.MissingParam {
+				buf[n] = ansi.Param(cur)
+				params = buf[:n+1]
+			}
+			s.csi(ansi.Cmd(c), params)
+			return i + 1
+		default:
+			return 0
+		}
+	}
+	return 0
+}
+
+// completeRune finishes the character that the last write cut, from the
+// start of b, and returns the rest of b.
+func (s *Screen) completeRune(b []byte) []byte {
+	for len(s.pend) > 0 && len(b) > 0 {
+		s.pend = append(s.pend, b[0])
+		b = b[1:]
+		if utf8.FullRune(s.pend) {
+			r, n := utf8.DecodeRune(s.pend)
+			s.print(r)
+			rest := append([]byte(nil), s.pend[n:]...)
+			s.pend = s.pend[:0]
+			s.feed(rest) // what did not belong to it (an ESC, say)
+		}
+	}
+	return b
+}
+
+// Text returns the history then the screen, each line's trailing blanks
+// trimmed and blank lines at the end dropped (a line break after the last
+// line when the cursor stands below it): at most the newest limit bytes,
+// starting at a character, and whether older text was dropped.
+func (s *Screen) Text() (string, bool) {
+	screen := s.screenText()
+	var b []byte
+	if len(screen) < s.limit {
+		b = utf8cut.Tail(s.hist, s.limit-len(screen))
+	}
+	out := string(b) + string(utf8cut.Tail(screen, s.limit))
+	cut := len(out) < len(s.hist)+len(screen)
+	if cut {
+		s.truncated = true
+	}
+	return out, s.truncated
+}
+
+// screenText renders the visible screen.
+func (s *Screen) screenText() []byte {
+	last := -1
+	for i := range s.grid {
+		if !s.grid[i].blank() {
+			last = i
+		}
+	}
+	var b []byte
+	for i := 0; i <= last; i++ {
+		next := i+1 < len(s.grid) && s.grid[i+1].wrapped
+		b = s.grid[i].appendTo(b, !next)
+		if i < last && !next {
+			b = append(b, '\n')
+		}
+	}
+	if s.y > last && last >= 0 {
+		b = append(b, '\n')
+	}
+	return b
+}
+
+func (l *line) blank() bool {
+	for _, r := range l.cells[:min(l.used, len(l.cells))] {
+		if r != 0 {
+			return false
+		}
+	}
+	return len(l.marks) == 0
+}
+
+// appendTo appends the line's text to dst, its trailing blanks trimmed
+// when trim.
+func (l *line) appendTo(dst []byte, trim bool) []byte {
+	// Cells never written (or erased) are dropped at the end of any line,
+	// as when a wide character wrapped early; spaces only when trimming.
+	end := min(l.used, len(l.cells))
+	for end > 0 && (l.cells[end-1] == 0 || trim && l.cells[end-1] == ' ') && (l.marks == nil || len(l.marks[end-1]) == 0) {
+		end--
+	}
+	if l.marks == nil {
+		// Most lines are ASCII: one byte a cell, written in place.
+		n := len(dst)
+		dst = slices.Grow(dst, end)[:n+end]
+		out := dst[n:]
+		for i, r := range l.cells[:end] {
+			switch {
+			case r > 0 && r < utf8.RuneSelf:
+				out[i] = byte(r)
+			case r == 0:
+				out[i] = ' '
+			default:
+				return l.appendCells(dst[:n+i], i, end)
+			}
+		}
+		return dst
+	}
+	return l.appendCells(dst, 0, end)
+}
+
+// appendCells appends the text of cells [from, end) to dst.
+func (l *line) appendCells(dst []byte, from, end int) []byte {
+	for i := from; i < end; i++ {
+		r := l.cells[i]
+		switch {
+		case r == wideTail:
+			continue
+		case r == 0:
+			dst = append(dst, ' ')
+		case r < utf8.RuneSelf:
+			dst = append(dst, byte(r))
+		default:
+			dst = utf8.AppendRune(dst, r)
+		}
+		if l.marks != nil {
+			for _, m := range l.marks[i] {
+				dst = utf8.AppendRune(dst, m)
+			}
+		}
+	}
+	return dst
+}
+
+// pushHistory adds a line that scrolled off the top; cont says that the
+// line below continues it.
+func (s *Screen) pushHistory(l *line, cont bool) {
+	s.hist = l.appendTo(s.hist, !cont)
+	if !cont {
+		s.hist = append(s.hist, '\n')
+	}
+	// Drop in bulk, once the history holds twice what is kept, so that
+	// dropping costs O(1) a byte.
+	if len(s.hist) > 2*s.limit+4096 {
+		kept := utf8cut.Tail(s.hist, s.limit)
+		s.hist = append(s.hist[:0], kept...)
+		s.truncated = true
+	}
+}
+
+// Resize changes the screen's size (clamped as for New). Lines are not
+// reflowed: a narrower screen cuts them, a shorter one pushes its top
+// lines into the history while the cursor would fall off the bottom, and
+// drops lines at the bottom after that. The scroll region is reset.
+func (s *Screen) Resize(cols, rows int) {
+	cols, rows = clampSize(cols, rows)
+	if s.main != nil {
+		s.main.resize(s, cols, rows, false)
+	}
+	s.state.resize(s, cols, rows, s.main == nil)
+	s.cols, s.rows = cols, rows
+	s.pendingWrap = false
+}
+
+func (st *state) resize(s *Screen, cols, rows int, history bool) {
+	for len(st.grid) > rows && st.y > 0 && st.y >= rows {
+		if history {
+			s.pushHistory(st.grid[0], len(st.grid) > 1 && st.grid[1].wrapped)
+		}
+		st.grid = st.grid[1:]
+		st.y--
+		st.savedY = max(st.savedY-1, 0)
+	}
+	if len(st.grid) > rows {
+		st.grid = st.grid[:rows]
+	}
+	for len(st.grid) < rows {
+		st.grid = append(st.grid, &line{cells: make([]rune, cols)})
+	}
+	for i := range st.grid {
+		st.grid[i].resize(cols)
+	}
+	st.x, st.y = min(st.x, cols-1), min(st.y, rows-1)
+	st.savedX, st.savedY = min(st.savedX, cols-1), min(st.savedY, rows-1)
+	st.top, st.bot = 0, rows-1
+}
+
+func (l *line) resize(cols int) {
+	switch {
+	case cols < len(l.cells):
+		// A wide character whose right half is cut goes.
+		if l.cells[cols] == wideTail {
+			l.cells[cols-1] = 0
+			delete(l.marks, cols-1)
+		}
+		l.cells = l.cells[:cols:cols]
+		for c := range l.marks {
+			if c >= cols {
+				delete(l.marks, c)
+			}
+		}
+	case cols > len(l.cells):
+		l.cells = append(l.cells, make([]rune, cols-len(l.cells))...)
+	}
+}
