@@ -247,33 +247,17 @@ func (c *ClientConn) Prompt(ctx context.Context, req *PromptRequest) (*PromptRes
 	// ends it, which sends $/cancel_request.
 	callCtx, abandon := context.WithCancel(context.WithoutCancel(ctx))
 	defer abandon()
-	var (
-		stop      func() bool   // stops the watch of ctx
-		cancelled chan struct{} // closed once the watch has sent session/cancel (or failed to)
-		timer     *time.Timer   // the bound of the wait, set by the watch
-	)
-	queued := func() {
-		// Only now, so that session/cancel is written after the prompt.
-		cancelled = make(chan struct{})
-		stop = context.AfterFunc(ctx, func() {
-			defer close(cancelled)
-			timer = time.AfterFunc(wait, abandon)
-			if err := c.Cancel(callCtx, &CancelNotification{SessionID: req.SessionID}); err != nil {
-				abandon()
-			}
-		})
-	}
+	var w cancelWatch
+	queued := func() { w.start(ctx, callCtx, abandon, wait, c, req.SessionID) }
 	resp := new(PromptResponse)
 	err := c.rpc.CallQueued(callCtx, MethodSessionPrompt, req, resp, queued)
-	if stop == nil || stop() {
+	if !w.fired() {
 		// ctx did not end while the call was out: an ordinary answer.
 		if err != nil {
 			return nil, peerCallError(MethodSessionPrompt, err)
 		}
 		return resp, nil
 	}
-	<-cancelled
-	timer.Stop()
 	if err == nil {
 		return resp, nil
 	}
@@ -282,6 +266,41 @@ func (c *ClientConn) Prompt(ctx context.Context, req *PromptRequest) (*PromptRes
 		return nil, peerCallError(MethodSessionPrompt, err) // the agent's own answer
 	}
 	return nil, ctx.Err()
+}
+
+// cancelWatch is how Prompt cancels a turn when its ctx ends: it sends
+// session/cancel for the session and bounds the wait for the agent's
+// answer, past which the call is abandoned.
+type cancelWatch struct {
+	stop      func() bool   // stops the watch of ctx
+	cancelled chan struct{} // closed once the watch has sent session/cancel (or failed to)
+	timer     *time.Timer   // the bound of the wait, set by the watch
+}
+
+// start watches ctx. It is called once the prompt is queued, so that
+// session/cancel is written after it; abandon ends callCtx, the call's
+// own context, which outlives ctx by the wait.
+func (w *cancelWatch) start(ctx, callCtx context.Context, abandon func(), wait time.Duration, c *ClientConn, sid SessionID) {
+	w.cancelled = make(chan struct{})
+	w.stop = context.AfterFunc(ctx, func() {
+		defer close(w.cancelled)
+		w.timer = time.AfterFunc(wait, abandon)
+		if err := c.Cancel(callCtx, &CancelNotification{SessionID: sid}); err != nil {
+			abandon()
+		}
+	})
+}
+
+// fired stops the watch and reports whether ctx had ended meanwhile,
+// after waiting for the watch to have sent session/cancel; the bound of
+// the wait is then stopped too.
+func (w *cancelWatch) fired() bool {
+	if w.stop == nil || w.stop() {
+		return false
+	}
+	<-w.cancelled
+	w.timer.Stop()
+	return true
 }
 
 // Cancel sends the session/cancel notification. The pending Prompt then ends

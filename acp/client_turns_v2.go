@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/acpterm/acpterm/internal/jsonrpc2"
 )
@@ -53,28 +52,9 @@ func (c *ClientConn) promptV2(ctx context.Context, req *PromptRequest) (*PromptR
 	}
 	callCtx, abandon := context.WithCancel(context.WithoutCancel(ctx))
 	defer abandon()
-	var (
-		stop      func() bool   // stops the watch of ctx
-		cancelled chan struct{} // closed once the watch has sent session/cancel (or failed to)
-		timer     *time.Timer   // the bound of the wait, set by the watch
-	)
-	queued := func() {
-		// Only now, so that session/cancel is written after the prompt.
-		cancelled = make(chan struct{})
-		stop = context.AfterFunc(ctx, func() {
-			defer close(cancelled)
-			timer = time.AfterFunc(wait, abandon)
-			if err := c.Cancel(callCtx, &CancelNotification{SessionID: req.SessionID}); err != nil {
-				abandon()
-			}
-		})
-	}
-	defer func() {
-		if stop != nil && !stop() {
-			<-cancelled
-			timer.Stop()
-		}
-	}()
+	var w cancelWatch
+	queued := func() { w.start(ctx, callCtx, abandon, wait, c, req.SessionID) }
+	defer w.fired()
 	// The acknowledgement counts where it falls among the updates: an
 	// idle one handled after it ends this turn, not one handled before.
 	err := c.rpc.CallOrdered(callCtx, MethodSessionPrompt, p, new(V2PromptResponse), queued, func(json.RawMessage) { c.turnAcknowledged(t) })

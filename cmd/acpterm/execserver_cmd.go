@@ -99,18 +99,12 @@ func (f *execServerFlags) options() (*remote.ServerOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	sp := &sandbox.Policy{WritableGit: f.gitRW, WritableConfig: f.cfgRW, WithoutMountNamespace: true}
-	if sp.Mode, err = parseMode(f.mode); err != nil {
-		return nil, err
-	}
-	if sp.Network, err = parseNetwork(f.network); err != nil {
+	sp, err := serverPolicy(f.mode, f.network, f.gitRW, f.cfgRW, len(f.writable) > 0)
+	if err != nil {
 		return nil, err
 	}
 	if err := serverHosts(sp, f.allowHosts); err != nil {
 		return nil, err
-	}
-	if (len(f.writable) > 0 || f.gitRW) && sp.Mode != sandbox.WorkspaceWrite {
-		return nil, fmt.Errorf("--writable and --writable-git need --sandbox workspace-write (not %s)", f.mode)
 	}
 	if len(f.writable) > 0 {
 		sp.Writable, sp.CacheDir = []string{cwd}, sandbox.DefaultCacheDir()

@@ -134,16 +134,9 @@ func (f *mcpFlags) options() (*mcpexec.Options, error) {
 // sandboxPolicy is the commands' policy, as acpterm run makes it for an
 // agent's: nil for --sandbox off with the network allowed.
 func (f *mcpFlags) sandboxPolicy(roots []string) (*sandbox.Policy, error) {
-	sp := &sandbox.Policy{WritableGit: f.gitRW, WritableConfig: f.cfgRW, WithoutMountNamespace: true}
-	var err error
-	if sp.Mode, err = parseMode(f.mode); err != nil {
+	sp, err := serverPolicy(f.mode, f.network, f.gitRW, f.cfgRW, len(f.writable) > 0)
+	if err != nil {
 		return nil, err
-	}
-	if sp.Network, err = parseNetwork(f.network); err != nil {
-		return nil, err
-	}
-	if (len(f.writable) > 0 || f.gitRW) && sp.Mode != sandbox.WorkspaceWrite {
-		return nil, fmt.Errorf("--writable and --writable-git need --sandbox workspace-write (not %s)", f.mode)
 	}
 	if sp.Mode == sandbox.Off && sp.Network == sandbox.AllowNetwork {
 		return nil, nil

@@ -33,6 +33,25 @@ func (f *sandboxFlags) applyHosts(cfg *client.Config) error {
 	return nil
 }
 
+// serverPolicy is the commands' sandbox as the flags that exec-server
+// and mcp share ask for it: --sandbox, --network, --writable-git,
+// --writable-config, and whether --writable was given, which like
+// --writable-git needs workspace-write.
+func serverPolicy(mode, network string, gitRW, cfgRW, writable bool) (*sandbox.Policy, error) {
+	sp := &sandbox.Policy{WritableGit: gitRW, WritableConfig: cfgRW, WithoutMountNamespace: true}
+	var err error
+	if sp.Mode, err = parseMode(mode); err != nil {
+		return nil, err
+	}
+	if sp.Network, err = parseNetwork(network); err != nil {
+		return nil, err
+	}
+	if (writable || gitRW) && sp.Mode != sandbox.WorkspaceWrite {
+		return nil, fmt.Errorf("--writable and --writable-git need --sandbox workspace-write (not %s)", mode)
+	}
+	return sp, nil
+}
+
 // serverHosts is applyHosts for exec-server: the proxy runs on the
 // target, and reports what it refuses on the server's stderr.
 func serverHosts(sp *sandbox.Policy, hosts []string) error {
