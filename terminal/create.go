@@ -3,7 +3,7 @@ package terminal
 import (
 	"context"
 	"errors"
-	"github.com/acpterm/acpterm/acp"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/text/pathutil"
 	"github.com/acpterm/acpterm/sandbox"
 )
@@ -365,19 +366,11 @@ func (m *Manager) start(pl plan) (*term, error) {
 	}
 	spec := m.spawnSpecFor(pl, marker)
 	spec.stdin, spec.stdout = childIn, pw
-	p, err := m.iso.start(spec)
-	childIn.Close()
-	pw.Close() // the child has its copy; EOF comes when the last holder exits
+	// The child has its copy of pw: EOF comes when the last holder exits.
+	p, err := m.spawn(spec, &info, pr, in, childIn, pw)
 	if err != nil {
-		pr.Close()
-		in.close()
-		m.removeTemp(spec.tmp)
-		_ = spec.applied.Cleanup()
-		return nil, startErr(info, err)
+		return nil, err
 	}
-	info.PID = p.pid()
-	info.Sandbox = spec.applied
-	info.Started = time.Now()
 	limit := min(info.OutputByteLimit, math.MaxInt)
 	return &term{
 		m:          m,
@@ -455,6 +448,29 @@ func (m *Manager) removeTemp(dir string) {
 	if err := os.RemoveAll(dir); err != nil {
 		m.cfg.logf("terminal: removing %s: %v", dir, err)
 	}
+}
+
+// spawn starts spec's command for the terminal info describes, then
+// closes the ends only the child needs (childSide). If the start fails it
+// also releases what the terminal would have kept (ours, its input) and
+// what spec made for the command, and returns the error as the agent
+// sees it; else it fills in info's PID, sandbox and start time.
+func (m *Manager) spawn(spec *spawnSpec, info *Info, ours io.Closer, in *stdinPipe, childSide ...io.Closer) (*proc, error) {
+	p, err := m.iso.start(spec)
+	for _, c := range childSide {
+		c.Close()
+	}
+	if err != nil {
+		ours.Close()
+		in.close()
+		m.removeTemp(spec.tmp)
+		_ = spec.applied.Cleanup()
+		return nil, startErr(*info, err)
+	}
+	info.PID = p.pid()
+	info.Sandbox = spec.applied
+	info.Started = time.Now()
+	return p, nil
 }
 
 // startErr maps a failed start to the error create returns. A sandbox

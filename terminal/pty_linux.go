@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"time"
 
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/creack/pty"
@@ -34,18 +33,12 @@ func (m *Manager) startPTY(pl plan) (*term, error) {
 		return nil, internalErr(err, "opening a pty: %v", err)
 	}
 	spec.stdin, spec.stdout = tty, tty
-	p, err := m.iso.start(spec)
-	tty.Close() // the command has it; reads of master end in EIO once nothing holds it
+	// The command has the tty: reads of master end in EIO once nothing
+	// holds it.
+	p, err := m.spawn(spec, &info, master, in, tty)
 	if err != nil {
-		master.Close()
-		in.close()
-		m.removeTemp(spec.tmp)
-		_ = spec.applied.Cleanup()
-		return nil, startErr(info, err)
+		return nil, err
 	}
-	info.PID = p.pid()
-	info.Sandbox = spec.applied
-	info.Started = time.Now()
 	limit := int(min(info.OutputByteLimit, math.MaxInt))
 	return &term{
 		m:          m,

@@ -17,12 +17,20 @@ func (d *driver) watchTurn(sid acp.SessionID, turnDone <-chan struct{}) {
 	defer d.wg.Done()
 	t := time.NewTimer(d.cfg.TurnTimeout)
 	defer t.Stop()
-	select {
-	case <-d.stop:
+	// expired waits for t, and reports false if the turn or the run ended
+	// first.
+	expired := func() bool {
+		select {
+		case <-d.stop:
+			return false
+		case <-turnDone:
+			return false
+		case <-t.C:
+			return true
+		}
+	}
+	if !expired() {
 		return
-	case <-turnDone:
-		return
-	case <-t.C:
 	}
 	d.mu.Lock()
 	if d.phase != phaseTurn {
@@ -39,12 +47,8 @@ func (d *driver) watchTurn(sid acp.SessionID, turnDone <-chan struct{}) {
 	cancel()
 	d.perm.CancelAll()
 	t.Reset(d.cfg.CancelGrace)
-	select {
-	case <-d.stop:
+	if !expired() {
 		return
-	case <-turnDone:
-		return
-	case <-t.C:
 	}
 	d.mu.Lock()
 	turn := d.phase == phaseTurn
