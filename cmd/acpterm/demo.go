@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 )
 
 // demoPrompt has one command per feature the demo shows: plain output,
@@ -82,7 +83,7 @@ func demoCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Agent:    []string{exe, "agent", "--keep-going", "--output-limit", demoOutputLimit},
 		Prompt:   demoPrompt,
 		Format:   format,
-		Approval: client.ApprovalAll,
+		Approval: permission.ApprovalAll,
 		Text:     text,
 		Timeout:  demoTimeout,
 		Stdout:   stdout,

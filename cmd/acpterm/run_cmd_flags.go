@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/client"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 )
 
@@ -250,14 +251,14 @@ func (f *runFlags) sessionSettings() ([]client.SessionSetting, error) {
 }
 
 // approval is what is answered to the agent's permission requests.
-func (f *runFlags) approval() client.Approval {
+func (f *runFlags) approval() permission.Approval {
 	switch {
 	case f.approveAll:
-		return client.ApprovalAll
+		return permission.ApprovalAll
 	case f.denyAll:
-		return client.ApprovalNone
+		return permission.ApprovalNone
 	}
-	return client.ApprovalAsk
+	return permission.ApprovalAsk
 }
 
 // readPrompt sets the config's prompt: --prompt's text, else stdin's

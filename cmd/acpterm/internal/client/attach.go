@@ -109,7 +109,7 @@ func (d *driver) attachCommand(ctx context.Context, ref string) {
 		d.say(why)
 		return
 	}
-	if d.ask == nil || d.ask.raw == nil {
+	if d.ask == nil || !d.ask.Terminal() {
 		d.say("acpterm: /attach needs a terminal to type on")
 		return
 	}

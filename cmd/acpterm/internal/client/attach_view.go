@@ -70,13 +70,13 @@ func (d *driver) attached(ctx context.Context, in terminal.Input, t inputTarget)
 	defer sub.Close()
 	// The keyboard is the attachment's: a question the agent asks
 	// meanwhile waits for the detach (the header says so).
-	if !d.ask.acquire(ctx, d.quit) {
+	if !d.ask.Acquire(ctx, d.quit) {
 		return "the session is ending"
 	}
-	defer d.ask.release()
+	defer d.ask.Release()
 	resume := d.sw.Suspend() // the renderer holds what comes meanwhile
 	defer resume()
-	restore, err := d.ask.raw()
+	restore, err := d.ask.Raw()
 	if err != nil {
 		return "could not put the terminal in raw mode: " + textsafe.Line(err.Error())
 	}
@@ -104,7 +104,7 @@ func (a *attachment) loop(ctx context.Context, sub terminal.Events) string {
 		defer wg.Done()
 		defer close(keys)
 		for {
-			k, err := a.d.ask.nextKeys(stop, nil)
+			k, err := a.d.ask.NextKeys(stop, nil)
 			if err != nil {
 				return
 			}
@@ -167,7 +167,7 @@ func (a *attachment) loop(ctx context.Context, sub terminal.Events) string {
 		case <-winch:
 			a.fit()
 			a.draw(ctx)
-		case <-a.d.ask.askers.want:
+		case <-a.d.ask.QuestionWaits():
 			a.noteQuestion()
 			a.draw(ctx)
 		case <-a.d.quit:
@@ -181,7 +181,7 @@ func (a *attachment) loop(ctx context.Context, sub terminal.Events) string {
 // noteQuestion says in the header that a question waits (the token may
 // be the attachment's own, from taking the keyboard).
 func (a *attachment) noteQuestion() {
-	if a.d.ask.askers.waiting.Load() > 0 {
+	if a.d.ask.QuestionWaiting() {
 		a.note = "the agent asks a question: detach to answer it"
 	}
 }

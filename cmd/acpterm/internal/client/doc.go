@@ -7,7 +7,7 @@
 //	code := client.Run(ctx, &client.Config{
 //		Agent:    []string{"my-agent", "--acp"},
 //		Prompt:   "run the tests",
-//		Approval: client.ApprovalAll,
+//		Approval: permission.ApprovalAll,
 //		Stdout:   os.Stdout,
 //		Stderr:   os.Stderr,
 //	})
@@ -17,5 +17,7 @@
 // workspace), its writes obeying the sandbox mode of the run's commands.
 // The turn is shown by the renderers of package render (text for people,
 // JSON for programs), the agent's display terminals through
-// render.DisplayTerminals.
+// render.DisplayTerminals. The permission questions, and the one reader of
+// the terminal they are answered on, are package permission's: Config's
+// Approval says who answers them.
 package client

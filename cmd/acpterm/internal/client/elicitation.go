@@ -53,20 +53,21 @@ func (e *elicitor) create(ctx context.Context, req *acp.CreateElicitationRequest
 	}
 	p := d.ask
 	// One question at a time: a permission question waits meanwhile.
-	if !p.acquire(ctx, nil) {
+	if !p.Acquire(ctx, nil) {
 		return nil, ctx.Err()
 	}
-	defer p.release()
-	resume := p.suspend()
+	defer p.Release()
+	resume := p.Suspend()
 	defer resume()
-	ed := newLineEditor(p, p.out, d.perm.done())
-	_, _ = io.WriteString(p.out, "\n"+textsafe.Text(render.Clip(req.Message, 2000))+"\n(the agent asks; Enter takes the default or skips an optional field, Ctrl-C cancels)\n")
+	out := p.Out()
+	ed := newLineEditor(p, out, d.perm.Done())
+	_, _ = io.WriteString(out, "\n"+textsafe.Text(render.Clip(req.Message, 2000))+"\n(the agent asks; Enter takes the default or skips an optional field, Ctrl-C cancels)\n")
 	content := map[string]acp.ElicitationContentValue{}
 	readLine := func(prompt string) (string, error) { return ed.readLine(prompt, ctx.Done()) }
 	for _, f := range fields {
-		v, err := f.Ask(ctx, readLine, p.out)
+		v, err := f.Ask(ctx, readLine, out)
 		if err != nil {
-			_, _ = io.WriteString(p.out, "(cancelled)\n")
+			_, _ = io.WriteString(out, "(cancelled)\n")
 			return &acp.CreateElicitationResponse{Action: &acp.ElicitationCancelAction{}}, nil
 		}
 		if v != nil {

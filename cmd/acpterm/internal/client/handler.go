@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/workspace"
 )
@@ -16,7 +17,7 @@ import (
 type handler struct {
 	acp.TerminalHandler
 	fs   files
-	perm *approver
+	perm *permission.Approver
 	r    render.Renderer
 	disp *render.DisplayTerminals // session updates go through it to r
 	// shown holds terminal/create's answer until the renderer has the

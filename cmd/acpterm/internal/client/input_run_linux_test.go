@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 )
 
 // TestRunServesInput: acpterm's own client advertises and serves the
@@ -18,7 +20,7 @@ func TestRunServesInput(t *testing.T) {
 		t.Skip("bash runs the password prompt (read -s)")
 	}
 	cfg, stdout, stderr := fakeConfig(t, "input", "go")
-	cfg.Approval = ApprovalAll
+	cfg.Approval = permission.ApprovalAll
 	if code := Run(context.Background(), cfg); code != ExitOK {
 		t.Fatalf("exit %d; stderr %s", code, stderr)
 	}

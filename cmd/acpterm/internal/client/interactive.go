@@ -123,7 +123,7 @@ func (d *driver) endTurn() {
 	d.mu.Lock()
 	d.interrupts, d.timedOut = 0, false
 	d.mu.Unlock()
-	d.perm.reset()
+	d.perm.Reset()
 	select {
 	case d.turnOver <- struct{}{}:
 	default:

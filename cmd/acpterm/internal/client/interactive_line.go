@@ -1,15 +1,13 @@
 package client
 
 import (
-	"errors"
 	"io"
 	"sync"
 
 	"golang.org/x/term"
-)
 
-// errStopped ends a line read that the session no longer waits for.
-var errStopped = errors.New("stopped")
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
+)
 
 // ctrlCKey stands for Ctrl-C in what the line editor reads: term.Terminal
 // would take Ctrl-C itself as the end of input, whatever the line holds,
@@ -26,10 +24,10 @@ const ctrlCKey = 0x1f
 // line and a question is waiting.
 //
 // readLine returns io.EOF for Ctrl-D, or Ctrl-C, at an empty line (Ctrl-C
-// at a line with text clears it), and errStopped when stop or cancel is
-// closed.
+// at a line with text clears it), and permission.ErrStopped when stop or
+// cancel is closed.
 type lineEditor struct {
-	p    *prompter
+	p    *permission.Prompter
 	t    *term.Terminal
 	stop <-chan struct{}
 	// complete, when set, completes the line on Tab.
@@ -45,7 +43,7 @@ type lineEditor struct {
 	out       io.Writer
 }
 
-func newLineEditor(p *prompter, out io.Writer, stop <-chan struct{}) *lineEditor {
+func newLineEditor(p *permission.Prompter, out io.Writer, stop <-chan struct{}) *lineEditor {
 	e := &lineEditor{p: p, stop: stop, out: out}
 	e.t = term.NewTerminal(struct {
 		io.Reader
@@ -66,12 +64,10 @@ func (e *lineEditor) setWidth(cols, rows int) {
 func (e *lineEditor) readLine(prompt string, cancel <-chan struct{}) (string, error) {
 	e.cancel = cancel
 	e.t.SetPrompt(prompt)
-	if e.p.raw != nil {
-		// Without raw mode (not a terminal) lines still come, after Enter,
-		// with the terminal's own echo and editing.
-		if restore, err := e.p.raw(); err == nil {
-			defer restore()
-		}
+	// Without raw mode (not a terminal) lines still come, after Enter,
+	// with the terminal's own echo and editing.
+	if restore, err := e.p.Raw(); err == nil {
+		defer restore()
 	}
 	e.mu.Lock()
 	e.prompting = true
@@ -88,7 +84,7 @@ func (e *lineEditor) readLine(prompt string, cancel <-chan struct{}) (string, er
 // shell does, so that what acpterm prints as it ends starts a line of
 // its own. Without a terminal the line was never drawn.
 func (e *lineEditor) leaveLine() {
-	if e.p.raw != nil {
+	if e.p.Terminal() {
 		_, _ = io.WriteString(e.out, "\n")
 	}
 }
@@ -186,11 +182,11 @@ func (e *lineEditor) Read(b []byte) (int, error) {
 	}
 	if e.eofNext {
 		e.eofNext = false
-		b[0] = keyCtrlD
+		b[0] = permission.KeyCtrlD
 		return 1, nil
 	}
 	if len(e.pending) == 0 {
-		keys, err := e.p.nextKeys(e.stop, e.cancel)
+		keys, err := e.p.NextKeys(e.stop, e.cancel)
 		if err != nil {
 			return 0, err
 		}
@@ -200,7 +196,7 @@ func (e *lineEditor) Read(b []byte) (int, error) {
 	for n < len(b) && len(e.pending) > 0 {
 		c := e.pending[0]
 		e.pending = e.pending[1:]
-		if c == keyCtrlC {
+		if c == permission.KeyCtrlC {
 			b[n] = ctrlCKey
 			n++
 			break
@@ -209,22 +205,4 @@ func (e *lineEditor) Read(b []byte) (int, error) {
 		n++
 	}
 	return n, nil
-}
-
-// nextKeys waits for the next keys typed, for a reader other than ask:
-// io.EOF at the end of input, errStopped when stop or cancel is closed
-// (either may be nil).
-func (p *prompter) nextKeys(stop, cancel <-chan struct{}) ([]byte, error) {
-	p.start()
-	select {
-	case keys, ok := <-p.keys:
-		if !ok {
-			return nil, io.EOF
-		}
-		return keys, nil
-	case <-stop:
-		return nil, errStopped
-	case <-cancel:
-		return nil, errStopped
-	}
 }

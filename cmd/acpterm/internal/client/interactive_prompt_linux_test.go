@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 )
 
 // TestPromptRedrawnAfterLateOutput: on a real pseudo-terminal, the agent's
@@ -18,7 +19,7 @@ import (
 func TestPromptRedrawnAfterLateOutput(t *testing.T) {
 	ptmx, tty, screen, copied := openScreenPTY(t)
 	defer ptmx.Close()
-	p := newPrompter(tty, tty, nil)
+	p := permission.NewPrompter(tty, tty, nil, nil)
 	stop := make(chan struct{})
 	defer func() {
 		close(stop)

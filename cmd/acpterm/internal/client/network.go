@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/sandbox"
@@ -58,7 +59,7 @@ func (d *driver) networkDenied(dn netproxy.Denial) {
 		return
 	}
 	line := fmt.Sprintf("acpterm: network: refused a sandboxed connection to %s: %s (%s)",
-		textsafe.Line(key), textsafe.Line(dn.Reason), allowHostHint(dn))
+		textsafe.Line(key), textsafe.Line(dn.Reason), permission.AllowHostHint(dn))
 	if last {
 		line += fmt.Sprintf("; no more refusals are reported after %d hosts", maxDenialReports)
 	}
@@ -100,7 +101,7 @@ func (d *driver) agentBasePolicy() *sandbox.Policy {
 		return sp
 	}
 	p := *sp
-	p.ProxyClient = agentProxyClient
+	p.ProxyClient = permission.AgentProxyClient
 	p.AllowHosts = slices.Clone(sp.AllowHosts)
 	for _, h := range d.cfg.AgentHosts {
 		if !slices.Contains(p.AllowHosts, h) {

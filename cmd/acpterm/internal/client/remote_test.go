@@ -5,21 +5,7 @@ import (
 	"testing"
 
 	"github.com/acpterm/acpterm/remote"
-	"github.com/acpterm/acpterm/terminal"
 )
-
-// TestPromptSaysWhere: the approval of a command for a target names the
-// target after the directory.
-func TestPromptSaysWhere(t *testing.T) {
-	info := &terminal.Info{Command: "make test", Shell: true, Cwd: "/srv/app", Where: "ssh://devbox"}
-	if got := promptCommand(info); !strings.HasSuffix(got, "\n  in /srv/app on ssh://devbox") {
-		t.Errorf("prompt %q", got)
-	}
-	info.Where = ""
-	if got := promptCommand(info); strings.Contains(got, " on ") {
-		t.Errorf("prompt for a command here %q", got)
-	}
-}
 
 // TestSafeHello: every word of a target's hello is escaped and bounded
 // before it is printed: no escape sequence, no line break of the

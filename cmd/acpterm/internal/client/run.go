@@ -14,6 +14,7 @@ import (
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/agentstart"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
@@ -89,7 +90,7 @@ type Config struct {
 	Protocol Protocol
 
 	Format   Format
-	Approval Approval
+	Approval permission.Approval
 	// TTYIn and TTYOut are where permission questions are answered and
 	// asked (the controlling terminal); nil TTYIn means there is nobody to
 	// ask, so ApprovalAsk denies.
@@ -237,12 +238,12 @@ type driver struct {
 	cfg  Config
 	cwd  string
 	r    render.Renderer
-	jobs *jobsLayer      // r itself: keeps the background work (jobs_v1.go)
-	view *sessionView    // in front of r: the session's mode and model
-	sw   *switchRenderer // behind view: a fresh renderer for each turn
-	ask  *prompter       // nil when there is no terminal to ask on
+	jobs *jobsLayer           // r itself: keeps the background work (jobs_v1.go)
+	view *sessionView         // in front of r: the session's mode and model
+	sw   *switchRenderer      // behind view: a fresh renderer for each turn
+	ask  *permission.Prompter // nil when there is no terminal to ask on
 	caps acp.AgentCapabilities
-	perm *approver
+	perm *permission.Approver
 	mgr  terminal.Runtime // the agent's terminals: here, or on the --remote target
 	mcp  *mcpOffer        // the MCP server offered to the agent (Config.OfferMCP), or nil
 	// end is r's last layer: closed once the run's end is shown, it drops

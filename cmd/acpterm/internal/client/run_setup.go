@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/terminal"
 	"github.com/acpterm/acpterm/workspace"
@@ -121,13 +122,12 @@ func (d *driver) startRendering() {
 	d.end = &endGate{Renderer: d.view}
 	d.jobs = newJobsLayer(d.end, d.stopTerminal)
 	d.r = d.jobs
-	var p *prompter
+	var p *permission.Prompter
 	if c.TTYIn != nil && c.TTYOut != nil {
-		p = newPrompter(c.TTYIn, c.TTYOut, d.r.Suspend)
-		p.interrupt = d.promptInterrupt
+		p = permission.NewPrompter(c.TTYIn, c.TTYOut, d.r.Suspend, d.promptInterrupt)
 	}
 	d.ask = p
-	d.perm = newApprover(c.Approval, p, d.r.Permission, d.warn)
+	d.perm = permission.New(c.Approval, p, d.r.Permission, d.warn)
 }
 
 // startTerminals makes what runs the agent's terminals (d.mgr): a

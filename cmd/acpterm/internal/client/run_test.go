@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 )
 
 // lockedBuffer is a bytes.Buffer for output written by several goroutines.
@@ -143,13 +144,13 @@ func TestRunStopReasons(t *testing.T) {
 
 func TestRunPermission(t *testing.T) {
 	for _, tt := range []struct {
-		approval Approval
+		approval permission.Approval
 		outcome  string
 		decision string
 	}{
-		{ApprovalAll, "selected yes-once", "allow_once"},
-		{ApprovalNone, "selected no", "reject_once"},
-		{ApprovalAsk, "selected no", "reject_once"}, // no TTY
+		{permission.ApprovalAll, "selected yes-once", "allow_once"},
+		{permission.ApprovalNone, "selected no", "reject_once"},
+		{permission.ApprovalAsk, "selected no", "reject_once"}, // no TTY
 	} {
 		cfg, stdout, stderr := fakeConfig(t, "perm", "hi")
 		cfg.Approval = tt.approval
@@ -172,7 +173,7 @@ func TestRunPermission(t *testing.T) {
 		if !found {
 			t.Errorf("no permission event in %s", stdout)
 		}
-		if noTTY := strings.Contains(stderr.String(), "no TTY"); noTTY != (tt.approval == ApprovalAsk) {
+		if noTTY := strings.Contains(stderr.String(), "no TTY"); noTTY != (tt.approval == permission.ApprovalAsk) {
 			t.Errorf("approval %d: stderr %q", tt.approval, stderr)
 		}
 	}

@@ -23,7 +23,7 @@ const maxTypeAhead = 64 << 10
 // session runs on a terminal; the function it returns stops it and waits
 // for it, which, during an /attach, is when the user detaches.
 func (d *driver) startTurnInput(ctx context.Context) (stop func()) {
-	if d.ask == nil || d.ask.raw == nil {
+	if d.ask == nil || !d.ask.Terminal() {
 		return func() {}
 	}
 	quit := make(chan struct{})
@@ -43,7 +43,7 @@ func (d *driver) turnInput(ctx context.Context, stop <-chan struct{}) {
 	var buf []byte
 	defer func() { d.keepTypeAhead(buf) }() // a line begun, not ended
 	for {
-		keys, err := d.ask.keysBetweenQuestions(stop)
+		keys, err := d.ask.KeysBetweenQuestions(stop)
 		if err != nil {
 			return
 		}

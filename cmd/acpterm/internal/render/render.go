@@ -157,7 +157,8 @@ func statusFailed(st *terminal.ExitStatus, timedOut bool) bool {
 // commandLine is how a terminal's command is shown and reported
 // (textsafe.CommandLine: a shell line as it is, an argv with each word
 // quoted). It is the agent's text: the text renderer passes it through
-// textsafe.Line, and a permission question shows promptCommand instead.
+// textsafe.Line, and a permission question shows package permission's
+// promptCommand instead.
 func commandLine(info *terminal.Info) string {
 	if info == nil {
 		return ""

@@ -1,4 +1,4 @@
-package client
+package permission
 
 import (
 	"context"
@@ -68,7 +68,7 @@ func TestOneQuestionPerCommand(t *testing.T) {
 	tty := &questionTTY{asks: make(chan string, 8)}
 	var mu sync.Mutex
 	var events []render.PermissionEvent
-	a := newApprover(ApprovalAsk, newPrompter(keys, tty, nil), func(e render.PermissionEvent) {
+	a := New(ApprovalAsk, NewPrompter(keys, tty, nil, nil), func(e render.PermissionEvent) {
 		mu.Lock()
 		defer mu.Unlock()
 		events = append(events, e)
@@ -253,14 +253,13 @@ func FuzzCdPrefix(f *testing.F) {
 }
 
 // TestOneQuestionReplay replays what real agents sent and asked
-// (testdata/permission/*.wire, recorded by cmd/acpterm's
-// TestRealAgentsTTY through its wire recorder): their
-// session/request_permission, answered yes as a person did, then the
-// terminal/create it led to. Each file says how many questions acpterm
-// must ask: one when the command that runs is the one the question
-// showed, two when acpterm cannot tell.
+// (testdata/*.wire, recorded by cmd/acpterm's TestRealAgentsTTY through
+// its wire recorder): their session/request_permission, answered yes as a
+// person did, then the terminal/create it led to. Each file says how many
+// questions acpterm must ask: one when the command that runs is the one
+// the question showed, two when acpterm cannot tell.
 func TestOneQuestionReplay(t *testing.T) {
-	files, err := filepath.Glob("testdata/permission/*.wire")
+	files, err := filepath.Glob("testdata/*.wire")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no wire files: %v", err)
 	}
@@ -302,7 +301,7 @@ func replayQuestions(t *testing.T, wire string) int {
 	t.Helper()
 	keys, typed := io.Pipe()
 	tty := &questionTTY{asks: make(chan string, 8)}
-	a := newApprover(ApprovalAsk, newPrompter(keys, tty, nil), func(render.PermissionEvent) {}, func(string) {})
+	a := New(ApprovalAsk, NewPrompter(keys, tty, nil, nil), func(render.PermissionEvent) {}, func(string) {})
 	defer a.prompt.Close()
 	var lines []wireLine
 	for l := range strings.Lines(wire) {

@@ -1,4 +1,4 @@
-package client
+package permission
 
 import (
 	"strings"
@@ -22,7 +22,7 @@ func TestHostQuestion(t *testing.T) {
 		want         []string
 	}{
 		{"command", cmdClient, []string{"the command curl $'https://pkg.example.com/<", "(terminal term_0a1b) wants to connect to pkg.example.com:443, which is not on the allow-list"}},
-		{"agent", agentProxyClient, []string{"acpterm: network: the agent itself (or a program it started) wants to connect to pkg.example.com:443"}},
+		{"agent", AgentProxyClient, []string{"acpterm: network: the agent itself (or a program it started) wants to connect to pkg.example.com:443"}},
 		{"unnamed", "", []string{"a command of this run that did not name itself"}},
 		{"forged", "the agent itself", []string{"a command of this run that did not name itself"}},
 	}
@@ -56,7 +56,7 @@ func FuzzHostQuestion(f *testing.F) {
 	f.Add(rendertest.Evil, "\x1b]0;x\x07", uint16(1))
 	f.Add("term_1 a", strings.Repeat("a.", 200), uint16(65535))
 	f.Fuzz(func(t *testing.T, line, host string, port uint16) {
-		for _, client := range []string{"term_0a " + line, line, agentProxyClient} {
+		for _, client := range []string{"term_0a " + line, line, AgentProxyClient} {
 			q := hostQuestion(netproxy.Question{Target: netproxy.Target{Host: host, Port: port}, Client: client})
 			if !utf8.ValidString(q) {
 				t.Fatalf("invalid UTF-8: %q", q)

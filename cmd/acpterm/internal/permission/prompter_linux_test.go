@@ -1,6 +1,6 @@
 //go:build linux
 
-package client
+package permission
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 func TestPrompterRawMode(t *testing.T) {
 	ptmx, tty, screen, copied := openScreenPTY(t)
 	defer ptmx.Close()
-	p := newPrompter(tty, tty, nil)
+	p := NewPrompter(tty, tty, nil, nil)
 	if p.raw == nil {
 		t.Fatal("a pseudo-terminal was not taken for a terminal")
 	}

@@ -1,7 +1,8 @@
-package client
+package permission
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -11,7 +12,7 @@ import (
 	"golang.org/x/term"
 )
 
-// prompter asks questions on a terminal and takes one key for an answer:
+// Prompter asks questions on a terminal and takes one key for an answer:
 // y (yes), n (no) or a (always), echoed as the word it stands for. Enter,
 // space and tab are ignored; any other key is answered with a reminder of
 // the three. One question is asked at a time; others wait their turn.
@@ -21,14 +22,19 @@ import (
 // echoed; the saved mode is restored before the answer is echoed, on every
 // way out (answer, cancel, end of input). Raw mode turns Ctrl-C into a byte instead of
 // SIGINT: the prompter answers "no" to the question, after calling
-// interrupt, which the driver sets to its own handling of Ctrl-C (cancel
-// the turn; a second one kills the agent), so the cancel is under way
-// before the agent hears "no". Ctrl-D, which
+// interrupt, which the client passes to NewPrompter as its own handling
+// of Ctrl-C (cancel the turn; a second one kills the agent), so the
+// cancel is under way before the agent hears "no". Ctrl-D, which
 // raw mode also delivers as a byte, answers "no" as end of input does.
+//
+// The prompter's reader is the one reader of the terminal: the client's
+// line editor, its /attach and the lines typed during a turn take their
+// keys through it too (NextKeys, KeysBetweenQuestions), holding the
+// prompter (Acquire) where a question must wait for them.
 //
 // When in is not a terminal (a pipe, a test), keys are read as they come:
 // a line-buffered input delivers them after Enter.
-type prompter struct {
+type Prompter struct {
 	in      io.Reader
 	out     io.Writer
 	suspend func() func() // clears the renderer's live region meanwhile
@@ -49,19 +55,25 @@ type prompter struct {
 // Keys the prompter acts on besides y, n and a. In raw mode the terminal
 // delivers Ctrl-C and Ctrl-D as these bytes, and Enter as a CR.
 const (
-	keyCtrlC = 0x03
-	keyCtrlD = 0x04
+	KeyCtrlC = 0x03
+	KeyCtrlD = 0x04
 )
 
-// newPrompter asks on out and reads answers from in. Close closes in when
-// it is an io.Closer and waits for the reader; a reader that cannot be
-// closed (a blocking stdin) is left to end with the process.
-func newPrompter(in io.Reader, out io.Writer, suspend func() func()) *prompter {
+// NewPrompter asks on out and reads answers from in. suspend, when not
+// nil, clears the renderer's live region until the function it returns is
+// called; interrupt is what Ctrl-C at a question does besides answering
+// no, sending this process SIGINT when nil. Close closes in when it is an
+// io.Closer and waits for the reader; a reader that cannot be closed (a
+// blocking stdin) is left to end with the process.
+func NewPrompter(in io.Reader, out io.Writer, suspend func() func(), interrupt func()) *Prompter {
 	if suspend == nil {
 		suspend = func() func() { return func() {} }
 	}
-	return &prompter{
-		in: in, out: out, suspend: suspend, raw: rawMode(in), interrupt: interruptSelf,
+	if interrupt == nil {
+		interrupt = interruptSelf
+	}
+	return &Prompter{
+		in: in, out: out, suspend: suspend, raw: rawMode(in), interrupt: interrupt,
 		sem: make(chan struct{}, 1), stop: make(chan struct{}), askers: newAskGate(),
 	}
 }
@@ -108,7 +120,7 @@ func interruptSelf() {
 	}
 }
 
-func (p *prompter) start() {
+func (p *Prompter) start() {
 	p.startOnce.Do(func() {
 		p.keys = make(chan []byte)
 		p.done = make(chan struct{})
@@ -116,7 +128,7 @@ func (p *prompter) start() {
 	})
 }
 
-func (p *prompter) read() {
+func (p *Prompter) read() {
 	defer close(p.done)
 	defer close(p.keys)
 	for {
@@ -137,7 +149,7 @@ func (p *prompter) read() {
 }
 
 // Close stops reading answers.
-func (p *prompter) Close() {
+func (p *Prompter) Close() {
 	p.startOnce.Do(func() {}) // no reader from now on
 	close(p.stop)
 	if c, ok := p.in.(io.Closer); ok {
@@ -148,14 +160,39 @@ func (p *prompter) Close() {
 	}
 }
 
+// Terminal reports whether the prompter's input is a terminal, which Raw
+// can put in raw mode.
+func (p *Prompter) Terminal() bool { return p.raw != nil }
+
+// errNotTerminal is Raw's error when the input is no terminal.
+var errNotTerminal = errors.New("the input is not a terminal")
+
+// Raw puts the terminal in raw mode and returns the function that
+// restores its mode, for a reader of keys other than a question (a line
+// read, an attachment), which holds the prompter meanwhile.
+func (p *Prompter) Raw() (restore func(), err error) {
+	if p.raw == nil {
+		return nil, errNotTerminal
+	}
+	return p.raw()
+}
+
+// Suspend clears the renderer's live region until the function it
+// returns is called, for what is written on the prompter's screen while
+// the prompter is held.
+func (p *Prompter) Suspend() (resume func()) { return p.suspend() }
+
+// Out is where the prompter asks: its screen.
+func (p *Prompter) Out() io.Writer { return p.out }
+
 // ask asks question and waits for y, n or a. It gives up with
 // answerCancelled when ctx ends or cancel is closed, and answers no at the
 // end of input, on Ctrl-D, and on Ctrl-C (which also interrupts).
-func (p *prompter) ask(ctx context.Context, cancel <-chan struct{}, question string) answer {
-	if !p.acquire(ctx, cancel) {
+func (p *Prompter) ask(ctx context.Context, cancel <-chan struct{}, question string) answer {
+	if !p.Acquire(ctx, cancel) {
 		return answerCancelled
 	}
-	defer p.release()
+	defer p.Release()
 	p.start()
 	resume := p.suspend()
 	defer resume()
@@ -207,13 +244,13 @@ func (p *prompter) ask(ctx context.Context, cancel <-chan struct{}, question str
 				case 'y', 'Y':
 					say("yes\n")
 					return answerYes
-				case 'n', 'N', keyCtrlD:
+				case 'n', 'N', KeyCtrlD:
 					say("no\n")
 					return answerNo
 				case 'a', 'A':
 					say("always\n")
 					return answerAlways
-				case keyCtrlC:
+				case KeyCtrlC:
 					say("^C: no, and the turn is interrupted\n")
 					p.interrupt()
 					return answerNo

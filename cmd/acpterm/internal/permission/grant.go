@@ -1,4 +1,4 @@
-package client
+package permission
 
 import (
 	"encoding/json"

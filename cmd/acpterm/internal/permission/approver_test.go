@@ -1,4 +1,4 @@
-package client
+package permission
 
 import (
 	"context"
@@ -123,7 +123,7 @@ func TestApproverPolicy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &recorder{}
-			a := newApprover(tt.mode, nil, rec.report, rec.warn)
+			a := New(tt.mode, nil, rec.report, rec.warn)
 			if tt.cancelled {
 				a.CancelAll()
 			}
@@ -169,7 +169,7 @@ func TestApproverPolicy(t *testing.T) {
 type tty struct {
 	inW *io.PipeWriter
 	out *screen
-	p   *prompter
+	p   *Prompter
 }
 
 // screen is an io.Writer that tests wait on.
@@ -186,7 +186,7 @@ func (s *screen) expect(t *testing.T, want string) {
 func newTTY(t *testing.T) *tty {
 	inR, inW := io.Pipe()
 	out := newScreen()
-	p := newPrompter(inR, out, nil)
+	p := NewPrompter(inR, out, nil, nil)
 	t.Cleanup(func() {
 		p.Close()
 		inW.Close()
@@ -212,7 +212,7 @@ func TestApproverAsks(t *testing.T) {
 	ctx := context.Background()
 	rec := &recorder{}
 	term := newTTY(t)
-	a := newApprover(ApprovalAsk, term.p, rec.report, rec.warn)
+	a := New(ApprovalAsk, term.p, rec.report, rec.warn)
 
 	type result struct {
 		outcome string
@@ -305,7 +305,7 @@ func TestApproverAsks(t *testing.T) {
 func TestApproverCancelPending(t *testing.T) {
 	rec := &recorder{}
 	term := newTTY(t)
-	a := newApprover(ApprovalAsk, term.p, rec.report, rec.warn)
+	a := New(ApprovalAsk, term.p, rec.report, rec.warn)
 	ch := make(chan *acp.RequestPermissionResponse, 1)
 	go func() {
 		resp, _ := a.RequestPermission(context.Background(), permRequest())
@@ -331,7 +331,7 @@ func TestApproverCancelPending(t *testing.T) {
 func TestApproverRequestCancelled(t *testing.T) {
 	rec := &recorder{}
 	term := newTTY(t)
-	a := newApprover(ApprovalAsk, term.p, rec.report, rec.warn)
+	a := New(ApprovalAsk, term.p, rec.report, rec.warn)
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan bool, 1)
 	go func() { ch <- a.DecideTerminal(ctx, terminal.Info{Command: "ls"}).Allow }()
@@ -382,7 +382,7 @@ func TestPrompterControlKeys(t *testing.T) {
 func TestPrompterTypeAhead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		inR, inW := io.Pipe()
-		p := newPrompter(inR, io.Discard, nil)
+		p := NewPrompter(inR, io.Discard, nil, nil)
 		defer func() {
 			p.Close()
 			inW.Close()
@@ -406,7 +406,7 @@ func TestPrompterTypeAhead(t *testing.T) {
 }
 
 func TestPrompterEOF(t *testing.T) {
-	p := newPrompter(strings.NewReader(""), io.Discard, nil)
+	p := NewPrompter(strings.NewReader(""), io.Discard, nil, nil)
 	defer p.Close()
 	if got := p.ask(context.Background(), nil, "? "); got != answerNo {
 		t.Fatalf("at EOF: %v, want no", got)
@@ -425,7 +425,7 @@ func TestPermissionQuestionBounded(t *testing.T) {
 			Name: strings.Repeat("n", 1000), Kind: acp.PermissionOptionKindAllowOnce})
 	}
 	rec := &recorder{}
-	a := newApprover(ApprovalNone, nil, rec.report, rec.warn)
+	a := New(ApprovalNone, nil, rec.report, rec.warn)
 	if _, err := a.RequestPermission(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package client
+package permission
 
 import (
 	"context"
@@ -19,7 +19,7 @@ type Approval int
 
 const (
 	// ApprovalAsk asks on the TTY, one key for an answer (y, n or a; see
-	// prompter); without one, it denies and says so on stderr.
+	// Prompter); without one, it denies and says so on stderr.
 	ApprovalAsk Approval = iota
 	// ApprovalAll allows everything (--approve-all).
 	ApprovalAll
@@ -61,12 +61,12 @@ func chooseOption(opts []acp.PermissionOption, a answer) (acp.PermissionOption, 
 	return acp.PermissionOption{}, false
 }
 
-// approver answers permission questions according to an Approval, asking
-// through a prompter when it has one. After CancelAll every pending and
+// Approver answers permission questions according to an Approval, asking
+// through a Prompter when it has one. After CancelAll every pending and
 // later question is answered "cancelled".
-type approver struct {
+type Approver struct {
 	mode   Approval
-	prompt *prompter // nil: nobody to ask
+	prompt *Prompter // nil: nobody to ask
 	report func(render.PermissionEvent)
 	warn   func(line string) // one line to stderr
 
@@ -76,16 +76,19 @@ type approver struct {
 	cancel    chan struct{}
 
 	// granted are the commands a yes to the agent's own question lets run
-	// once without a second one (permission_grant.go).
+	// once without a second one (grant.go).
 	granted grants
 }
 
-func newApprover(mode Approval, p *prompter, report func(render.PermissionEvent), warn func(string)) *approver {
-	return &approver{mode: mode, prompt: p, report: report, warn: warn, cancel: make(chan struct{})}
+// New returns the Approver of a run: mode says who answers, p asks on the
+// terminal (nil when there is none), report is given every decision, and
+// warn one line for stderr when a question is denied for want of p.
+func New(mode Approval, p *Prompter, report func(render.PermissionEvent), warn func(string)) *Approver {
+	return &Approver{mode: mode, prompt: p, report: report, warn: warn, cancel: make(chan struct{})}
 }
 
 // CancelAll answers every pending question "cancelled", and every later one.
-func (a *approver) CancelAll() {
+func (a *Approver) CancelAll() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !a.cancelled {
@@ -94,16 +97,16 @@ func (a *approver) CancelAll() {
 	}
 }
 
-// done is closed by CancelAll.
-func (a *approver) done() <-chan struct{} {
+// Done is closed by CancelAll.
+func (a *Approver) Done() <-chan struct{} {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.cancel
 }
 
-// reset ends the effect of CancelAll: in an interactive session, the
+// Reset ends the effect of CancelAll: in an interactive session, the
 // questions of the next turn are asked again.
-func (a *approver) reset() {
+func (a *Approver) Reset() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.cancelled {
@@ -144,7 +147,7 @@ func (b basis) String() string {
 
 // decide answers one question. what names the request in the stderr
 // message given when it is denied for want of a TTY.
-func (a *approver) decide(ctx context.Context, question, what string) (answer, basis) {
+func (a *Approver) decide(ctx context.Context, question, what string) (answer, basis) {
 	a.mu.Lock()
 	cancelled, always := a.cancelled, a.always
 	a.mu.Unlock()
@@ -161,7 +164,7 @@ func (a *approver) decide(ctx context.Context, question, what string) (answer, b
 		a.warn(fmt.Sprintf("acpterm: denied %s: no TTY to ask on (use --approve-all to allow, --deny-all to silence this)", what))
 		return answerNo, basisNoTTY
 	}
-	ans := a.prompt.ask(ctx, a.done(), question)
+	ans := a.prompt.ask(ctx, a.Done(), question)
 	if ans == answerAlways {
 		a.mu.Lock()
 		a.always = true
@@ -172,7 +175,7 @@ func (a *approver) decide(ctx context.Context, question, what string) (answer, b
 
 // RequestPermission answers session/request_permission. Everything the
 // question quotes is the agent's and goes through textsafe.
-func (a *approver) RequestPermission(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
+func (a *Approver) RequestPermission(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
 	title := string(req.ToolCall.ToolCallID)
 	if req.ToolCall.Title != nil && *req.ToolCall.Title != "" {
 		title = *req.ToolCall.Title
@@ -208,7 +211,7 @@ func (a *approver) RequestPermission(ctx context.Context, req *acp.RequestPermis
 // DecideTerminal is the terminal runtime's Policy.Decide: whether the
 // agent may run this command. The question shows what will run, exactly
 // (promptCommand), not the agent's description of it.
-func (a *approver) DecideTerminal(ctx context.Context, info terminal.Info) terminal.Decision {
+func (a *Approver) DecideTerminal(ctx context.Context, info terminal.Info) terminal.Decision {
 	cmd := textsafe.CommandLine(info.Command, info.Args) // as the renderers show it
 	a.mu.Lock()
 	cancelled := a.cancelled
