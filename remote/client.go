@@ -13,6 +13,7 @@ import (
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/jsonrpc2"
 	"github.com/acpterm/acpterm/sandbox"
+	"github.com/acpterm/acpterm/sandbox/netproxy"
 	"github.com/acpterm/acpterm/terminal"
 )
 
@@ -53,6 +54,13 @@ type ClientOptions struct {
 	// the most output bytes of one terminal that each holds. 0 means
 	// DefaultWindow.
 	Window int
+	// AskHost, when set, answers the target's questions about hosts
+	// that are not on its list (an exec server started with
+	// --allow-host, whose commands reach the network through its proxy):
+	// the connection waits for the answer, at most
+	// netproxy.DefaultAskTimeout. Everything in the question comes from
+	// the target. nil: the target refuses those hosts at once.
+	AskHost func(ctx context.Context, q netproxy.Question) netproxy.Decision
 	// Decide approves each command before it is sent to the target, as
 	// terminal.Policy.Decide does locally, with the Info the command will
 	// run with (its cwd filled in, Where set); nil allows every command.
@@ -117,6 +125,7 @@ type Client struct {
 	where     string
 	applied   *sandbox.Applied
 	decide    func(context.Context, terminal.Info) terminal.Decision
+	askHost   func(context.Context, netproxy.Question) netproxy.Decision
 	pty       *terminal.Size // ClientOptions.PTY
 	installed *Installed     // set by Connect
 	tags      atomic.Uint64  // numbers the creates
@@ -149,7 +158,7 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, opts *ClientOptions) 
 		flows: map[string]*flow{}, grants: map[string]*flow{}, grantKick: make(chan struct{}, 1),
 		stopKeep: make(chan struct{}), done: make(chan struct{}),
 		logf: opts.Logf, owned: newOwned(), cwds: map[acp.SessionID]string{}, sessions: map[acp.SessionID]bool{},
-		where: opts.Where, applied: opts.Sandbox, decide: opts.Decide, changed: make(chan struct{}, 1)}
+		where: opts.Where, applied: opts.Sandbox, decide: opts.Decide, askHost: opts.AskHost, changed: make(chan struct{}, 1)}
 	if opts.PTY != nil {
 		size := *opts.PTY
 		c.pty = &size
@@ -173,7 +182,8 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, opts *ClientOptions) 
 		// from a shell start-up file): such lines are skipped, and
 		// reported a few times at most.
 		Logf: c.connLogf(boundedLogf(c.logf, maxLogged)),
-		// The server calls nothing; a call from it is refused.
+		// The server calls only MethodAskHost, and only when asked to;
+		// any other call from it is refused.
 		MaxConcurrentCalls: 4,
 		Attachments:        !opts.JSONOutput,
 		NewAttachment:      newAttachment,
@@ -196,7 +206,7 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, opts *ClientOptions) 
 		defer c.wg.Done()
 		c.sendGrants()
 	}()
-	err := c.conn.Call(ctx, MethodHello, &HelloRequest{ProtocolVersion: ProtocolVersion, Client: opts.Name, Attachments: !opts.JSONOutput}, &c.hello)
+	err := c.conn.Call(ctx, MethodHello, &HelloRequest{ProtocolVersion: ProtocolVersion, Client: opts.Name, Attachments: !opts.JSONOutput, AskHosts: opts.AskHost != nil}, &c.hello)
 	c.inHello.Store(false)
 	if n := c.preHello.Load(); n > 0 {
 		c.logf("skipped %d lines that the target wrote before the exec server's hello (a greeting from a shell start-up file, most likely)", n)

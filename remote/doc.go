@@ -86,6 +86,19 @@
 //     rather than waited for. Client.SubscribeHeld and
 //     Client.CreateTerminalHeld make the terminals they cover lossless.
 //
+// # Questions about hosts
+//
+// An exec server whose commands reach the network through a list of
+// hosts (started with --allow-host, or Serve with a sandbox policy of
+// ProxyNetwork) can put a host that is not on the list to the client, as
+// a proxy of this machine's puts it to its Asker: the one call a server
+// makes, remote/ask_host, sent only to a client whose hello said it
+// answers (ClientOptions.AskHost). The connection waits for the answer,
+// at most netproxy.DefaultAskTimeout; a client that does not answer is
+// never asked, and the host is refused at once. The question comes from
+// the target: the host, the port and the command's name are shown
+// escaped.
+//
 // # Input and ptys
 //
 // A Client is a [terminal.Input] too: Write, CloseStdin and Resize reach a

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -12,9 +13,18 @@ import (
 
 // handle receives the server's notifications, in order, and hands them
 // to the subscriptions without ever blocking.
-func (c *Client) handle(_ context.Context, req *jsonrpc2.Request) (any, error) {
+func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	c.seen()
 	if req.IsCall() {
+		// The one call a server makes, and only to a client that said in
+		// its hello that it answers it.
+		if req.Method == MethodAskHost && c.askHost != nil {
+			var q AskHostRequest
+			if err := json.Unmarshal(req.Params, &q); err != nil {
+				return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
+			}
+			return c.answerAskHost(ctx, &q)
+		}
 		return nil, fmt.Errorf("%w: %s", acp.ErrMethodNotFound, req.Method)
 	}
 	ev, ok := decodeEvent(req.Method, req.Params, req.Attachment)

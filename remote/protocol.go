@@ -44,6 +44,12 @@ const (
 	// MethodResize: ResizeRequest → struct{}; resizes a pty terminal
 	// (terminal.Input.Resize). Served when the hello says Input.
 	MethodResize = "remote/resize"
+	// MethodAskHost is the one call the server makes: AskHostRequest →
+	// AskHostResponse, to a client whose hello set AskHosts, when a
+	// command's connection goes to a host that is not on the target's
+	// list (its exec server's --allow-host). The connection waits for the
+	// answer, within netproxy's bound of a question.
+	MethodAskHost = "remote/ask_host"
 
 	methodCreate  = "terminal/create"
 	methodOutput  = "terminal/output"
@@ -77,6 +83,9 @@ type HelloRequest struct {
 	// Attachments: the client takes output as raw bytes attached to
 	// its notification (see OutputNotification) rather than in JSON.
 	Attachments bool `json:"attachments,omitempty"`
+	// AskHosts: the client answers MethodAskHost. Without it the server
+	// refuses a host that is not on its list at once.
+	AskHosts bool `json:"askHosts,omitempty"`
 }
 
 // HelloResponse says what the server is and what it can enforce.
@@ -115,7 +124,38 @@ type HelloResponse struct {
 	// PTY: a terminal/create whose _meta asks for a pseudo-terminal
 	// (terminal.MetaPTY) gets one there (a Linux target).
 	PTY bool `json:"pty,omitempty"`
+	// AskHosts: the server's commands reach the network through a proxy
+	// with a list of hosts, and it puts the others to a client that
+	// answers MethodAskHost.
+	AskHosts bool `json:"askHosts,omitempty"`
 }
+
+// AskHostRequest is a question about one connection to a host that is not
+// on the target's list: the host and port the command asked the proxy
+// for, through which protocol ("http", "connect", "socks5"), and the
+// command as the target's runtime names it (terminal.SplitProxyClient),
+// "" when it did not name itself. All of it comes from the target: a
+// client shows it escaped.
+type AskHostRequest struct {
+	Protocol string `json:"protocol"`
+	Host     string `json:"host"`
+	Port     uint16 `json:"port"`
+	Client   string `json:"client,omitempty"`
+}
+
+// AskHostResponse is the answer: "allow_once" lets that connection
+// through, "allow_session" that host and port for the rest of the
+// connection; anything else refuses it.
+type AskHostResponse struct {
+	Decision string `json:"decision"`
+}
+
+// The decisions of an AskHostResponse.
+const (
+	DecisionAllowOnce    = "allow_once"
+	DecisionAllowSession = "allow_session"
+	DecisionDeny         = "deny"
+)
 
 // SandboxInfo is the server's sandbox and what the target's kernel makes
 // of it.

@@ -108,7 +108,8 @@ type server struct {
 	ctx    context.Context // of the streams; cancelled at shutdown
 	cancel context.CancelFunc
 
-	attach atomic.Bool // the client takes output as attachments (its hello)
+	attach   atomic.Bool // the client takes output as attachments (its hello)
+	askHosts atomic.Bool // the client answers MethodAskHost (its hello)
 
 	mu      sync.Mutex
 	streams map[string]*stream // by terminal key
@@ -125,6 +126,7 @@ func newServer(opts *ServerOptions) *server {
 		topts.DefaultCwd = defaultCwd()
 	}
 	s := &server{opts: opts, streams: map[string]*stream{}, ready: make(chan struct{})}
+	asking := s.askThroughClient(&topts)
 	s.mgr = terminal.NewManager(&topts)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.hello = HelloResponse{
@@ -138,6 +140,7 @@ func newServer(opts *ServerOptions) *server {
 		Sandbox:         sandboxInfo(topts.Policy, topts.DefaultCwd),
 		Input:           true,
 		PTY:             runtime.GOOS == "linux",
+		AskHosts:        asking,
 	}
 	if topts.Policy != nil {
 		s.hello.Roots = append([]string(nil), topts.Policy.Roots...)
@@ -290,6 +293,7 @@ func (s *server) helloCall(_ context.Context, req *HelloRequest) (any, error) {
 			acp.ErrInvalidParams, req.ProtocolVersion, ProtocolVersion)
 	}
 	s.attach.Store(req.Attachments)
+	s.askHosts.Store(req.AskHosts)
 	hello := s.hello
 	hello.Attachments = req.Attachments
 	return &hello, nil

@@ -136,3 +136,53 @@ func TestAskHostAgentAtTerminal(t *testing.T) {
 		t.Errorf("exit %d; the screen:\n%s", code, strings.Join(p.screen(), "\n"))
 	}
 }
+
+// TestAskHostRemoteAtTerminal: with --remote, the target's proxy puts a
+// host that is not on the list to the person at this terminal, as a
+// proxy here does, naming the command as the target ran it: "y" lets
+// that connection through on the target, "n" refuses the next.
+func TestAskHostRemoteAtTerminal(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl")
+	}
+	s := needSSHD(t)
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprintf(w, "hello%s", strings.ReplaceAll(r.URL.Path, "/", "-"))
+	}))
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	host := "127.0.0.1:" + port
+	bin := plainAcpterm(t)
+	args := append([]string{"run", "--approve-all", "--network", "proxy"}, remoteArgs(t, s, targetDir(t))...)
+	p := startTmux(t, t.TempDir(), []string{"NO_COLOR=1", "TERM=tmux-256color"}, bin, append(args, "--", bin, "agent", "--keep-going")...)
+	const prompt = "› "
+	p.waitRaw(prompt, 60*time.Second)
+	question := "wants to connect to " + host + ", which is not on the allow-list"
+	for i, answer := range []string{"y", "n"} {
+		p.tmux("send-keys", "-t", "acpterm", "-l", "curl -sS --noproxy '' http://"+host+"/"+answer)
+		p.tmux("send-keys", "-t", "acpterm", "Enter")
+		p.waitFor(fmt.Sprintf("question %d", i+1), 60*time.Second, func(_ []string, raw string) bool {
+			return strings.Count(raw, question) == i+1
+		})
+		if i == 0 {
+			screen := strings.ReplaceAll(strings.Join(p.screen(), "\n"), "\n", "")
+			if !strings.Contains(screen, "acpterm: network: the command sh -c 'curl -sS --noproxy ") {
+				t.Errorf("the question does not name the command; the screen:\n%s", strings.Join(p.screen(), "\n"))
+			}
+		}
+		p.tmux("send-keys", "-t", "acpterm", "-l", answer)
+		p.waitRaw(map[string]string{"y": "hello-y", "n": "is not on the allow-list, and was refused"}[answer], 60*time.Second)
+		p.waitFor("the prompt after the turn", 60*time.Second, func(screen []string, _ string) bool {
+			return len(screen) > 0 && screen[len(screen)-1] == strings.TrimSpace(prompt)
+		})
+	}
+	if n := hits.Load(); n != 1 {
+		t.Errorf("the server was reached %d times, want 1", n)
+	}
+	p.tmux("send-keys", "-t", "acpterm", "C-d")
+	if code := p.exited(30 * time.Second); code != 0 {
+		t.Errorf("exit %d; the screen:\n%s", code, strings.Join(p.screen(), "\n"))
+	}
+}

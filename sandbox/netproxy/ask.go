@@ -28,6 +28,10 @@ const (
 	// AllowSession lets it through, and every later connection to the
 	// same host and port of every proxy sharing the Asker.
 	AllowSession
+	// NotAsked refuses the connection without having asked anyone, for a
+	// Decide that finds nobody to ask: the refusal then says only that
+	// the host is not on the list, as with no Decide at all.
+	NotAsked
 )
 
 func (d Decision) String() string {
@@ -36,6 +40,8 @@ func (d Decision) String() string {
 		return "allow once"
 	case AllowSession:
 		return "allow for the session"
+	case NotAsked:
+		return "deny, not asked"
 	}
 	return "deny"
 }
@@ -172,6 +178,8 @@ func (a *Asker) ask(ctx context.Context, q Question) (Decision, string) {
 	switch d {
 	case AllowOnce, AllowSession:
 		return d, ""
+	case NotAsked:
+		return Deny, q.Target.String() + " is not on the allow-list"
 	}
 	return Deny, q.Target.String() + " is not on the allow-list, and was refused when asked"
 }

@@ -11,10 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/remote"
 	"github.com/acpterm/acpterm/sandbox"
+	"github.com/acpterm/acpterm/sandbox/netproxy"
 	"github.com/acpterm/acpterm/terminal"
 	"github.com/acpterm/acpterm/workspace"
 )
@@ -200,8 +202,15 @@ func (d *driver) connectRemote(ctx context.Context) int {
 	decide := func(ctx context.Context, info terminal.Info) terminal.Decision {
 		return d.perm.DecideTerminal(ctx, info)
 	}
-	cl, err := DialRemote(ctx, rc, in, d.serverPolicy(), d.serverArgs(),
-		&remote.ClientOptions{Logf: log.logf, Decide: decide, Where: host.String(), PTY: ptyOption(c.PTY)})
+	copts := &remote.ClientOptions{Logf: log.logf, Decide: decide, Where: host.String(), PTY: ptyOption(c.PTY)}
+	if c.Network == sandbox.ProxyNetwork && c.TTYIn != nil && c.TTYOut != nil && c.Approval != permission.ApprovalNone {
+		// The target's proxy puts the hosts off its list to the user
+		// here, as a proxy of this machine's would (network_ask.go).
+		copts.AskHost = func(ctx context.Context, q netproxy.Question) netproxy.Decision {
+			return d.perm.DecideHost(ctx, q)
+		}
+	}
+	cl, err := DialRemote(ctx, rc, in, d.serverPolicy(), d.serverArgs(), copts)
 	var se *remote.SandboxError
 	switch {
 	case errors.As(err, &se) && se.Hello.Sandbox.Error != "":
