@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -51,7 +52,12 @@ func TestAskHostThroughClient(t *testing.T) {
 		var mu sync.Mutex
 		var asked []string
 		answers := []netproxy.Decision{netproxy.AllowOnce, netproxy.Deny}
-		c := askPair(t, func(_ context.Context, q netproxy.Question) netproxy.Decision {
+		var denied []netproxy.Denial
+		c := askPair(t, func(d netproxy.Denial) {
+			mu.Lock()
+			defer mu.Unlock()
+			denied = append(denied, d)
+		}, func(_ context.Context, q netproxy.Question) netproxy.Decision {
 			mu.Lock()
 			defer mu.Unlock()
 			asked = append(asked, q.Protocol+" "+q.Target.String()+" by "+q.Client)
@@ -81,11 +87,17 @@ func TestAskHostThroughClient(t *testing.T) {
 		if !strings.Contains(asked[0], "curl") {
 			t.Errorf("question %q does not name the command", asked[0])
 		}
+		// The refusal reached the client as a denial, in order with the
+		// terminal's events: before its exit was seen.
+		if len(denied) != 1 || denied[0].Host != "127.0.0.1" || strconv.Itoa(int(denied[0].Port)) != port ||
+			!strings.Contains(denied[0].Reason, "was refused when asked") {
+			t.Errorf("denials %+v, want the one refusal of %s", denied, target)
+		}
 	})
 
 	t.Run("not asked", func(t *testing.T) {
 		t.Parallel()
-		c := askPair(t, nil)
+		c := askPair(t, nil, nil)
 		out := runOn(t, c, curl("once"))
 		if !strings.Contains(out, target+" is not on the allow-list\n") || strings.Contains(out, "hello-once") {
 			t.Errorf("output %q: want the connection refused without a question", out)
@@ -95,8 +107,9 @@ func TestAskHostThroughClient(t *testing.T) {
 
 // askPair serves an exec server in this process whose commands are
 // confined to a host list that names nothing reachable, and returns a
-// client of it with askHost as its ClientOptions.AskHost.
-func askPair(t *testing.T, askHost func(context.Context, netproxy.Question) netproxy.Decision) *remote.Client {
+// client of it with onDeny and askHost as its ClientOptions.OnDeny and
+// AskHost.
+func askPair(t *testing.T, onDeny func(netproxy.Denial), askHost func(context.Context, netproxy.Question) netproxy.Decision) *remote.Client {
 	t.Helper()
 	ws := t.TempDir()
 	sp := &sandbox.Policy{Mode: sandbox.ReadOnly, Network: sandbox.ProxyNetwork, AllowHosts: []string{"nothing.invalid"}, WithoutMountNamespace: true}
@@ -106,7 +119,7 @@ func askPair(t *testing.T, askHost func(context.Context, netproxy.Question) netp
 	go func() {
 		done <- remote.Serve(ctx, send, &remote.ServerOptions{Terminal: &terminal.Options{DefaultCwd: ws, Policy: &terminal.Policy{Sandbox: sp}}})
 	}()
-	c, err := remote.NewClient(remotetest.Ctx(t), cend, &remote.ClientOptions{AskHost: askHost})
+	c, err := remote.NewClient(remotetest.Ctx(t), cend, &remote.ClientOptions{AskHost: askHost, OnDeny: onDeny})
 	if err != nil {
 		cancel()
 		<-done

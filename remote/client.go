@@ -61,6 +61,10 @@ type ClientOptions struct {
 	// netproxy.DefaultAskTimeout. Everything in the question comes from
 	// the target. nil: the target refuses those hosts at once.
 	AskHost func(ctx context.Context, q netproxy.Question) netproxy.Decision
+	// OnDeny, when set, is told of each connection the target's proxy
+	// refused (NotifyNetworkDenied), in order with the terminals' events;
+	// it must not block. Its words come from the target.
+	OnDeny func(netproxy.Denial)
 	// Decide approves each command before it is sent to the target, as
 	// terminal.Policy.Decide does locally, with the Info the command will
 	// run with (its cwd filled in, Where set); nil allows every command.
@@ -126,6 +130,7 @@ type Client struct {
 	applied   *sandbox.Applied
 	decide    func(context.Context, terminal.Info) terminal.Decision
 	askHost   func(context.Context, netproxy.Question) netproxy.Decision
+	onDeny    func(netproxy.Denial)
 	pty       *terminal.Size // ClientOptions.PTY
 	installed *Installed     // set by Connect
 	tags      atomic.Uint64  // numbers the creates
@@ -158,7 +163,7 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, opts *ClientOptions) 
 		flows: map[string]*flow{}, grants: map[string]*flow{}, grantKick: make(chan struct{}, 1),
 		stopKeep: make(chan struct{}), done: make(chan struct{}),
 		logf: opts.Logf, owned: newOwned(), cwds: map[acp.SessionID]string{}, sessions: map[acp.SessionID]bool{},
-		where: opts.Where, applied: opts.Sandbox, decide: opts.Decide, askHost: opts.AskHost, changed: make(chan struct{}, 1)}
+		where: opts.Where, applied: opts.Sandbox, decide: opts.Decide, askHost: opts.AskHost, onDeny: opts.OnDeny, changed: make(chan struct{}, 1)}
 	if opts.PTY != nil {
 		size := *opts.PTY
 		c.pty = &size
@@ -206,7 +211,7 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, opts *ClientOptions) 
 		defer c.wg.Done()
 		c.sendGrants()
 	}()
-	err := c.conn.Call(ctx, MethodHello, &HelloRequest{ProtocolVersion: ProtocolVersion, Client: opts.Name, Attachments: !opts.JSONOutput, AskHosts: opts.AskHost != nil}, &c.hello)
+	err := c.conn.Call(ctx, MethodHello, &HelloRequest{ProtocolVersion: ProtocolVersion, Client: opts.Name, Attachments: !opts.JSONOutput, AskHosts: opts.AskHost != nil, Denials: opts.OnDeny != nil}, &c.hello)
 	c.inHello.Store(false)
 	if n := c.preHello.Load(); n > 0 {
 		c.logf("skipped %d lines that the target wrote before the exec server's hello (a greeting from a shell start-up file, most likely)", n)

@@ -97,7 +97,9 @@
 // at most netproxy.DefaultAskTimeout; a client that does not answer is
 // never asked, and the host is refused at once. The question comes from
 // the target: the host, the port and the command's name are shown
-// escaped.
+// escaped. What the proxy refuses, asked or not, is reported to a client
+// that takes it (ClientOptions.OnDeny) as remote/network_denied, in order
+// with the terminals' events: before the refused command's exit.
 //
 // # Input and ptys
 //

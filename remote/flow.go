@@ -27,6 +27,10 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 		return nil, fmt.Errorf("%w: %s", acp.ErrMethodNotFound, req.Method)
 	}
+	if req.Method == NotifyNetworkDenied {
+		c.takeDenial(req.Params)
+		return nil, nil
+	}
 	ev, ok := decodeEvent(req.Method, req.Params, req.Attachment)
 	if att := req.Attachment; att != nil {
 		if ok && ev.ev.Kind == terminal.EventOutput && len(ev.ev.Data) > 0 && &ev.ev.Data[0] == &att[0] {

@@ -71,6 +71,11 @@ const (
 	NotifyReleased = "remote/released"
 )
 
+// NotifyNetworkDenied carries a netproxy.Denial: a connection of a
+// command that the target's proxy refused. Sent, outside any terminal's
+// stream, only to a client whose hello set Denials.
+const NotifyNetworkDenied = "remote/network_denied"
+
 // NotifyGrant is the one notification the client sends: a
 // GrantNotification, which lets a lossless stream go on.
 const NotifyGrant = "remote/grant"
@@ -86,6 +91,8 @@ type HelloRequest struct {
 	// AskHosts: the client answers MethodAskHost. Without it the server
 	// refuses a host that is not on its list at once.
 	AskHosts bool `json:"askHosts,omitempty"`
+	// Denials: the client takes NotifyNetworkDenied.
+	Denials bool `json:"denials,omitempty"`
 }
 
 // HelloResponse says what the server is and what it can enforce.

@@ -110,6 +110,7 @@ type server struct {
 
 	attach   atomic.Bool // the client takes output as attachments (its hello)
 	askHosts atomic.Bool // the client answers MethodAskHost (its hello)
+	denials  atomic.Bool // the client takes NotifyNetworkDenied (its hello)
 
 	mu      sync.Mutex
 	streams map[string]*stream // by terminal key
@@ -294,6 +295,7 @@ func (s *server) helloCall(_ context.Context, req *HelloRequest) (any, error) {
 	}
 	s.attach.Store(req.Attachments)
 	s.askHosts.Store(req.AskHosts)
+	s.denials.Store(req.Denials)
 	hello := s.hello
 	hello.Attachments = req.Attachments
 	return &hello, nil

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"net/netip"
 
 	"github.com/acpterm/acpterm/sandbox"
@@ -13,26 +14,35 @@ import (
 // list of hosts and nothing of the caller's to ask, put the hosts that
 // are not on it to the client (MethodAskHost), if the client's hello
 // says it answers; else they are refused at once, as before there was a
-// client to ask. It changes copies only: the caller's policy is left as
-// it was. It reports whether the server asks.
+// client to ask. What the proxy refuses is reported to the client too
+// (NotifyNetworkDenied), beside the caller's OnDeny. It changes copies
+// only: the caller's policy is left as it was. It reports whether the
+// server asks.
 func (s *server) askThroughClient(topts *terminal.Options) bool {
-	if topts.Policy == nil || topts.Policy.Sandbox == nil {
+	if topts.Policy == nil || topts.Policy.Sandbox == nil || topts.Policy.Sandbox.Network != sandbox.ProxyNetwork {
 		return false
 	}
 	sp := *topts.Policy.Sandbox
-	if sp.Network != sandbox.ProxyNetwork || sp.Proxy != nil && sp.Proxy.Ask != nil {
-		return false
-	}
 	var proxy netproxy.Options
 	if sp.Proxy != nil {
 		proxy = *sp.Proxy
 	}
-	proxy.Ask = &netproxy.Asker{Decide: s.askHost}
+	asks := proxy.Ask == nil
+	if asks {
+		proxy.Ask = &netproxy.Asker{Decide: s.askHost}
+	}
+	onDeny := proxy.OnDeny
+	proxy.OnDeny = func(d netproxy.Denial) {
+		if onDeny != nil {
+			onDeny(d)
+		}
+		s.reportDenial(d)
+	}
 	sp.Proxy = &proxy
 	policy := *topts.Policy
 	policy.Sandbox = &sp
 	topts.Policy = &policy
-	return true
+	return asks
 }
 
 // askHost puts one question about a host to the client, and waits for
@@ -61,6 +71,21 @@ func (s *server) askHost(ctx context.Context, q netproxy.Question) netproxy.Deci
 		return netproxy.AllowSession
 	}
 	return netproxy.Deny
+}
+
+// reportDenial sends a refusal to a client that takes them. It runs on
+// the proxy's goroutines: the notification is queued, never waited for
+// (a client that stops reading ends the connection, StallTimeout).
+func (s *server) reportDenial(d netproxy.Denial) {
+	if !s.denials.Load() {
+		return
+	}
+	select {
+	case <-s.ready:
+	default:
+		return
+	}
+	_ = s.conn.Notify(s.ctx, NotifyNetworkDenied, &d)
 }
 
 // questionOf is the client's reading of a question from the target: the
@@ -98,4 +123,26 @@ func (c *Client) answerAskHost(ctx context.Context, req *AskHostRequest) (*AskHo
 		resp.Decision = DecisionAllowSession
 	}
 	return resp, nil
+}
+
+// Bounds of a denial from the target, past which its words are cut.
+const maxDenialReason = 1024
+
+// takeDenial is the client's side of NotifyNetworkDenied: the refusal,
+// its words bounded, handed to ClientOptions.OnDeny.
+func (c *Client) takeDenial(params []byte) {
+	var d netproxy.Denial
+	if c.onDeny == nil || json.Unmarshal(params, &d) != nil {
+		return
+	}
+	if len(d.Host) > maxAskHost {
+		d.Host = d.Host[:maxAskHost]
+	}
+	if len(d.Protocol) > maxAskProtocol {
+		d.Protocol = d.Protocol[:maxAskProtocol]
+	}
+	if len(d.Reason) > maxDenialReason {
+		d.Reason = d.Reason[:maxDenialReason]
+	}
+	c.onDeny(d)
 }

@@ -233,3 +233,36 @@ func mustSplit(t *testing.T, addr string) (string, string) {
 	}
 	return h, p
 }
+
+// TestAllowHostRemote: with --remote, the target's proxy refuses what is
+// not on the list, and the refusal is a network_denied event here, once,
+// as a proxy of this machine's reports it; in text output a line on
+// stderr, once.
+func TestAllowHostRemote(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl")
+	}
+	s := needSSHD(t)
+	for _, format := range []string{"json", "text"} {
+		args := append([]string{"run", "--format", format, "--approve-all", "--allow-host", "203.0.113.1"}, remoteArgs(t, s, targetDir(t))...)
+		r := acpterm(t, opts{plain: true}, append(args, "-p", "curl -sS http://unlisted.invalid/", "--", plainAcpterm(t), "agent", "--keep-going")...)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", format, r.code, r.stdout, r.stderr)
+		}
+		line := "acpterm: network: refused a sandboxed connection to unlisted.invalid:80"
+		if format == "text" {
+			if n := strings.Count(r.stderr, line); n != 1 {
+				t.Errorf("text: the refusal is on stderr %d times, want once:\n%s", n, r.stderr)
+			}
+			continue
+		}
+		denied := ofKind(parseEvents(t, r.stdout), "network_denied")
+		if len(denied) != 1 || denied[0].str("host") != "unlisted.invalid" || fmt.Sprint(denied[0]["port"]) != "80" || denied[0].str("hint") != "--allow-host unlisted.invalid" {
+			t.Errorf("json: network_denied events: %v\nstderr:\n%s", denied, r.stderr)
+		}
+		if strings.Contains(r.stderr, line) {
+			t.Errorf("json: the refusal is on stderr too:\n%s", r.stderr)
+		}
+	}
+}

@@ -203,11 +203,22 @@ func (d *driver) connectRemote(ctx context.Context) int {
 		return d.perm.DecideTerminal(ctx, info)
 	}
 	copts := &remote.ClientOptions{Logf: log.logf, Decide: decide, Where: host.String(), PTY: ptyOption(c.PTY)}
-	if c.Network == sandbox.ProxyNetwork && c.TTYIn != nil && c.TTYOut != nil && c.Approval != permission.ApprovalNone {
-		// The target's proxy puts the hosts off its list to the user
-		// here, as a proxy of this machine's would (network_ask.go).
-		copts.AskHost = func(ctx context.Context, q netproxy.Question) netproxy.Decision {
-			return d.perm.DecideHost(ctx, q)
+	if c.Network == sandbox.ProxyNetwork {
+		// What the target's proxy refuses is reported as this machine's
+		// proxies' refusals are, and where there is someone to ask, the
+		// hosts off its list are put to them (network_ask.go).
+		copts.OnDeny = func(dn netproxy.Denial) {
+			if d.rendering.Load() {
+				d.networkDenied(dn)
+			}
+		}
+		if c.TTYIn != nil && c.TTYOut != nil && c.Approval != permission.ApprovalNone {
+			copts.AskHost = func(ctx context.Context, q netproxy.Question) netproxy.Decision {
+				if !d.rendering.Load() {
+					return netproxy.NotAsked
+				}
+				return d.perm.DecideHost(ctx, q)
+			}
 		}
 	}
 	cl, err := DialRemote(ctx, rc, in, d.serverPolicy(), d.serverArgs(), copts)

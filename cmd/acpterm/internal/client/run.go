@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
@@ -244,7 +245,11 @@ type driver struct {
 	ask  *permission.Prompter // nil when there is no terminal to ask on
 	caps acp.AgentCapabilities
 	perm *permission.Approver
-	mgr  terminal.Runtime // the agent's terminals: here, or on the --remote target
+	// rendering is set once r, sw, ask and perm are (startRendering):
+	// what the --remote target sends before that (a question about a
+	// host, a refusal) finds nobody to show it to.
+	rendering atomic.Bool
+	mgr       terminal.Runtime // the agent's terminals: here, or on the --remote target
 	mcp  *mcpOffer        // the MCP server offered to the agent (Config.OfferMCP), or nil
 	// end is r's last layer: closed once the run's end is shown, it drops
 	// what the agent sends after that (see endGate).

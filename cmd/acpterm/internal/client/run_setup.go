@@ -128,6 +128,7 @@ func (d *driver) startRendering() {
 	}
 	d.ask = p
 	d.perm = permission.New(c.Approval, p, d.r.Permission, d.warn)
+	d.rendering.Store(true)
 }
 
 // startTerminals makes what runs the agent's terminals (d.mgr): a
