@@ -250,7 +250,7 @@ type driver struct {
 	// host, a refusal) finds nobody to show it to.
 	rendering atomic.Bool
 	mgr       terminal.Runtime // the agent's terminals: here, or on the --remote target
-	mcp  *mcpOffer        // the MCP server offered to the agent (Config.OfferMCP), or nil
+	mcp       *mcpOffer        // the MCP server offered to the agent (Config.OfferMCP), or nil
 	// end is r's last layer: closed once the run's end is shown, it drops
 	// what the agent sends after that (see endGate).
 	end *endGate
