@@ -19,5 +19,6 @@
 // JSON for programs), the agent's display terminals through
 // render.DisplayTerminals. The permission questions, and the one reader of
 // the terminal they are answered on, are package permission's: Config's
-// Approval says who answers them.
+// Approval says who answers them. The commands of the MCP server offered
+// to the agent are shown under its tool calls by package mcptie.
 package client

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/mcptie"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/workspace"
@@ -26,7 +27,7 @@ type handler struct {
 	// watch, when set, follows the execute tool calls.
 	watch *execWatch
 	// ties, when set, ties the MCP server's commands to tool calls.
-	ties *toolTies
+	ties *mcptie.Ties
 	// state, when set, is told of each v2 state update (jobs_v2.go).
 	state func(sid acp.SessionID)
 }
@@ -61,12 +62,12 @@ func (h *handler) SessionUpdate(ctx context.Context, n *acp.SessionNotification)
 		h.watch.update(n.Update)
 	}
 	h.disp.SessionUpdate(n, acp.RawParams(ctx))
-	h.ties.update(n)
+	h.ties.Update(n)
 	return nil
 }
 
 func (h *handler) RequestPermission(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
-	h.ties.permission(req)
+	h.ties.Permission(req)
 	return h.perm.RequestPermission(ctx, req)
 }
 

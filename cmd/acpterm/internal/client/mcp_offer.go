@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/mcptie"
 	"github.com/acpterm/acpterm/internal/proc/owner"
 	"github.com/acpterm/acpterm/internal/text/randhex"
 	"github.com/acpterm/acpterm/mcpexec"
@@ -183,7 +184,7 @@ func (o *mcpOffer) serve(c net.Conn, n int) {
 	_ = c.SetReadDeadline(time.Time{})
 	srv, err := mcpexec.NewServer(&mcpexec.Options{
 		Runtime:   o.mgr,
-		SessionID: acp.SessionID("mcp-" + strconv.Itoa(n)),
+		SessionID: acp.SessionID(mcptie.SessionPrefix + strconv.Itoa(n)),
 		Cwd:       o.cwd,
 		Version:   o.version,
 		Logf:      o.logf,
@@ -242,7 +243,7 @@ func (d *driver) offerMCP() {
 		d.warn("acpterm: the MCP server is not offered: this run's terminals take no input")
 		return
 	}
-	o, err := startMCPOffer(rt, d.cwd, Version(), func(format string, args ...any) { d.warn(fmt.Sprintf(format, args...)) }, d.ties.hint)
+	o, err := startMCPOffer(rt, d.cwd, Version(), func(format string, args ...any) { d.warn(fmt.Sprintf(format, args...)) }, d.ties.Hint)
 	if err != nil {
 		d.warn("acpterm: " + err.Error())
 		return

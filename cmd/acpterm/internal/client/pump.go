@@ -37,7 +37,7 @@ func (d *driver) pumpEvents(sub terminal.Events, disp *render.DisplayTerminals) 
 			disp.OwnTerminal(ev.TerminalID)
 		}
 		d.watch.terminalEvent(ev)
-		d.ties.terminalEvent(ev)
+		d.ties.TerminalEvent(ev)
 		d.r.TerminalEvent(ev)
 		switch ev.Kind {
 		case terminal.EventCreated:

@@ -15,6 +15,7 @@ import (
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/agentstart"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/mcptie"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/sessionstore"
@@ -257,7 +258,7 @@ type driver struct {
 	// shown is what terminal/create waits on (see shownGate).
 	shown *shownGate
 	// ties ties the offered MCP server's commands to tool calls.
-	ties *toolTies
+	ties *mcptie.Ties
 	// pumped is closed when pumpEvents has returned: every terminal
 	// event has been shown.
 	pumped chan struct{}

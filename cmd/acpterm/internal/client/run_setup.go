@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/mcptie"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/terminal"
@@ -174,11 +175,11 @@ func (d *driver) startTerminals(ws *workspace.Workspace) (terminal.Events, error
 func (d *driver) startPumps(sub terminal.Events) *render.DisplayTerminals {
 	d.shown = newShownGate()
 	d.watch = newExecWatch()
-	d.ties = newToolTies(func() acp.SessionID {
+	d.ties = mcptie.New(func() acp.SessionID {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		return d.sid
-	}, d.r, d.shown)
+	}, d.r, d.shown.wait)
 	disp := render.NewDisplayTerminals(d.r)
 	d.pumped = make(chan struct{})
 	d.wg.Add(3)

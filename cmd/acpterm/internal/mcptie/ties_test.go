@@ -1,4 +1,4 @@
-package client
+package mcptie
 
 import (
 	"context"
@@ -22,6 +22,42 @@ func (r *tieRecorder) TerminalEvent(ev terminal.Event) {
 	r.mu.Unlock()
 }
 
+// shownGate stands for the run's: wait returns once a terminal was
+// marked shown, or ctx ended.
+type shownGate struct {
+	mu    sync.Mutex
+	shown map[termKey]chan struct{}
+}
+
+func newShownGate() *shownGate { return &shownGate{shown: map[termKey]chan struct{}{}} }
+
+// ch is the channel of one terminal, made on first use. g.mu is held.
+func (g *shownGate) ch(sessionID acp.SessionID, terminalID acp.TerminalID) chan struct{} {
+	key := termKey{sessionID, terminalID}
+	c, ok := g.shown[key]
+	if !ok {
+		c = make(chan struct{})
+		g.shown[key] = c
+	}
+	return c
+}
+
+func (g *shownGate) mark(sessionID acp.SessionID, terminalID acp.TerminalID) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	close(g.ch(sessionID, terminalID))
+}
+
+func (g *shownGate) wait(ctx context.Context, sessionID acp.SessionID, terminalID acp.TerminalID) {
+	g.mu.Lock()
+	c := g.ch(sessionID, terminalID)
+	g.mu.Unlock()
+	select {
+	case <-c:
+	case <-ctx.Done():
+	}
+}
+
 func (r *tieRecorder) ties() map[acp.TerminalID]acp.ToolCallID {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -41,22 +77,22 @@ func TestToolTies(t *testing.T) {
 	var sid acp.SessionID
 	rec := &tieRecorder{}
 	shown := newShownGate()
-	ties := newToolTies(func() acp.SessionID { mu.Lock(); defer mu.Unlock(); return sid }, rec, shown)
+	ties := New(func() acp.SessionID { mu.Lock(); defer mu.Unlock(); return sid }, rec, shown.wait)
 	terms := 0
 	newTerm := func() acp.TerminalID {
 		terms++
 		id := acp.TerminalID("t" + strings.Repeat("x", terms))
 		ev := terminal.Event{Kind: terminal.EventCreated, SessionID: "mcp-1", TerminalID: id,
 			Info: &terminal.Info{SessionID: "mcp-1", TerminalID: id, Command: "echo"}}
-		ties.terminalEvent(ev)
+		ties.TerminalEvent(ev)
 		shown.mark(ev.SessionID, id)
 		return id
 	}
 	call := func(session acp.SessionID, id acp.ToolCallID, st acp.ToolCallStatus) {
-		ties.update(&acp.SessionNotification{SessionID: session, Update: &acp.ToolCall{ToolCallID: id, Status: st}})
+		ties.Update(&acp.SessionNotification{SessionID: session, Update: &acp.ToolCall{ToolCallID: id, Status: st}})
 	}
 	hint := func(term acp.TerminalID, id acp.ToolCallID) {
-		ties.hint(context.Background(), mcpexec.ToolCallHint{SessionID: "mcp-1", TerminalID: term, ToolCallID: id})
+		ties.Hint(context.Background(), mcpexec.ToolCallHint{SessionID: "mcp-1", TerminalID: term, ToolCallID: id})
 	}
 	call("sess", "replayed", acp.ToolCallStatusInProgress) // before the session is known
 	mu.Lock()
@@ -92,20 +128,4 @@ func TestToolTies(t *testing.T) {
 	if n > maxPendingTies {
 		t.Errorf("%d hints pending, want at most %d", n, maxPendingTies)
 	}
-}
-
-// TestToolTiesJobs: the second created event that ties a terminal to a
-// tool call (which may come after the command ended, when the tool call
-// came late) starts no job again.
-func TestToolTiesJobs(t *testing.T) {
-	j := newJobsDriver(FormatText)
-	j.r.TerminalEvent(created("mcp_t1", "echo hi"))
-	j.r.TerminalEvent(exited("mcp_t1", 0))
-	tied := created("mcp_t1", "echo hi")
-	tied.Info.ToolCall = "toolu_1"
-	j.r.TerminalEvent(tied)
-	if got := running(j); got != "" {
-		t.Errorf("jobs running:\n%s\nwant none", got)
-	}
-	j.r.Finish(acp.StopReasonEndTurn)
 }

@@ -1,4 +1,4 @@
-package client
+package mcptie
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,25 +14,6 @@ import (
 	"github.com/acpterm/acpterm/mcpexec"
 	"github.com/acpterm/acpterm/terminal"
 )
-
-// Tying the offered MCP server's commands to the agent's tool calls. An
-// agent's exec_command reaches acpterm over MCP, not terminal/create, so
-// the agent never embeds its terminal in a tool call; but Claude Code
-// names, in each tools/call's _meta, the tool use that made it, which is
-// the toolCallId of the ACP tool_call claude-agent-acp reports for it
-// (mcpexec.ToolCallHint). The run then shows the command under that tool
-// call, as if the agent had embedded it: a second EventCreated with
-// terminal.Info.ToolCall, which the renderers read.
-//
-// Agents that name no ID (opencode, Qwen Code) are matched by the
-// arguments instead, below: their tool call's rawInput.
-//
-// The ID is the agent's word. It ties a terminal only to a tool call that
-// the agent reported in the run's own session and that is still running
-// when the hint or the tool call comes (whichever comes second); a hint
-// naming anything else leaves the terminal on its own, as without one.
-// The renderer shows a tied terminal that outlives its tool call on its
-// own again, so a hint cannot hide a command.
 
 // Bounds: an agent may start any number of tool calls and never end
 // them, and send any number of hints for calls that never come.
@@ -41,20 +23,19 @@ const (
 	tieShownTimeout = 5 * time.Second
 )
 
-// toolTies follows the run's running tool calls and the hints waiting
-// for theirs. Its methods are safe for concurrent use; a nil one does
-// nothing.
-type toolTies struct {
+// Ties follows the run's running tool calls and the hints waiting for
+// theirs. Its methods are safe for concurrent use; a nil one does nothing.
+type Ties struct {
 	sid   func() acp.SessionID // the run's session, "" until it is known
 	r     interface{ TerminalEvent(terminal.Event) }
-	shown *shownGate
+	shown func(context.Context, acp.SessionID, acp.TerminalID)
 	now   func() time.Time
 
 	mu      sync.Mutex
 	running map[acp.ToolCallID]*runningCall
-	infos   map[shownKey]terminal.Info // of the terminals created and not released
-	pending []pendingTie               // oldest first
-	byArgs  []argsTie                  // terminals waiting for a tool call with their arguments, oldest first
+	infos   map[termKey]terminal.Info // of the terminals created and not released
+	pending []pendingTie              // oldest first
+	byArgs  []argsTie                 // terminals waiting for a tool call with their arguments, oldest first
 }
 
 // runningCall is what the run knows of a running tool call.
@@ -64,25 +45,37 @@ type runningCall struct {
 	tied  bool   // a terminal is tied to it
 }
 
+// termKey names a terminal: its ID is unique within its session.
+type termKey struct {
+	session  acp.SessionID
+	terminal acp.TerminalID
+}
+
+// pendingTie is a terminal waiting to be tied to a tool call.
 type pendingTie struct {
 	call acp.ToolCallID
-	key  shownKey
+	key  termKey
 	// released is the Info of a terminal released while it waited
 	// for its call by arguments; nil for any other.
 	released *terminal.Info
 }
 
-func newToolTies(sid func() acp.SessionID, r interface{ TerminalEvent(terminal.Event) }, shown *shownGate) *toolTies {
-	return &toolTies{sid: sid, r: r, shown: shown, now: time.Now, running: map[acp.ToolCallID]*runningCall{}, infos: map[shownKey]terminal.Info{}}
+// New returns the Ties of a run. session is the run's session, "" until
+// it is known; r is the renderer the second created events go to; shown
+// returns once the renderer has shown a terminal (or ctx ended), so that
+// a terminal is never tied before it is shown.
+func New(session func() acp.SessionID, r interface{ TerminalEvent(terminal.Event) }, shown func(ctx context.Context, sessionID acp.SessionID, terminalID acp.TerminalID)) *Ties {
+	return &Ties{sid: session, r: r, shown: shown, now: time.Now, running: map[acp.ToolCallID]*runningCall{}, infos: map[termKey]terminal.Info{}}
 }
 
-// terminalEvent records the Info of the MCP server's terminals (the
-// pump's events), for the second created event.
-func (t *toolTies) terminalEvent(ev terminal.Event) {
+// TerminalEvent records the Info of the MCP server's terminals (the run's
+// terminal events, before the renderer has them), for the second created
+// event.
+func (t *Ties) TerminalEvent(ev terminal.Event) {
 	if t == nil {
 		return
 	}
-	key := shownKey{ev.SessionID, ev.TerminalID}
+	key := termKey{ev.SessionID, ev.TerminalID}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch ev.Kind {
@@ -104,16 +97,20 @@ func (t *toolTies) terminalEvent(ev terminal.Event) {
 	}
 }
 
+// SessionPrefix begins the terminal session IDs of the offered MCP
+// server's connections: the terminals of those sessions alone are tied.
+const SessionPrefix = "mcp-"
+
 // isMCPSession reports whether a terminal session is one of the offered
-// server's (mcpOffer.serve names them).
+// server's.
 func isMCPSession(sid acp.SessionID) bool {
-	return len(sid) > 4 && sid[:4] == "mcp-"
+	return len(sid) > len(SessionPrefix) && strings.HasPrefix(string(sid), SessionPrefix)
 }
 
-// update follows the tool calls of a session/update the renderer has
+// Update follows the tool calls of a session/update the renderer has
 // shown, and ties the terminals whose hint named a tool call that starts
 // now.
-func (t *toolTies) update(n *acp.SessionNotification) {
+func (t *Ties) Update(n *acp.SessionNotification) {
 	if t == nil {
 		return
 	}
@@ -173,19 +170,19 @@ func (t *toolTies) update(n *acp.SessionNotification) {
 	}
 }
 
-// hint serves mcpexec.Options.ToolCall: it ties the terminal to its tool
+// Hint serves mcpexec.Options.ToolCall: it ties the terminal to its tool
 // call now if that runs, else once it starts.
-func (t *toolTies) hint(ctx context.Context, h mcpexec.ToolCallHint) {
+func (t *Ties) Hint(ctx context.Context, h mcpexec.ToolCallHint) {
 	if t == nil {
 		return
 	}
-	p := pendingTie{call: h.ToolCallID, key: shownKey{h.SessionID, h.TerminalID}}
+	p := pendingTie{call: h.ToolCallID, key: termKey{h.SessionID, h.TerminalID}}
 	if _, ok := canonicalArgs(h.Arguments); p.call == "" && !ok {
 		return // nothing to tie by: no wait
 	}
 	// The renderer must have the terminal before it is tied.
 	wctx, cancel := context.WithTimeout(ctx, tieShownTimeout)
-	t.shown.wait(wctx, h.SessionID, h.TerminalID)
+	t.shown(wctx, h.SessionID, h.TerminalID)
 	cancel()
 	if p.call == "" {
 		t.hintArgs(p.key, h.Arguments)
@@ -205,7 +202,7 @@ func (t *toolTies) hint(ctx context.Context, h mcpexec.ToolCallHint) {
 }
 
 // tie sends the second created event of a terminal, naming its tool call.
-func (t *toolTies) tie(p pendingTie) {
+func (t *Ties) tie(p pendingTie) {
 	t.mu.Lock()
 	info, ok := t.infos[p.key]
 	if p.released != nil {
@@ -260,7 +257,7 @@ type callSeen struct {
 
 // argsTie is a terminal waiting for a tool call whose rawInput is args.
 type argsTie struct {
-	key      shownKey
+	key      termKey
 	args     string
 	released *terminal.Info // when released meanwhile
 	at       time.Time      // when released
@@ -273,7 +270,7 @@ const releasedTieWindow = 10 * time.Second
 
 // pruneLocked drops the released terminals that waited too long. t.mu
 // is held.
-func (t *toolTies) pruneLocked() {
+func (t *Ties) pruneLocked() {
 	now := t.now()
 	t.byArgs = slices.DeleteFunc(t.byArgs, func(a argsTie) bool {
 		return a.released != nil && now.Sub(a.at) > releasedTieWindow
@@ -314,7 +311,7 @@ func canonicalArgs(raw json.RawMessage) (string, bool) {
 // seeLocked records what an update said of running call c, and returns
 // the waiting terminal it now ties to (the caller fills in the call), if
 // exactly one waits and c is the only candidate. t.mu is held.
-func (t *toolTies) seeLocked(c *runningCall, s callSeen) (pendingTie, bool) {
+func (t *Ties) seeLocked(c *runningCall, s callSeen) (pendingTie, bool) {
 	if s.namesExecTool() {
 		c.names = true
 	}
@@ -344,7 +341,7 @@ func (t *toolTies) seeLocked(c *runningCall, s callSeen) (pendingTie, bool) {
 
 // candidatesLocked counts the running untied calls that name the tool
 // with rawInput args. t.mu is held.
-func (t *toolTies) candidatesLocked(args string) int {
+func (t *Ties) candidatesLocked(args string) int {
 	n := 0
 	for _, c := range t.running {
 		if !c.tied && c.names && c.input == args {
@@ -358,7 +355,7 @@ func (t *toolTies) candidatesLocked(args string) int {
 // arguments: now, to the one candidate; later, to the first call that
 // becomes the only one, if none is now; never, with two or more now, or
 // while another terminal with the same arguments waits.
-func (t *toolTies) hintArgs(key shownKey, raw json.RawMessage) {
+func (t *Ties) hintArgs(key termKey, raw json.RawMessage) {
 	args, ok := canonicalArgs(raw)
 	if !ok {
 		return
@@ -392,10 +389,10 @@ func (t *toolTies) hintArgs(key shownKey, raw json.RawMessage) {
 	}
 }
 
-// permission follows a session/request_permission: what its toolCall
+// Permission follows a session/request_permission: what its toolCall
 // says of a tool call the agent already reported running in the run's
 // session (Qwen Code sends the arguments only there).
-func (t *toolTies) permission(req *acp.RequestPermissionRequest) {
+func (t *Ties) Permission(req *acp.RequestPermissionRequest) {
 	if t == nil {
 		return
 	}

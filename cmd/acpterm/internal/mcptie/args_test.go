@@ -1,4 +1,4 @@
-package client
+package mcptie
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 	"github.com/acpterm/acpterm/terminal"
 )
 
-// argsTies is a toolTies whose session is "sess" from the start, with
+// argsTies is a Ties whose session is "sess" from the start, with
 // helpers that speak for the agent and the MCP server.
 type argsTies struct {
 	t     *testing.T
-	ties  *toolTies
+	ties  *Ties
 	rec   *tieRecorder
 	shown *shownGate
 	terms int
@@ -24,7 +24,7 @@ type argsTies struct {
 
 func newArgsTies(t *testing.T) *argsTies {
 	a := &argsTies{t: t, rec: &tieRecorder{}, shown: newShownGate()}
-	a.ties = newToolTies(func() acp.SessionID { return "sess" }, a.rec, a.shown)
+	a.ties = New(func() acp.SessionID { return "sess" }, a.rec, a.shown.wait)
 	return a
 }
 
@@ -34,24 +34,24 @@ func (a *argsTies) run(args string) acp.TerminalID {
 	id := acp.TerminalID("t" + strings.Repeat("x", a.terms))
 	ev := terminal.Event{Kind: terminal.EventCreated, SessionID: "mcp-1", TerminalID: id,
 		Info: &terminal.Info{SessionID: "mcp-1", TerminalID: id, Command: "echo"}}
-	a.ties.terminalEvent(ev)
+	a.ties.TerminalEvent(ev)
 	a.shown.mark(ev.SessionID, id)
-	a.ties.hint(context.Background(), mcpexec.ToolCallHint{SessionID: "mcp-1", TerminalID: id, Arguments: json.RawMessage(args)})
+	a.ties.Hint(context.Background(), mcpexec.ToolCallHint{SessionID: "mcp-1", TerminalID: id, Arguments: json.RawMessage(args)})
 	return id
 }
 
 func (a *argsTies) call(session acp.SessionID, id acp.ToolCallID, title, input string) {
-	a.ties.update(&acp.SessionNotification{SessionID: session, Update: &acp.ToolCall{ToolCallID: id, Title: title,
+	a.ties.Update(&acp.SessionNotification{SessionID: session, Update: &acp.ToolCall{ToolCallID: id, Title: title,
 		Status: acp.ToolCallStatusPending, RawInput: rawOrNil(input)}})
 }
 
 func (a *argsTies) progress(id acp.ToolCallID, st acp.ToolCallStatus, input string) {
-	a.ties.update(&acp.SessionNotification{SessionID: "sess", Update: &acp.ToolCallUpdate{ToolCallID: id, Status: &st, RawInput: rawOrNil(input)}})
+	a.ties.Update(&acp.SessionNotification{SessionID: "sess", Update: &acp.ToolCallUpdate{ToolCallID: id, Status: &st, RawInput: rawOrNil(input)}})
 }
 
 func (a *argsTies) permission(session acp.SessionID, id acp.ToolCallID, input, toolName string) {
 	title := input
-	a.ties.permission(&acp.RequestPermissionRequest{SessionID: session, ToolCall: acp.ToolCallUpdate{ToolCallID: id, Title: &title,
+	a.ties.Permission(&acp.RequestPermissionRequest{SessionID: session, ToolCall: acp.ToolCallUpdate{ToolCallID: id, Title: &title,
 		RawInput: rawOrNil(input), Meta: acp.Meta{"toolName": json.RawMessage(`"` + toolName + `"`)}}})
 }
 
@@ -109,7 +109,7 @@ func TestToolTiesByArgs(t *testing.T) {
 		// reports its call: it is tied all the same, soon after.
 		a := newArgsTies(t)
 		term := a.run(echoArgs)
-		a.ties.terminalEvent(terminal.Event{Kind: terminal.EventReleased, SessionID: "mcp-1", TerminalID: term})
+		a.ties.TerminalEvent(terminal.Event{Kind: terminal.EventReleased, SessionID: "mcp-1", TerminalID: term})
 		a.call("sess", "call_3", opencodeTC, `{}`)
 		a.progress("call_3", acp.ToolCallStatusInProgress, echoArgs)
 		a.want(map[acp.TerminalID]acp.ToolCallID{term: "call_3"})
@@ -184,9 +184,9 @@ func TestToolTiesByArgsRefused(t *testing.T) {
 			a.call("sess", "c", opencodeTC, echoArgs)
 			a.terms++
 			id := acp.TerminalID("t" + strings.Repeat("x", a.terms))
-			a.ties.terminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: "mcp-1", TerminalID: id, Info: &terminal.Info{TerminalID: id}})
+			a.ties.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: "mcp-1", TerminalID: id, Info: &terminal.Info{TerminalID: id}})
 			a.shown.mark("mcp-1", id)
-			a.ties.hint(context.Background(), mcpexec.ToolCallHint{SessionID: "mcp-1", TerminalID: id, ToolCallID: "c"})
+			a.ties.Hint(context.Background(), mcpexec.ToolCallHint{SessionID: "mcp-1", TerminalID: id, ToolCallID: "c"})
 			a.rec.mu.Lock()
 			a.rec.evs = nil // the ID's tie
 			a.rec.mu.Unlock()
@@ -196,7 +196,7 @@ func TestToolTiesByArgsRefused(t *testing.T) {
 			now := time.Now()
 			a.ties.now = func() time.Time { return now }
 			term := a.run(echoArgs)
-			a.ties.terminalEvent(terminal.Event{Kind: terminal.EventReleased, SessionID: "mcp-1", TerminalID: term})
+			a.ties.TerminalEvent(terminal.Event{Kind: terminal.EventReleased, SessionID: "mcp-1", TerminalID: term})
 			now = now.Add(releasedTieWindow + time.Second)
 			a.call("sess", "c", opencodeTC, echoArgs)
 			return term
@@ -204,10 +204,10 @@ func TestToolTiesByArgsRefused(t *testing.T) {
 		"released before it was told": func(a *argsTies) acp.TerminalID {
 			a.terms++
 			id := acp.TerminalID("t" + strings.Repeat("x", a.terms))
-			a.ties.terminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: "mcp-1", TerminalID: id, Info: &terminal.Info{TerminalID: id}})
-			a.ties.terminalEvent(terminal.Event{Kind: terminal.EventReleased, SessionID: "mcp-1", TerminalID: id})
+			a.ties.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, SessionID: "mcp-1", TerminalID: id, Info: &terminal.Info{TerminalID: id}})
+			a.ties.TerminalEvent(terminal.Event{Kind: terminal.EventReleased, SessionID: "mcp-1", TerminalID: id})
 			a.shown.mark("mcp-1", id)
-			a.ties.hint(context.Background(), mcpexec.ToolCallHint{SessionID: "mcp-1", TerminalID: id, Arguments: json.RawMessage(echoArgs)})
+			a.ties.Hint(context.Background(), mcpexec.ToolCallHint{SessionID: "mcp-1", TerminalID: id, Arguments: json.RawMessage(echoArgs)})
 			a.call("sess", "c", opencodeTC, echoArgs)
 			return id
 		},
