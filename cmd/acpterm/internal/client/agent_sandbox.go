@@ -148,6 +148,21 @@ func (d *driver) agentConfined() bool {
 	return d.cfg.SandboxAgent && d.agentSandbox != nil && d.agentSandbox.Confined()
 }
 
+// confinedFailure is the message for a turn whose execute tool calls all
+// failed in acpterm's sandbox, or "". It looks at the agent's commands
+// only where acpterm confined them: all of them when the agent is
+// confined, else those it ran in acpterm's terminals.
+func (d *driver) confinedFailure() string {
+	var agent, cmds *sandbox.Applied
+	if d.agentConfined() {
+		agent = d.agentSandbox
+	}
+	if d.cmdSandbox != nil && d.cmdSandbox.Mode != sandbox.Off {
+		cmds = d.cmdSandbox
+	}
+	return d.watch.Failure(agent, cmds)
+}
+
 // rootHint is what to add to a failure of the agent that is known to come
 // from running it as root: Claude Code refuses to (its query closes before
 // session/new is answered) unless IS_SANDBOX=1, which acpterm sets when it

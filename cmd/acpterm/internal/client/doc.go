@@ -20,5 +20,7 @@
 // render.DisplayTerminals. The permission questions, and the one reader of
 // the terminal they are answered on, are package permission's: Config's
 // Approval says who answers them. The commands of the MCP server offered
-// to the agent are shown under its tool calls by package mcptie.
+// to the agent are shown under its tool calls by package mcptie, and
+// package confined tells a turn in which acpterm's sandbox stopped every
+// command the agent ran (a run of one prompt then exits with status 6).
 package client

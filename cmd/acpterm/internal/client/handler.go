@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/confined"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/mcptie"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
@@ -25,7 +26,7 @@ type handler struct {
 	// terminal; nil answers at once.
 	shown *shownGate
 	// watch, when set, follows the execute tool calls.
-	watch *execWatch
+	watch *confined.Watch
 	// ties, when set, ties the MCP server's commands to tool calls.
 	ties *mcptie.Ties
 	// state, when set, is told of each v2 state update (jobs_v2.go).
@@ -59,7 +60,7 @@ var (
 
 func (h *handler) SessionUpdate(ctx context.Context, n *acp.SessionNotification) error {
 	if h.watch != nil {
-		h.watch.update(n.Update)
+		h.watch.Update(n.Update)
 	}
 	h.disp.SessionUpdate(n, acp.RawParams(ctx))
 	h.ties.Update(n)

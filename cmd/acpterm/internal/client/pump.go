@@ -36,7 +36,7 @@ func (d *driver) pumpEvents(sub terminal.Events, disp *render.DisplayTerminals) 
 		if ev.Kind == terminal.EventCreated {
 			disp.OwnTerminal(ev.TerminalID)
 		}
-		d.watch.terminalEvent(ev)
+		d.watch.TerminalEvent(ev)
 		d.ties.TerminalEvent(ev)
 		d.r.TerminalEvent(ev)
 		switch ev.Kind {

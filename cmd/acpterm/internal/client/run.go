@@ -15,6 +15,7 @@ import (
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/agents"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/agentstart"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/confined"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/mcptie"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
@@ -263,8 +264,8 @@ type driver struct {
 	// event has been shown.
 	pumped chan struct{}
 	// watch follows the turn's execute tool calls, to tell when all of
-	// them failed in acpterm's sandbox (confined_failures.go).
-	watch *execWatch
+	// them failed in acpterm's sandbox (confinedFailure).
+	watch *confined.Watch
 	conn  *acp.ClientConn
 	cmd   *exec.Cmd
 

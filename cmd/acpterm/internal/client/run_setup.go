@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/acpterm/acpterm/acp"
+	"github.com/acpterm/acpterm/cmd/acpterm/internal/confined"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/mcptie"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
@@ -174,7 +175,7 @@ func (d *driver) startTerminals(ws *workspace.Workspace) (terminal.Events, error
 // signal watcher. It returns the display terminals the pump feeds.
 func (d *driver) startPumps(sub terminal.Events) *render.DisplayTerminals {
 	d.shown = newShownGate()
-	d.watch = newExecWatch()
+	d.watch = confined.NewWatch()
 	d.ties = mcptie.New(func() acp.SessionID {
 		d.mu.Lock()
 		defer d.mu.Unlock()

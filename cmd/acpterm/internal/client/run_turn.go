@@ -33,7 +33,7 @@ func (d *driver) turn(ctx context.Context, text string, after phase) (acp.StopRe
 		d.flushStderr(false)
 	}
 	d.sw.fresh()
-	d.watch.reset()
+	d.watch.Reset()
 	d.view.start(filepath.Base(c.Agent[0]))
 	turnDone := make(chan struct{})
 	defer close(turnDone)

@@ -1,4 +1,4 @@
-package client
+package confined
 
 import (
 	"encoding/json"
@@ -14,18 +14,11 @@ import (
 	"github.com/acpterm/acpterm/terminal"
 )
 
-// This file tells a turn in which acpterm's sandbox stopped everything the
-// agent tried from one in which the agent's commands worked or failed on
-// their own. An agent whose commands all fail (its own sandbox cannot
-// start inside acpterm's, or they write where the sandbox does not let
-// them) often ends its turn normally and says it could not do the job; the
-// run would exit 0, and a script would take it for success.
-
-// execWatch follows the execute tool calls of one turn: their status, the
+// Watch follows the execute tool calls of one turn: their status, the
 // text they show (content, rawOutput, the display extension's output), and
 // the output and exit of the terminals of acpterm's they embed. It is fed
 // by the session updates and the terminal events, from two goroutines.
-type execWatch struct {
+type Watch struct {
 	mu        sync.Mutex
 	calls     map[acp.ToolCallID]*execCall
 	order     []acp.ToolCallID
@@ -66,13 +59,14 @@ func (t *tailText) add(s []byte) {
 	}
 }
 
-func newExecWatch() *execWatch {
-	return &execWatch{calls: map[acp.ToolCallID]*execCall{}, terminals: map[acp.TerminalID]*termOutcome{}}
+// NewWatch returns a Watch that has seen nothing.
+func NewWatch() *Watch {
+	return &Watch{calls: map[acp.ToolCallID]*execCall{}, terminals: map[acp.TerminalID]*termOutcome{}}
 }
 
-// reset forgets the calls of the turn before; terminals are kept, a
-// later call may embed one.
-func (w *execWatch) reset() {
+// Reset forgets the calls of the turn before; terminals are kept, a
+// later call may embed one. A nil Watch does nothing.
+func (w *Watch) Reset() {
 	if w == nil {
 		return
 	}
@@ -85,7 +79,7 @@ func (w *execWatch) reset() {
 
 // call is the entry of id, made on first sight; nil past the bound.
 // w.mu is held.
-func (w *execWatch) call(id acp.ToolCallID) *execCall {
+func (w *Watch) call(id acp.ToolCallID) *execCall {
 	if c, ok := w.calls[id]; ok {
 		return c
 	}
@@ -99,8 +93,8 @@ func (w *execWatch) call(id acp.ToolCallID) *execCall {
 	return c
 }
 
-// update takes one session update.
-func (w *execWatch) update(u acp.SessionUpdate) {
+// Update takes one session update.
+func (w *Watch) Update(u acp.SessionUpdate) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch u := u.(type) {
@@ -200,8 +194,9 @@ func jsonText(raw json.RawMessage) []byte {
 	return b
 }
 
-// terminalEvent takes one event of acpterm's terminals.
-func (w *execWatch) terminalEvent(ev terminal.Event) {
+// TerminalEvent takes one event of acpterm's terminals. A nil Watch does
+// nothing.
+func (w *Watch) TerminalEvent(ev terminal.Event) {
 	if w == nil {
 		return
 	}
@@ -238,7 +233,7 @@ func (w *execWatch) terminalEvent(ev terminal.Event) {
 	}
 }
 
-// confinedVerdict says whether every execute tool call of the turn failed
+// verdict says whether every execute tool call of the turn failed
 // because of acpterm's sandbox, and if so the number of calls and the
 // first confinement error seen. agent is the agent's sandbox, nil when
 // it is not confined (when it is, everything it runs is too); cmds is the
@@ -246,7 +241,7 @@ func (w *execWatch) terminalEvent(ev terminal.Event) {
 // is none. Their writable and read-only paths tell a denied write outside
 // them from one that is the command's own business. A call still running
 // at the turn's end, or one that did not fail, means no.
-func (w *execWatch) confinedVerdict(agent, cmds *sandbox.Applied) (n int, evidence string, ok bool) {
+func (w *Watch) verdict(agent, cmds *sandbox.Applied) (n int, evidence string, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.overflow {
@@ -373,22 +368,15 @@ func confinedMessage(n int, evidence string, agentConfined, ownSandbox bool) str
 // ownSandbox finds, in an error, a sandbox of the agent's own.
 var ownSandbox = regexp.MustCompile(`(?i)bubblewrap|\bbwrap\b|sandbox-exec|seatbelt`)
 
-// confinedFailure is the message for a turn whose execute tool calls all
-// failed in acpterm's sandbox, or "". It looks at the agent's commands
-// only where acpterm confined them: all of them when the agent is
-// confined, else those it ran in acpterm's terminals.
-func (d *driver) confinedFailure() string {
-	if d.watch == nil {
+// Failure is the message for a turn whose execute tool calls all failed
+// in acpterm's sandbox, or "". agent is the agent's sandbox, nil when it
+// is not confined; cmds is the sandbox of the commands it runs in
+// acpterm's terminals, nil when they run unconfined. A nil Watch says "".
+func (w *Watch) Failure(agent, cmds *sandbox.Applied) string {
+	if w == nil {
 		return ""
 	}
-	var agent, cmds *sandbox.Applied
-	if d.agentConfined() {
-		agent = d.agentSandbox
-	}
-	if d.cmdSandbox != nil && d.cmdSandbox.Mode != sandbox.Off {
-		cmds = d.cmdSandbox
-	}
-	n, evidence, ok := d.watch.confinedVerdict(agent, cmds)
+	n, evidence, ok := w.verdict(agent, cmds)
 	if !ok {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package client
+package confined
 
 import (
 	"bufio"
@@ -14,11 +14,11 @@ import (
 	"github.com/acpterm/acpterm/terminal"
 )
 
-// recordedUpdates reads a file of testdata/confined: one session/update's
+// recordedUpdates reads a file of testdata: one session/update's
 // params per line.
 func recordedUpdates(t *testing.T, name string) []acp.SessionUpdate {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "confined", name))
+	f, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func textCall(id, status, text string) []acp.SessionUpdate {
 
 // TestConfinedVerdict: a turn is reported as stopped by the sandbox only
 // when every execute tool call failed, each with an error that reads as
-// the sandbox's. The recordings are real agents' (testdata/confined/README).
+// the sandbox's. The recordings are real agents' (testdata/README).
 func TestConfinedVerdict(t *testing.T) {
 	// The sandbox of the recorded runs: HOME (…/001) is outside the
 	// writable paths, the workspace (…/002) inside.
@@ -91,11 +91,11 @@ func TestConfinedVerdict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newExecWatch()
+			w := NewWatch()
 			for _, u := range tt.updates {
-				w.update(u)
+				w.Update(u)
 			}
-			n, evidence, ok := w.confinedVerdict(tt.agent, nil)
+			n, evidence, ok := w.verdict(tt.agent, nil)
 			if ok != tt.want || tt.want && !strings.Contains(evidence, tt.evidence) {
 				t.Errorf("verdict %v (%d calls, %q); want %v with %q", ok, n, evidence, tt.want, tt.evidence)
 			}
@@ -121,17 +121,17 @@ func TestConfinedVerdictTerminals(t *testing.T) {
 		{"refusal text, exit 0", "Read-only file system\n", new(uint32), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newExecWatch()
-			w.terminalEvent(terminal.Event{Kind: terminal.EventCreated, TerminalID: "t1"})
-			w.terminalEvent(terminal.Event{Kind: terminal.EventOutput, TerminalID: "t1", Data: []byte(tt.output)})
-			w.terminalEvent(terminal.Event{Kind: terminal.EventExited, TerminalID: "t1", Status: &terminal.ExitStatus{ExitCode: tt.exit}})
-			w.update(&acp.ToolCall{ToolCallID: "c1", Title: "run", Kind: acp.ToolKindExecute, Status: acp.ToolCallStatusCompleted,
+			w := NewWatch()
+			w.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, TerminalID: "t1"})
+			w.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, TerminalID: "t1", Data: []byte(tt.output)})
+			w.TerminalEvent(terminal.Event{Kind: terminal.EventExited, TerminalID: "t1", Status: &terminal.ExitStatus{ExitCode: tt.exit}})
+			w.Update(&acp.ToolCall{ToolCallID: "c1", Title: "run", Kind: acp.ToolKindExecute, Status: acp.ToolCallStatusCompleted,
 				Content: []acp.ToolCallContent{&acp.Terminal{TerminalID: "t1"}}})
-			if _, _, ok := w.confinedVerdict(nil, cmds); ok != tt.want {
+			if _, _, ok := w.verdict(nil, cmds); ok != tt.want {
 				t.Errorf("verdict %v, want %v", ok, tt.want)
 			}
 			// Without a sandbox for the commands, nothing is acpterm's doing.
-			if _, _, ok := w.confinedVerdict(nil, nil); ok {
+			if _, _, ok := w.verdict(nil, nil); ok {
 				t.Errorf("verdict true with no sandbox")
 			}
 		})
@@ -141,25 +141,82 @@ func TestConfinedVerdictTerminals(t *testing.T) {
 // TestExecWatchBounded: the calls and text a watch keeps are bounded,
 // and past the bound of calls it gives no verdict rather than a wrong one.
 func TestExecWatchBounded(t *testing.T) {
-	w := newExecWatch()
+	w := NewWatch()
 	box := &sandbox.Applied{Mode: sandbox.WorkspaceWrite, Writable: []string{"/work/ws"}}
 	big := strings.Repeat("x", 3*maxWatchedText) + "\nRead-only file system\n"
 	for _, u := range textCall("c0", "failed", big) {
-		w.update(u)
+		w.Update(u)
 	}
 	if got := len(w.calls["c0"].text.b); got > maxWatchedText {
 		t.Errorf("a call keeps %d bytes, more than %d", got, maxWatchedText)
 	}
-	if _, _, ok := w.confinedVerdict(box, nil); !ok {
+	if _, _, ok := w.verdict(box, nil); !ok {
 		t.Errorf("the newest text, which names the refusal, was not kept")
 	}
 	for i := range maxWatchedCalls + 1 {
-		w.update(&acp.ToolCall{ToolCallID: acp.ToolCallID(fmt.Sprintf("n%d", i)), Kind: acp.ToolKindExecute, Status: acp.ToolCallStatusFailed})
+		w.Update(&acp.ToolCall{ToolCallID: acp.ToolCallID(fmt.Sprintf("n%d", i)), Kind: acp.ToolKindExecute, Status: acp.ToolCallStatusFailed})
 	}
 	if len(w.calls) > maxWatchedCalls {
 		t.Errorf("%d calls kept, more than %d", len(w.calls), maxWatchedCalls)
 	}
-	if _, _, ok := w.confinedVerdict(box, nil); ok {
+	if _, _, ok := w.verdict(box, nil); ok {
 		t.Errorf("a verdict past the bound of calls")
+	}
+}
+
+// TestFailure: the message names what widens the sandbox that refused
+// the commands: the agent's own sandbox gets --mode, a confined agent
+// --sandbox-agent=false, a secret Landlock hides --readable; and a watch
+// without a verdict says nothing.
+func TestFailure(t *testing.T) {
+	box := &sandbox.Applied{Mode: sandbox.WorkspaceWrite, Writable: []string{"/work/ws"},
+		HiddenByLandlock: true, Hidden: []string{"/home/u/.ssh"}}
+	for _, tt := range []struct {
+		name        string
+		text        string
+		agent, cmds *sandbox.Applied
+		want, not   []string
+	}{
+		{"confined agent", "touch: cannot touch '/home/u/x': Read-only file system", box, nil,
+			[]string{"the command the agent ran failed in acpterm's sandbox (touch: cannot touch '/home/u/x': Read-only file system).", "--writable PATH", "--sandbox-agent=false", "the agent's own state"},
+			[]string{"--mode", "--readable"}},
+		{"its own sandbox", "bwrap: setting up uid map: Permission denied", box, nil,
+			[]string{"--mode", "--sandbox-agent=false"}, []string{"--writable"}},
+		{"a hidden secret", "cat: /home/u/.ssh/id_ed25519: Permission denied", box, nil,
+			[]string{"/home/u/.ssh/id_ed25519 is a secret the sandbox hides: --readable PATH re-allows one."}, nil},
+		{"commands only", "sh: 1: cannot create /etc/x: Read-only file system", nil, box,
+			[]string{"--writable PATH", "--sandbox off"}, []string{"--sandbox-agent=false", "the agent's own state"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := NewWatch()
+			for _, u := range textCall("c1", "failed", tt.text) {
+				w.Update(u)
+			}
+			if tt.cmds != nil {
+				// Only a terminal of acpterm's is judged in the
+				// commands' sandbox.
+				w.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, TerminalID: "t1"})
+				w.TerminalEvent(terminal.Event{Kind: terminal.EventExited, TerminalID: "t1"})
+				w.Update(&acp.ToolCallUpdate{ToolCallID: "c1", Content: []acp.ToolCallContent{&acp.Terminal{TerminalID: "t1"}}})
+			}
+			got := w.Failure(tt.agent, tt.cmds)
+			for _, s := range tt.want {
+				if !strings.Contains(got, s) {
+					t.Errorf("message %q lacks %q", got, s)
+				}
+			}
+			for _, s := range tt.not {
+				if strings.Contains(got, s) {
+					t.Errorf("message %q has %q", got, s)
+				}
+			}
+		})
+	}
+	var none *Watch
+	if got := none.Failure(box, box); got != "" {
+		t.Errorf("a nil watch says %q", got)
+	}
+	if got := NewWatch().Failure(box, box); got != "" {
+		t.Errorf("a turn without commands says %q", got)
 	}
 }
