@@ -66,8 +66,13 @@ func placeholderIsFile(path string) bool {
 
 // placeholderContent is what the file placeholder for path holds: an
 // empty JSON object for a JSON file (qwen 0.24 warns of an .mcp.json it
-// cannot parse, such as an empty one), else nothing.
+// cannot parse, such as an empty one), an empty server list for
+// .mcp.json (of which qwen warns when it lacks "mcpServers"), else
+// nothing.
 func placeholderContent(path string) string {
+	if strings.EqualFold(filepath.Base(path), ".mcp.json") {
+		return "{\"mcpServers\":{}}\n"
+	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".json", ".jsonc":
 		return "{}\n"

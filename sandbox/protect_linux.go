@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -333,17 +334,22 @@ func removePlaceholder(path string, file bool) {
 }
 
 // untouchedFile reports whether path is a regular file that holds
-// placeholderContent, or nothing.
+// placeholderContent, or nothing, or what an earlier release's
+// placeholder of a JSON file held ("{}\n", left by a run that was killed).
 func untouchedFile(path string) bool {
 	var st unix.Stat_t
 	if unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return false
 	}
 	content := placeholderContent(path)
+	ok := []string{content}
+	if content != "" {
+		ok = append(ok, "{}\n")
+	}
 	switch {
 	case st.Size == 0:
 		return true
-	case st.Size != int64(len(content)):
+	case !slices.ContainsFunc(ok, func(c string) bool { return st.Size == int64(len(c)) }):
 		return false
 	}
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
@@ -353,7 +359,7 @@ func untouchedFile(path string) bool {
 	defer unix.Close(fd)
 	buf := make([]byte, len(content)+1)
 	n, _ := unix.Read(fd, buf)
-	return string(buf[:max(n, 0)]) == content
+	return slices.Contains(ok, string(buf[:max(n, 0)]))
 }
 
 // openPlaceholder opens the placeholder at path, without following a

@@ -206,7 +206,7 @@ func TestProtectedShared(t *testing.T) {
 
 // TestProtectedOtherProcess: a placeholder another process's sandbox
 // holds (a shared flock on its own open of it, as that process's
-// reservation has; for .mcp.json, a file holding {}) is left in place when this one ends, and
+// reservation has; for .mcp.json, a file holding {"mcpServers":{}}) is left in place when this one ends, and
 // removed by the next sandbox once that one let go.
 func TestProtectedOtherProcess(t *testing.T) {
 	need(t, true)
@@ -224,13 +224,13 @@ func TestProtectedOtherProcess(t *testing.T) {
 	if err := a.Cleanup(); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(mcp); err != nil || string(b) != "{}\n" {
+	if b, err := os.ReadFile(mcp); err != nil || string(b) != "{\"mcpServers\":{}}\n" {
 		t.Fatalf("the placeholder another sandbox holds was removed or changed: %q, %v", b, err)
 	}
 	if out := (box{}).session(t, p, ws, "echo {} > .mcp.json && echo planted"); strings.Contains(out, "planted") {
 		t.Errorf("while another sandbox holds the placeholder, a command planted .mcp.json")
 	}
-	if b, err := os.ReadFile(mcp); err != nil || string(b) != "{}\n" {
+	if b, err := os.ReadFile(mcp); err != nil || string(b) != "{\"mcpServers\":{}}\n" {
 		t.Fatalf("the placeholder another sandbox holds was removed or changed: %q, %v", b, err)
 	}
 	unix.Close(other)
@@ -400,6 +400,22 @@ func TestPlaceholderFileFilled(t *testing.T) {
 		t.Errorf("the user's .mcp.json was removed or changed: %q, %v", b, err)
 	}
 	mustNotExist(t, oc)
+
+	// A placeholder holding what an earlier release's held ({} in an
+	// .mcp.json, left by a run that was killed) goes as well.
+	ws2 := t.TempDir()
+	mcp2 := filepath.Join(ws2, ".mcp.json")
+	a = wrap(t, &Policy{Mode: WorkspaceWrite, Writable: []string{ws2}, Protected: []string{mcp2}}, exec.Command("/bin/true"))
+	if b, err := os.ReadFile(mcp2); err != nil || string(b) != "{\"mcpServers\":{}}\n" {
+		t.Errorf(".mcp.json's placeholder holds %q, %v; want an empty server list", b, err)
+	}
+	if err := os.WriteFile(mcp2, []byte("{}\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	mustNotExist(t, mcp2)
 }
 
 // TestProtectedNpmrcAcrossSessions: in a workspace that is the home

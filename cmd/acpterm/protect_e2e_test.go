@@ -325,8 +325,8 @@ func TestProtectKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.wait()
-	if b, err := os.ReadFile(filepath.Join(ws, ".mcp.json")); err != nil || string(b) != "{}\n" {
-		t.Fatalf("after a kill -9, .mcp.json: %q, %v; want the placeholder left (a file holding {})", b, err)
+	if b, err := os.ReadFile(filepath.Join(ws, ".mcp.json")); err != nil || string(b) != "{\"mcpServers\":{}}\n" {
+		t.Fatalf("after a kill -9, .mcp.json: %q, %v; want the placeholder left (a file holding {\"mcpServers\":{}})", b, err)
 	}
 	if fi, err := os.Lstat(filepath.Join(ws, ".vscode")); err != nil || !fi.IsDir() {
 		t.Fatalf("after a kill -9, .vscode: %v, %v; want the placeholder left (an empty directory)", fi, err)
