@@ -35,7 +35,10 @@ func userCaches(t *testing.T, base string) (env []string, entries []string) {
 	return env, entries
 }
 
-func TestCacheDir(t *testing.T) { both(t, testCacheDir) }
+func TestCacheDir(t *testing.T) {
+	t.Parallel()
+	both(t, testCacheDir)
+}
 
 // testCacheDir: with a CacheDir, a command cannot write the user's caches
 // (named by the caller's environment) but has its own, named by the same
@@ -85,7 +88,10 @@ echo "GOCACHE=$GOCACHE XDG_CACHE_HOME=$XDG_CACHE_HOME GOPROXY=$GOPROXY"`
 	}
 }
 
-func TestCacheDirLink(t *testing.T) { both(t, testCacheDirLink) }
+func TestCacheDirLink(t *testing.T) {
+	t.Parallel()
+	both(t, testCacheDirLink)
+}
 
 // testCacheDirLink: a symlink planted in place of one of the own caches
 // (CacheDir/go-build pointing at the user's build cache) is left out and

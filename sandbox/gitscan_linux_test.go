@@ -14,7 +14,10 @@ import (
 // TestNestedGit: the repositories inside a writable directory are
 // read-only down to gitSearchDepth, the directory a .git file points to
 // as well; deeper ones, and the rest of the tree, are writable.
-func TestNestedGit(t *testing.T) { both(t, testNestedGit) }
+func TestNestedGit(t *testing.T) {
+	t.Parallel()
+	both(t, testNestedGit)
+}
 
 func testNestedGit(t *testing.T, b box) {
 	need(t, true)

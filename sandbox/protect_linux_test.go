@@ -123,7 +123,10 @@ echo '{"numStartups":1}' > "$AGENT.json" && echo "wrote state"
 // own with core.fsmonitor where the workspace has no .git); after it, none
 // of it is there, the user's git status in the workspace runs nothing, no
 // placeholder is left, and the command still wrote its ordinary files.
-func TestProtectedAcrossSessions(t *testing.T) { both(t, testProtectedAcrossSessions) }
+func TestProtectedAcrossSessions(t *testing.T) {
+	t.Parallel()
+	both(t, testProtectedAcrossSessions)
+}
 
 func testProtectedAcrossSessions(t *testing.T, b box) {
 	need(t, true)

@@ -68,7 +68,10 @@ func (w *proxyWorld) denied(host string) bool {
 // TestProxyNetwork: under an allow-list a command's curl reaches the
 // listed name through the proxy (HTTP, CONNECT, SOCKS5) and not another,
 // a direct connection reaches nothing, and the list holds for children.
-func TestProxyNetwork(t *testing.T) { both(t, testProxyNetwork) }
+func TestProxyNetwork(t *testing.T) {
+	t.Parallel()
+	both(t, testProxyNetwork)
+}
 
 func testProxyNetwork(t *testing.T, b box) {
 	need(t, true)
@@ -110,7 +113,10 @@ func testProxyNetwork(t *testing.T, b box) {
 
 // TestProxyNetworkGoClient: the same with a Go client that honours the
 // proxy variables, where curl is missing.
-func TestProxyNetworkGoClient(t *testing.T) { both(t, testProxyNetworkGoClient) }
+func TestProxyNetworkGoClient(t *testing.T) {
+	t.Parallel()
+	both(t, testProxyNetworkGoClient)
+}
 
 func testProxyNetworkGoClient(t *testing.T, b box) {
 	need(t, true)
@@ -128,7 +134,10 @@ func testProxyNetworkGoClient(t *testing.T, b box) {
 // nothing: no TCP to the host's loopback or its other addresses, no UDP,
 // no name lookups; and it can neither take the proxy's listener nor see
 // it among its descriptors.
-func TestProxyNetworkNothingElse(t *testing.T) { both(t, testProxyNetworkNothingElse) }
+func TestProxyNetworkNothingElse(t *testing.T) {
+	t.Parallel()
+	both(t, testProxyNetworkNothingElse)
+}
 
 func testProxyNetworkNothingElse(t *testing.T, b box) {
 	need(t, true)
@@ -221,7 +230,10 @@ func TestProxyEnv(t *testing.T) {
 // client that connects directly (NO_PROXY covers the loopback) reaches
 // the host's server there, the command cannot bind that port, and its
 // own servers on other ports still work. Without a port it is refused.
-func TestProxyNetworkLoopback(t *testing.T) { both(t, testProxyNetworkLoopback) }
+func TestProxyNetworkLoopback(t *testing.T) {
+	t.Parallel()
+	both(t, testProxyNetworkLoopback)
+}
 
 func testProxyNetworkLoopback(t *testing.T, b box) {
 	need(t, true)

@@ -94,7 +94,10 @@ func mustNotExist(t *testing.T, path string) {
 	}
 }
 
-func TestWorkspaceWrite(t *testing.T) { both(t, testWorkspaceWrite) }
+func TestWorkspaceWrite(t *testing.T) {
+	t.Parallel()
+	both(t, testWorkspaceWrite)
+}
 
 func testWorkspaceWrite(t *testing.T, b box) {
 	need(t, true)
@@ -145,7 +148,10 @@ func testWorkspaceWrite(t *testing.T, b box) {
 	}
 }
 
-func TestGitReadOnly(t *testing.T) { both(t, testGitReadOnly) }
+func TestGitReadOnly(t *testing.T) {
+	t.Parallel()
+	both(t, testGitReadOnly)
+}
 
 func testGitReadOnly(t *testing.T, b box) {
 	need(t, true)
@@ -165,7 +171,10 @@ func testGitReadOnly(t *testing.T, b box) {
 	b.wantAct(t, p, root, "ok", "write", filepath.Join(root, ".git/hooks/pre-commit"))
 }
 
-func TestReadOnly(t *testing.T) { both(t, testReadOnly) }
+func TestReadOnly(t *testing.T) {
+	t.Parallel()
+	both(t, testReadOnly)
+}
 
 func testReadOnly(t *testing.T, b box) {
 	need(t, false)
@@ -179,7 +188,10 @@ func testReadOnly(t *testing.T, b box) {
 	}
 }
 
-func TestNetwork(t *testing.T) { both(t, testNetwork) }
+func TestNetwork(t *testing.T) {
+	t.Parallel()
+	both(t, testNetwork)
+}
 
 func testNetwork(t *testing.T, b box) {
 	need(t, true)
@@ -204,7 +216,10 @@ func testNetwork(t *testing.T, b box) {
 
 // TestCannotLift: what the command can do to itself does not widen the
 // sandbox.
-func TestCannotLift(t *testing.T) { both(t, testCannotLift) }
+func TestCannotLift(t *testing.T) {
+	t.Parallel()
+	both(t, testCannotLift)
+}
 
 func testCannotLift(t *testing.T, b box) {
 	need(t, true)

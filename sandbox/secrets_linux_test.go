@@ -278,7 +278,10 @@ func newPlanCmdForTest() *exec.Cmd { return exec.Command("/bin/true") }
 
 // TestSecretsSocket: a hidden unix socket (the ssh agent's) refuses
 // connections; the server gets nothing.
-func TestSecretsSocket(t *testing.T) { both(t, testSecretsSocket) }
+func TestSecretsSocket(t *testing.T) {
+	t.Parallel()
+	both(t, testSecretsSocket)
+}
 
 func testSecretsSocket(t *testing.T, b box) {
 	need(t, true)

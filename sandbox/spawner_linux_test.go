@@ -26,8 +26,20 @@ import (
 // through a Spawner: the tests of what a sandbox enforces run both ways.
 type box struct{ spawner bool }
 
+// both runs test wrapped and through a Spawner; under -short, through the
+// Spawner alone. Either way the confinement is the helper's setupSelf,
+// the same code: the two differ in how the command reaches it (exec in
+// place, or a fork of a helper that serves many), and the Spawner's way
+// is the one the terminals take for every command. What is the wrapped
+// path's own (the exec in place, the TMPDIR Wrap makes, Cleanup) keeps
+// the tests that wrap alone, which -short runs (TestEnvAndProcess and
+// TestExitStatus among them). The tests that call it run in parallel
+// unless they replace a package variable (withoutNamespaces,
+// TestLandlockAlone): they wait on the processes they start.
 func both(t *testing.T, test func(*testing.T, box)) {
-	t.Run("wrap", func(t *testing.T) { test(t, box{}) })
+	if !testing.Short() {
+		t.Run("wrap", func(t *testing.T) { test(t, box{}) })
+	}
 	t.Run("spawner", func(t *testing.T) { test(t, box{spawner: true}) })
 }
 

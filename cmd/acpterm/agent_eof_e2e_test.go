@@ -10,6 +10,7 @@ import (
 // `acpterm agent < requests.jsonl` answers every request in the file: the
 // end of its stdin is not the end of its work (acp.ConnOptions.DrainTimeout).
 func TestAgentAnswersRequestsAfterEndOfInput(t *testing.T) {
+	t.Parallel()
 	requests := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`,

@@ -130,6 +130,7 @@ func (a *passworder) await(conn *acp.AgentConn, name string, term *acp.TerminalH
 // only what the command printed. The terminal's mode is as it was before
 // (stty -g), and nothing is left running.
 func TestAttachPasswordTmux(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash runs the password prompt (read -s)")
 	}
@@ -209,6 +210,7 @@ func TestAttachPasswordTmux(t *testing.T) {
 // printed. A line typed during the turn that is no command is the next
 // turn, as typed.
 func TestAttachDuringTurnTmux(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash runs the password prompt (read -s)")
 	}
@@ -314,6 +316,7 @@ func (a *winchAgent) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.P
 // (SIGWINCH) reaches it; Ctrl-] detaches from a command that still runs,
 // which gets its earlier size back.
 func TestAttachFollowsResizeTmux(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash runs the command")
 	}
@@ -368,6 +371,7 @@ func TestAttachFollowsResizeTmux(t *testing.T) {
 // ends the session; the terminal is given back as it was (the alternate
 // screen left, stty -g the same) and nothing is left running.
 func TestAttachEndsWithTheSessionTmux(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash runs the command")
 	}

@@ -24,6 +24,7 @@ import (
 // of the run, and the one after is not asked about. --approve-all, which
 // answers the agent's requests, answers none of these.
 func TestAskHostAtTerminal(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("no curl")
 	}
@@ -99,6 +100,7 @@ func TestAskHostAtTerminal(t *testing.T) {
 // not on its list is asked about too, naming the agent itself (its proxy
 // is its own), and "n" refuses it.
 func TestAskHostAgentAtTerminal(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("no curl")
 	}

@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,21 +174,16 @@ exec setpriv --reuid=` + strconv.Itoa(userUID) + ` --regid=` + strconv.Itoa(user
 	return stdout.String(), stderr.String(), code
 }
 
+// copyFile copies an executable with cp, not from this process: a
+// process that a parallel test forks while the copy is open for writing
+// holds the descriptor until its exec, and running the copy then fails
+// with ETXTBSY (TestRemotePodmanDynamicBuild did, under -race).
 func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 	t.Helper()
-	src, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
+	if out, err := exec.Command("cp", from, to).CombinedOutput(); err != nil {
+		t.Fatalf("cp %s %s: %v\n%s", from, to, err, out)
 	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
+	if err := os.Chmod(to, mode); err != nil {
 		t.Fatal(err)
 	}
 }
