@@ -150,6 +150,9 @@ func (s *Screen) edit(final byte, n int, params ansi.Params) {
 		s.clearPairs(l, s.x, s.x)
 		s.eraseCells(l, s.cols-n, s.cols) // what falls off the end
 		copy(l.cells[s.x+n:], l.cells[s.x:s.cols-n])
+		if l.runes != nil {
+			copy(l.runes[s.x+n:], l.runes[s.x:s.cols-n])
+		}
 		clear(l.cells[s.x : s.x+n])
 		l.marks = nil
 		l.used = s.cols
@@ -157,6 +160,9 @@ func (s *Screen) edit(final byte, n int, params ansi.Params) {
 		n = min(n, s.cols-s.x)
 		s.clearPairs(l, s.x, s.x+n)
 		copy(l.cells[s.x:], l.cells[s.x+n:])
+		if l.runes != nil {
+			copy(l.runes[s.x:], l.runes[s.x+n:])
+		}
 		clear(l.cells[s.cols-n:])
 		l.marks = nil
 	case 'L', 'M': // IL, DL: the region from the cursor's line scrolls
@@ -272,7 +278,8 @@ func (s *Screen) leaveAlt() {
 	}
 	for i := 0; i <= last; i++ {
 		l := alt[i]
-		for c, r := range l.cells[:min(l.used, len(l.cells))] {
+		for c := range min(l.used, len(l.cells)) {
+			r := l.at(c)
 			if r == wideTail {
 				continue
 			}

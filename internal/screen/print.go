@@ -26,9 +26,7 @@ func (s *Screen) putASCII(run []byte) {
 		n := min(len(run), s.cols-s.x)
 		l := s.grid[s.y]
 		s.clearPairs(l, s.x, s.x+n)
-		for i, c := range run[:n] {
-			l.cells[s.x+i] = rune(c)
-		}
+		copy(l.cells[s.x:], run[:n])
 		if l.marks != nil {
 			for c := s.x; c < s.x+n; c++ {
 				delete(l.marks, c)
@@ -58,10 +56,10 @@ func decGraphic(c byte) rune {
 // clearPairs blanks the other half of any wide character that cells
 // [from, to) of l cut in two, before those cells are written over.
 func (s *Screen) clearPairs(l *line, from, to int) {
-	if from > 0 && from < len(l.cells) && l.cells[from] == wideTail {
+	if from > 0 && from < len(l.cells) && l.cells[from] == cellWideTail {
 		l.cells[from-1] = 0
 	}
-	if to < len(l.cells) && to > 0 && l.cells[to] == wideTail {
+	if to < len(l.cells) && to > 0 && l.cells[to] == cellWideTail {
 		l.cells[to] = 0
 	}
 }
@@ -84,9 +82,9 @@ func (s *Screen) print(r rune) {
 	}
 	l := s.grid[s.y]
 	s.clearPairs(l, s.x, s.x+w)
-	l.cells[s.x] = r
+	l.set(s.x, r)
 	if w == 2 {
-		l.cells[s.x+1] = wideTail
+		l.cells[s.x+1] = cellWideTail
 	}
 	if l.marks != nil {
 		delete(l.marks, s.x)
@@ -111,7 +109,7 @@ func (s *Screen) mark(r rune) {
 		x = s.x
 	}
 	l := s.grid[s.y]
-	if x >= 0 && l.cells[x] == wideTail {
+	if x >= 0 && l.cells[x] == cellWideTail {
 		x--
 	}
 	if x < 0 || l.cells[x] == 0 {

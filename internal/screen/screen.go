@@ -36,7 +36,6 @@
 package screen
 
 import (
-	"slices"
 	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/internal/text/utf8cut"
@@ -46,7 +45,9 @@ import (
 )
 
 // The largest screen a Screen models; sizes beyond are clamped, so that a
-// size cannot make a screen take unbounded memory (4 MiB of cells at most).
+// size cannot make a screen take unbounded memory (5 MB of cells at most:
+// a byte a cell, and four more on lines that hold characters beyond
+// ASCII).
 const (
 	MaxCols = 1000
 	MaxRows = 1000
@@ -56,13 +57,27 @@ const (
 // cell to its left. 0 is a blank cell.
 const wideTail rune = -1
 
+// A cell is a byte, the character itself when it is ASCII, so that runs of
+// ASCII (most of what programs print) are copied in and out of a line
+// whole; the other cells hold one of these, and their rune is in the
+// line's runes.
+const (
+	cellRune     byte = 0x80 // a character beyond ASCII, in runes
+	cellWideTail byte = 0xff // the right half of a wide character
+)
+
 // widths measures characters the same way whatever the locale (East Asian
 // ambiguous characters are narrow, as most terminals draw them).
 var widths = &runewidth.Condition{}
 
 // line is one row of cells.
 type line struct {
-	cells []rune
+	// cells holds ASCII characters, 0 for a blank, cellRune and
+	// cellWideTail.
+	cells []byte
+	// runes holds the characters of cellRune cells, by column; nil until
+	// the line first holds one, then as long as cells.
+	runes []rune
 	// marks holds the combining marks that follow the character of a
 	// cell, by column; nil on most lines.
 	marks map[int][]rune
@@ -128,7 +143,7 @@ func clampSize(cols, rows int) (int, int) {
 func (s *Screen) blankGrid() []*line {
 	g := make([]*line, s.rows)
 	for i := range g {
-		g[i] = &line{cells: make([]rune, s.cols)}
+		g[i] = &line{cells: make([]byte, s.cols)}
 	}
 	return g
 }
@@ -178,10 +193,7 @@ func (s *Screen) feed(b []byte) {
 			continue
 		}
 		if c < 0x7f {
-			j := i + 1
-			for j < len(b) && b[j] >= 0x20 && b[j] < 0x7f {
-				j++
-			}
+			j := i + 1 + asciiRun(b[i+1:])
 			s.putASCII(b[i:j])
 			i = j
 			continue
@@ -296,12 +308,41 @@ func (s *Screen) screenText() []byte {
 }
 
 func (l *line) blank() bool {
-	for _, r := range l.cells[:min(l.used, len(l.cells))] {
-		if r != 0 {
+	for _, c := range l.cells[:min(l.used, len(l.cells))] {
+		if c != 0 {
 			return false
 		}
 	}
 	return len(l.marks) == 0
+}
+
+// at is the character of cell i: 0 for a blank, wideTail for the right
+// half of a wide character.
+func (l *line) at(i int) rune {
+	switch c := l.cells[i]; {
+	case c < utf8.RuneSelf:
+		return rune(c)
+	case c == cellWideTail:
+		return wideTail
+	default:
+		return l.runes[i]
+	}
+}
+
+// set puts r (a character, 0 or wideTail) in cell i.
+func (l *line) set(i int, r rune) {
+	switch {
+	case r >= 0 && r < utf8.RuneSelf:
+		l.cells[i] = byte(r)
+	case r == wideTail:
+		l.cells[i] = cellWideTail
+	default:
+		if l.runes == nil {
+			l.runes = make([]rune, len(l.cells))
+		}
+		l.cells[i] = cellRune
+		l.runes[i] = r
+	}
 }
 
 // appendTo appends the line's text to dst, its trailing blanks trimmed
@@ -314,19 +355,16 @@ func (l *line) appendTo(dst []byte, trim bool) []byte {
 		end--
 	}
 	if l.marks == nil {
-		// Most lines are ASCII: one byte a cell, written in place.
+		// Most lines are ASCII: their cells are their text, but for the
+		// blanks in between.
 		n := len(dst)
-		dst = slices.Grow(dst, end)[:n+end]
+		dst = append(dst, l.cells[:end]...)
 		out := dst[n:]
-		for i, r := range l.cells[:end] {
-			switch {
-			case r > 0 && r < utf8.RuneSelf:
-				out[i] = byte(r)
-			case r == 0:
-				out[i] = ' '
-			default:
+		for i := special(out); i < len(out); i += 1 + special(out[i+1:]) {
+			if out[i] != 0 {
 				return l.appendCells(dst[:n+i], i, end)
 			}
+			out[i] = ' '
 		}
 		return dst
 	}
@@ -336,7 +374,7 @@ func (l *line) appendTo(dst []byte, trim bool) []byte {
 // appendCells appends the text of cells [from, end) to dst.
 func (l *line) appendCells(dst []byte, from, end int) []byte {
 	for i := from; i < end; i++ {
-		r := l.cells[i]
+		r := l.at(i)
 		switch {
 		case r == wideTail:
 			continue
@@ -399,7 +437,7 @@ func (st *state) resize(s *Screen, cols, rows int, history bool) {
 		st.grid = st.grid[:rows]
 	}
 	for len(st.grid) < rows {
-		st.grid = append(st.grid, &line{cells: make([]rune, cols)})
+		st.grid = append(st.grid, &line{cells: make([]byte, cols)})
 	}
 	for i := range st.grid {
 		st.grid[i].resize(cols)
@@ -413,17 +451,23 @@ func (l *line) resize(cols int) {
 	switch {
 	case cols < len(l.cells):
 		// A wide character whose right half is cut goes.
-		if l.cells[cols] == wideTail {
+		if l.cells[cols] == cellWideTail {
 			l.cells[cols-1] = 0
 			delete(l.marks, cols-1)
 		}
 		l.cells = l.cells[:cols:cols]
+		if l.runes != nil {
+			l.runes = l.runes[:cols:cols]
+		}
 		for c := range l.marks {
 			if c >= cols {
 				delete(l.marks, c)
 			}
 		}
 	case cols > len(l.cells):
-		l.cells = append(l.cells, make([]rune, cols-len(l.cells))...)
+		l.cells = append(l.cells, make([]byte, cols-len(l.cells))...)
+		if l.runes != nil {
+			l.runes = append(l.runes, make([]rune, cols-len(l.runes))...)
+		}
 	}
 }

@@ -55,12 +55,30 @@ func TestText(t *testing.T) {
 		{"line drawing", 10, 3, []string{"\x1b(0lqqk\x1b(B\r\n\x1b(0x\x1b(Bok\x1b(0x\r\n"}, "┌──┐\n│ok│\n"},
 		{"invalid UTF-8", 10, 3, []string{"a\xffb\r\n"}, "a\uFFFDb\n"},
 		{"sequence split across writes", 10, 3, []string{"a\x1b[", "31", "mb\xe6\x97", "\xa5\r\n"}, "ab日\n"},
+		{"ASCII over characters beyond it", 20, 3, []string{"日本語é\rabcdefg"}, "abcdefg"},
+		{"ASCII over half a wide character", 20, 3, []string{"日本\r\x1b[Cx"}, " x本"},
+		{"characters beyond ASCII over ASCII", 20, 3, []string{"abcdefghij\r\x1b[2Cé日"}, "abé日fghij"},
+		{"inserting moves characters beyond ASCII", 10, 3, []string{"aé日b\x1b[1;2H\x1b[2@"}, "a  é日b"},
+		{"deleting moves characters beyond ASCII", 10, 3, []string{"aé日b\x1b[1;2H\x1b[P"}, "a日b"},
+		{"blanks inside a long line", 40, 3, []string{"x\ty\tz0123456789abcdef\x1b[40G!\r\n"}, "x       y       z0123456789abcdef      !\n"},
+		{"long line of characters beyond ASCII wraps", 10, 3, []string{strings.Repeat("é", 12) + "abc\r\n"}, strings.Repeat("é", 12) + "abc\n"},
+		{"controls and DEL inside ASCII runs", 40, 3, []string{"0123456789\x7f0123456789\x00abcdefgh\x07ijklmnop\x1b[Kq\r\n"}, "01234567890123456789abcdefghijklmnopq\n"},
+		{"line reused after holding characters beyond ASCII", 10, 2, []string{"日本語\r\nx\r\nabc\r\n"}, "日本語\nx\nabc\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, trunc := render(tt.cols, tt.rows, 1<<20, tt.in...)
 			if got != tt.want || trunc {
 				t.Errorf("text (-want +got):\n-%q\n+%q (truncated %v)", tt.want, got, trunc)
+			}
+			// Written a byte at a time, runs of ASCII and sequences take
+			// the slow paths: the text must be the same.
+			var bytes []string
+			for _, c := range []byte(strings.Join(tt.in, "")) {
+				bytes = append(bytes, string([]byte{c}))
+			}
+			if got, _ := render(tt.cols, tt.rows, 1<<20, bytes...); got != tt.want {
+				t.Errorf("written a byte at a time (-want +got):\n-%q\n+%q", tt.want, got)
 			}
 		})
 	}
