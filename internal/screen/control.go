@@ -156,6 +156,7 @@ func (s *Screen) edit(final byte, n int, params ansi.Params) {
 		clear(l.cells[s.x : s.x+n])
 		l.marks = nil
 		l.used = s.cols
+		l.mixed = true
 	case 'P': // DCH
 		n = min(n, s.cols-s.x)
 		s.clearPairs(l, s.x, s.x+n)
@@ -165,6 +166,7 @@ func (s *Screen) edit(final byte, n int, params ansi.Params) {
 		}
 		clear(l.cells[s.cols-n:])
 		l.marks = nil
+		l.mixed = true
 	case 'L', 'M': // IL, DL: the region from the cursor's line scrolls
 		if s.y < s.top || s.y > s.bot {
 			return

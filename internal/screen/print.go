@@ -25,6 +25,9 @@ func (s *Screen) putASCII(run []byte) {
 		}
 		n := min(len(run), s.cols-s.x)
 		l := s.grid[s.y]
+		if s.x > l.used {
+			l.mixed = true // blanks before the run
+		}
 		s.clearPairs(l, s.x, s.x+n)
 		copy(l.cells[s.x:], run[:n])
 		if l.marks != nil {
@@ -81,6 +84,7 @@ func (s *Screen) print(r rune) {
 		s.wrap()
 	}
 	l := s.grid[s.y]
+	l.mixed = true
 	s.clearPairs(l, s.x, s.x+w)
 	l.set(s.x, r)
 	if w == 2 {
@@ -159,6 +163,10 @@ func (s *Screen) scroll(n int, history bool) {
 			s.pushHistory(region[i], i+1 < len(s.grid) && s.grid[i+1].wrapped)
 		}
 	}
+	if len(region) == len(s.grid) {
+		s.slide(n)
+		return
+	}
 	// Rotate, reusing the scrolled-off lines' cells as the blank ones.
 	if n == 1 {
 		gone := region[0]
@@ -174,6 +182,29 @@ func (s *Screen) scroll(n int, history bool) {
 		gone[i].erase()
 		region[len(region)-n+i] = gone[i]
 	}
+}
+
+// slide scrolls the whole screen up by n lines, reusing the scrolled-off
+// lines' cells as the blank ones. Rather than every row moving up, the
+// rows are a window that slides down an array with room after it: the
+// lines that leave the top go just below the window. Once the room is
+// used up the window moves back to the start of rowBuf, a screen's worth
+// of room ahead of it, so that output that scrolls the screen line by
+// line moves about a row a line.
+func (st *state) slide(n int) {
+	rows := len(st.grid)
+	if cap(st.grid)-rows < n {
+		if len(st.rowBuf) < rows+n {
+			st.rowBuf = make([]*line, 2*rows+n)
+		}
+		st.grid = st.rowBuf[:copy(st.rowBuf, st.grid)]
+	}
+	g := st.grid[n : rows+n]
+	for i, l := range st.grid[:n] {
+		l.erase()
+		g[rows-n+i] = l
+	}
+	st.grid = g
 }
 
 // scrollDown scrolls the region down by n lines; lines leaving its bottom
@@ -195,6 +226,7 @@ func (l *line) erase() {
 	clear(l.cells[:min(l.used, len(l.cells))])
 	l.used = 0
 	l.marks = nil
+	l.mixed = false
 	l.wrapped = false
 }
 
@@ -204,6 +236,9 @@ func (s *Screen) eraseCells(l *line, from, to int) {
 	from, to = max(from, 0), min(to, len(l.cells))
 	if from >= to {
 		return
+	}
+	if from < l.used {
+		l.mixed = true
 	}
 	s.clearPairs(l, from, to)
 	clear(l.cells[from:to])

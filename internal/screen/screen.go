@@ -84,6 +84,10 @@ type line struct {
 	// used bounds the cells ever written since the line was last blank:
 	// those beyond are blank.
 	used int
+	// mixed: cells [0, used) may hold blanks and cells beyond ASCII. Until
+	// then they are all ASCII characters, the line's text as it stands,
+	// as they are while a program prints lines from their start.
+	mixed bool
 	// wrapped: the cursor wrapped onto this line at the right margin, so it
 	// continues the line above.
 	wrapped bool
@@ -91,7 +95,10 @@ type line struct {
 
 // state is what the alternate screen swaps out.
 type state struct {
-	grid           []*line
+	grid []*line
+	// rowBuf is where slide moves grid when the array grid is in has no
+	// room left after it; nil until then. Only this state refers to it.
+	rowBuf         []*line
 	x, y           int
 	savedX, savedY int
 	top, bot       int
@@ -113,6 +120,9 @@ type Screen struct {
 	total     uint64
 
 	p *ansi.Parser
+	// params holds fastCSI's parameters: declared there, the array would
+	// be cleared for every sequence.
+	params [parser.MaxParamsSize]ansi.Param
 }
 
 // New returns a blank screen of cols by rows (each clamped to 1 and to
@@ -217,7 +227,7 @@ func (s *Screen) fastCSI(b []byte) int {
 	if len(b) < 3 || b[1] != '[' {
 		return 0
 	}
-	var buf [parser.MaxParamsSize]ansi.Param
+	buf := &s.params
 	n := 0
 	cur := parser.MissingParam
 	for i := 2; i < len(b); i++ {
@@ -354,19 +364,25 @@ func (l *line) appendTo(dst []byte, trim bool) []byte {
 	for end > 0 && (l.cells[end-1] == 0 || trim && l.cells[end-1] == ' ') && (l.marks == nil || len(l.marks[end-1]) == 0) {
 		end--
 	}
-	if l.marks == nil {
-		// Most lines are ASCII: their cells are their text, but for the
-		// blanks in between.
-		n := len(dst)
-		dst = append(dst, l.cells[:end]...)
-		out := dst[n:]
-		for i := special(out); i < len(out); i += 1 + special(out[i+1:]) {
-			if out[i] != 0 {
-				return l.appendCells(dst[:n+i], i, end)
+	switch {
+	case l.marks == nil && !l.mixed:
+		// Most lines: the cells are the text.
+		return append(dst, l.cells[:end]...)
+	case l.marks == nil:
+		// The runs of ASCII characters between blanks and characters
+		// beyond ASCII are copied whole.
+		for from := 0; ; {
+			i := from + special(l.cells[from:end])
+			dst = append(dst, l.cells[from:i]...)
+			switch {
+			case i == end:
+				return dst
+			case l.cells[i] != 0:
+				return l.appendCells(dst, i, end)
 			}
-			out[i] = ' '
+			dst = append(dst, ' ')
+			from = i + 1
 		}
-		return dst
 	}
 	return l.appendCells(dst, 0, end)
 }
