@@ -241,7 +241,7 @@ func (s *Screen) eraseCells(l *line, from, to int) {
 		l.mixed = true
 	}
 	s.clearPairs(l, from, to)
-	clear(l.cells[from:to])
+	clear(l.cells[from:max(from, min(to, l.used))]) // those beyond used are blank
 	for c := range l.marks {
 		if c >= from && c < to {
 			delete(l.marks, c)

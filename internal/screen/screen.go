@@ -245,6 +245,11 @@ func (s *Screen) fastCSI(b []byte) int {
 			buf[n] = ansi.Param(cur)
 			n++
 			cur = parser.MissingParam
+		case c == 'm':
+			// SGR, the most common of all: colours and attributes, which
+			// the model does not keep. As csi, it ends a pending wrap.
+			s.pendingWrap = false
+			return i + 1
 		case c >= 0x40 && c <= 0x7e:
 			params := buf[:0]
 			if n > 0 || cur != parser.MissingParam {
