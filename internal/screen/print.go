@@ -242,6 +242,9 @@ func (s *Screen) eraseCells(l *line, from, to int) {
 	}
 	s.clearPairs(l, from, to)
 	clear(l.cells[from:max(from, min(to, l.used))]) // those beyond used are blank
+	if l.marks == nil {
+		return // ranging over a nil map still costs a call into the runtime
+	}
 	for c := range l.marks {
 		if c >= from && c < to {
 			delete(l.marks, c)
