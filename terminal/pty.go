@@ -4,7 +4,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/acpterm/acpterm/acp"
 	"github.com/acpterm/acpterm/internal/screen"
@@ -29,100 +28,34 @@ const (
 	MaxRows     = screen.MaxRows
 )
 
-// ptyTerm is what a PTY terminal has beyond a pipe one.
+// ptyTerm is what a PTY terminal has beyond a pipe one. The terminal's
+// mutex guards it.
 //
-// Output is rendered by a goroutine of its own, so that the screen model
-// runs beside the reads of the master rather than between them: the
-// reader queues what it read, and the renderer takes the queue. The
-// reader renders itself when the queue holds maxPending bytes, which
-// bounds the queue, and Output and Resize render what is queued first.
-// Locks, in order: the terminal's mutex, smu, pmu.
+// The reader renders what it reads, as it reads it. A read of the master
+// is a few KiB, which the screen model renders in a few microseconds.
+// Handing reads to a goroutine of its own, as earlier releases did, cost
+// more CPU than that in wakeups and in the scheduler's polling, and on a
+// machine of few CPUs that CPU is taken from the kernel's line discipline
+// and the command, which keep the pty full: measured on two CPUs, the
+// capture of a progress bar kept up with the bare pty less well.
 type ptyTerm struct {
-	size Size // guarded by the terminal's mutex
-
-	smu   sync.Mutex // held while rendering
-	scr   *screen.Screen
-	spare []byte // the queue's other buffer
-
-	pmu     sync.Mutex
-	pending []byte        // read, not yet rendered
-	wake    chan struct{} // something is queued
+	size Size
+	scr  *screen.Screen
 }
-
-// The renderer is woken once wakePending bytes are queued, not for each
-// read: a wakeup costs more than rendering a read's few KiB, and Output
-// renders what is queued anyway. maxPending bounds the queue.
-const (
-	wakePending = 32 << 10
-	maxPending  = 256 << 10
-)
 
 func newPTYTerm(size Size, limit int) *ptyTerm {
-	return &ptyTerm{size: size, scr: screen.New(int(size.Cols), int(size.Rows), limit), wake: make(chan struct{}, 1)}
+	return &ptyTerm{size: size, scr: screen.New(int(size.Cols), int(size.Rows), limit)}
 }
 
-// queue hands b, which the caller may reuse, to the renderer.
-func (p *ptyTerm) queue(b []byte) {
-	p.pmu.Lock()
-	p.pending = append(p.pending, b...)
-	n := len(p.pending)
-	p.pmu.Unlock()
-	switch {
-	case n >= maxPending:
-		p.flush()
-		return
-	case n < wakePending:
-		return
-	}
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-}
-
-// flush renders what is queued.
-func (p *ptyTerm) flush() {
-	p.smu.Lock()
-	defer p.smu.Unlock()
-	p.flushLocked()
-}
-
-func (p *ptyTerm) flushLocked() {
-	p.pmu.Lock()
-	b := p.pending
-	p.pending = p.spare[:0]
-	p.pmu.Unlock()
-	p.scr.Write(b)
-	p.spare = b
-}
-
-// renderLoop renders what the reader queues until readerDone is closed,
-// and then what is left.
-func (p *ptyTerm) renderLoop(readerDone <-chan struct{}) {
-	for {
-		select {
-		case <-p.wake:
-			p.flush()
-		case <-readerDone:
-			p.flush()
-			return
-		}
-	}
-}
+// render takes what the reader read.
+func (p *ptyTerm) render(b []byte) { p.scr.Write(b) }
 
 // text renders the output (see the package doc).
-func (p *ptyTerm) text() (string, bool) {
-	p.smu.Lock()
-	defer p.smu.Unlock()
-	p.flushLocked()
-	return p.scr.Text()
-}
+func (p *ptyTerm) text() (string, bool) { return p.scr.Text() }
 
-// resize renders what is queued at the old size, then resizes the screen.
+// resize resizes the screen: what was read so far was rendered at the
+// old size.
 func (p *ptyTerm) resize(size Size) {
-	p.smu.Lock()
-	defer p.smu.Unlock()
-	p.flushLocked()
 	p.scr.Resize(int(size.Cols), int(size.Rows))
 	p.size = size
 }
@@ -137,9 +70,7 @@ func copyPTY(f *os.File, write func([]byte)) ([]byte, error) { return copyFile(f
 // free drops the screen's text, when nothing is retained (see finish).
 func (p *ptyTerm) free() {
 	if p != nil {
-		p.smu.Lock()
 		p.scr = screen.New(1, 1, 0)
-		p.smu.Unlock()
 	}
 }
 

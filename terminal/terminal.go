@@ -147,13 +147,6 @@ func (t *term) run() {
 	}
 	go t.readLoop()
 	go t.waitLoop()
-	if t.pty != nil {
-		t.wg.Add(1)
-		go func() {
-			defer t.wg.Done()
-			t.pty.renderLoop(t.readerDone)
-		}()
-	}
 }
 
 // readLoop copies the pipe into the tail buffer and out to subscribers
@@ -182,7 +175,7 @@ func (t *term) write(p []byte) {
 	defer t.mu.Unlock()
 	t.out.Write(p)
 	if t.pty != nil {
-		t.pty.queue(p)
+		t.pty.render(p)
 	}
 	if t.m.hasSubscribers(t) {
 		t.publishLocked(Event{Kind: EventOutput, Data: p}) // each subscription copies it

@@ -150,15 +150,23 @@ func (s *Screen) edit(final byte, n int, params ansi.Params) {
 		s.clearPairs(l, s.x, s.x)
 		s.eraseCells(l, s.cols-n, s.cols) // what falls off the end
 		copy(l.cells[s.x+n:], l.cells[s.x:s.cols-n])
+		if l.runes != nil {
+			copy(l.runes[s.x+n:], l.runes[s.x:s.cols-n])
+		}
 		clear(l.cells[s.x : s.x+n])
 		l.marks = nil
 		l.used = s.cols
+		l.mixed = true
 	case 'P': // DCH
 		n = min(n, s.cols-s.x)
 		s.clearPairs(l, s.x, s.x+n)
 		copy(l.cells[s.x:], l.cells[s.x+n:])
+		if l.runes != nil {
+			copy(l.runes[s.x:], l.runes[s.x+n:])
+		}
 		clear(l.cells[s.cols-n:])
 		l.marks = nil
+		l.mixed = true
 	case 'L', 'M': // IL, DL: the region from the cursor's line scrolls
 		if s.y < s.top || s.y > s.bot {
 			return
@@ -272,7 +280,8 @@ func (s *Screen) leaveAlt() {
 	}
 	for i := 0; i <= last; i++ {
 		l := alt[i]
-		for c, r := range l.cells[:min(l.used, len(l.cells))] {
+		for c := range min(l.used, len(l.cells)) {
+			r := l.at(c)
 			if r == wideTail {
 				continue
 			}

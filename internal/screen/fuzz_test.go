@@ -12,7 +12,8 @@ import (
 // history (all the screen keeps beyond its cells) stays bounded. And the
 // pieces do not matter: written whole (sequences in one piece take the
 // fast path) or a byte at a time (every sequence goes through the parser),
-// the text is the same.
+// the text is the same. And a line whose text is taken as its cells holds
+// only ASCII characters there.
 func FuzzScreen(f *testing.F) {
 	f.Add([]byte("progress 10%\r\x1b[Kdone\r\n"), uint8(80), uint8(24), uint16(64), uint8(3), uint8(0))
 	f.Add([]byte("\x1b[?1049h\x1b[2J\x1b[5;5H日本\x1b[?1049l\xff\xe6\x97"), uint8(4), uint8(2), uint16(10), uint8(1), uint8(7))
@@ -26,6 +27,9 @@ func FuzzScreen(f *testing.F) {
 				s.Resize(int(rows)+1, int(cols)%7+1)
 			}
 			s.Write(in[i:min(i+step, len(in))])
+			if err := screen.CheckLines(s); err != nil {
+				t.Fatal(err)
+			}
 		}
 		// Written over and over, the input must not grow what is kept.
 		for range 3 {

@@ -25,10 +25,11 @@ func (s *Screen) putASCII(run []byte) {
 		}
 		n := min(len(run), s.cols-s.x)
 		l := s.grid[s.y]
-		s.clearPairs(l, s.x, s.x+n)
-		for i, c := range run[:n] {
-			l.cells[s.x+i] = rune(c)
+		if s.x > l.used {
+			l.mixed = true // blanks before the run
 		}
+		s.clearPairs(l, s.x, s.x+n)
+		copy(l.cells[s.x:], run[:n])
 		if l.marks != nil {
 			for c := s.x; c < s.x+n; c++ {
 				delete(l.marks, c)
@@ -58,10 +59,10 @@ func decGraphic(c byte) rune {
 // clearPairs blanks the other half of any wide character that cells
 // [from, to) of l cut in two, before those cells are written over.
 func (s *Screen) clearPairs(l *line, from, to int) {
-	if from > 0 && from < len(l.cells) && l.cells[from] == wideTail {
+	if from > 0 && from < len(l.cells) && l.cells[from] == cellWideTail {
 		l.cells[from-1] = 0
 	}
-	if to < len(l.cells) && to > 0 && l.cells[to] == wideTail {
+	if to < len(l.cells) && to > 0 && l.cells[to] == cellWideTail {
 		l.cells[to] = 0
 	}
 }
@@ -83,10 +84,11 @@ func (s *Screen) print(r rune) {
 		s.wrap()
 	}
 	l := s.grid[s.y]
+	l.mixed = true
 	s.clearPairs(l, s.x, s.x+w)
-	l.cells[s.x] = r
+	l.set(s.x, r)
 	if w == 2 {
-		l.cells[s.x+1] = wideTail
+		l.cells[s.x+1] = cellWideTail
 	}
 	if l.marks != nil {
 		delete(l.marks, s.x)
@@ -111,7 +113,7 @@ func (s *Screen) mark(r rune) {
 		x = s.x
 	}
 	l := s.grid[s.y]
-	if x >= 0 && l.cells[x] == wideTail {
+	if x >= 0 && l.cells[x] == cellWideTail {
 		x--
 	}
 	if x < 0 || l.cells[x] == 0 {
@@ -161,6 +163,10 @@ func (s *Screen) scroll(n int, history bool) {
 			s.pushHistory(region[i], i+1 < len(s.grid) && s.grid[i+1].wrapped)
 		}
 	}
+	if len(region) == len(s.grid) {
+		s.slide(n)
+		return
+	}
 	// Rotate, reusing the scrolled-off lines' cells as the blank ones.
 	if n == 1 {
 		gone := region[0]
@@ -176,6 +182,29 @@ func (s *Screen) scroll(n int, history bool) {
 		gone[i].erase()
 		region[len(region)-n+i] = gone[i]
 	}
+}
+
+// slide scrolls the whole screen up by n lines, reusing the scrolled-off
+// lines' cells as the blank ones. Rather than every row moving up, the
+// rows are a window that slides down an array with room after it: the
+// lines that leave the top go just below the window. Once the room is
+// used up the window moves back to the start of rowBuf, a screen's worth
+// of room ahead of it, so that output that scrolls the screen line by
+// line moves about a row a line.
+func (st *state) slide(n int) {
+	rows := len(st.grid)
+	if cap(st.grid)-rows < n {
+		if len(st.rowBuf) < rows+n {
+			st.rowBuf = make([]*line, 2*rows+n)
+		}
+		st.grid = st.rowBuf[:copy(st.rowBuf, st.grid)]
+	}
+	g := st.grid[n : rows+n]
+	for i, l := range st.grid[:n] {
+		l.erase()
+		g[rows-n+i] = l
+	}
+	st.grid = g
 }
 
 // scrollDown scrolls the region down by n lines; lines leaving its bottom
@@ -197,6 +226,7 @@ func (l *line) erase() {
 	clear(l.cells[:min(l.used, len(l.cells))])
 	l.used = 0
 	l.marks = nil
+	l.mixed = false
 	l.wrapped = false
 }
 
@@ -207,8 +237,14 @@ func (s *Screen) eraseCells(l *line, from, to int) {
 	if from >= to {
 		return
 	}
+	if from < l.used {
+		l.mixed = true
+	}
 	s.clearPairs(l, from, to)
-	clear(l.cells[from:to])
+	clear(l.cells[from:max(from, min(to, l.used))]) // those beyond used are blank
+	if l.marks == nil {
+		return // ranging over a nil map still costs a call into the runtime
+	}
 	for c := range l.marks {
 		if c >= from && c < to {
 			delete(l.marks, c)

@@ -36,7 +36,6 @@
 package screen
 
 import (
-	"slices"
 	"unicode/utf8"
 
 	"github.com/acpterm/acpterm/internal/text/utf8cut"
@@ -46,7 +45,9 @@ import (
 )
 
 // The largest screen a Screen models; sizes beyond are clamped, so that a
-// size cannot make a screen take unbounded memory (4 MiB of cells at most).
+// size cannot make a screen take unbounded memory (5 MB of cells at most:
+// a byte a cell, and four more on lines that hold characters beyond
+// ASCII).
 const (
 	MaxCols = 1000
 	MaxRows = 1000
@@ -56,19 +57,37 @@ const (
 // cell to its left. 0 is a blank cell.
 const wideTail rune = -1
 
+// A cell is a byte, the character itself when it is ASCII, so that runs of
+// ASCII (most of what programs print) are copied in and out of a line
+// whole; the other cells hold one of these, and their rune is in the
+// line's runes.
+const (
+	cellRune     byte = 0x80 // a character beyond ASCII, in runes
+	cellWideTail byte = 0xff // the right half of a wide character
+)
+
 // widths measures characters the same way whatever the locale (East Asian
 // ambiguous characters are narrow, as most terminals draw them).
 var widths = &runewidth.Condition{}
 
 // line is one row of cells.
 type line struct {
-	cells []rune
+	// cells holds ASCII characters, 0 for a blank, cellRune and
+	// cellWideTail.
+	cells []byte
+	// runes holds the characters of cellRune cells, by column; nil until
+	// the line first holds one, then as long as cells.
+	runes []rune
 	// marks holds the combining marks that follow the character of a
 	// cell, by column; nil on most lines.
 	marks map[int][]rune
 	// used bounds the cells ever written since the line was last blank:
 	// those beyond are blank.
 	used int
+	// mixed: cells [0, used) may hold blanks and cells beyond ASCII. Until
+	// then they are all ASCII characters, the line's text as it stands,
+	// as they are while a program prints lines from their start.
+	mixed bool
 	// wrapped: the cursor wrapped onto this line at the right margin, so it
 	// continues the line above.
 	wrapped bool
@@ -76,7 +95,10 @@ type line struct {
 
 // state is what the alternate screen swaps out.
 type state struct {
-	grid           []*line
+	grid []*line
+	// rowBuf is where slide moves grid when the array grid is in has no
+	// room left after it; nil until then. Only this state refers to it.
+	rowBuf         []*line
 	x, y           int
 	savedX, savedY int
 	top, bot       int
@@ -98,6 +120,9 @@ type Screen struct {
 	total     uint64
 
 	p *ansi.Parser
+	// params holds fastCSI's parameters: declared there, the array would
+	// be cleared for every sequence.
+	params [parser.MaxParamsSize]ansi.Param
 }
 
 // New returns a blank screen of cols by rows (each clamped to 1 and to
@@ -128,7 +153,7 @@ func clampSize(cols, rows int) (int, int) {
 func (s *Screen) blankGrid() []*line {
 	g := make([]*line, s.rows)
 	for i := range g {
-		g[i] = &line{cells: make([]rune, s.cols)}
+		g[i] = &line{cells: make([]byte, s.cols)}
 	}
 	return g
 }
@@ -178,10 +203,7 @@ func (s *Screen) feed(b []byte) {
 			continue
 		}
 		if c < 0x7f {
-			j := i + 1
-			for j < len(b) && b[j] >= 0x20 && b[j] < 0x7f {
-				j++
-			}
+			j := i + 1 + asciiRun(b[i+1:])
 			s.putASCII(b[i:j])
 			i = j
 			continue
@@ -205,7 +227,7 @@ func (s *Screen) fastCSI(b []byte) int {
 	if len(b) < 3 || b[1] != '[' {
 		return 0
 	}
-	var buf [parser.MaxParamsSize]ansi.Param
+	buf := &s.params
 	n := 0
 	cur := parser.MissingParam
 	for i := 2; i < len(b); i++ {
@@ -223,6 +245,11 @@ func (s *Screen) fastCSI(b []byte) int {
 			buf[n] = ansi.Param(cur)
 			n++
 			cur = parser.MissingParam
+		case c == 'm':
+			// SGR, the most common of all: colours and attributes, which
+			// the model does not keep. As csi, it ends a pending wrap.
+			s.pendingWrap = false
+			return i + 1
 		case c >= 0x40 && c <= 0x7e:
 			params := buf[:0]
 			if n > 0 || cur != parser.MissingParam {
@@ -296,12 +323,41 @@ func (s *Screen) screenText() []byte {
 }
 
 func (l *line) blank() bool {
-	for _, r := range l.cells[:min(l.used, len(l.cells))] {
-		if r != 0 {
+	for _, c := range l.cells[:min(l.used, len(l.cells))] {
+		if c != 0 {
 			return false
 		}
 	}
 	return len(l.marks) == 0
+}
+
+// at is the character of cell i: 0 for a blank, wideTail for the right
+// half of a wide character.
+func (l *line) at(i int) rune {
+	switch c := l.cells[i]; {
+	case c < utf8.RuneSelf:
+		return rune(c)
+	case c == cellWideTail:
+		return wideTail
+	default:
+		return l.runes[i]
+	}
+}
+
+// set puts r (a character, 0 or wideTail) in cell i.
+func (l *line) set(i int, r rune) {
+	switch {
+	case r >= 0 && r < utf8.RuneSelf:
+		l.cells[i] = byte(r)
+	case r == wideTail:
+		l.cells[i] = cellWideTail
+	default:
+		if l.runes == nil {
+			l.runes = make([]rune, len(l.cells))
+		}
+		l.cells[i] = cellRune
+		l.runes[i] = r
+	}
 }
 
 // appendTo appends the line's text to dst, its trailing blanks trimmed
@@ -313,22 +369,25 @@ func (l *line) appendTo(dst []byte, trim bool) []byte {
 	for end > 0 && (l.cells[end-1] == 0 || trim && l.cells[end-1] == ' ') && (l.marks == nil || len(l.marks[end-1]) == 0) {
 		end--
 	}
-	if l.marks == nil {
-		// Most lines are ASCII: one byte a cell, written in place.
-		n := len(dst)
-		dst = slices.Grow(dst, end)[:n+end]
-		out := dst[n:]
-		for i, r := range l.cells[:end] {
+	switch {
+	case l.marks == nil && !l.mixed:
+		// Most lines: the cells are the text.
+		return append(dst, l.cells[:end]...)
+	case l.marks == nil:
+		// The runs of ASCII characters between blanks and characters
+		// beyond ASCII are copied whole.
+		for from := 0; ; {
+			i := from + special(l.cells[from:end])
+			dst = append(dst, l.cells[from:i]...)
 			switch {
-			case r > 0 && r < utf8.RuneSelf:
-				out[i] = byte(r)
-			case r == 0:
-				out[i] = ' '
-			default:
-				return l.appendCells(dst[:n+i], i, end)
+			case i == end:
+				return dst
+			case l.cells[i] != 0:
+				return l.appendCells(dst, i, end)
 			}
+			dst = append(dst, ' ')
+			from = i + 1
 		}
-		return dst
 	}
 	return l.appendCells(dst, 0, end)
 }
@@ -336,7 +395,7 @@ func (l *line) appendTo(dst []byte, trim bool) []byte {
 // appendCells appends the text of cells [from, end) to dst.
 func (l *line) appendCells(dst []byte, from, end int) []byte {
 	for i := from; i < end; i++ {
-		r := l.cells[i]
+		r := l.at(i)
 		switch {
 		case r == wideTail:
 			continue
@@ -399,7 +458,7 @@ func (st *state) resize(s *Screen, cols, rows int, history bool) {
 		st.grid = st.grid[:rows]
 	}
 	for len(st.grid) < rows {
-		st.grid = append(st.grid, &line{cells: make([]rune, cols)})
+		st.grid = append(st.grid, &line{cells: make([]byte, cols)})
 	}
 	for i := range st.grid {
 		st.grid[i].resize(cols)
@@ -413,17 +472,23 @@ func (l *line) resize(cols int) {
 	switch {
 	case cols < len(l.cells):
 		// A wide character whose right half is cut goes.
-		if l.cells[cols] == wideTail {
+		if l.cells[cols] == cellWideTail {
 			l.cells[cols-1] = 0
 			delete(l.marks, cols-1)
 		}
 		l.cells = l.cells[:cols:cols]
+		if l.runes != nil {
+			l.runes = l.runes[:cols:cols]
+		}
 		for c := range l.marks {
 			if c >= cols {
 				delete(l.marks, c)
 			}
 		}
 	case cols > len(l.cells):
-		l.cells = append(l.cells, make([]rune, cols-len(l.cells))...)
+		l.cells = append(l.cells, make([]byte, cols-len(l.cells))...)
+		if l.runes != nil {
+			l.runes = append(l.runes, make([]rune, cols-len(l.runes))...)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package screen_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -55,12 +56,37 @@ func TestText(t *testing.T) {
 		{"line drawing", 10, 3, []string{"\x1b(0lqqk\x1b(B\r\n\x1b(0x\x1b(Bok\x1b(0x\r\n"}, "┌──┐\n│ok│\n"},
 		{"invalid UTF-8", 10, 3, []string{"a\xffb\r\n"}, "a\uFFFDb\n"},
 		{"sequence split across writes", 10, 3, []string{"a\x1b[", "31", "mb\xe6\x97", "\xa5\r\n"}, "ab日\n"},
+		{"ASCII over characters beyond it", 20, 3, []string{"日本語é\rabcdefg"}, "abcdefg"},
+		{"ASCII over half a wide character", 20, 3, []string{"日本\r\x1b[Cx"}, " x本"},
+		{"characters beyond ASCII over ASCII", 20, 3, []string{"abcdefghij\r\x1b[2Cé日"}, "abé日fghij"},
+		{"inserting moves characters beyond ASCII", 10, 3, []string{"aé日b\x1b[1;2H\x1b[2@"}, "a  é日b"},
+		{"deleting moves characters beyond ASCII", 10, 3, []string{"aé日b\x1b[1;2H\x1b[P"}, "a日b"},
+		{"blanks inside a long line", 40, 3, []string{"x\ty\tz0123456789abcdef\x1b[40G!\r\n"}, "x       y       z0123456789abcdef      !\n"},
+		{"long line of characters beyond ASCII wraps", 10, 3, []string{strings.Repeat("é", 12) + "abc\r\n"}, strings.Repeat("é", 12) + "abc\n"},
+		{"controls and DEL inside ASCII runs", 40, 3, []string{"0123456789\x7f0123456789\x00abcdefgh\x07ijklmnop\x1b[Kq\r\n"}, "01234567890123456789abcdefghijklmnopq\n"},
+		{"line reused after holding characters beyond ASCII", 10, 2, []string{"日本語\r\nx\r\nabc\r\n"}, "日本語\nx\nabc\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, trunc := render(tt.cols, tt.rows, 1<<20, tt.in...)
+			s := screen.New(tt.cols, tt.rows, 1<<20)
+			for _, c := range tt.in {
+				s.Write([]byte(c))
+				if err := screen.CheckLines(s); err != nil {
+					t.Fatalf("after %q: %v", c, err)
+				}
+			}
+			got, trunc := s.Text()
 			if got != tt.want || trunc {
 				t.Errorf("text (-want +got):\n-%q\n+%q (truncated %v)", tt.want, got, trunc)
+			}
+			// Written a byte at a time, runs of ASCII and sequences take
+			// the slow paths: the text must be the same.
+			var bytes []string
+			for _, c := range []byte(strings.Join(tt.in, "")) {
+				bytes = append(bytes, string([]byte{c}))
+			}
+			if got, _ := render(tt.cols, tt.rows, 1<<20, bytes...); got != tt.want {
+				t.Errorf("written a byte at a time (-want +got):\n-%q\n+%q", tt.want, got)
 			}
 		})
 	}
@@ -113,5 +139,52 @@ func TestLimit(t *testing.T) {
 	}
 	if got, trunc := render(10, 3, 0, "abc"); got != "" || !trunc {
 		t.Errorf("limit 0: %q, %v", got, trunc)
+	}
+}
+
+// TestScrolling scrolls screens of a few rows through many lines, as the
+// screen's rows slide down their array and move back to its start, with
+// resizes, scroll regions and the alternate screen in between: no line is
+// lost, repeated or out of order.
+func TestScrolling(t *testing.T) {
+	var in, want strings.Builder
+	n := 0
+	lines := func(count int) {
+		for range count {
+			fmt.Fprintf(&in, "line %d\r\n", n)
+			fmt.Fprintf(&want, "line %d\n", n)
+			n++
+		}
+	}
+	s := screen.New(20, 4, 1<<20)
+	write := func() {
+		s.Write([]byte(in.String()))
+		in.Reset()
+	}
+	lines(50)
+	write()
+	s.Resize(20, 7)
+	lines(30)
+	write()
+	s.Resize(20, 2)
+	lines(9)
+	write()
+	s.Resize(20, 5)
+	// Rows 2 and 3, a region, scroll within themselves, and then the
+	// whole screen once more: line 88 goes to the history.
+	s.Write([]byte("\x1b[2;3r\x1b[2;1Ha\r\nb\r\nc\r\nd\x1b[r\x1b[5;1Hlast\r\n"))
+	want.WriteString("c\nd\n\nlast\n")
+	if got, _ := s.Text(); got != want.String() {
+		t.Fatalf("text:\n%s\nwant:\n%s", got, want.String())
+	}
+	// The alternate screen scrolls too, and leaves its last screen.
+	s.Write([]byte("\x1b[?1049h\x1b[H"))
+	for i := range 40 {
+		fmt.Fprintf(s, "alt %d\r\n", i)
+	}
+	s.Write([]byte("\x1b[?1049l"))
+	want.WriteString("alt 36\nalt 37\nalt 38\nalt 39\n")
+	if got, _ := s.Text(); got != want.String() {
+		t.Fatalf("after the alternate screen:\n%s\nwant:\n%s", got, want.String())
 	}
 }
