@@ -133,3 +133,47 @@ func BenchmarkPTYCapture(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPTYStart measures what a PTY terminal costs beside its
+// output: create, wait, output and release of `true`, against the same
+// program started on a bare pty whose master is read to its end,
+// alternated, as medians in ms.
+func BenchmarkPTYStart(b *testing.B) {
+	m := NewManager(&Options{DefaultCwd: b.TempDir()})
+	defer m.Close()
+	var terms, raws []float64
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	for b.Loop() {
+		start := time.Now()
+		info, err := m.Create(testCtx(b), Request{SessionID: "bench", Command: "true", PTY: &Size{Cols: 120, Rows: 40}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		mustWait(b, m, info)
+		mustOutput(b, m, info)
+		mustRelease(b, m, info)
+		terms = append(terms, ms(time.Since(start)))
+
+		start = time.Now()
+		master, tty, err := hostPTY()
+		if err != nil {
+			b.Fatal(err)
+		}
+		cmd := exec.Command("true")
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		tty.Close()
+		copyPTY(master, func([]byte) {})
+		err = cmd.Wait()
+		master.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		raws = append(raws, ms(time.Since(start)))
+	}
+	b.ReportMetric(median(terms), "terminal-ms")
+	b.ReportMetric(median(raws), "raw-pty-ms")
+}
