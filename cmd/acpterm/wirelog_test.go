@@ -113,7 +113,7 @@ func wireLog() int {
 }
 
 // pass copies lines from r to w, each whole, and gives each to note
-// without its newline.
+// without its newline, before writing it.
 func pass(r io.Reader, w io.Writer, note func([]byte)) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
@@ -127,14 +127,16 @@ func pass(r io.Reader, w io.Writer, note func([]byte)) {
 			line = append(long, line...)
 		}
 		if len(line) > 0 {
-			if _, werr := w.Write(line); werr != nil {
-				return
-			}
+			// Recorded before it is passed on, so that what the other
+			// side sends in answer is recorded after it.
 			l := line
 			if l[len(l)-1] == '\n' {
 				l = l[:len(l)-1]
 			}
 			note(l)
+			if _, werr := w.Write(line); werr != nil {
+				return
+			}
 		}
 		if err != nil {
 			return
