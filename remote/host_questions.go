@@ -116,6 +116,10 @@ func (c *Client) answerAskHost(ctx context.Context, req *AskHostRequest) (*AskHo
 	if c.askHost == nil || req.Host == "" || len(req.Host) > maxAskHost || len(req.Protocol) > maxAskProtocol || len(req.Client) > maxAskClient {
 		return resp, nil
 	}
+	// The target bounds its question, but a hostile one need not: the
+	// wait is bounded here too, so it cannot hold a call open for ever.
+	ctx, cancel := context.WithTimeout(ctx, netproxy.DefaultAskTimeout)
+	defer cancel()
 	switch c.askHost(ctx, questionOf(req)) {
 	case netproxy.AllowOnce:
 		resp.Decision = DecisionAllowOnce
