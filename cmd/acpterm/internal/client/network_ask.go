@@ -29,8 +29,16 @@ const hostAskTimeout = netproxy.DefaultAskTimeout
 // options when it starts).
 func (d *driver) enableAsking() {
 	sp := d.sandbox
-	if sp == nil || sp.Network != sandbox.ProxyNetwork || sp.Proxy == nil || d.ask == nil || d.cfg.Approval == permission.ApprovalNone {
+	if sp == nil || sp.Network != sandbox.ProxyNetwork || sp.Proxy == nil || !asksHosts(&d.cfg) {
 		return
 	}
 	sp.Proxy.Ask = &netproxy.Asker{Decide: d.perm.DecideHost, Timeout: hostAskTimeout}
+}
+
+// asksHosts reports whether a run asks the user about hosts that are not
+// on its list, here or on the --remote target: when it has a terminal to
+// ask on (where startRendering makes the prompter) and --deny-all does not
+// refuse them all.
+func asksHosts(c *Config) bool {
+	return c.TTYIn != nil && c.TTYOut != nil && c.Approval != permission.ApprovalNone
 }

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpterm/acpterm/cmd/acpterm/internal/permission"
 	"github.com/acpterm/acpterm/cmd/acpterm/internal/render"
 	"github.com/acpterm/acpterm/internal/text/textsafe"
 	"github.com/acpterm/acpterm/remote"
@@ -212,7 +211,7 @@ func (d *driver) connectRemote(ctx context.Context) int {
 				d.networkDenied(dn)
 			}
 		}
-		if c.TTYIn != nil && c.TTYOut != nil && c.Approval != permission.ApprovalNone {
+		if asksHosts(c) {
 			copts.AskHost = func(ctx context.Context, q netproxy.Question) netproxy.Decision {
 				if !d.rendering.Load() {
 					return netproxy.NotAsked
