@@ -95,6 +95,12 @@ type Profile struct {
 	// Credentials are the files in which the agent keeps its login
 	// (credentials.go): confined, it reads them and no other agent's.
 	Credentials []PathSpec
+	// MCPEnv is set in the agent's environment, confined or not, when
+	// the run offers it acpterm's MCP server (acpterm run --mcp): for
+	// an agent that would otherwise connect its MCP servers in the
+	// background and could send its first model request without the
+	// offered tools.
+	MCPEnv []string
 }
 
 // A Shadow moves one file of an agent's, for its confined runs, to where
@@ -268,7 +274,12 @@ var profiles = map[string]Profile{
 	// As gemini-cli's, which it derives from: settings.json (MCP
 	// servers, hooks, tool discovery commands), .env, extensions,
 	// commands, agents, skills.
+	// Over ACP (0.24.4) it connects the MCP servers of session/new in
+	// the background and does not wait for them before a prompt, so a
+	// first turn may go to the model without acpterm's tool;
+	// QWEN_CODE_LEGACY_MCP_BLOCKING=1 has session/new connect them first.
 	"qwen": {Dirs: []PathSpec{{Env: "QWEN_HOME", Rel: ".qwen"}}, PTY: true,
+		MCPEnv:     []string{"QWEN_CODE_LEGACY_MCP_BLOCKING=1"},
 		LastingEnv: []EnvDir{nodeCompileCache("qwen")},
 		ConfigFiles: []PathSpec{
 			{Env: "QWEN_HOME", Under: "settings.json", Rel: ".qwen/settings.json", Seed: "{}\n"},
@@ -382,6 +393,9 @@ func (p Profile) Describe() string {
 	}
 	for _, e := range p.RootEnv {
 		parts = append(parts, e+" as root")
+	}
+	for _, e := range p.MCPEnv {
+		parts = append(parts, e+" with --mcp")
 	}
 	for _, sh := range p.Shadows {
 		parts = append(parts, fmt.Sprintf("%s as %s%s (%s set), made from it on the first confined run", sh.File, sh.Dir, pathSuffix(sh.Name), sh.Var))

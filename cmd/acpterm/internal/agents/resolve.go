@@ -48,6 +48,8 @@ type Resolved struct {
 	WorkspaceConfig []WorkspaceConfig
 	// Credentials are the profile's, absolute.
 	Credentials []string
+	// MCPEnv as in Profile.
+	MCPEnv []string
 }
 
 // Resolve works p out in the environment of getenv, with extra (an
@@ -56,7 +58,8 @@ type Resolved struct {
 // path that cannot be resolved (no HOME) is an error.
 func (p Profile) Resolve(getenv func(string) string, extra []string) (*Resolved, error) {
 	r := &Resolved{Seeds: map[string]string{}, ConfigSeeds: map[string]string{}, TempEnv: slices.Clone(p.TempEnv), RootEnv: slices.Clone(p.RootEnv),
-		ConfinedArgs: slices.Clone(p.ConfinedArgs), ConfinedModes: slices.Clone(p.ConfinedModes), NotByDefault: p.NotByDefault, WorkspaceConfig: slices.Clone(p.WorkspaceConfig)}
+		ConfinedArgs: slices.Clone(p.ConfinedArgs), ConfinedModes: slices.Clone(p.ConfinedModes), NotByDefault: p.NotByDefault, WorkspaceConfig: slices.Clone(p.WorkspaceConfig),
+		MCPEnv: slices.Clone(p.MCPEnv)}
 	if err := r.addWritable(p, getenv); err != nil {
 		return nil, err
 	}

@@ -52,7 +52,8 @@ type Start struct {
 	MaskKeys bool
 
 	// MCPAddr is the loopback address of the MCP server the run offers
-	// ("" for none): under ProxyNetwork, whose seccomp filter refuses unix
+	// ("" for none; with one, the agent's environment gets its
+	// profile's MCPEnv): under ProxyNetwork, whose seccomp filter refuses unix
 	// sockets, Command adds it to the agent's list, which forwards it
 	// into the agent's namespace, and sets MCPViaTCP; the offer then gives
 	// the agent that address.
@@ -115,6 +116,9 @@ func (s *Start) Command() (*exec.Cmd, *sandbox.Applied, error) {
 			return nil, nil, fmt.Errorf("cannot make an npm cache for npx: %v", err)
 		}
 		cmd.Env = append(cmd.Environ(), "npm_config_cache="+cache)
+	}
+	if s.MCPAddr != "" && s.Profile != nil && len(s.Profile.MCPEnv) > 0 {
+		cmd.Env = append(cmd.Environ(), s.Profile.MCPEnv...)
 	}
 	if !s.Confine {
 		return cmd, nil, nil

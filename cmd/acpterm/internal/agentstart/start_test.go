@@ -215,3 +215,36 @@ func TestWorkspaceConfig(t *testing.T) {
 		t.Error("a link as .opencode: no error")
 	}
 }
+
+// TestAgentStartMCPEnv: the profile's MCPEnv reaches the agent, confined or
+// not, when the run offers its MCP server, and only then.
+func TestAgentStartMCPEnv(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	const want = "QWEN_CODE_LEGACY_MCP_BLOCKING=1"
+	for _, tc := range []struct {
+		name    string
+		confine bool
+		addr    string
+		set     bool
+	}{
+		{"unconfined, offered", false, "127.0.0.1:4000", true},
+		{"confined, offered", true, "127.0.0.1:4000", true},
+		{"unconfined, not offered", false, "", false},
+		{"confined, not offered", true, "", false},
+	} {
+		ws := t.TempDir()
+		s := &Start{Agent: []string{"qwen", "--acp"}, Dir: ws, Confine: tc.confine, MCPAddr: tc.addr,
+			Profile: &agents.Resolved{Dirs: []string{filepath.Join(ws, ".qwen")}, MCPEnv: []string{want}},
+			Policy:  &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Writable: []string{ws}, BestEffort: true, WithoutMountNamespace: true}}
+		cmd, a, err := s.Command()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if a != nil {
+			a.Cleanup()
+		}
+		if got := slices.Contains(cmd.Env, want); got != tc.set {
+			t.Errorf("%s: %s in the agent's environment: %v, want %v", tc.name, want, got, tc.set)
+		}
+	}
+}
