@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 
 	"github.com/acpterm/acpterm/internal/proc/owner"
 	"github.com/acpterm/acpterm/sandbox"
@@ -45,6 +46,21 @@ type spawnSpec struct {
 	// tmp is the private TMPDIR wrap made, which the caller removes; a
 	// spawned command's is removed with the command.
 	tmp string
+}
+
+// command is the command of s, not started, its stderr its stdout, with
+// attr: what each platform needs to reach the whole of it later.
+func (s *spawnSpec) command(attr *syscall.SysProcAttr) *exec.Cmd {
+	return &exec.Cmd{
+		Path:        s.path,
+		Args:        s.argv,
+		Env:         s.env,
+		Dir:         s.dir,
+		Stdin:       s.stdin,
+		Stdout:      s.stdout,
+		Stderr:      s.stdout,
+		SysProcAttr: attr,
+	}
 }
 
 // wrap puts cmd under the sandbox policy, if any; it is the last step

@@ -29,23 +29,14 @@ type proc struct {
 }
 
 func newCmd(s *spawnSpec) *exec.Cmd {
-	return &exec.Cmd{
-		Path:   s.path,
-		Args:   s.argv,
-		Env:    s.env,
-		Dir:    s.dir,
-		Stdin:  s.stdin,
-		Stdout: s.stdout,
-		Stderr: s.stdout,
-		// Its own process group, so that signals reach its children.
-		// Pdeathsig: a host that is SIGKILLed takes the command down with
-		// it; what the command started is left to the cgroup, which the
-		// next host removes as stale. The signal fires when the forking
-		// OS thread exits (golang/go#27505), which the runtime does only
-		// for a goroutine that exits locked to its thread: never start
-		// terminals from such a goroutine.
-		SysProcAttr: sysProcAttr(s.pty),
-	}
+	// Its own process group, so that signals reach its children.
+	// Pdeathsig: a host that is SIGKILLed takes the command down with
+	// it; what the command started is left to the cgroup, which the
+	// next host removes as stale. The signal fires when the forking
+	// OS thread exits (golang/go#27505), which the runtime does only
+	// for a goroutine that exits locked to its thread: never start
+	// terminals from such a goroutine.
+	return s.command(sysProcAttr(s.pty))
 }
 
 // sysProcAttr is a command's: its own process group, or, on a pty, its

@@ -3,7 +3,6 @@
 package terminal
 
 import (
-	"os/exec"
 	"strings"
 	"syscall"
 )
@@ -13,16 +12,6 @@ import (
 // the command may survive kill and release. Exit statuses carry the exit
 // code only (a killed command has code 1).
 
-type proc struct {
-	cmd *exec.Cmd
-}
-
-type isolator struct{}
-
-func newIsolator(*config) *isolator { return &isolator{} }
-
-func (*isolator) mode() Isolation { return IsolationGroup }
-
 // shellCommand runs line with cmd.exe /d /s /c; start builds the command
 // line itself so that the line reaches cmd.exe unquoted.
 func shellCommand(shell []string, line string) []string {
@@ -30,31 +19,14 @@ func shellCommand(shell []string, line string) []string {
 }
 
 func (*isolator) start(s *spawnSpec) (*proc, error) {
-	cmd := &exec.Cmd{
-		Path:        s.path,
-		Args:        s.argv,
-		Env:         s.env,
-		Dir:         s.dir,
-		Stdin:       s.stdin,
-		Stdout:      s.stdout,
-		Stderr:      s.stdout,
-		SysProcAttr: &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP},
-	}
+	cmd := s.command(&syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP})
 	if s.shell {
 		n := len(s.argv)
 		cmd.SysProcAttr.CmdLine = syscall.EscapeArg(s.argv[0]) + " " +
 			strings.Join(s.argv[1:n-1], " ") + ` "` + s.argv[n-1] + `"`
 	}
-	if err := s.wrap(cmd); err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	return &proc{cmd: cmd}, nil
+	return s.startProc(cmd)
 }
-
-func (p *proc) pid() int { return p.cmd.Process.Pid }
 
 func (p *proc) wait() (ExitStatus, error) {
 	err := p.cmd.Wait()
@@ -69,10 +41,4 @@ func (p *proc) terminate() { _ = p.cmd.Process.Kill() }
 
 func (p *proc) kill() { _ = p.cmd.Process.Kill() }
 
-func (p *proc) release(func(string, ...any)) {}
-
 func (*isolator) sweep(ps []*proc) {}
-
-func (*isolator) releaseSession(string) {}
-
-func (*isolator) close() {}

@@ -1,6 +1,7 @@
 package terminal
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,4 +84,18 @@ func lookPath(command, cwd string, env []string) (string, error) {
 		}
 	}
 	return "", os.ErrNotExist
+}
+
+func isExecutable(path string) bool { return checkExecutable(path) == nil }
+
+// checkExecutable says why path cannot be run as a command, or nil.
+func checkExecutable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return errors.New("is a directory")
+	}
+	return checkMode(fi)
 }

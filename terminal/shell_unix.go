@@ -2,24 +2,12 @@
 
 package terminal
 
-import (
-	"errors"
-	"io/fs"
-	"os"
-)
+import "io/fs"
 
 const defaultShellPath = "/bin/sh"
 
-func isExecutable(path string) bool { return checkExecutable(path) == nil }
-
-func checkExecutable(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if fi.IsDir() {
-		return errors.New("is a directory")
-	}
+// checkMode refuses a file no one may execute.
+func checkMode(fi fs.FileInfo) error {
 	if fi.Mode()&0o111 == 0 {
 		return fs.ErrPermission
 	}

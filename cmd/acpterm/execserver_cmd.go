@@ -92,10 +92,7 @@ func newExecServerFlags(out io.Writer) *execServerFlags {
 
 // options turns the flags into the server's options.
 func (f *execServerFlags) options() (*remote.ServerOptions, error) {
-	if err := f.terminalFlags.check(); err != nil {
-		return nil, err
-	}
-	cwd, err := serverCwd(f.cwd)
+	cwd, err := f.terminalFlags.checkServer(f.cwd)
 	if err != nil {
 		return nil, err
 	}

@@ -93,10 +93,7 @@ func newMCPFlags(out io.Writer) *mcpFlags {
 // options turns the flags into the server's options; an error is a usage
 // error.
 func (f *mcpFlags) options() (*mcpexec.Options, error) {
-	if err := f.terminalFlags.check(); err != nil {
-		return nil, err
-	}
-	cwd, err := serverCwd(f.cwd)
+	cwd, err := f.terminalFlags.checkServer(f.cwd)
 	if err != nil {
 		return nil, err
 	}

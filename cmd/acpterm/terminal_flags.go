@@ -47,6 +47,15 @@ func (f *terminalFlags) check() error {
 	return nil
 }
 
+// checkServer checks the flags of a server that runs commands here
+// (exec-server, mcp) and resolves its --cwd (serverCwd).
+func (f *terminalFlags) checkServer(cwd string) (string, error) {
+	if err := f.check(); err != nil {
+		return "", err
+	}
+	return serverCwd(cwd)
+}
+
 // options sets the limits and the shell in opts, whose Policy is set.
 // The bound on terminals is the agent's, not only its session's: the
 // session ID of a terminal/create is the agent's to write.

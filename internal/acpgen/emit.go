@@ -60,10 +60,12 @@ func generate(schemaJSON []byte) ([]byte, error) {
 	return out, nil
 }
 
-func (e *emitter) methods() error {
-	e.p("// Method names, one per x-method of the schema, with what the schema says of each method.")
+// methodConsts writes a block of method-name constants, each with the
+// schema's text for its method, under the comment doc.
+func (e *emitter) methodConsts(doc string, ms []*method) {
+	e.p("%s", doc)
 	e.p("const (")
-	for i, mt := range e.m.methods {
+	for i, mt := range ms {
 		if i > 0 {
 			e.p("")
 		}
@@ -73,6 +75,10 @@ func (e *emitter) methods() error {
 		e.p("%s = %q", methodConst(mt.Name), mt.Name)
 	}
 	e.p(")\n")
+}
+
+func (e *emitter) methods() error {
+	e.methodConsts("// Method names, one per x-method of the schema, with what the schema says of each method.", e.m.methods)
 	e.p("// methodTable lists every method of the protocol, sorted by name. Methods and MethodByName")
 	e.p("// hand out copies, so nothing outside the package can change it.")
 	e.p("var methodTable = [...]MethodInfo{")

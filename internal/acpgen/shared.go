@@ -136,18 +136,7 @@ func subsetMethods(e *emitter, m *model, v1Methods map[string]bool, table string
 		}
 	}
 	if len(fresh) > 0 {
-		e.p("// Method names this schema adds, with what the schema says of each method.")
-		e.p("const (")
-		for i, mt := range fresh {
-			if i > 0 {
-				e.p("")
-			}
-			var d docText
-			e.schemaDoc(&d, mt.Doc, false)
-			e.doc(&d, "\t")
-			e.p("%s = %q", methodConst(mt.Name), mt.Name)
-		}
-		e.p(")\n")
+		e.methodConsts("// Method names this schema adds, with what the schema says of each method.", fresh)
 	}
 	e.p("// %s lists every method of this version of the protocol, sorted by name.", table)
 	e.p("var %s = [...]MethodInfo{", table)

@@ -159,15 +159,7 @@ func readSOCKSAddr(r *bufio.Reader, atyp byte) (string, error) {
 		}
 		return netip.AddrFrom16(b).String(), nil
 	case 0x03:
-		n, err := r.ReadByte()
-		if err != nil {
-			return "", err
-		}
-		b := make([]byte, n)
-		if _, err := io.ReadFull(r, b); err != nil {
-			return "", err
-		}
-		return string(b), nil
+		return readShortString(r)
 	}
 	return "", &socksError{socksAddrUnsupport, "unknown address type"}
 }
