@@ -3,8 +3,12 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -29,50 +33,32 @@ func TestRealAgentsMCP(t *testing.T) {
 	bin := installRealAgents(t)
 	only := os.Getenv("ACPTERM_REAL_AGENTS_ONLY")
 	for _, a := range scriptedAgents {
-		if !slices.Contains([]string{"claude", "codex", "gemini", "opencode", "qwen"}, a.name) ||
+		if !slices.Contains(mcpAgents, a.name) ||
 			only != "" && !slices.Contains(strings.Split(only, ","), a.name) {
 			continue
 		}
 		t.Run(a.name, func(t *testing.T) {
+			// Confined as by default, the network limited to the
+			// agent's list: the relay it starts reaches the run through
+			// a loopback port forwarded into its namespace.
+			env, flags := useOfferedMCP(&a)
 			var mu sync.Mutex
 			offered := map[string]bool{}
+			prefer := a.prefer
 			a.prefer = func(name string) bool {
 				mu.Lock()
 				offered[name] = true
 				mu.Unlock()
-				return strings.Contains(name, "acpterm") && strings.HasSuffix(name, "exec_command")
+				return prefer(name)
 			}
-			var env []string
-			// Confined as by default, the network limited to the
-			// agent's list: the relay it starts reaches the run through
-			// a loopback port forwarded into its namespace.
-			flags := []string{"--mcp"}
-			switch a.name {
-			case "claude":
-				// Claude Code defers MCP tools behind its ToolSearch tool,
-				// which a scripted model does not call: load them at once.
-				env = append(env, "ENABLE_TOOL_SEARCH=false")
-				// Its auto mode asks a classifier (the scripted model
-				// cannot answer it) about MCP tools; default mode asks
-				// the client, which --approve-all answers.
-				flags = append(flags, "--mode", "default")
-			case "gemini":
-				// Gemini CLI starts a stdio MCP server only in a trusted
-				// folder ("gemini trust"), and a fresh home trusts none.
-				env = append(env, "GEMINI_CLI_TRUST_WORKSPACE=true")
-			case "qwen":
-				// Qwen Code defers MCP tools behind tool_search; tools
-				// named in tools.visible are offered at once.
-				files := a.files
-				a.files = func(url string) map[string]string {
-					m := map[string]string{".qwen/settings.json": `{"tools": {"visible": ["mcp__acpterm__exec_command"]}}`}
-					if files != nil {
-						maps.Copy(m, files(url))
-					}
-					return m
-				}
-			}
+			// The command also tries to write outside the workspace,
+			// which acpterm's sandbox refuses.
+			outside := filepath.Join(t.TempDir(), "written-by-the-command")
+			a.command = fmt.Sprintf("touch %s 2>/dev/null; printf '%%s-%%s\\n' acpterm-real %s", outside, "mcp"+a.name)
 			s := runScripted(t, bin, a, flags, "mcp"+a.name, "", env...)
+			if _, err := os.Lstat(outside); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the command wrote outside the workspace (%s: %v)", outside, err)
+			}
 			r := s.r
 			mu.Lock()
 			t.Logf("tools offered to the model: %v", slices.Sorted(maps.Keys(offered)))
@@ -113,4 +99,44 @@ func TestRealAgentsMCP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mcpAgents are the agents whose MCP client the offered server is tested
+// with.
+var mcpAgents = []string{"claude", "codex", "gemini", "opencode", "qwen"}
+
+// useOfferedMCP sets a up so that its scripted model is offered, and
+// calls, acpterm's exec_command, and returns acpterm run's environment
+// and flags for that.
+func useOfferedMCP(a *scriptedAgent) (env, flags []string) {
+	a.prefer = func(name string) bool {
+		return strings.Contains(name, "acpterm") && strings.HasSuffix(name, "exec_command")
+	}
+	flags = []string{"--mcp"}
+	switch a.name {
+	case "claude":
+		// Claude Code defers MCP tools behind its ToolSearch tool,
+		// which a scripted model does not call: load them at once.
+		env = append(env, "ENABLE_TOOL_SEARCH=false")
+		// Its auto mode asks a classifier (the scripted model cannot
+		// answer it) about MCP tools; default mode asks the client,
+		// which --approve-all answers.
+		flags = append(flags, "--mode", "default")
+	case "gemini":
+		// Gemini CLI starts a stdio MCP server only in a trusted folder
+		// ("gemini trust"), and a fresh home trusts none.
+		env = append(env, "GEMINI_CLI_TRUST_WORKSPACE=true")
+	case "qwen":
+		// Qwen Code defers MCP tools behind tool_search; tools named in
+		// tools.visible are offered at once.
+		files := a.files
+		a.files = func(url string) map[string]string {
+			m := map[string]string{".qwen/settings.json": `{"tools": {"visible": ["mcp__acpterm__exec_command"]}}`}
+			if files != nil {
+				maps.Copy(m, files(url))
+			}
+			return m
+		}
+	}
+	return env, flags
 }
