@@ -35,6 +35,9 @@ type Start struct {
 	// Dir is where the agent starts ("" for the current directory),
 	// unless it starts through npx.
 	Dir string
+	// SessionDir is the session's working directory when it is not Dir
+	// (with --remote, the target's, which may be seen here too).
+	SessionDir string
 	// Profile is what the agent writes (nil: none known).
 	Profile *agents.Resolved
 	// Confine runs the agent, and all it starts, in Policy's sandbox with
@@ -123,7 +126,7 @@ func (s *Start) Command() (*exec.Cmd, *sandbox.Applied, error) {
 	if !s.Confine {
 		return cmd, nil, nil
 	}
-	ap, err := agentPolicy(p, s.Profile, cache)
+	ap, err := agentPolicy(p, s.Profile, cache, s.workDirs())
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot sandbox the agent: %v (--sandbox-agent=false runs it unconfined)", err)
 	}
@@ -273,12 +276,28 @@ func makeOwnDir(dir string) error {
 	return os.Chmod(dir, 0o700)
 }
 
+// workDirs are the directories the agent works in: where it starts and
+// the session's directory.
+func (s *Start) workDirs() []string {
+	dir := s.Dir
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	dirs := []string{dir}
+	if s.SessionDir != "" && s.SessionDir != dir {
+		dirs = append(dirs, s.SessionDir)
+	}
+	return dirs
+}
+
 // agentPolicy is the agent's sandbox: base, plus what its profile says it
 // writes, whose missing paths are created first (a rule needs an existing
 // path), plus extra (its npm cache). In read-only mode the agent may
 // still write its own state, and nothing else: a workspace-write policy
-// of only its profile's paths.
-func agentPolicy(base *sandbox.Policy, prof *agents.Resolved, extra string) (*sandbox.Policy, error) {
+// of only its profile's paths, and of its own directories of the
+// workspaces it works in (dirs) that exist, but for their Protect
+// entries unless WritableConfig (readOnlyWorkspaceConfig).
+func agentPolicy(base *sandbox.Policy, prof *agents.Resolved, extra string, dirs []string) (*sandbox.Policy, error) {
 	p := *base
 	p.Writable = slices.Clone(p.Writable)
 	if p.Mode == sandbox.Off {
@@ -333,6 +352,13 @@ func agentPolicy(base *sandbox.Policy, prof *agents.Resolved, extra string) (*sa
 	}
 	if p.Mode == sandbox.ReadOnly {
 		p.Mode, p.Writable, p.Caches, p.CacheDir = sandbox.WorkspaceWrite, nil, nil, ""
+		if prof != nil {
+			own, protect := readOnlyWorkspaceConfig(dirs, prof.WorkspaceConfig)
+			paths = append(paths, own...)
+			if !p.WritableConfig {
+				p.Protected = append(p.Protected, protect...)
+			}
+		}
 	}
 	for _, w := range paths {
 		if !slices.Contains(p.Writable, w) {
@@ -372,6 +398,33 @@ func agentEnv(cmd *exec.Cmd, a *sandbox.Applied, prof *agents.Resolved, shadowed
 		env = append(env, prof.RootEnv...)
 	}
 	cmd.Env = env
+}
+
+// readOnlyWorkspaceConfig is what a read-only agent may write of the
+// workspaces it works in (dirs): each of its WorkspaceConfig directories
+// that is there already, a real directory (a link is passed over, as
+// one a command could have made), with the entries to keep protected in
+// them. An agent that finds its directory in a workspace writes into it
+// as it starts (opencode: .opencode/.gitignore), and fails when it
+// cannot; one that finds none makes none, and none is made for it.
+func readOnlyWorkspaceConfig(dirs []string, wcs []agents.WorkspaceConfig) (writable, protected []string) {
+	for _, d := range dirs {
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			continue
+		}
+		for _, wc := range wcs {
+			x := filepath.Join(real, wc.Name)
+			if fi, err := os.Lstat(x); err != nil || !fi.IsDir() || slices.Contains(writable, x) {
+				continue
+			}
+			writable = append(writable, x)
+			for _, n := range wc.Protect {
+				protected = append(protected, filepath.Join(x, n))
+			}
+		}
+	}
+	return writable, protected
 }
 
 // workspaceConfig replaces, in protected, each directory of wcs that lies

@@ -126,7 +126,7 @@ func TestAgentStartNpxConfinedCache(t *testing.T) {
 	}
 
 	// Read-only mode: the agent's own state only, no caches.
-	p, err := agentPolicy(&sandbox.Policy{Mode: sandbox.ReadOnly, CacheDir: cacheDir}, &agents.Resolved{Dirs: []string{ws}}, "")
+	p, err := agentPolicy(&sandbox.Policy{Mode: sandbox.ReadOnly, CacheDir: cacheDir}, &agents.Resolved{Dirs: []string{ws}}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,21 +163,21 @@ func TestAgentPolicyCache(t *testing.T) {
 	dir := t.TempDir()
 	prof := &agents.Resolved{Dirs: []string{filepath.Join(dir, "state")}}
 	cache := filepath.Join(dir, "cache")
-	p, err := agentPolicy(&sandbox.Policy{Mode: sandbox.ReadOnly}, prof, cache)
+	p, err := agentPolicy(&sandbox.Policy{Mode: sandbox.ReadOnly}, prof, cache, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{prof.Dirs[0], cache}; p.Mode != sandbox.WorkspaceWrite || !slices.Equal(p.Writable, want) {
 		t.Errorf("read-only: %v %q, want workspace-write %q", p.Mode, p.Writable, want)
 	}
-	p, err = agentPolicy(&sandbox.Policy{Mode: sandbox.WorkspaceWrite, Writable: []string{"/ws"}}, nil, cache)
+	p, err = agentPolicy(&sandbox.Policy{Mode: sandbox.WorkspaceWrite, Writable: []string{"/ws"}}, nil, cache, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"/ws", cache}; !slices.Equal(p.Writable, want) {
 		t.Errorf("workspace-write: %q, want %q", p.Writable, want)
 	}
-	p, err = agentPolicy(&sandbox.Policy{Mode: sandbox.Off, Network: sandbox.DenyNetwork}, prof, cache)
+	p, err = agentPolicy(&sandbox.Policy{Mode: sandbox.Off, Network: sandbox.DenyNetwork}, prof, cache, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,5 +246,50 @@ func TestAgentStartMCPEnv(t *testing.T) {
 		if got := slices.Contains(cmd.Env, want); got != tc.set {
 			t.Errorf("%s: %s in the agent's environment: %v, want %v", tc.name, want, got, tc.set)
 		}
+	}
+}
+
+// TestReadOnlyWorkspaceConfig: in read-only mode an agent may write its own
+// directory of the workspaces it works in where one exists (opencode
+// writes .opencode/.gitignore as it starts), but not what that
+// directory's Protect entries name, not a link in its place, and none is
+// made where there is none.
+func TestReadOnlyWorkspaceConfig(t *testing.T) {
+	ws, session, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, d := range []string{filepath.Join(ws, ".opencode"), filepath.Join(elsewhere, ".opencode")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The session's directory holds only a link to a directory elsewhere.
+	if err := os.Symlink(filepath.Join(elsewhere, ".opencode"), filepath.Join(session, ".opencode")); err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	prof := &agents.Resolved{Dirs: []string{state}, WorkspaceConfig: []agents.WorkspaceConfig{{Name: ".opencode", Protect: []string{"opencode.json", "plugins"}}}}
+	p, err := agentPolicy(&sandbox.Policy{Mode: sandbox.ReadOnly}, prof, "", []string{ws, session, filepath.Join(t.TempDir(), "missing")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	realWS, _ := filepath.EvalSymlinks(ws)
+	own := filepath.Join(realWS, ".opencode")
+	if want := []string{state, own}; !slices.Equal(p.Writable, want) {
+		t.Errorf("Writable = %q, want %q", p.Writable, want)
+	}
+	for _, n := range []string{"opencode.json", "plugins"} {
+		if !slices.Contains(p.Protected, filepath.Join(own, n)) {
+			t.Errorf("Protected = %q, lacks %s", p.Protected, filepath.Join(own, n))
+		}
+	}
+	if p.Mode != sandbox.WorkspaceWrite {
+		t.Errorf("Mode = %v, want workspace-write of the agent's own paths", p.Mode)
+	}
+	// --writable-config: the directory's protected entries too.
+	p, err = agentPolicy(&sandbox.Policy{Mode: sandbox.ReadOnly, WritableConfig: true}, prof, "", []string{ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(p.Writable, own) || slices.Contains(p.Protected, filepath.Join(own, "opencode.json")) {
+		t.Errorf("with WritableConfig, Writable = %q and Protected = %q, want %s writable, none of it protected", p.Writable, p.Protected, own)
 	}
 }
