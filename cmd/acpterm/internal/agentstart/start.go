@@ -90,35 +90,10 @@ func (s *Start) Command() (*exec.Cmd, *sandbox.Applied, error) {
 	cmd.Dir = s.Dir
 	var cache string
 	if IsNpx(s.Agent) {
-		// Commands of this run write its Writable paths, Caches and
-		// CacheDir; without a policy (sessions, login) those a run in
-		// Dir would make writable: Dir and the default CacheDir.
-		writable := append(slices.Clone(p.Writable), p.Caches...)
-		if p.CacheDir != "" {
-			writable = append(writable, p.CacheDir)
+		var err error
+		if cache, err = s.useNpx(cmd, p); err != nil {
+			return nil, nil, err
 		}
-		if s.Policy == nil {
-			dir := s.Dir
-			if dir == "" {
-				var err error
-				if dir, err = os.Getwd(); err != nil {
-					return nil, nil, fmt.Errorf("cannot get the current directory: %v", err)
-				}
-			}
-			writable = []string{dir}
-			if d := sandbox.DefaultCacheDir(); d != "" {
-				writable = append(writable, d)
-			}
-		}
-		dir, err := npxDir(writable)
-		if err != nil {
-			return nil, nil, fmt.Errorf("cannot make a directory for npx outside the workspace: %v", err)
-		}
-		cmd.Dir = dir
-		if cache, err = npmCacheDir(npmCacheKey(s.Agent, s.Confine), writable); err != nil {
-			return nil, nil, fmt.Errorf("cannot make an npm cache for npx: %v", err)
-		}
-		cmd.Env = append(cmd.Environ(), "npm_config_cache="+cache)
 	}
 	if s.MCPAddr != "" && s.Profile != nil && len(s.Profile.MCPEnv) > 0 {
 		cmd.Env = append(cmd.Environ(), s.Profile.MCPEnv...)
@@ -161,6 +136,44 @@ func (s *Start) Command() (*exec.Cmd, *sandbox.Applied, error) {
 		}
 	}
 	return cmd, a, nil
+}
+
+// useNpx starts cmd, an npx command line, in a directory of acpterm's
+// own outside what the commands may write (those of p, the run's policy),
+// with an npm cache that only this agent (confined) or only unconfined
+// agents write, and returns that cache.
+func (s *Start) useNpx(cmd *exec.Cmd, p *sandbox.Policy) (string, error) {
+	// Commands of this run write its Writable paths, Caches and
+	// CacheDir; without a policy (sessions, login) those a run in Dir
+	// would make writable: Dir and the default CacheDir.
+	writable := append(slices.Clone(p.Writable), p.Caches...)
+	if p.CacheDir != "" {
+		writable = append(writable, p.CacheDir)
+	}
+	if s.Policy == nil {
+		dir := s.Dir
+		if dir == "" {
+			var err error
+			if dir, err = os.Getwd(); err != nil {
+				return "", fmt.Errorf("cannot get the current directory: %v", err)
+			}
+		}
+		writable = []string{dir}
+		if d := sandbox.DefaultCacheDir(); d != "" {
+			writable = append(writable, d)
+		}
+	}
+	dir, err := npxDir(writable)
+	if err != nil {
+		return "", fmt.Errorf("cannot make a directory for npx outside the workspace: %v", err)
+	}
+	cmd.Dir = dir
+	cache, err := npmCacheDir(npmCacheKey(s.Agent, s.Confine), writable)
+	if err != nil {
+		return "", fmt.Errorf("cannot make an npm cache for npx: %v", err)
+	}
+	cmd.Env = append(cmd.Environ(), "npm_config_cache="+cache)
+	return cache, nil
 }
 
 // maskKeys starts the key mask of a confined agent (MaskKeys), and under
