@@ -20,9 +20,8 @@ import (
 // with --remote ssh://… to a real sshd: the agent runs here, confined,
 // its scripted model calls the offered exec_command, and the command runs
 // on the target, in the target's sandbox (a write outside the target's
-// directory is refused), shown with where it ran (under the agent's own
-// tool call where the agent ties it, as in TestRealAgentsMCP), its output
-// back to the model.
+// directory is refused), shown with where it ran under the agent's own
+// tool call (as in TestRealAgentsMCP), its output back to the model.
 //
 //	ACPTERM_REAL_AGENTS=1 ACPTERM_REAL_AGENTS_DIR=DIR go test -tags realagents ./cmd/acpterm -run TestRealAgentsMCPRemote -v
 func TestRealAgentsMCPRemote(t *testing.T) {
@@ -61,10 +60,9 @@ func TestRealAgentsMCPRemote(t *testing.T) {
 			if !strings.Contains(r.stdout, "only on the target") {
 				t.Errorf("the command did not run in the target's directory")
 			}
-			// Under the agent's tool call (no block of its own) where
-			// the agent ties it; gemini's is a terminal of its own.
+			// Under the agent's tool call (no block of its own).
 			underCall := strings.Contains(r.stdout, "  $ "+run.m.Command+"\n") && !strings.Contains(r.stdout, "\n$ "+run.m.Command)
-			if a.name != "gemini" && !underCall {
+			if !underCall {
 				t.Errorf("the command is not shown under the agent's tool call, once")
 			}
 			if !strings.Contains(r.stdout, "on ssh://"+sshtest.Host) {

@@ -68,8 +68,26 @@ func (h *handler) SessionUpdate(ctx context.Context, n *acp.SessionNotification)
 }
 
 func (h *handler) RequestPermission(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
-	h.ties.Permission(req)
-	return h.perm.RequestPermission(ctx, req)
+	resp, err := h.perm.RequestPermission(ctx, req)
+	if err == nil {
+		// Before the agent has the answer: it runs the call only then.
+		h.ties.Permission(req, allows(req, resp))
+	}
+	return resp, err
+}
+
+// allows reports whether resp chose an option of req that allows.
+func allows(req *acp.RequestPermissionRequest, resp *acp.RequestPermissionResponse) bool {
+	sel, ok := resp.Outcome.(*acp.SelectedPermissionOutcome)
+	if !ok {
+		return false
+	}
+	for _, o := range req.Options {
+		if o.OptionID == sel.OptionID {
+			return o.Kind == acp.PermissionOptionKindAllowOnce || o.Kind == acp.PermissionOptionKindAllowAlways
+		}
+	}
+	return false
 }
 
 func (h *handler) ReadTextFile(ctx context.Context, req *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {

@@ -49,10 +49,20 @@ func (a *argsTies) progress(id acp.ToolCallID, st acp.ToolCallStatus, input stri
 	a.ties.Update(&acp.SessionNotification{SessionID: "sess", Update: &acp.ToolCallUpdate{ToolCallID: id, Status: &st, RawInput: rawOrNil(input)}})
 }
 
+// permission is an allowed permission request with the arguments as
+// rawInput and the tool named in _meta, as Qwen Code asks.
 func (a *argsTies) permission(session acp.SessionID, id acp.ToolCallID, input, toolName string) {
 	title := input
 	a.ties.Permission(&acp.RequestPermissionRequest{SessionID: session, ToolCall: acp.ToolCallUpdate{ToolCallID: id, Title: &title,
-		RawInput: rawOrNil(input), Meta: acp.Meta{"toolName": json.RawMessage(`"` + toolName + `"`)}}})
+		RawInput: rawOrNil(input), Meta: acp.Meta{"toolName": json.RawMessage(`"` + toolName + `"`)}}}, true)
+}
+
+// geminiPermission is a permission request as Gemini CLI asks about an
+// MCP call it has not reported: the tool in the title, the arguments'
+// JSON as the one text of its content.
+func (a *argsTies) geminiPermission(id acp.ToolCallID, title, text string, allowed bool) {
+	a.ties.Permission(&acp.RequestPermissionRequest{SessionID: "sess", ToolCall: acp.ToolCallUpdate{ToolCallID: id, Title: &title,
+		Content: []acp.ToolCallContent{&acp.Content{Content: &acp.TextContent{Text: text}}}}}, allowed)
 }
 
 func rawOrNil(s string) json.RawMessage {
@@ -96,6 +106,14 @@ func TestToolTiesByArgs(t *testing.T) {
 		term := a.run(`{ "yield_time_ms": 1000, "cmd": "echo hi" }`)
 		a.want(map[acp.TerminalID]acp.ToolCallID{term: "call_1"})
 	})
+	t.Run("gemini", func(t *testing.T) {
+		// Only the allowed permission request reports the call before
+		// the command; its end comes after.
+		a := newArgsTies(t)
+		a.geminiPermission("exec_command-1764780000000", qwenTitle, echoArgs, true)
+		term := a.run(echoArgs)
+		a.want(map[acp.TerminalID]acp.ToolCallID{term: "exec_command-1764780000000"})
+	})
 	t.Run("opencode", func(t *testing.T) {
 		a := newArgsTies(t)
 		term := a.run(echoArgs)
@@ -134,8 +152,23 @@ func TestToolTiesByArgsRefused(t *testing.T) {
 			a.permission("other", "c", echoArgs, qwenTool)
 			return a.run(echoArgs)
 		},
-		"permission of a call never reported": func(a *argsTies) acp.TerminalID {
-			a.permission("sess", "c", echoArgs, qwenTool)
+		"refused permission of a call never reported": func(a *argsTies) acp.TerminalID {
+			a.geminiPermission("c", qwenTitle, echoArgs, false)
+			return a.run(echoArgs)
+		},
+		"permission of a call never reported, not naming the tool": func(a *argsTies) acp.TerminalID {
+			a.geminiPermission("c", "exec_command (other MCP Server)", echoArgs, true)
+			return a.run(echoArgs)
+		},
+		"permission whose content is no JSON object": func(a *argsTies) acp.TerminalID {
+			a.geminiPermission("c", qwenTitle, `[Payload omitted due to length with parameters: cmd]`, true)
+			return a.run(echoArgs)
+		},
+		"permission with two texts": func(a *argsTies) acp.TerminalID {
+			title := qwenTitle
+			text := &acp.Content{Content: &acp.TextContent{Text: echoArgs}}
+			a.ties.Permission(&acp.RequestPermissionRequest{SessionID: "sess", ToolCall: acp.ToolCallUpdate{ToolCallID: "c", Title: &title,
+				Content: []acp.ToolCallContent{text, text}}}, true)
 			return a.run(echoArgs)
 		},
 		"not the offered tool": func(a *argsTies) acp.TerminalID {

@@ -145,20 +145,7 @@ func (t *Ties) Update(n *acp.SessionNotification) {
 	}
 	c := t.running[id]
 	if c == nil {
-		if len(t.running) >= maxTiedCalls {
-			clear(t.running)
-		}
-		c = &runningCall{}
-		t.running[id] = c
-		kept := t.pending[:0]
-		for _, p := range t.pending {
-			if p.call == id {
-				ready = append(ready, p)
-			} else {
-				kept = append(kept, p)
-			}
-		}
-		t.pending = kept
+		c, ready = t.startLocked(id)
 	}
 	if p, ok := t.seeLocked(c, seen); ok {
 		p.call = id
@@ -168,6 +155,27 @@ func (t *Ties) Update(n *acp.SessionNotification) {
 	for _, p := range ready {
 		t.tie(p)
 	}
+}
+
+// startLocked records a tool call that starts running, and returns it
+// with the terminals that waited for it by its ID. t.mu is held.
+func (t *Ties) startLocked(id acp.ToolCallID) (*runningCall, []pendingTie) {
+	if len(t.running) >= maxTiedCalls {
+		clear(t.running)
+	}
+	c := &runningCall{}
+	t.running[id] = c
+	var ready []pendingTie
+	kept := t.pending[:0]
+	for _, p := range t.pending {
+		if p.call == id {
+			ready = append(ready, p)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	t.pending = kept
+	return c, ready
 }
 
 // Hint serves mcpexec.Options.ToolCall: it ties the terminal to its tool
@@ -389,10 +397,15 @@ func (t *Ties) hintArgs(key termKey, raw json.RawMessage) {
 	}
 }
 
-// Permission follows a session/request_permission: what its toolCall
-// says of a tool call the agent already reported running in the run's
-// session (Qwen Code sends the arguments only there).
-func (t *Ties) Permission(req *acp.RequestPermissionRequest) {
+// Permission follows a session/request_permission once it is answered
+// (allowed: with an option that allows): what its toolCall says of a tool
+// call the agent already reported running in the run's session (Qwen Code
+// sends the arguments only there). An allowed request that names the
+// offered exec_command also starts a call the agent has not reported:
+// Gemini CLI reports a call it asks about only once the call has ended,
+// and sends its arguments only as the request's content, their JSON as
+// text (argsInContent).
+func (t *Ties) Permission(req *acp.RequestPermissionRequest, allowed bool) {
 	if t == nil {
 		return
 	}
@@ -404,16 +417,48 @@ func (t *Ties) Permission(req *acp.RequestPermissionRequest) {
 	if u.Title != nil {
 		s.title = *u.Title
 	}
+	if len(s.input) == 0 {
+		s.input = argsInContent(u.Content)
+	}
+	var ready []pendingTie
 	t.mu.Lock()
 	c := t.running[u.ToolCallID]
-	var p pendingTie
-	ok := false
+	if c == nil && allowed && s.namesExecTool() && len(u.ToolCallID) <= mcpexec.MaxToolCallHint {
+		c, ready = t.startLocked(u.ToolCallID)
+	}
 	if c != nil {
-		p, ok = t.seeLocked(c, s)
-		p.call = u.ToolCallID
+		if p, ok := t.seeLocked(c, s); ok {
+			p.call = u.ToolCallID
+			ready = append(ready, p)
+		}
 	}
 	t.mu.Unlock()
-	if ok {
+	for _, p := range ready {
 		t.tie(p)
 	}
+}
+
+// argsInContent is the one text of content when it is a JSON object (as
+// Gemini CLI puts an MCP call's arguments in its permission request), else
+// nil.
+func argsInContent(content []acp.ToolCallContent) json.RawMessage {
+	if len(content) != 1 {
+		return nil
+	}
+	c, ok := content[0].(*acp.Content)
+	if !ok {
+		return nil
+	}
+	tc, ok := c.Content.(*acp.TextContent)
+	if !ok {
+		return nil
+	}
+	text := strings.TrimSpace(tc.Text)
+	if !strings.HasPrefix(text, "{") {
+		return nil
+	}
+	if _, ok := canonicalArgs(json.RawMessage(text)); !ok {
+		return nil
+	}
+	return json.RawMessage(text)
 }

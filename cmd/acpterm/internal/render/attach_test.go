@@ -187,3 +187,31 @@ func TestAttachedTerminalReleased(t *testing.T) {
 		t.Errorf("no terminal_created naming the call after the exit:\n%s", out.String())
 	}
 }
+
+// TestAttachedTerminalAskedCall: a tool call the agent asks about before
+// it reports it (Gemini CLI reports its calls only once they ended) is
+// shown from the yes on, under the request's title, and the terminal tied
+// to it goes under it; the call's end prints the block once. A refused
+// request shows no call.
+func TestAttachedTerminalAskedCall(t *testing.T) {
+	allow := render.PermissionEvent{SessionID: "sess_1", ToolCallID: "exec_command-1", Title: "exec_command (acpterm MCP Server)", Decision: "allow_once"}
+	got := playText(t, []step{
+		{perm: &allow},
+		created("mcp_t1", "echo hi", nil, 1<<20),
+		attachTo("mcp_t1", "exec_command-1"),
+		output("mcp_t1", "hi\n"),
+		exited("mcp_t1", code(0)),
+		toolUpdate("exec_command-1", acp.ToolCallStatusCompleted),
+	})
+	diffLines(t, got, `✓ exec_command (acpterm MCP Server)
+  $ echo hi
+  │ hi
+  └ exit 0 · 0ms
+`)
+	deny := allow
+	deny.Decision = "reject_once"
+	got = playText(t, []step{{perm: &deny}})
+	if strings.Contains(got, "✓") || strings.Contains(got, "⠋") || !strings.Contains(got, "✗ permission denied: exec_command (acpterm MCP Server)") {
+		t.Errorf("a refused request shows:\n%s", got)
+	}
+}

@@ -355,6 +355,21 @@ func (r *textRenderer) Permission(p PermissionEvent) {
 	case strings.HasPrefix(p.Decision, "reject"):
 		r.endText()
 		r.push(itemNote, r.st.Red("✗ permission denied: ")+what+reason+"\n")
+	case strings.HasPrefix(p.Decision, "allow") && p.TerminalCommand == "" && p.ToolCallID != "" && r.tools[p.ToolCallID] == nil:
+		// A call the agent asks about before it reports it (Gemini CLI
+		// reports one only once it has ended) is shown from the yes on,
+		// running, under the request's title, so that what it runs meanwhile
+		// shows under it.
+		r.endText()
+		tv, isNew := r.tool(p.ToolCallID)
+		if tv == nil {
+			return
+		}
+		if p.Title != "" {
+			tv.title = Clip(textsafe.Line(p.Title), maxShownCommand)
+		}
+		tv.status = acp.ToolCallStatusInProgress
+		r.toolChanged(tv, isNew)
 	default:
 		return // allowing is what the user expects; the tool call shows it
 	}
