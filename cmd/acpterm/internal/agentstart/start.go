@@ -138,7 +138,7 @@ func (s *Start) Command() (*exec.Cmd, *sandbox.Applied, error) {
 	return cmd, a, nil
 }
 
-// useNpx starts cmd, an npx command line, in a directory of acpterm's
+// useNpx has cmd, an npx command line, start in a directory of acpterm's
 // own outside what the commands may write (those of p, the run's policy),
 // with an npm cache that only this agent (confined) or only unconfined
 // agents write, and returns that cache.
