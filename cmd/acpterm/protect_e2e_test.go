@@ -348,40 +348,65 @@ func TestProtectKilled(t *testing.T) {
 // finds a .opencode of its own in the workspace, where it writes its
 // .gitignore (as opencode does at every start, and fails on a read-only
 // one), and cannot plant a plugin or a config there that opencode started
-// later unconfined would run; the next session finds neither.
+// later unconfined would run; the next session finds neither. In
+// read-only mode the same holds of a .opencode the workspace has, and
+// the rest of the workspace is not written.
 func TestProtectOpencodeWorkspace(t *testing.T) {
 	t.Parallel()
-	ws, home := t.TempDir(), t.TempDir()
-	bin := t.TempDir()
-	if err := os.Symlink(testExe(t), filepath.Join(bin, "opencode")); err != nil {
-		t.Fatal(err)
-	}
-	line := strings.Join([]string{
-		`printf 'node_modules\n' > .opencode/.gitignore && printf '%s-%s\n' wrote gitignore`,
-		`mkdir -p .opencode/plugin && echo 'x' > .opencode/plugin/x.js && printf '%s-%s\n' planted plugin`,
-		`echo '{"mcp":{}}' > .opencode/opencode.json && printf '%s-%s\n' planted config`,
-		`mkdir -p .opencode/node_modules/x && printf '%s-%s\n' planted module`,
-		`echo 'registry=http://127.0.0.1:1/' > .opencode/.npmrc && printf '%s-%s\n' planted npmrc`,
-	}, "\n")
-	env := []string{fakeAgentEnv + "=plant", plantEnv + "=" + line, "HOME=" + home,
-		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache")}
-	r := acpterm(t, opts{dir: ws, env: env}, "run", "--approve-all", "-p", "go", "--", filepath.Join(bin, "opencode"))
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	mustContain(t, "stderr", r.stderr, "sandbox: agent and its commands: workspace-write")
-	if !strings.Contains(r.stdout, "wrote-gitignore") {
-		t.Errorf("the agent could not write .opencode/.gitignore:\n%s", r.stdout)
-	}
-	if strings.Contains(r.stdout, "planted-") {
-		t.Errorf("the agent planted:\n%s", r.stdout)
-	}
-	for _, f := range []string{"plugin", "opencode.json", "node_modules", ".npmrc"} {
-		if _, err := os.Lstat(filepath.Join(ws, ".opencode", f)); err == nil {
-			t.Errorf("the next session finds .opencode/%s: planted, or a placeholder left", f)
-		}
-	}
-	if t.Failed() {
-		t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		line  string // the confinement line
+	}{
+		{"workspace-write", nil, "sandbox: agent and its commands: workspace-write"},
+		{"read-only", []string{"--sandbox", "read-only"}, "sandbox: agent and its commands: read-only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ws, home := t.TempDir(), t.TempDir()
+			if tc.name == "read-only" {
+				// Read-only makes none: the workspace has one.
+				if err := os.Mkdir(filepath.Join(ws, ".opencode"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			bin := t.TempDir()
+			if err := os.Symlink(testExe(t), filepath.Join(bin, "opencode")); err != nil {
+				t.Fatal(err)
+			}
+			line := strings.Join([]string{
+				`printf 'node_modules\n' > .opencode/.gitignore && printf '%s-%s\n' wrote gitignore`,
+				`mkdir -p .opencode/plugin && echo 'x' > .opencode/plugin/x.js && printf '%s-%s\n' planted plugin`,
+				`echo '{"mcp":{}}' > .opencode/opencode.json && printf '%s-%s\n' planted config`,
+				`mkdir -p .opencode/node_modules/x && printf '%s-%s\n' planted module`,
+				`echo 'registry=http://127.0.0.1:1/' > .opencode/.npmrc && printf '%s-%s\n' planted npmrc`,
+				`echo x > outside-opencode && printf '%s-%s\n' wrote workspace`,
+			}, "\n")
+			env := []string{fakeAgentEnv + "=plant", plantEnv + "=" + line, "HOME=" + home,
+				"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache")}
+			args := append(append([]string{"run", "--approve-all"}, tc.flags...), "-p", "go", "--", filepath.Join(bin, "opencode"))
+			r := acpterm(t, opts{dir: ws, env: env}, args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			mustContain(t, "stderr", r.stderr, tc.line)
+			if !strings.Contains(r.stdout, "wrote-gitignore") {
+				t.Errorf("the agent could not write .opencode/.gitignore:\n%s", r.stdout)
+			}
+			if strings.Contains(r.stdout, "planted-") {
+				t.Errorf("the agent planted:\n%s", r.stdout)
+			}
+			if wrote := strings.Contains(r.stdout, "wrote-workspace"); wrote != (tc.name == "workspace-write") {
+				t.Errorf("the agent wrote the workspace outside .opencode: %v", wrote)
+			}
+			for _, f := range []string{"plugin", "opencode.json", "node_modules", ".npmrc"} {
+				if _, err := os.Lstat(filepath.Join(ws, ".opencode", f)); err == nil {
+					t.Errorf("the next session finds .opencode/%s: planted, or a placeholder left", f)
+				}
+			}
+			if t.Failed() {
+				t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			}
+		})
 	}
 }

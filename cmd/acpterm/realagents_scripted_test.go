@@ -124,8 +124,9 @@ wire_api = "responses"
 }
 
 // sandboxVariants are the ways a scripted turn is run: the agent left
-// unconfined, confined by asking, and the default for a named agent (which
-// is confined: every one of them has a profile).
+// unconfined, confined by asking, the default for a named agent (which
+// is confined: every one of them has a profile), and read-only (the
+// agent writes its own state alone, and its command, a printf, nothing).
 var sandboxVariants = []struct {
 	name string
 	flag []string
@@ -134,6 +135,7 @@ var sandboxVariants = []struct {
 	{"unsandboxed", []string{"--sandbox-agent=false"}, ""}, // no line without a terminal
 	{"sandboxed", []string{"--sandbox-agent"}, "sandbox: agent and its commands: workspace-write"},
 	{"default", nil, "sandbox: agent and its commands: workspace-write"},
+	{"read-only", []string{"--sandbox", "read-only"}, "sandbox: agent and its commands: read-only"},
 }
 
 // scriptedRun is one turn of a real agent against the model server, in a
