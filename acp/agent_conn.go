@@ -260,20 +260,23 @@ func (a *AgentConn) RequestPermission(ctx context.Context, req *RequestPermissio
 	return call[RequestPermissionResponse](ctx, &a.conn, MethodSessionRequestPermission, req)
 }
 
+// v1Call sends a request of a method that ACP v2 took out of the
+// protocol: on a v2 connection it fails with ErrNotInVersion, unsent.
+func v1Call[Resp any](ctx context.Context, a *AgentConn, method string, req any) (*Resp, error) {
+	if a.isV2() {
+		return nil, notInVersion(method, ProtocolVersion2)
+	}
+	return call[Resp](ctx, &a.conn, method, req)
+}
+
 // ReadTextFile sends fs/read_text_file.
 func (a *AgentConn) ReadTextFile(ctx context.Context, req *ReadTextFileRequest) (*ReadTextFileResponse, error) {
-	if a.isV2() {
-		return nil, notInVersion(MethodFSReadTextFile, ProtocolVersion2)
-	}
-	return call[ReadTextFileResponse](ctx, &a.conn, MethodFSReadTextFile, req)
+	return v1Call[ReadTextFileResponse](ctx, a, MethodFSReadTextFile, req)
 }
 
 // WriteTextFile sends fs/write_text_file.
 func (a *AgentConn) WriteTextFile(ctx context.Context, req *WriteTextFileRequest) (*WriteTextFileResponse, error) {
-	if a.isV2() {
-		return nil, notInVersion(MethodFSWriteTextFile, ProtocolVersion2)
-	}
-	return call[WriteTextFileResponse](ctx, &a.conn, MethodFSWriteTextFile, req)
+	return v1Call[WriteTextFileResponse](ctx, a, MethodFSWriteTextFile, req)
 }
 
 // CreateElicitation sends elicitation/create.
@@ -292,34 +295,22 @@ func (a *AgentConn) CompleteElicitation(ctx context.Context, n *CompleteElicitat
 
 // TerminalOutput sends terminal/output. TerminalHandle.Output is the usual way.
 func (a *AgentConn) TerminalOutput(ctx context.Context, req *TerminalOutputRequest) (*TerminalOutputResponse, error) {
-	if a.isV2() {
-		return nil, notInVersion(MethodTerminalOutput, ProtocolVersion2)
-	}
-	return call[TerminalOutputResponse](ctx, &a.conn, MethodTerminalOutput, req)
+	return v1Call[TerminalOutputResponse](ctx, a, MethodTerminalOutput, req)
 }
 
 // WaitForTerminalExit sends terminal/wait_for_exit. If ctx ends first, the
 // request is cancelled with $/cancel_request and ctx's error is returned; the
 // command keeps running.
 func (a *AgentConn) WaitForTerminalExit(ctx context.Context, req *WaitForTerminalExitRequest) (*WaitForTerminalExitResponse, error) {
-	if a.isV2() {
-		return nil, notInVersion(MethodTerminalWaitForExit, ProtocolVersion2)
-	}
-	return call[WaitForTerminalExitResponse](ctx, &a.conn, MethodTerminalWaitForExit, req)
+	return v1Call[WaitForTerminalExitResponse](ctx, a, MethodTerminalWaitForExit, req)
 }
 
 // KillTerminal sends terminal/kill.
 func (a *AgentConn) KillTerminal(ctx context.Context, req *KillTerminalRequest) (*KillTerminalResponse, error) {
-	if a.isV2() {
-		return nil, notInVersion(MethodTerminalKill, ProtocolVersion2)
-	}
-	return call[KillTerminalResponse](ctx, &a.conn, MethodTerminalKill, req)
+	return v1Call[KillTerminalResponse](ctx, a, MethodTerminalKill, req)
 }
 
 // ReleaseTerminal sends terminal/release.
 func (a *AgentConn) ReleaseTerminal(ctx context.Context, req *ReleaseTerminalRequest) (*ReleaseTerminalResponse, error) {
-	if a.isV2() {
-		return nil, notInVersion(MethodTerminalRelease, ProtocolVersion2)
-	}
-	return call[ReleaseTerminalResponse](ctx, &a.conn, MethodTerminalRelease, req)
+	return v1Call[ReleaseTerminalResponse](ctx, a, MethodTerminalRelease, req)
 }
