@@ -1,7 +1,6 @@
 package terminal
 
 import (
-	"os"
 	"slices"
 	"strings"
 
@@ -59,13 +58,6 @@ func (p *ptyTerm) resize(size Size) {
 	p.scr.Resize(int(size.Cols), int(size.Rows))
 	p.size = size
 }
-
-// copyPTY reads a pty's master: copyFile, whose reads go on until the
-// master is empty. copyPipe's shortcut (a short read emptied the pipe, so
-// wait for more) does not hold for a pty, whose reads return one buffer
-// of the line discipline at a time: the rest would wait for the next
-// write, or for ever.
-func copyPTY(f *os.File, write func([]byte)) ([]byte, error) { return copyFile(f, write) }
 
 // free drops the screen's text, when nothing is retained (see finish).
 func (p *ptyTerm) free() {

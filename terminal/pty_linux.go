@@ -5,8 +5,11 @@ package terminal
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"syscall"
+	"unsafe"
 
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/creack/pty"
@@ -165,4 +168,67 @@ func ptyEcho(f *os.File) (bool, error) {
 		return false, fmt.Errorf("TCGETS: %w", ioErr)
 	}
 	return tio.Lflag&unix.ECHO != 0, nil
+}
+
+// copyPTY reads a pty's master until end of file (EIO, once nothing holds
+// its terminal end), an error or f's read deadline, and hands write each
+// piece it read; it returns the last buffer it read into and the error
+// that ended the copy.
+//
+// The reads are raw read(2) calls on the non-blocking descriptor, as in
+// copyPipe, waiting for data in the runtime's poller. Why not
+// os.File.Read: a read of a pty's master that finds the line discipline's
+// buffer (4 KiB) empty waits in the kernel for the worker that fills it
+// to finish its pass, and a Go system call that waits is one the runtime
+// may take the reader's P from and hand back, with threads woken for it.
+// On two CPUs, with the command and the line discipline's worker busy,
+// that cost the capture a fifth of its speed: alternated at random with a
+// bare pty, a PTY terminal capturing a progress bar through os.File.Read
+// kept 88 % of it, and 107 % reading so, where the bare pty ran at about
+// the same speed either way (docs/pty.md, "Figures"). The runtime is not
+// told of the kernel's wait, which lasts one pass of the worker over at
+// most 4 KiB.
+//
+// Each read is handed over at once rather than gathered until the master
+// is empty: the terminal's work on it (the raw tail, the screen model)
+// then runs while the worker refills the line discipline's buffer. Reads
+// gathered up to 64 KiB cost less CPU, but the capture kept only 83 %.
+//
+// copyPipe's shortcut (a short read emptied the pipe, so wait for the
+// poller) does not hold for a pty, whose reads return one buffer of the
+// line discipline at a time: the rest would wait for the next write, or
+// for ever. So the next read is tried at once.
+func copyPTY(f *os.File, write func([]byte)) ([]byte, error) {
+	rc, err := f.SyscallConn()
+	if err != nil || !nonBlocking(rc) {
+		return copyFile(f, write)
+	}
+	buf := make([]byte, minReadBuf)
+	for {
+		var n int
+		var errno syscall.Errno
+		err := rc.Read(func(fd uintptr) bool {
+			for {
+				r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+				switch e {
+				case syscall.EINTR:
+					continue
+				case syscall.EAGAIN:
+					return false // wait for the poller
+				}
+				n, errno = int(r), e
+				return true
+			}
+		})
+		switch {
+		case err != nil:
+			return buf, err
+		case errno != 0:
+			return buf, &os.PathError{Op: "read", Path: f.Name(), Err: errno}
+		case n == 0:
+			return buf, io.EOF
+		}
+		write(buf[:n])
+		buf = nextReadBuf(buf, n)
+	}
 }

@@ -4,9 +4,13 @@ package terminal
 
 import (
 	"errors"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // defaultPTY is the size most tests ask for: the defaults.
@@ -199,4 +203,68 @@ func TestPTYOutputBeforeAPauseArrives(t *testing.T) {
 		wantStatus(t, mustWait(t, m, info), ExitStatus{ExitCode: code(0)})
 		mustRelease(t, m, info)
 	}
+}
+
+// startOnPTY starts argv on a bare pty of the host's and returns its
+// master; the command is killed and reaped at the end of the test.
+func startOnPTY(t *testing.T, argv ...string) *os.File {
+	t.Helper()
+	master, tty, err := hostPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { master.Close() })
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	err = cmd.Start()
+	tty.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return master
+}
+
+// TestCopyPTY: copyPTY hands over every byte until the master's EIO, and
+// a read deadline ends it at once even while the command never lets the
+// master run dry.
+func TestCopyPTY(t *testing.T) {
+	t.Parallel()
+	t.Run("all", func(t *testing.T) {
+		t.Parallel()
+		master := startOnPTY(t, "head", "-c", "300000", "/dev/zero")
+		var n int
+		_, err := copyPTY(master, func(p []byte) {
+			for _, c := range p {
+				if c != 0 {
+					t.Fatalf("byte %d: %#x, want 0", n, c)
+				}
+			}
+			n += len(p)
+		})
+		if !errors.Is(err, syscall.EIO) || n != 300000 {
+			t.Errorf("copyPTY: %d bytes, %v; want 300000 bytes, EIO", n, err)
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		t.Parallel()
+		master := startOnPTY(t, "yes")
+		var n, atDeadline int
+		_, err := copyPTY(master, func(p []byte) {
+			n += len(p)
+			if atDeadline == 0 && n >= 1<<20 {
+				atDeadline = n
+				if err := master.SetReadDeadline(time.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+		if !errors.Is(err, os.ErrDeadlineExceeded) || n != atDeadline {
+			t.Errorf("copyPTY: %v after %d bytes, the deadline set after %d; want it to end there", err, n, atDeadline)
+		}
+	})
 }

@@ -17,3 +17,6 @@ func setWinsize(*os.File, Size) error { return errors.ErrUnsupported }
 
 // ptyEcho is never reached: no PTY terminal starts here.
 func ptyEcho(*os.File) (bool, error) { return false, errors.ErrUnsupported }
+
+// copyPTY is never reached with a pty: no PTY terminal starts here.
+func copyPTY(f *os.File, write func([]byte)) ([]byte, error) { return copyFile(f, write) }

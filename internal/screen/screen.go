@@ -187,7 +187,13 @@ func (s *Screen) feed(b []byte) {
 		}
 		if c < 0x20 || c == 0x7f {
 			switch c {
-			case '\r', '\n', '\b', '\t':
+			case '\r':
+				// As execute does it, without the call: a progress bar
+				// sends one for each redraw.
+				s.x, s.pendingWrap = 0, false
+				i++
+				continue
+			case '\n', '\b', '\t':
 				// The common controls, as the parser would hand them on.
 				s.execute(c)
 				i++
@@ -249,6 +255,15 @@ func (s *Screen) fastCSI(b []byte) int {
 			// SGR, the most common of all: colours and attributes, which
 			// the model does not keep. As csi, it ends a pending wrap.
 			s.pendingWrap = false
+			return i + 1
+		case c == 'K' && n == 0:
+			// EL of one parameter or none, as csi and edit do it, without
+			// their dispatch: a progress bar sends one for each redraw.
+			if cur == parser.MissingParam {
+				cur = 0
+			}
+			s.pendingWrap = false
+			s.eraseLine(cur)
 			return i + 1
 		case c >= 0x40 && c <= 0x7e:
 			params := buf[:0]
