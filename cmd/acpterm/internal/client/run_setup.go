@@ -181,7 +181,7 @@ func (d *driver) startPumps(sub terminal.Events) *render.DisplayTerminals {
 		defer d.mu.Unlock()
 		return d.sid
 	}, d.r, d.shown.wait)
-	disp := render.NewDisplayTerminals(d.r)
+	disp := render.NewDisplayTerminals(watchedRenderer{d.r, d.watch})
 	d.pumped = make(chan struct{})
 	d.wg.Add(3)
 	go func() {
@@ -191,6 +191,20 @@ func (d *driver) startPumps(sub terminal.Events) *render.DisplayTerminals {
 	go d.tick()
 	go d.watchSignals()
 	return disp
+}
+
+// watchedRenderer passes the display terminals' events (the commands an
+// agent runs itself, with the output it reports of them) to the turn's
+// watch as well as to the renderer, as the pump does with acpterm's own:
+// codex-acp reports its commands' output only so.
+type watchedRenderer struct {
+	render.Renderer
+	watch *confined.Watch
+}
+
+func (w watchedRenderer) TerminalEvent(ev terminal.Event) {
+	w.watch.TerminalEvent(ev)
+	w.Renderer.TerminalEvent(ev)
 }
 
 // ptyOption is terminal.Options.PTY for Config.PTY: the default size.

@@ -37,9 +37,10 @@ type execCall struct {
 
 // termOutcome is the output and exit of one of acpterm's terminals.
 type termOutcome struct {
-	text   tailText
-	exited bool
-	failed bool // exited with a nonzero code, or by a signal
+	text    tailText
+	exited  bool
+	failed  bool // exited with a nonzero code, or by a signal
+	display bool // the agent ran it, and reports its output (terminal.Info.Display)
 }
 
 const (
@@ -216,6 +217,8 @@ func (w *Watch) TerminalEvent(ev terminal.Event) {
 		w.terminals[ev.TerminalID] = t
 	}
 	switch ev.Kind {
+	case terminal.EventCreated:
+		t.display = ev.Info != nil && ev.Info.Display
 	case terminal.EventOutput:
 		t.text.add(ev.Data)
 	case terminal.EventExited:
@@ -260,7 +263,7 @@ func (w *Watch) verdict(agent, cmds *sandbox.Applied) (n int, evidence string, o
 			if t, ok := w.terminals[tid]; ok {
 				text += "\n" + string(t.text.b)
 				failed = failed || t.failed
-				if box == nil {
+				if box == nil && !t.display {
 					box = cmds // acpterm ran it, in the commands' sandbox
 				}
 			}

@@ -138,6 +138,32 @@ func TestConfinedVerdictTerminals(t *testing.T) {
 	}
 }
 
+// TestConfinedVerdictDisplayTerminals: a command the agent ran itself and
+// reports as a display terminal (codex-acp 2.6 sends its output only in
+// terminal_update, embedded by ID in the tool call) is judged on that
+// output in the agent's sandbox; an unconfined agent's is not acpterm's
+// doing, whatever the commands' sandbox.
+func TestConfinedVerdictDisplayTerminals(t *testing.T) {
+	agent := &sandbox.Applied{Mode: sandbox.WorkspaceWrite, Writable: []string{"/work/ws"}}
+	cmds := &sandbox.Applied{Mode: sandbox.WorkspaceWrite, Writable: []string{"/work/ws"}}
+	code := uint32(1)
+	failed := acp.ToolCallStatusFailed
+	w := NewWatch()
+	w.Update(&acp.ToolCall{ToolCallID: "call_1", Title: "touch", Kind: acp.ToolKindExecute, Status: acp.ToolCallStatusInProgress,
+		Content: []acp.ToolCallContent{&acp.Terminal{TerminalID: "call_1"}}})
+	w.TerminalEvent(terminal.Event{Kind: terminal.EventCreated, TerminalID: "call_1", Info: &terminal.Info{TerminalID: "call_1", Display: true}})
+	w.TerminalEvent(terminal.Event{Kind: terminal.EventOutput, TerminalID: "call_1",
+		Data: []byte("touch: cannot touch '/home/u/x': Read-only file system\n")})
+	w.TerminalEvent(terminal.Event{Kind: terminal.EventExited, TerminalID: "call_1", Status: &terminal.ExitStatus{ExitCode: &code}})
+	w.Update(&acp.ToolCallUpdate{ToolCallID: "call_1", Status: &failed})
+	if _, evidence, ok := w.verdict(agent, cmds); !ok || !strings.Contains(evidence, "Read-only file system") {
+		t.Errorf("confined agent: verdict %v (%q), want the refusal", ok, evidence)
+	}
+	if _, _, ok := w.verdict(nil, cmds); ok {
+		t.Errorf("unconfined agent: verdict true for a command acpterm did not run")
+	}
+}
+
 // TestExecWatchBounded: the calls and text a watch keeps are bounded,
 // and past the bound of calls it gives no verdict rather than a wrong one.
 func TestExecWatchBounded(t *testing.T) {
