@@ -377,7 +377,7 @@ func TestRealAgentsModeChoices(t *testing.T) {
 	i := slices.IndexFunc(scriptedAgents, func(a scriptedAgent) bool { return a.name == "codex" })
 	for _, flags := range [][]string{nil, {"--sandbox-agent=false"}} {
 		s := runScripted(t, bin, scriptedAgents[i], append(flags, "--mode", "danger"), "codex-mode", "")
-		const want = `--mode danger: the agent offers no such mode; it offers read-only, workspace-write, agent, agent-full-access`
+		const want = `--mode danger: the agent offers no such value for mode; it offers read-only, workspace-write, agent, agent-full-access`
 		if s.r.code != 2 || !strings.Contains(s.r.stderr, want) || s.called {
 			t.Errorf("%q: exit %d, model called %v; want 2, none, and %q\nstderr:\n%s", flags, s.r.code, s.called, want, s.r.stderr)
 		}

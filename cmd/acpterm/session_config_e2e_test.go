@@ -263,7 +263,7 @@ func TestSessionConfigUnknown(t *testing.T) {
 	}{
 		{"cfg-gemini", []string{"--mode", "turbo"}, []string{`--mode turbo: the agent offers no such mode; it offers default, autoEdit, yolo, plan`}},
 		{"cfg-gemini", []string{"--model", "x"}, []string{"--model: the agent offers no model choice"}},
-		{"cfg-opencode", []string{"--model", "gpt-9"}, []string{`--model: the agent offers no such value for model; it offers opencode/big-pickle, opencode/grok-code`}},
+		{"cfg-opencode", []string{"--model", "gpt-9"}, []string{`--model gpt-9: the agent offers no such value for model; it offers opencode/big-pickle, opencode/grok-code`}},
 		{"cfg-opencode", []string{"--set", "colour=red"}, []string{`--set colour=red: the agent offers no such option; it offers model, mode, effort`}},
 		{"cfg-opencode", []string{"--set", "effort=extreme"}, []string{`--set effort=extreme: the agent offers no such value for effort; it offers low, high`}},
 		{"cfg-opencode", []string{"--set", "effort"}, []string{`--set "effort": want ID=VALUE`}},

@@ -200,6 +200,9 @@ func configValue(o *acp.SessionConfigOption, flag, want string) (acp.SessionConf
 		if _, known := o.Kind.(*acp.UnknownSessionConfigKind); known {
 			return nil, fmt.Sprintf("%s: option %s is of a type acpterm cannot set", flag, textsafe.Quote(string(o.ID)))
 		}
+		if !strings.HasSuffix(flag, "="+want) { // --set names the value already
+			flag += " " + textsafe.Quote(want)
+		}
 		return nil, fmt.Sprintf("%s: the agent offers no such value for %s; it offers %s", flag, textsafe.Quote(string(o.ID)), listChoices(valueChoices(o)))
 	}
 	if _, ok := o.Kind.(*acp.SessionConfigBoolean); ok {
