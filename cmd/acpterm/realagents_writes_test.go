@@ -65,8 +65,18 @@ func TestRealAgentsWrites(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A file the profile shadows is kept, confined, as its
+			// shadow (claude's ~/.claude.json as .claude/.claude.json).
+			shadowed := map[string]string{}
+			for _, sh := range res.Shadows {
+				file, err1 := filepath.Rel(s.home, sh.File)
+				path, err2 := filepath.Rel(s.home, sh.Path)
+				if err1 == nil && err2 == nil {
+					shadowed[file] = path
+				}
+			}
 			for _, f := range written {
-				if notTheAgents(a, f) {
+				if _, ok := shadowed[f]; ok || notTheAgents(a, f) {
 					continue
 				}
 				p := filepath.Join(s.home, f)
@@ -90,16 +100,17 @@ func TestRealAgentsWrites(t *testing.T) {
 			if !slices.ContainsFunc(saved, func(f string) bool { return matchSaved(a.saves, f) }) {
 				t.Errorf("confined, %s saved nothing that matches %s; it wrote:\n  %s", a.name, a.saves, strings.Join(saved, "\n  "))
 			}
-			sameShapes(t, a, written, saved)
+			sameShapes(t, a, written, saved, shadowed)
 		})
 	}
 }
 
 // notTheAgents reports whether f, a file an unconfined run of a left in
-// HOME, is not the agent's to account for: acpterm's own session store,
-// the build caches, what a writes unconfined only.
+// HOME, is not the agent's to account for: acpterm's own session store
+// and config (the agents.json the test writes), the build caches, what a
+// writes unconfined only.
 func notTheAgents(a scriptedAgent, f string) bool {
-	return strings.HasPrefix(f, ".local/state/acpterm/") ||
+	return strings.HasPrefix(f, ".local/state/acpterm/") || strings.HasPrefix(f, ".config/acpterm/") ||
 		slices.ContainsFunc(buildCaches, func(c string) bool { return strings.HasPrefix(f, c) }) ||
 		slices.ContainsFunc(a.unconfinedOnly, func(pat string) bool { return matchSaved(pat, f) })
 }
@@ -107,8 +118,9 @@ func notTheAgents(a scriptedAgent, f string) bool {
 // sameShapes: the agent's settings, logs and databases are kept confined
 // too: each file of the unconfined run (written) has one of the same
 // shape (names with their numbers, IDs and times blanked out) in the
-// confined run (saved).
-func sameShapes(t *testing.T, a scriptedAgent, written, saved []string) {
+// confined run (saved), or, for a file the profile shadows, its shadow
+// (shadowed maps one to the other).
+func sameShapes(t *testing.T, a scriptedAgent, written, saved []string, shadowed map[string]string) {
 	t.Helper()
 	shapes := map[string]bool{}
 	for _, f := range saved {
@@ -117,6 +129,9 @@ func sameShapes(t *testing.T, a scriptedAgent, written, saved []string) {
 	for _, f := range written {
 		if notTheAgents(a, f) || transient(f) {
 			continue
+		}
+		if sh, ok := shadowed[f]; ok {
+			f = sh
 		}
 		if !shapes[fileShape(f)] {
 			t.Errorf("unconfined, %s wrote %s; confined, nothing like it", a.name, f)
@@ -204,6 +219,9 @@ func fileShape(f string) string { return idLike.ReplaceAllString(f, "#") }
 // lock. Whether it is still there when the agent has stopped says how it
 // stopped, not what it saved.
 func transient(f string) bool {
+	if strings.Contains(f, ".lock/") {
+		return true // a lock directory (opencode's locks/HASH.lock/heartbeat)
+	}
 	for _, suf := range []string{"-wal", "-shm", "-journal", ".lock"} {
 		if strings.HasSuffix(f, suf) {
 			return true
