@@ -58,3 +58,28 @@ func TestProfileConfig(t *testing.T) {
 		t.Errorf("Config does not follow GEMINI_CLI_HOME: %q", r.Config)
 	}
 }
+
+// TestPrepareConfigParents: the parent of a config directory that lies in
+// the agent's own state is made, so that the sandbox reserves the config
+// directory alone rather than the parent where the agent keeps its state
+// (omp's ~/.omp/agent, with agent.db beside extensions/); the config
+// directories themselves are left to the sandbox.
+func TestPrepareConfigParents(t *testing.T) {
+	home := t.TempDir()
+	r, err := profiles["omp"].Resolve(func(k string) string { return map[string]string{"HOME": home}[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.PrepareConfig(); err != nil {
+		t.Fatal(err)
+	}
+	agent := filepath.Join(home, ".omp", "agent")
+	if fi, err := os.Lstat(agent); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Errorf("%s: %v, %v; want a directory, mode 0700", agent, fi, err)
+	}
+	for _, d := range []string{"extensions", "hooks", "skills"} {
+		if _, err := os.Lstat(filepath.Join(agent, d)); err == nil {
+			t.Errorf("PrepareConfig made %s, which is the sandbox's to reserve", d)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/acpterm/acpterm/sandbox"
 )
@@ -334,8 +335,25 @@ func readRegular(path string) ([]byte, error) {
 
 // PrepareConfig creates the agent's config files that are missing, mode
 // 0600, holding their seed, so that the sandbox can keep them read-only
-// (see Profile.ConfigFiles); it leaves the directories to the sandbox.
+// (see Profile.ConfigFiles); it leaves the directories to the sandbox,
+// but for their parents in the agent's own Dirs, which it makes (0700)
+// when missing: the sandbox reserves a missing protected path by its
+// first missing directory, and a parent reserved so would be read-only
+// as a whole (omp keeps its database in ~/.omp/agent, whose extensions/,
+// hooks/ and skills/ are config).
 func (r *Resolved) PrepareConfig() error {
+	for _, path := range r.Config {
+		if _, seeded := r.ConfigSeeds[path]; seeded {
+			continue
+		}
+		parent := filepath.Dir(path)
+		if !slices.ContainsFunc(r.Dirs, func(d string) bool { return strings.HasPrefix(parent, d+"/") }) {
+			continue
+		}
+		if err := os.MkdirAll(parent, 0o700); err != nil {
+			return fmt.Errorf("creating the directory of the agent's config: %w", err)
+		}
+	}
 	for path, seed := range r.ConfigSeeds {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return fmt.Errorf("creating the agent's config file: %w", err)
