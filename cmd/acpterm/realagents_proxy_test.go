@@ -36,6 +36,11 @@ func TestRealAgentsProxy(t *testing.T) {
 			continue
 		}
 		t.Run(a.name, func(t *testing.T) {
+			if a.name == "omp" {
+				// docs/network.md: its session lock is a unix socket,
+				// which the filter refuses under a list.
+				t.Skip("omp 18.2.3 locks its session with a unix socket, which a network limited to a list refuses")
+			}
 			s := runScripted(t, bin, a, []string{"--sandbox-agent", "--allow-host", modelAddr}, fmt.Sprintf("%sproxy%d", a.name, i), "")
 			r := s.r
 			t.Logf("exit %d after %v; tool called %v, ran %v\nstdout:\n%.3000s\nstderr:\n%.3000s",
