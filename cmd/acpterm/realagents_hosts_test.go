@@ -63,7 +63,7 @@ func TestRealAgentsDefaultHosts(t *testing.T) {
 // sockets, which a sandbox limited to a list refuses (seccomp cannot tell
 // them from the host's pathname sockets), so it has no list and runs with
 // the network as the host has it, as it does for a user.
-func modelHostsConfig(t *testing.T, name, url string) string {
+func modelHostsConfig(t testing.TB, name, url string) string {
 	if name == "omp" {
 		return ""
 	}

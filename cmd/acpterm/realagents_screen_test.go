@@ -43,7 +43,16 @@ func screenBin(t testing.TB) string {
 func scriptedHome(t testing.TB, bin string, a scriptedAgent, m *modelServer, flags []string) []string {
 	t.Helper()
 	home := t.TempDir()
-	for rel, body := range filesOf(a, m.URL()) {
+	files := filesOf(a, m.URL())
+	// The agent's hosts, to which a confined agent's network is limited
+	// by default, with the model server's added, as scriptedEnv does.
+	if conf := modelHostsConfig(t, a.name, m.URL()); conf != "" {
+		if files == nil {
+			files = map[string]string{}
+		}
+		files[filepath.Join(".config", "acpterm", "agents.json")] = conf
+	}
+	for rel, body := range files {
 		p := filepath.Join(home, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			t.Fatal(err)
@@ -202,11 +211,13 @@ func checkTextScreen(t *testing.T, a scriptedAgent, m *modelServer, r combined) 
 		}
 	}
 	// acpterm's own remarks about the run, but for the confinement line
-	// at its start, come after the reply: the turn's end is shown the
-	// moment session/prompt answers, the agent's shutdown after it.
+	// at its start and the network's refusals (said as they happen),
+	// come after the reply: the turn's end is shown the moment
+	// session/prompt answers, the agent's shutdown after it.
 	at := 0
 	for line := range strings.Lines(r.out) {
-		if strings.HasPrefix(line, "acpterm: ") && !strings.HasPrefix(line, "acpterm: sandbox:") && at < reply {
+		live := strings.HasPrefix(line, "acpterm: sandbox:") || strings.HasPrefix(line, "acpterm: network: refused ")
+		if strings.HasPrefix(line, "acpterm: ") && !live && at < reply {
 			t.Errorf("before the reply: %q", line)
 		}
 		at += len(line)
