@@ -20,7 +20,15 @@ import (
 // BenchmarkCapture and docs/performance.md). The descriptor is non-blocking, so read(2) returns at
 // once, with data or EAGAIN, and needs none of that; waiting for data
 // still goes through the runtime's poller, deadlines included.
-func copyPipe(f *os.File, write func([]byte)) ([]byte, error) {
+func copyPipe(f *os.File, write func([]byte)) ([]byte, error) { return copyRaw(f, write, true) }
+
+// copyRaw reads f, a non-blocking descriptor, with raw read(2) calls,
+// waiting for data in the runtime's poller, and hands write each piece
+// it read, until end of file, an error or f's read deadline; it returns
+// the last buffer it read into and the error that ended the copy.
+// shortEmpties says a short read took all f held (a pipe's does, a
+// pty's does not): then it waits for the poller rather than read again.
+func copyRaw(f *os.File, write func([]byte), shortEmpties bool) ([]byte, error) {
 	rc, err := f.SyscallConn()
 	if err != nil || !nonBlocking(rc) {
 		return copyFile(f, write)
@@ -28,7 +36,7 @@ func copyPipe(f *os.File, write func([]byte)) ([]byte, error) {
 	buf := make([]byte, minReadBuf)
 	for {
 		// One call ends at a read that filled buf, so that a deadline is
-		// seen even when a writer never lets the pipe run dry: the poller
+		// seen even when a writer never lets f run dry: the poller
 		// checks it before each read and each wait.
 		var n int
 		var errno syscall.Errno
@@ -40,7 +48,7 @@ func copyPipe(f *os.File, write func([]byte)) ([]byte, error) {
 					continue
 				case e == syscall.EAGAIN:
 					return false // wait for the poller
-				case e == 0 && r > 0 && int(r) < len(buf):
+				case shortEmpties && e == 0 && r > 0 && int(r) < len(buf):
 					// A short read took all the pipe held: hand it over
 					// and wait for the poller, rather than read again
 					// only to hear EAGAIN, a system call per wakeup saved

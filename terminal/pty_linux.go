@@ -5,11 +5,8 @@ package terminal
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
-	"syscall"
-	"unsafe"
 
 	"github.com/acpterm/acpterm/sandbox"
 	"github.com/creack/pty"
@@ -175,8 +172,8 @@ func ptyEcho(f *os.File) (bool, error) {
 // piece it read; it returns the last buffer it read into and the error
 // that ended the copy.
 //
-// The reads are raw read(2) calls on the non-blocking descriptor, as in
-// copyPipe, waiting for data in the runtime's poller. Why not
+// The reads are raw read(2) calls on the non-blocking descriptor, as
+// copyPipe's (copyRaw), waiting for data in the runtime's poller. Why not
 // os.File.Read: a read of a pty's master that finds the line discipline's
 // buffer (4 KiB) empty waits in the kernel for the worker that fills it
 // to finish its pass, and a Go system call that waits is one the runtime
@@ -198,37 +195,4 @@ func ptyEcho(f *os.File) (bool, error) {
 // poller) does not hold for a pty, whose reads return one buffer of the
 // line discipline at a time: the rest would wait for the next write, or
 // for ever. So the next read is tried at once.
-func copyPTY(f *os.File, write func([]byte)) ([]byte, error) {
-	rc, err := f.SyscallConn()
-	if err != nil || !nonBlocking(rc) {
-		return copyFile(f, write)
-	}
-	buf := make([]byte, minReadBuf)
-	for {
-		var n int
-		var errno syscall.Errno
-		err := rc.Read(func(fd uintptr) bool {
-			for {
-				r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-				switch e {
-				case syscall.EINTR:
-					continue
-				case syscall.EAGAIN:
-					return false // wait for the poller
-				}
-				n, errno = int(r), e
-				return true
-			}
-		})
-		switch {
-		case err != nil:
-			return buf, err
-		case errno != 0:
-			return buf, &os.PathError{Op: "read", Path: f.Name(), Err: errno}
-		case n == 0:
-			return buf, io.EOF
-		}
-		write(buf[:n])
-		buf = nextReadBuf(buf, n)
-	}
-}
+func copyPTY(f *os.File, write func([]byte)) ([]byte, error) { return copyRaw(f, write, false) }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -39,44 +38,10 @@ func screenBin(t testing.TB) string {
 }
 
 // scriptedHome makes a fresh home for a against m, and returns the
-// environment of a run in it with flags: the same as runScripted's.
+// environment of a run in it with flags: runScripted's (scriptedEnv).
 func scriptedHome(t testing.TB, bin string, a scriptedAgent, m *modelServer, flags []string) []string {
 	t.Helper()
-	home := t.TempDir()
-	files := filesOf(a, m.URL())
-	// The agent's hosts, to which a confined agent's network is limited
-	// by default, with the model server's added, as scriptedEnv does.
-	if conf := modelHostsConfig(t, a.name, m.URL()); conf != "" {
-		if files == nil {
-			files = map[string]string{}
-		}
-		files[filepath.Join(".config", "acpterm", "agents.json")] = conf
-	}
-	for rel, body := range files {
-		p := filepath.Join(home, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := []string{
-		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"HOME=" + home,
-		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
-		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
-		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
-		"NO_COLOR=1",
-	}
-	if a.env != nil {
-		env = append(env, a.env(m.URL())...)
-	}
-	unconfined := slices.Contains(flags, "--sandbox-agent=false")
-	if a.name == "claude" && os.Geteuid() == 0 && unconfined {
-		env = append(env, "IS_SANDBOX=1") // see runScripted
-	}
+	env, _ := scriptedEnv(t, bin, a, m, flags, "")
 	return env
 }
 

@@ -189,7 +189,7 @@ func runScriptedAs(t *testing.T, bin string, a scriptedAgent, agent, flags []str
 // scriptedEnv makes a fresh home for a's run against m, with the files
 // it needs, and returns acpterm's environment for the run (flags are
 // acpterm run's; cache is as runScripted's) and the home.
-func scriptedEnv(t *testing.T, bin string, a scriptedAgent, m *modelServer, flags []string, cache string, extraEnv ...string) ([]string, string) {
+func scriptedEnv(t testing.TB, bin string, a scriptedAgent, m *modelServer, flags []string, cache string, extraEnv ...string) ([]string, string) {
 	t.Helper()
 	home := t.TempDir()
 	files := filesOf(a, m.URL())
