@@ -40,6 +40,15 @@ func TestRealAgentsMCPRemote(t *testing.T) {
 			env, flags := useOfferedMCP(&a)
 			dir := targetDir(t)
 			flags = append(flags, remoteArgs(t, s, dir)...)
+			if a.name == "opencode" {
+				// The target shares this machine's files: the .opencode
+				// its sandbox reserves in its directory, the session's,
+				// is seen here, and opencode, confined to its own state
+				// here, cannot write its .gitignore into it. A real
+				// target's directory is not seen here; the target keeps
+				// none reserved with --writable-config.
+				flags = append(flags, "--writable-config")
+			}
 			// The target shares this machine's files: marker.txt
 			// (targetDir) proves the command ran in the target's
 			// directory, and the sandbox there must not let it write the

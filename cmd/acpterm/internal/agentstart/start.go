@@ -35,9 +35,6 @@ type Start struct {
 	// Dir is where the agent starts ("" for the current directory),
 	// unless it starts through npx.
 	Dir string
-	// SessionDir is the session's working directory when it is not Dir
-	// (with --remote, the target's, which may be seen here too).
-	SessionDir string
 	// Profile is what the agent writes (nil: none known).
 	Profile *agents.Resolved
 	// Confine runs the agent, and all it starts, in Policy's sandbox with
@@ -101,7 +98,7 @@ func (s *Start) Command() (*exec.Cmd, *sandbox.Applied, error) {
 	if !s.Confine {
 		return cmd, nil, nil
 	}
-	ap, err := agentPolicy(p, s.Profile, cache, s.workDirs())
+	ap, err := agentPolicy(p, s.Profile, cache, s.workDir())
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot sandbox the agent: %v (--sandbox-agent=false runs it unconfined)", err)
 	}
@@ -289,18 +286,17 @@ func makeOwnDir(dir string) error {
 	return os.Chmod(dir, 0o700)
 }
 
-// workDirs are the directories the agent works in: where it starts and
-// the session's directory.
-func (s *Start) workDirs() []string {
-	dir := s.Dir
-	if dir == "" {
-		dir, _ = os.Getwd()
+// workDir is the directory the agent works in: where it starts. With
+// --remote the session's directory is the target's, named by the target,
+// and nothing of a directory of that name here is made writable.
+func (s *Start) workDir() []string {
+	if s.Dir != "" {
+		return []string{s.Dir}
 	}
-	dirs := []string{dir}
-	if s.SessionDir != "" && s.SessionDir != dir {
-		dirs = append(dirs, s.SessionDir)
+	if wd, err := os.Getwd(); err == nil {
+		return []string{wd}
 	}
-	return dirs
+	return nil
 }
 
 // agentPolicy is the agent's sandbox: base, plus what its profile says it

@@ -118,7 +118,7 @@ func (d *driver) agentProcessStart() (*exec.Cmd, int, string) {
 		cmd.Dir = d.agentDir()
 		return cmd, ExitOK, ""
 	}
-	s := &agentstart.Start{Agent: c.Agent, Dir: d.agentDir(), SessionDir: d.cwd, Profile: c.AgentProfile, Confine: c.SandboxAgent, Policy: d.agentBasePolicy(), MaskKeys: c.MaskKeys,
+	s := &agentstart.Start{Agent: c.Agent, Dir: d.agentDir(), Profile: c.AgentProfile, Confine: c.SandboxAgent, Policy: d.agentBasePolicy(), MaskKeys: c.MaskKeys,
 		MCPAddr: d.mcp.tcpAddr()}
 	if c.Remote != nil {
 		s.Policy = nil
